@@ -1,0 +1,95 @@
+"""The small interfaces agents depend on. Fakes for tests are obvious from these.
+
+Agents never import Prefect, MCP or a concrete store: a flow, the CLI or the MCP server hands them
+a ``MemoryStore`` (storage.base), an ``Embedder``, a ``NoteSink`` and an ``IssueTracker``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from storage.base import MemoryStore
+from storage.models import Memory, Relation
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts to L2-normalised float32 row vectors (storage.embeddings provides the real one)."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRef:
+    """Where a promoted memory now lives in long-term memory."""
+
+    memory_id: str
+    path: str  # relative to the vault root
+    created: bool  # False when an existing note was updated
+
+
+@runtime_checkable
+class NoteSink(Protocol):
+    """Writes a memory as a long-term note (vault_sync.ObsidianNoteSink is the real one)."""
+
+    def write_note(
+        self,
+        memory: Memory,
+        *,
+        related: Sequence[Memory] = (),
+        relations: Sequence[Relation] = (),
+        reason: str = "",
+        now: float,
+    ) -> NoteRef: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedIssue:
+    id: str
+    title: str
+    status: str
+    labels: tuple[str, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    assignee: str | None = None
+    description: str = ""
+
+
+@runtime_checkable
+class IssueTracker(Protocol):
+    """Where agents record work for each other and for people (storage.beads is the real one)."""
+
+    def create(
+        self,
+        title: str,
+        *,
+        description: str = "",
+        labels: Sequence[str] = (),
+        priority: int = 2,
+        metadata: Mapping[str, Any] | None = None,
+        dedupe_key: str | None = None,
+    ) -> TrackedIssue: ...
+
+    def query(
+        self,
+        *,
+        labels: Sequence[str] = (),
+        status: str | None = None,
+        assignee: str | None = None,
+    ) -> list[TrackedIssue]: ...
+
+    def claim(self, issue_id: str, assignee: str) -> TrackedIssue | None:
+        """Atomically take an open issue; None if someone else already has it."""
+        ...
+
+    def update(self, issue_id: str, **changes: Any) -> TrackedIssue: ...
+
+    def close(self, issue_id: str, reason: str) -> TrackedIssue: ...
+
+
+__all__ = ["Embedder", "IssueTracker", "MemoryStore", "NoteRef", "NoteSink", "TrackedIssue"]

@@ -1,0 +1,130 @@
+"""User configuration, read once at the edge (CLI, MCP server, flow entry) and passed down.
+
+Environment variables use the prefix ``CORTEXGRAPH_`` with the names of cortexgraph 1.x
+(``CORTEXGRAPH_STORAGE_PATH``, ``CORTEXGRAPH_DECAY_MODEL`` ...); the vault keeps 1.x's unprefixed
+``LTM_VAULT_PATH`` and ``LTM_PROMOTED_FOLDER``. Nothing here runs at import time: call
+``Settings()`` (or ``load_settings``) where the process starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from storage.config import StoreConfig
+from storage.decay import DAY, DecayConfig, DecayModel
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CORTEXGRAPH_", extra="ignore", populate_by_name=True
+    )
+
+    storage_path: Path = Field(
+        default=Path("~/.config/cortexgraph/jsonl"), description="STM directory (JSONL files)"
+    )
+    memories_filename: str = "memories.jsonl"
+    relations_filename: str = "relations.jsonl"
+    max_content_bytes: int = Field(default=100_000, ge=1)
+
+    # Decay (names as in cortexgraph 1.x)
+    decay_model: DecayModel = DecayModel.POWER_LAW
+    decay_lambda: float = Field(default=2.673e-6, gt=0)
+    decay_beta: float = Field(default=0.6, ge=0)
+    pl_alpha: float = Field(default=1.1, gt=0)
+    pl_halflife_days: float = Field(default=3.0, gt=0)
+    tc_lambda_fast: float = Field(default=0.6931471805599453 / (0.5 * DAY), gt=0)
+    tc_lambda_slow: float = Field(default=0.6931471805599453 / (7.0 * DAY), gt=0)
+    tc_weight_fast: float = Field(default=0.7, ge=0, le=1)
+    forget_threshold: float = Field(default=0.05, ge=0)
+    promote_threshold: float = Field(default=0.65, ge=0)
+    promote_use_count: int = Field(default=5, ge=1)
+    promote_time_window: int = Field(default=14, ge=1, description="days")
+    review_danger_zone_min: float = 0.15
+    review_danger_zone_max: float = 0.35
+    review_blend_ratio: float = Field(default=0.3, ge=0, le=1)
+
+    # Search and embeddings
+    enable_embeddings: bool = True
+    embed_model: str = "all-MiniLM-L6-v2"
+    semantic_weight: float = Field(default=0.5, ge=0, le=1)
+    search_default_preview_length: int = Field(default=300, ge=0)
+
+    # Clustering
+    cluster_link_threshold: float = Field(default=0.83, ge=0, le=1)
+    cluster_max_size: int = Field(default=12, ge=2)
+
+    # Long-term memory (Obsidian vault); 1.x reads these without the prefix.
+    ltm_vault_path: Path | None = Field(
+        default=None, validation_alias=AliasChoices("LTM_VAULT_PATH", "CORTEXGRAPH_LTM_VAULT_PATH")
+    )
+    ltm_promoted_folder: str = Field(
+        default="cortexgraph",
+        validation_alias=AliasChoices("LTM_PROMOTED_FOLDER", "CORTEXGRAPH_LTM_PROMOTED_FOLDER"),
+    )
+    search_stm_weight: float = Field(default=1.0, ge=0)
+    search_ltm_weight: float = Field(default=0.7, ge=0)
+
+    # Issue tracking (beads)
+    beads_enabled: bool = True
+    beads_repo: Path | None = Field(default=None, description="git repo holding .beads/")
+    beads_prefix: str = "cg"
+
+    # Conversational activation
+    enable_preprocessing: bool = True
+
+    # MCP over HTTP
+    http_host: str = "127.0.0.1"
+    http_port: int = 8765
+    http_token: str | None = None
+
+    log_level: str = "INFO"
+
+    @field_validator("storage_path", "ltm_vault_path", "beads_repo", mode="after")
+    @classmethod
+    def _expand(cls, v: Path | None) -> Path | None:
+        return None if v is None else v.expanduser()
+
+    @property
+    def vault_path(self) -> Path:
+        """The vault; by default a ``vault/`` folder beside the STM directory."""
+        return self.ltm_vault_path or self.storage_path.parent / "vault"
+
+    def decay_config(self) -> DecayConfig:
+        return DecayConfig(
+            model=self.decay_model,
+            decay_lambda=self.decay_lambda,
+            beta=self.decay_beta,
+            pl_alpha=self.pl_alpha,
+            pl_halflife_days=self.pl_halflife_days,
+            tc_lambda_fast=self.tc_lambda_fast,
+            tc_lambda_slow=self.tc_lambda_slow,
+            tc_weight_fast=self.tc_weight_fast,
+            forget_threshold=self.forget_threshold,
+            promote_threshold=self.promote_threshold,
+            promote_use_count=self.promote_use_count,
+            promote_time_window_days=self.promote_time_window,
+            danger_zone_min=self.review_danger_zone_min,
+            danger_zone_max=self.review_danger_zone_max,
+        )
+
+    def store_config(self) -> StoreConfig:
+        return StoreConfig(
+            decay=self.decay_config(),
+            max_content_bytes=self.max_content_bytes,
+            memories_filename=self.memories_filename,
+            relations_filename=self.relations_filename,
+            review_blend_ratio=self.review_blend_ratio,
+            semantic_weight=self.semantic_weight,
+        )
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the environment (and overrides given by the caller, e.g. CLI flags) once."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+__all__ = ["Settings", "load_settings"]

@@ -1,0 +1,7 @@
+"""`cortexgraph issues` subcommands."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="issues commands", no_args_is_help=True)

@@ -1,0 +1,70 @@
+"""cortexgraph's short-term memory store. Imports nothing else of cortexgraph.
+
+    from storage import open_store
+    store = open_store("~/.config/cortexgraph/jsonl")
+    m = store.save("We chose PostgreSQL for the ledger", tags=["decision"])
+    store.search("ledger database")
+"""
+
+from __future__ import annotations
+
+import os
+
+from storage.base import (
+    CompactionReport,
+    DenseScorer,
+    IndexedStore,
+    InMemoryStore,
+    MemoryStore,
+    StoreStats,
+)
+from storage.config import StoreConfig
+from storage.decay import DecayConfig, DecayModel, memory_score
+from storage.errors import (
+    ContentTooLargeError,
+    CortexGraphError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    NotFoundError,
+    RelationNotFoundError,
+    StorageError,
+)
+from storage.jsonl_store import JSONLStore
+from storage.models import Memory, MemoryMeta, MemoryStatus, Relation, SearchResult
+
+
+def open_store(
+    path: str | os.PathLike[str],
+    config: StoreConfig | None = None,
+    dense: DenseScorer | None = None,
+) -> JSONLStore:
+    """Open (creating if needed) the JSONL store in directory ``path``."""
+    return JSONLStore(path, config=config, dense=dense)
+
+
+__all__ = [
+    "CompactionReport",
+    "ContentTooLargeError",
+    "CortexGraphError",
+    "DecayConfig",
+    "DecayModel",
+    "DenseScorer",
+    "InMemoryStore",
+    "IndexedStore",
+    "InvalidInputError",
+    "JSONLStore",
+    "Memory",
+    "MemoryMeta",
+    "MemoryNotFoundError",
+    "MemoryStatus",
+    "MemoryStore",
+    "NotFoundError",
+    "Relation",
+    "RelationNotFoundError",
+    "SearchResult",
+    "StorageError",
+    "StoreConfig",
+    "StoreStats",
+    "memory_score",
+    "open_store",
+]

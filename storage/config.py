@@ -1,0 +1,25 @@
+"""Frozen configuration of a store. Built at the edge from settings and passed in explicitly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from storage.decay import DecayConfig
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    decay: DecayConfig = field(default_factory=DecayConfig)
+    max_content_bytes: int = 100_000
+    memories_filename: str = "memories.jsonl"
+    relations_filename: str = "relations.jsonl"
+    # Share of search results that may be danger-zone memories blended in for review.
+    review_blend_ratio: float = 0.3
+    # Weight of embedding similarity against BM25 when both are available (0 = BM25 only).
+    semantic_weight: float = 0.5
+    # How much decay re-ranks relevance: final = relevance * (1 - w + w * min(decay, 1)).
+    decay_rerank_weight: float = 0.15
+    fsync: bool = False
+
+
+__all__ = ["StoreConfig"]

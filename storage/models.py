@@ -1,0 +1,297 @@
+"""Records of the short-term memory store: memories and relations.
+
+Field names follow cortexgraph 1.x exactly, so a store written by 1.x loads as it is and a store
+written here is readable by 1.x. Records are frozen: a change is a new record (``replace``), which
+is also what the append-only JSONL file stores.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+from storage.errors import InvalidInputError
+
+MAX_STRENGTH = 2.0
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+RELATION_TYPES = frozenset(
+    {"related", "causes", "supports", "contradicts", "has_decision", "consolidated_from"}
+)
+
+
+class MemoryStatus(str, Enum):
+    ACTIVE = "active"
+    PROMOTED = "promoted"
+    ARCHIVED = "archived"
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def now_ts() -> int:
+    return int(time.time())
+
+
+def validate_id(value: object, what: str = "memory id") -> str:
+    """Return ``value`` if it is a well-formed id, else raise InvalidInputError."""
+    if not isinstance(value, str) or not _ID_RE.match(value):
+        raise InvalidInputError(
+            f"malformed {what} {value!r}: expected a uuid such as "
+            "'3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b' (letters, digits, '-', '_', '.', ':')"
+        )
+    return value
+
+
+def validate_tags(tags: object, what: str = "tags") -> tuple[str, ...]:
+    """Tags are a list of non-empty strings; order kept, duplicates dropped."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        raise InvalidInputError(f"{what} must be a list of strings, got {type(tags).__name__}")
+    out: list[str] = []
+    for t in tags:
+        if not isinstance(t, str):
+            raise InvalidInputError(f"{what} must be strings; {t!r} is {type(t).__name__}")
+        t = t.strip()
+        if not t:
+            raise InvalidInputError(f"{what} must not contain empty strings")
+        if t not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def validate_strength(value: object, upper: float = MAX_STRENGTH) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"strength must be a number, got {type(value).__name__}")
+    if not 0.0 <= float(value) <= upper:
+        raise InvalidInputError(f"strength must be between 0.0 and {upper}, got {value}")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryMeta:
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    context: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tags": list(self.tags),
+            "source": self.source,
+            "context": self.context,
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> MemoryMeta:
+        if data is None:
+            return cls()
+        if isinstance(data, str):  # 1.x's SQLite rows keep meta as a JSON string
+            import json
+
+            data = json.loads(data)
+        if not isinstance(data, Mapping):
+            raise InvalidInputError("meta must be an object")
+        return cls(
+            tags=validate_tags(data.get("tags") or ()),
+            source=data.get("source"),
+            context=data.get("context"),
+            extra=dict(data.get("extra") or {}),
+        )
+
+
+_MEMORY_FIELDS = (
+    "id", "content", "meta", "entities", "created_at", "last_used", "use_count", "strength",
+    "status", "promoted_at", "promoted_to", "review_priority", "last_review_at", "review_count",
+    "cross_domain_count",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One short-term memory. Times are unix seconds, as in 1.x."""
+
+    id: str
+    content: str
+    meta: MemoryMeta = field(default_factory=MemoryMeta)
+    entities: tuple[str, ...] = ()
+    created_at: int = 0
+    last_used: int = 0
+    use_count: int = 0
+    strength: float = 1.0
+    status: MemoryStatus = MemoryStatus.ACTIVE
+    promoted_at: int | None = None
+    promoted_to: str | None = None
+    review_priority: float = 0.0
+    last_review_at: int | None = None
+    review_count: int = 0
+    cross_domain_count: int = 0
+    # Fields written by other versions that we do not know; kept so a rewrite loses nothing.
+    unknown: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self.meta.tags
+
+    @property
+    def is_core(self) -> bool:
+        return bool(self.meta.extra.get("core"))
+
+    def with_changes(self, **changes: Any) -> Memory:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = dict(self.unknown)
+        data.update(
+            id=self.id,
+            content=self.content,
+            meta=self.meta.to_json(),
+            entities=list(self.entities),
+            created_at=self.created_at,
+            last_used=self.last_used,
+            use_count=self.use_count,
+            strength=self.strength,
+            status=self.status.value,
+            promoted_at=self.promoted_at,
+            promoted_to=self.promoted_to,
+            review_priority=self.review_priority,
+            last_review_at=self.last_review_at,
+            review_count=self.review_count,
+            cross_domain_count=self.cross_domain_count,
+        )
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Memory:
+        """Build a memory from a JSONL object; raises InvalidInputError on a bad record."""
+        if not isinstance(data, Mapping):
+            raise InvalidInputError("a memory record must be a JSON object")
+        try:
+            status = MemoryStatus(data.get("status") or "active")
+        except ValueError as exc:
+            raise InvalidInputError(f"unknown memory status {data.get('status')!r}") from exc
+        content = data.get("content")
+        if not isinstance(content, str):
+            raise InvalidInputError("memory content must be a string")
+        unknown = {k: v for k, v in data.items() if k not in _MEMORY_FIELDS and k != "embed"}
+        try:
+            return cls(
+                id=validate_id(data.get("id")),
+                content=content,
+                meta=MemoryMeta.from_json(data.get("meta")),
+                entities=validate_tags(_json_list(data.get("entities")), "entities"),
+                created_at=int(data.get("created_at") or 0),
+                last_used=int(data.get("last_used") or data.get("created_at") or 0),
+                use_count=int(data.get("use_count") or 0),
+                strength=float(data.get("strength", 1.0)),
+                status=status,
+                promoted_at=_opt_int(data.get("promoted_at")),
+                promoted_to=data.get("promoted_to"),
+                review_priority=float(data.get("review_priority") or 0.0),
+                last_review_at=_opt_int(data.get("last_review_at")),
+                review_count=int(data.get("review_count") or 0),
+                cross_domain_count=int(data.get("cross_domain_count") or 0),
+                unknown=unknown,
+            )
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, InvalidInputError):
+                raise
+            raise InvalidInputError(f"bad memory record: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    id: str
+    from_memory_id: str
+    to_memory_id: str
+    relation_type: str = "related"
+    strength: float = 1.0
+    created_at: int = 0
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "from_memory_id": self.from_memory_id,
+            "to_memory_id": self.to_memory_id,
+            "relation_type": self.relation_type,
+            "strength": self.strength,
+            "created_at": self.created_at,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Relation:
+        if not isinstance(data, Mapping):
+            raise InvalidInputError("a relation record must be a JSON object")
+        try:
+            metadata = data.get("metadata") or {}
+            if isinstance(metadata, str):
+                import json
+
+                metadata = json.loads(metadata)
+            return cls(
+                id=validate_id(data.get("id"), "relation id"),
+                from_memory_id=validate_id(data.get("from_memory_id")),
+                to_memory_id=validate_id(data.get("to_memory_id")),
+                relation_type=str(data.get("relation_type") or "related"),
+                strength=float(data.get("strength", 1.0)),
+                created_at=int(data.get("created_at") or 0),
+                metadata=dict(metadata),
+            )
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, InvalidInputError):
+                raise
+            raise InvalidInputError(f"bad relation record: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """A ranked memory. ``score`` orders results; ``similarity`` is the text relevance (0-1)."""
+
+    memory: Memory
+    score: float
+    similarity: float
+    decay_score: float
+    age_days: float
+    from_review: bool = False
+
+    @property
+    def use_count(self) -> int:
+        return self.memory.use_count
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _json_list(value: Any) -> Any:
+    if isinstance(value, str):  # 1.x SQLite keeps entities as a JSON string
+        import json
+
+        return json.loads(value)
+    return value or ()
+
+
+__all__ = [
+    "MAX_STRENGTH",
+    "RELATION_TYPES",
+    "Memory",
+    "MemoryMeta",
+    "MemoryStatus",
+    "Relation",
+    "SearchResult",
+    "new_id",
+    "now_ts",
+    "validate_id",
+    "validate_strength",
+    "validate_tags",
+]
