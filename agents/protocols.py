@@ -49,8 +49,30 @@ class NoteSink(Protocol):
     ) -> NoteRef: ...
 
 
+@runtime_checkable
+class IssueView(Protocol):
+    """What agents read from an issue; storage.beads.BeadsIssue and TrackedIssue both fit."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def labels(self) -> tuple[str, ...]: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+    @property
+    def assignee(self) -> str | None: ...
+    @property
+    def description(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TrackedIssue:
+    """A plain IssueView (agents.memory_tracker returns these; fakes can build them)."""
+
     id: str
     title: str
     status: str
@@ -62,7 +84,14 @@ class TrackedIssue:
 
 @runtime_checkable
 class IssueTracker(Protocol):
-    """Where agents record work for each other and for people (storage.beads is the real one)."""
+    """Where agents record work for each other and for people (storage.beads is the real one).
+
+    ``create`` with a ``dedupe_key`` returns the issue already holding that key (any status)
+    instead of opening a second one. ``query`` matches issues carrying *all* ``labels``.
+    ``update`` replaces title/description/status/priority/labels/assignee and merges
+    ``metadata``; ``close`` on a closed issue returns it unchanged. Unknown ids raise
+    ``storage.errors.NotFoundError``; bad arguments ``InvalidInputError``.
+    """
 
     def create(
         self,
@@ -73,7 +102,7 @@ class IssueTracker(Protocol):
         priority: int = 2,
         metadata: Mapping[str, Any] | None = None,
         dedupe_key: str | None = None,
-    ) -> TrackedIssue: ...
+    ) -> IssueView: ...
 
     def query(
         self,
@@ -81,15 +110,23 @@ class IssueTracker(Protocol):
         labels: Sequence[str] = (),
         status: str | None = None,
         assignee: str | None = None,
-    ) -> list[TrackedIssue]: ...
+    ) -> list[IssueView]: ...
 
-    def claim(self, issue_id: str, assignee: str) -> TrackedIssue | None:
+    def claim(self, issue_id: str, assignee: str) -> IssueView | None:
         """Atomically take an open issue; None if someone else already has it."""
         ...
 
-    def update(self, issue_id: str, **changes: Any) -> TrackedIssue: ...
+    def update(self, issue_id: str, **changes: Any) -> IssueView: ...
 
-    def close(self, issue_id: str, reason: str) -> TrackedIssue: ...
+    def close(self, issue_id: str, reason: str) -> IssueView: ...
 
 
-__all__ = ["Embedder", "IssueTracker", "MemoryStore", "NoteRef", "NoteSink", "TrackedIssue"]
+__all__ = [
+    "Embedder",
+    "IssueTracker",
+    "IssueView",
+    "MemoryStore",
+    "NoteRef",
+    "NoteSink",
+    "TrackedIssue",
+]
