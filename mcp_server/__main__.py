@@ -1,0 +1,50 @@
+"""``cortexgraph-mcp``: the MCP server over stdio (default) or streamable HTTP (``--http``).
+
+In stdio mode stdout carries protocol messages only; every log line goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="cortexgraph-mcp", description=__doc__)
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    p.add_argument("--host", default=None, help="HTTP bind address (default 127.0.0.1; any "
+                   "other address requires CORTEXGRAPH_HTTP_TOKEN)")  # fmt: skip
+    p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
+    p.add_argument("--storage-path", default=None, help="STM directory (overrides "
+                   "CORTEXGRAPH_STORAGE_PATH)")  # fmt: skip
+    p.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING (default INFO)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse(argv)
+    from cortexgraph.settings import load_settings
+
+    settings = load_settings(storage_path=args.storage_path, log_level=args.log_level,
+                             http_host=args.host, http_port=args.port)  # fmt: skip
+    # Configure before the SDK does, so its handler (rich, on stderr) is not installed first.
+    logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    from mcp_server.app import build_server
+
+    server = build_server(settings)
+    try:
+        if args.http:
+            from mcp_server.http import run_http
+
+            run_http(server, settings.http_host, settings.http_port, settings.http_token,
+                     settings.log_level)  # fmt: skip
+        else:
+            server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

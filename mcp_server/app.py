@@ -1,0 +1,131 @@
+"""The server object: settings read once, the store opened once, tools registered.
+
+The store is opened in a background thread when the lifespan starts, so ``initialize`` and
+``tools/list`` never wait for a large store to load; the first tool that needs it waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+
+from cortexgraph.settings import Settings
+from storage import JSONLStore, open_store
+from storage.errors import StorageError
+
+log = logging.getLogger("cortexgraph.mcp")
+
+INSTRUCTIONS = (
+    "cortexgraph is your temporal memory. Memories fade unless used. Search before answering "
+    "questions about the user's past decisions, preferences or projects (search_memory, or "
+    "search_unified to include the long-term vault); save durable facts, decisions and "
+    "preferences with save_memory; after using a memory in an answer call observe_memory_usage "
+    "so it is reinforced."
+)
+
+
+@dataclass
+class ServerState:
+    """What every tool reaches through ``ctx``: settings, the store, lazily built services."""
+
+    settings: Settings
+    _store: JSONLStore | None = None
+    _store_error: BaseException | None = None
+    _opened: threading.Event = field(default_factory=threading.Event)
+    _services: dict[str, Any] = field(default_factory=dict)
+    _services_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def open_in_background(self) -> None:
+        if self._opened.is_set() or getattr(self, "_thread", None) is not None:
+            return
+        self._thread = threading.Thread(target=self._open, name="cortexgraph-open", daemon=True)
+        self._thread.start()
+
+    def _open(self) -> None:
+        try:
+            from mcp_server.wiring import LazyDenseScorer
+
+            dense = LazyDenseScorer(self.settings) if self.settings.enable_embeddings else None
+            self._store = open_store(
+                self.settings.storage_path, self.settings.store_config(), dense
+            )
+            log.info("cortexgraph: opened store %s (%d memories)", self._store.path,
+                     len(self._store))  # fmt: skip
+        except BaseException as exc:  # noqa: BLE001 - reported to every tool call below
+            self._store_error = exc
+            log.error("cortexgraph: cannot open store %s: %s", self.settings.storage_path, exc)
+        finally:
+            self._opened.set()
+
+    @property
+    def store(self) -> JSONLStore:
+        self.open_in_background()
+        self._opened.wait()
+        if self._store is None:
+            raise StorageError(
+                f"the store at {self.settings.storage_path} could not be opened: "
+                f"{self._store_error}. Fix CORTEXGRAPH_STORAGE_PATH and restart the server."
+            )
+        return self._store
+
+    def service(self, name: str, build: Any) -> Any:
+        """Build a collaborator (vault, tracker, model ...) once, on first use."""
+        with self._services_lock:
+            if name not in self._services:
+                self._services[name] = build()
+            return self._services[name]
+
+
+def state_of(ctx: Context) -> ServerState:
+    return ctx.request_context.lifespan_context
+
+
+def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
+    """A fully registered server. ``settings`` defaults to the environment, read now."""
+    settings = settings or Settings()
+    state = ServerState(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
+        state.open_in_background()
+        try:
+            yield state
+        finally:
+            if state._store is not None:
+                dense = state._store.dense
+                if dense is not None and hasattr(dense, "save"):
+                    dense.save()
+
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        server_version = version("cortexgraph")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        server_version = "2.0.0.dev0"
+    server: MCPServer[ServerState] = MCPServer(
+        "cortexgraph",
+        version=server_version,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level=_level(settings.log_level),
+    )
+    server.state = state  # type: ignore[attr-defined]  # for resources, tests, the HTTP runner
+    from mcp_server import resources, tools_activation, tools_consolidation, tools_ltm, tools_stm
+
+    for module in (tools_stm, tools_ltm, tools_activation, tools_consolidation, resources):
+        module.register(server)
+    return server
+
+
+def _level(name: str) -> Any:
+    name = name.upper()
+    return name if name in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"} else "INFO"
+
+
+__all__ = ["INSTRUCTIONS", "ServerState", "build_server", "state_of"]

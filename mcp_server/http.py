@@ -1,0 +1,69 @@
+"""Streamable HTTP transport with an optional bearer token checked on every request."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+from typing import Any
+
+log = logging.getLogger("cortexgraph.mcp")
+
+LOOPBACK_NAMES = {"localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerTokenMiddleware:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = json.dumps({"error": "unauthorized", "error_description":
+                                   "send the header 'Authorization: Bearer <CORTEXGRAPH_HTTP_TOKEN>'"}
+                                  ).encode()  # fmt: skip
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="cortexgraph"'),
+                    (b"content-length", str(len(body)).encode())]})  # fmt: skip
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: Any, host: str, token: str | None) -> Any:
+    """The Starlette app of ``server`` wrapped in the token check when a token is set."""
+    if not is_loopback(host) and not token:
+        raise SystemExit(
+            f"cortexgraph-mcp: refusing to listen on {host} without a token; set "
+            "CORTEXGRAPH_HTTP_TOKEN (clients send 'Authorization: Bearer <token>') or bind "
+            "to 127.0.0.1"
+        )
+    app = server.streamable_http_app(host=host)
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+def run_http(server: Any, host: str, port: int, token: str | None, log_level: str) -> None:
+    import uvicorn
+
+    app = http_app(server, host, token)
+    log.info("cortexgraph: MCP over streamable HTTP on http://%s:%d/mcp%s", host, port,
+             " (bearer token required)" if token else "")  # fmt: skip
+    uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=False)
+
+
+__all__ = ["BearerTokenMiddleware", "http_app", "is_loopback", "run_http"]

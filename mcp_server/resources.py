@@ -1,0 +1,91 @@
+"""Resources (stats, one memory, the paged graph) and the memory system prompt."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+
+from mcp_server.app import ServerState
+from mcp_server.views import memory_view, paginate
+from storage.errors import CortexGraphError, InvalidInputError
+from storage.models import MemoryStatus, validate_id
+
+GRAPH_PAGE_SIZE = 50
+
+SYSTEM_PROMPT = """\
+You have a temporal memory (cortexgraph). Memories fade with time unless they are used.
+
+When to save (save_memory): the user states a preference, a decision, a fact about themselves,
+their work or their projects that will matter in later conversations; a conclusion you reached
+together. Write each memory so it stands on its own; add tags for the project and topic.
+Do not save small talk, secrets (passwords, keys) or things true only for this conversation.
+
+When to search (search_memory, or search_unified to include long-term notes): before answering
+anything that may depend on earlier conversations ("what did we decide", "my usual setup",
+names of people and projects), and when the user says "remember", "last time", "as I said".
+
+After using memories in an answer, call observe_memory_usage with their ids and tags for the
+current topic: this reinforces them (spaced repetition). Use touch_memory to keep one alive,
+create_relation to link related memories, and promote_memory for ones that should be permanent.
+"""
+
+
+def register(server: MCPServer) -> None:
+    state: ServerState = server.state  # type: ignore[attr-defined]
+
+    def store():  # noqa: ANN202
+        try:
+            return state.store
+        except CortexGraphError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @server.resource(
+        "cortexgraph://stats",
+        mime_type="application/json",
+        description="Counts of memories by status, relations, danger zone.",
+    )
+    def stats() -> str:
+        return json.dumps(store().stats().to_json())
+
+    @server.resource(
+        "cortexgraph://memory/{memory_id}",
+        mime_type="application/json",
+        description="One memory with its relations.",
+    )
+    def memory(memory_id: str) -> str:
+        s = store()
+        try:
+            m = s.find(validate_id(memory_id))
+        except InvalidInputError as exc:
+            raise ResourceError(str(exc)) from exc
+        if m is None:
+            raise ResourceNotFoundError(f"no memory with id {memory_id!r}")
+        view = memory_view(m, preview_length=20_000, now=time.time(), decay=s.config.decay)
+        view["relations"] = [r.to_json() for r in s.relations(m.id)][:100]
+        return json.dumps(view, ensure_ascii=False)
+
+    @server.resource(
+        "cortexgraph://graph{?page}",
+        mime_type="application/json",
+        description="Active memories and their relations, 50 per page.",
+    )
+    def graph(page: int = 1) -> str:
+        if page < 1:
+            raise ResourceError("page must be 1 or more")
+        s = store()
+        memories = sorted(s.list(status=MemoryStatus.ACTIVE), key=lambda m: (-m.created_at, m.id))
+        pg = paginate(memories, page, GRAPH_PAGE_SIZE)
+        rels = {r.id: r.to_json() for m in pg.items for r in s.relations(m.id)}
+        return json.dumps({"memories": [memory_view(m, preview_length=300) for m in pg.items],
+                           "relations": list(rels.values())[:500],
+                           "pagination": pg.meta()}, ensure_ascii=False)  # fmt: skip
+
+    @server.prompt(name="memory_system_prompt", description="When to save, search and observe.")
+    def memory_system_prompt() -> str:
+        return SYSTEM_PROMPT
+
+
+__all__ = ["SYSTEM_PROMPT", "register"]

@@ -1,0 +1,99 @@
+"""Conversational activation: should this message be saved / recalled, and save-time enrichment.
+
+Backed by the ``activation`` package (spaCy, KeyBERT), imported on first use only.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from mcp_server.app import ServerState
+from mcp_server.errors import DependencyUnavailableError, tool_errors
+from mcp_server.wiring import optional_module
+
+log = logging.getLogger("cortexgraph.mcp")
+
+Message = Annotated[str, Field(description="The user's message, verbatim.", min_length=1,
+                               max_length=20_000)]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Enrichment:
+    tags: tuple[str, ...]
+    entities: tuple[str, ...]
+    strength: float
+    label: str  # what was filled in automatically, or why nothing was
+
+
+def _as_dict(result: Any) -> dict[str, Any]:
+    if hasattr(result, "to_json"):
+        return result.to_json()
+    if hasattr(result, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(result)
+    return dict(result)
+
+
+def enrich(
+    state: ServerState,
+    content: str,
+    tags: tuple[str, ...],
+    entities: list[str] | None,
+    strength: float | None,
+) -> Enrichment:
+    """Fill in entities and strength the caller left out, when activation is available."""
+    given_entities = tuple(entities or ())
+    if entities is not None and strength is not None:
+        return Enrichment(
+            tags, given_entities, strength, "none needed (entities and strength given)"
+        )
+    if not state.settings.enable_preprocessing:
+        return Enrichment(tags, given_entities, 1.0 if strength is None else strength,
+                          "off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)")  # fmt: skip
+    try:
+        activation = optional_module("activation", "automatic entities and strength")
+        enriched = activation.enrich_for_save(
+            content, tags=list(tags), entities=entities, strength=strength
+        )
+    except DependencyUnavailableError as exc:
+        log.info("cortexgraph: saving without enrichment: %s", exc)
+        return Enrichment(tags, given_entities, 1.0 if strength is None else strength,
+                          f"unavailable: {exc}")  # fmt: skip
+    data = _as_dict(enriched)
+    return Enrichment(
+        tuple(data.get("tags") or tags),
+        tuple(data.get("entities") or given_entities),
+        float(data.get("strength", 1.0 if strength is None else strength)),
+        str(data.get("label") or data.get("method") or "activation"),
+    )
+
+
+@tool_errors
+def analyze_message(ctx: Context, message: Message) -> dict[str, Any]:
+    """Decide whether a user message holds something worth remembering, with suggested tags,
+    entities and strength for save_memory."""
+    activation = optional_module("activation", "analyze_message")
+    return {"success": True, **_as_dict(activation.analyze_message(message))}
+
+
+@tool_errors
+def analyze_for_recall(ctx: Context, message: Message) -> dict[str, Any]:
+    """Decide whether a user message asks about the past, with a suggested search query."""
+    activation = optional_module("activation", "analyze_for_recall")
+    return {"success": True, **_as_dict(activation.analyze_for_recall(message))}
+
+
+def register(server: MCPServer) -> None:
+    read_only = ToolAnnotations(read_only_hint=True)
+    server.add_tool(analyze_message, annotations=read_only)
+    server.add_tool(analyze_for_recall, annotations=read_only)
+
+
+__all__ = ["Enrichment", "analyze_for_recall", "analyze_message", "enrich", "register"]

@@ -1,0 +1,88 @@
+"""Long-term memory tools: promote to the Obsidian vault, search STM and LTM together."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from mcp_server.app import ServerState, state_of
+from mcp_server.errors import tool_errors
+from mcp_server.wiring import optional_module
+from storage.decay import promotion_reason
+from storage.errors import InvalidInputError
+from storage.models import MemoryStatus, validate_id
+
+MAX_AUTO_PROMOTE = 50
+
+
+def _note_sink(state: ServerState) -> Any:
+    note_sink = optional_module("vault_sync.note_sink", "promote_memory")
+    settings = state.settings
+    return note_sink.ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
+
+
+def _outcome(outcome: Any) -> dict[str, Any]:
+    return {k: getattr(outcome, k) for k in ("memory_id", "promoted", "reason", "path",
+                                             "created", "conflict_path")}  # fmt: skip
+
+
+@tool_errors
+def promote_memory(
+    ctx: Context,
+    memory_id: Annotated[str | None, Field(description="The memory to promote.")] = None,
+    auto_detect: Annotated[bool, Field(description="Promote every memory that meets the "
+                                       "criteria instead.")] = False,
+    dry_run: Annotated[bool, Field(description="Only report what would be promoted.")] = False,
+    target: Annotated[Literal["obsidian"], Field(description="Where to: the Obsidian vault.")]
+    = "obsidian",
+    force: Annotated[bool, Field(description="Promote even if the criteria are not met.")] = False,
+) -> dict[str, Any]:  # fmt: skip
+    """Promote valuable memories to long-term storage (a markdown note in the vault)."""
+    promotion = optional_module("vault_sync.promotion", "promote_memory")
+    state = state_of(ctx)
+    store = state.store
+    now = time.time()
+    if memory_id is None and not auto_detect:
+        raise InvalidInputError("pass memory_id, or auto_detect=true to promote every candidate")
+    if memory_id is not None:
+        ids = [validate_id(memory_id)]
+        store.get(memory_id)
+    else:
+        decay = store.config.decay
+        ids = sorted(m.id for m in store.list(status=MemoryStatus.ACTIVE)
+                     if promotion_reason(m, now, decay) is not None)[:MAX_AUTO_PROMOTE]  # fmt: skip
+    # A dry run never writes, so it does not create the vault either.
+    sink = None if dry_run else state.service("note_sink", lambda: _note_sink(state))
+    outcomes = [promotion.promote_memory(store, sink, i, now=now, force=force, dry_run=dry_run)
+                for i in ids]  # fmt: skip
+    return {
+        "success": True,
+        "dry_run": dry_run,
+        "target": target,
+        "vault": str(state.settings.vault_path),
+        "candidates": len(ids),
+        "promoted_count": sum(o.promoted for o in outcomes),
+        "results": [_outcome(o) for o in outcomes],
+    }
+
+
+@tool_errors
+def search_unified(
+    ctx: Context,
+    query: Annotated[str | None, Field(description="What to look for.", max_length=10_000)] = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Search short-term memory and the long-term vault together, in one ranking."""
+    optional_module("vault_sync", "search_unified")
+    raise NotImplementedError
+
+
+def register(server: MCPServer) -> None:
+    server.add_tool(promote_memory, annotations=ToolAnnotations(destructive_hint=False))
+    server.add_tool(search_unified, annotations=ToolAnnotations(read_only_hint=True))
+
+
+__all__ = ["promote_memory", "register", "search_unified"]

