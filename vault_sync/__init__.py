@@ -1,0 +1,51 @@
+"""Long-term memory in an Obsidian vault: notes, the LTM index, unified STM+LTM search.
+
+Imports only ``storage`` of cortexgraph. Every promotion path (agent, MCP tool, CLI) calls
+``promote_memory`` with an ``ObsidianNoteSink``, so all of them write the same notes.
+``vault_sync.vault_graph.build_graph`` (networkx) is imported on its own, when needed.
+"""
+
+from __future__ import annotations
+
+from vault_sync.errors import UnsafePathError, VaultError, VaultNotFoundError, VaultWriteError
+from vault_sync.ltm_index import IndexReport, LTMIndex, NoteRecord, SkippedFile
+from vault_sync.note_format import (
+    NOTE_FORMAT_VERSION,
+    LinkTarget,
+    RenderedNote,
+    note_title,
+    parse_note_text,
+    render_note,
+)
+from vault_sync.note_sink import ObsidianNoteSink, WrittenNote
+from vault_sync.paths import safe_filename, safe_folder
+from vault_sync.promotion import PromotionOutcome, promote_memory
+from vault_sync.unified_search import UnifiedResult, search_unified
+from vault_sync.vault_check import CheckIssue, check_vault
+
+__all__ = [
+    "NOTE_FORMAT_VERSION",
+    "CheckIssue",
+    "IndexReport",
+    "LTMIndex",
+    "LinkTarget",
+    "NoteRecord",
+    "ObsidianNoteSink",
+    "PromotionOutcome",
+    "RenderedNote",
+    "SkippedFile",
+    "UnifiedResult",
+    "UnsafePathError",
+    "VaultError",
+    "VaultNotFoundError",
+    "VaultWriteError",
+    "WrittenNote",
+    "check_vault",
+    "note_title",
+    "parse_note_text",
+    "promote_memory",
+    "render_note",
+    "safe_filename",
+    "safe_folder",
+    "search_unified",
+]

@@ -1,0 +1,237 @@
+"""The one note format every promotion path writes, and a frontmatter reader that never crashes.
+
+A note is YAML frontmatter (written with python-frontmatter, keys in a fixed order) and a body:
+the title, the memory's content, its context, and a "Related" list of ``[[wikilinks]]``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import frontmatter
+import yaml
+
+from storage.models import Memory
+
+NOTE_FORMAT_VERSION = "2.0"
+# The frontmatter keys cortexgraph owns; every other key belongs to the person and is kept.
+OWN_FIELDS = (
+    "id", "title", "created", "updated", "promoted_at", "tags", "entities", "source",
+    "strength", "use_count", "promotion_reason", "aliases", "cortexgraph",
+)  # fmt: skip
+MERGED_LIST_FIELDS = ("tags", "aliases")  # a person's additions to these survive updates
+_TAG_BAD = re.compile(r"[^\w/-]+", re.UNICODE)
+_FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
+_FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+try:
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader = yaml.SafeLoader
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTarget:
+    """One entry of a note's Related section: a wikilink to another note."""
+
+    stem: str  # the linked note's file name without .md (what Obsidian resolves)
+    label: str = ""
+    kind: str = "memory"  # memory | entity
+    relation_type: str | None = None
+
+    def wikilink(self) -> str:
+        if self.label and self.label != self.stem:
+            return f"[[{self.stem}|{self.label}]]"
+        return f"[[{self.stem}]]"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedNote:
+    title: str
+    metadata: Mapping[str, Any]
+    body: str
+
+    def text(self) -> str:
+        return note_text(self.metadata, self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNote:
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    body: str = ""
+    frontmatter_error: str | None = None
+    has_frontmatter: bool = False
+
+
+def note_text(metadata: Mapping[str, Any], body: str) -> str:
+    post = frontmatter.Post(body, **dict(metadata))
+    return frontmatter.dumps(post, sort_keys=False) + "\n"
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(float(ts), dt.UTC).replace(microsecond=0).isoformat()
+
+
+def note_title(memory: Memory, max_chars: int = 80) -> str:
+    """The memory's ``extra.title`` if set, else its first line without markdown markers."""
+    explicit = memory.meta.extra.get("title")
+    if isinstance(explicit, str) and explicit.strip():
+        return explicit.strip()
+    first = next((line for line in memory.content.splitlines() if line.strip()), "")
+    first = first.strip().lstrip("#>*-+ ").strip().strip("*_`")
+    if len(first) > max_chars:
+        cut = first[:max_chars].rsplit(" ", 1)[0]
+        first = (cut if len(cut) > max_chars // 2 else first[:max_chars]).rstrip(" ,.;:") + "…"
+    return first or f"Memory {memory.id[:8]}"
+
+
+def obsidian_tag(tag: str) -> str | None:
+    """A tag as Obsidian accepts it: no '#', no spaces, not only digits; None if nothing is left."""
+    text = _TAG_BAD.sub("-", tag.strip().lstrip("#").replace(" ", "-")).strip("-/")
+    text = re.sub(r"-{2,}", "-", text)
+    if not text or text.replace("/", "").isdigit():
+        return None
+    return text
+
+
+def render_note(
+    memory: Memory,
+    *,
+    links: Sequence[LinkTarget] = (),
+    reason: str = "",
+    now: float,
+    title: str | None = None,
+    version: str = NOTE_FORMAT_VERSION,
+) -> RenderedNote:
+    """Frontmatter and body of the long-term note for ``memory``."""
+    title = title or note_title(memory)
+    tags = list(dict.fromkeys(t for t in (obsidian_tag(x) for x in memory.tags) if t))
+    metadata: dict[str, Any] = {
+        "id": memory.id,
+        "title": title,
+        "created": iso(memory.created_at),
+        "updated": iso(now),
+        "promoted_at": iso(memory.promoted_at or now),
+        "tags": tags,
+        "entities": list(memory.entities),
+        "source": memory.meta.source,
+        "strength": round(float(memory.strength), 4),
+        "use_count": int(memory.use_count),
+        "promotion_reason": reason or None,
+        "aliases": [title] if title else [],
+        "cortexgraph": {"version": version},
+    }
+    content = memory.content.strip()
+    first_line = content.splitlines()[0].lstrip("#> ").strip() if content else ""
+    # A heading only when it adds something: a title cut from the first line would repeat it.
+    parts = [content] if title.rstrip("…") and first_line.startswith(title.rstrip("…")) else []
+    parts = parts or [f"# {title}", content]
+    if memory.meta.context and memory.meta.context.strip():
+        parts.append("## Context\n\n" + memory.meta.context.strip())
+    if links:
+        lines = []
+        for link in links:
+            note = f" ({link.relation_type})" if link.relation_type else ""
+            note = " (entity)" if link.kind == "entity" and not note else note
+            lines.append(f"- {link.wikilink()}{note}")
+        parts.append("## Related\n\n" + "\n".join(lines))
+    return RenderedNote(title=title, metadata=metadata, body="\n\n".join(parts) + "\n")
+
+
+def merge_metadata(existing: Mapping[str, Any], ours: Mapping[str, Any]) -> dict[str, Any]:
+    """Our fields (in our order) updated, a person's extra keys and list additions kept."""
+    merged: dict[str, Any] = dict(ours)
+    for key in MERGED_LIST_FIELDS:
+        theirs = existing.get(key)
+        if isinstance(theirs, list):
+            merged[key] = list(dict.fromkeys([*merged.get(key, []), *map(str, theirs)]))
+    for key, value in existing.items():
+        if key not in merged:
+            merged[key] = value
+    return merged
+
+
+def parse_note_text(text: str) -> ParsedNote:
+    """Split frontmatter from body. Broken YAML is reported, never raised: the whole text is
+    then the body so nothing the person wrote is lost."""
+    opened = _FM_OPEN.match(text)
+    if not opened:
+        return ParsedNote(body=text.lstrip("\ufeff"))
+    close = _FM_CLOSE.search(text, opened.end())
+    if close is None:
+        return ParsedNote(body=text, frontmatter_error="frontmatter is not closed with '---'")
+    raw = text[opened.end() : close.start()]
+    body = text[close.end() :].lstrip("\r\n")
+    try:
+        data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        return ParsedNote(body=text, frontmatter_error=f"invalid YAML: {_one_line(exc)}")
+    if data is None:
+        return ParsedNote(body=body, has_frontmatter=True)
+    if not isinstance(data, Mapping):
+        return ParsedNote(
+            body=text, frontmatter_error=f"frontmatter is a {type(data).__name__}, not a mapping"
+        )
+    return ParsedNote(metadata=json_safe(data), body=body, has_frontmatter=True)
+
+
+def json_safe(value: Any) -> Any:
+    """YAML values as JSON values: dates become ISO strings, odd keys become strings."""
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def body_checksum(body: str) -> str:
+    """Checksum of a note body, insensitive to line endings and trailing blank lines."""
+    normal = body.replace("\r\n", "\n").strip()
+    return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def metadata_list(metadata: Mapping[str, Any], key: str) -> list[str]:
+    """A frontmatter field as a list of strings, whatever shape a person gave it."""
+    value = metadata.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [p.strip() for p in re.split(r"[,\s]+", value) if p.strip()]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    return [str(value)]
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+__all__ = [
+    "NOTE_FORMAT_VERSION",
+    "OWN_FIELDS",
+    "LinkTarget",
+    "ParsedNote",
+    "RenderedNote",
+    "body_checksum",
+    "iso",
+    "json_safe",
+    "merge_metadata",
+    "metadata_list",
+    "note_text",
+    "note_title",
+    "obsidian_tag",
+    "parse_note_text",
+    "render_note",
+]

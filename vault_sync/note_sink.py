@@ -1,0 +1,299 @@
+"""ObsidianNoteSink: writes promoted memories as notes, idempotently and without clobbering edits.
+
+It satisfies ``agents.protocols.NoteSink`` structurally (vault_sync may not import agents).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from storage.models import Memory, Relation
+from vault_sync.errors import VaultNotFoundError, VaultWriteError
+from vault_sync.ledger import STATE_DIR, LedgerEntry, WriteLedger, atomic_write_text
+from vault_sync.note_format import (
+    NOTE_FORMAT_VERSION,
+    LinkTarget,
+    body_checksum,
+    merge_metadata,
+    note_text,
+    parse_note_text,
+    render_note,
+)
+from vault_sync.paths import (
+    SKIPPED_DIRS,
+    ensure_inside,
+    relative_posix,
+    safe_filename,
+    safe_folder,
+    unique_note_path,
+)
+
+_BLOCK_START = "<!-- cortexgraph:mentions -->"
+_BLOCK_END = "<!-- /cortexgraph:mentions -->"
+CONFLICT_MARK = "cortexgraph conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenNote:
+    """Same fields as agents.protocols.NoteRef, plus what else happened."""
+
+    memory_id: str
+    path: str  # relative to the vault root, forward slashes
+    created: bool  # False when an existing note was updated
+    body_kept: bool = False  # a person had edited the body; only frontmatter was updated
+    conflict_path: str | None = None  # where our newer version went instead
+
+
+class ObsidianNoteSink:
+    """Writes memory notes under ``vault/folder`` (and entity notes under ``folder/entities``)."""
+
+    def __init__(
+        self,
+        vault_path: str | os.PathLike[str],
+        folder: str = "cortexgraph",
+        *,
+        entity_notes: bool = True,
+        create: bool = True,
+        version: str = NOTE_FORMAT_VERSION,
+    ) -> None:
+        self.vault = Path(vault_path).expanduser()
+        if not self.vault.is_dir():
+            if not create:
+                raise VaultNotFoundError(f"vault directory {self.vault} does not exist")
+            self.vault.mkdir(parents=True, exist_ok=True)
+        self.vault = self.vault.resolve()
+        self.folder = safe_folder(folder)
+        self.entity_notes = entity_notes
+        self.version = version
+        self._lock = FileLock(str(self.vault / STATE_DIR / "write.lock"))
+
+    # -- NoteSink -------------------------------------------------------------------------------
+    def write_note(
+        self,
+        memory: Memory,
+        *,
+        related: Sequence[Memory] = (),
+        relations: Sequence[Relation] = (),
+        reason: str = "",
+        now: float,
+    ) -> WrittenNote:
+        (self.vault / STATE_DIR).mkdir(parents=True, exist_ok=True)
+        try:
+            with self._lock:
+                ledger = WriteLedger(self.vault)
+                result = self._write_locked(memory, related, relations, reason, now, ledger)
+                ledger.save()
+                return result
+        except OSError as exc:
+            raise VaultWriteError(f"cannot write the note for {memory.id}: {exc}") from exc
+
+    def find_note(self, memory_id: str, hint: str | None = None) -> Path | None:
+        """The note whose frontmatter ``id`` is ``memory_id``, wherever a person moved it."""
+        ledger = WriteLedger(self.vault)
+        return self._find_existing(memory_id, ledger, hint)
+
+    # -- internals ------------------------------------------------------------------------------
+    def _write_locked(
+        self,
+        memory: Memory,
+        related: Sequence[Memory],
+        relations: Sequence[Relation],
+        reason: str,
+        now: float,
+        ledger: WriteLedger,
+    ) -> WrittenNote:
+        existing = self._find_existing(memory.id, ledger, memory.promoted_to)
+        links = self._links(memory, related, relations, ledger)
+        rendered = render_note(memory, links=links, reason=reason, now=now, version=self.version)
+        new_sum = body_checksum(rendered.body)
+        if existing is None:
+            directory = ensure_inside(self.vault, self.folder)
+            directory.mkdir(parents=True, exist_ok=True)
+            path = unique_note_path(directory, safe_filename(rendered.title))
+            ensure_inside(self.vault, path.relative_to(self.vault))
+            atomic_write_text(path, rendered.text())
+            rel = relative_posix(self.vault, path)
+            ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
+            self._update_entity_notes(memory, path.stem)
+            return WrittenNote(memory.id, rel, created=True)
+
+        rel = relative_posix(self.vault, existing)
+        parsed = parse_note_text(existing.read_text(encoding="utf-8"))
+        entry = ledger.get(memory.id)
+        current_sum = body_checksum(parsed.body)
+        # No ledger entry (lost, or a note from another tool) counts as edited: be careful.
+        edited = entry is None or current_sum != entry.body_checksum
+        if current_sum == new_sum:
+            edited = False
+        if parsed.frontmatter_error is not None:
+            # The person broke the YAML; rewriting it would drop whatever they meant to keep.
+            conflict = self._write_conflict(existing, rendered.metadata, rendered.body, now)
+            ledger.set(memory.id, _with_conflict(entry, rel, now, new_sum))
+            return WrittenNote(memory.id, rel, False, body_kept=True, conflict_path=conflict)
+        metadata = merge_metadata(parsed.metadata, rendered.metadata)
+        for keep in ("created", "promoted_at"):  # first promotion's dates stay
+            if parsed.metadata.get(keep):
+                metadata[keep] = parsed.metadata[keep]
+        if not edited:
+            atomic_write_text(existing, note_text(metadata, rendered.body))
+            ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
+            self._update_entity_notes(memory, existing.stem)
+            return WrittenNote(memory.id, rel, created=False)
+        atomic_write_text(existing, note_text(metadata, parsed.body))
+        conflict = None
+        ours_changed = entry is None or new_sum != entry.body_checksum
+        if ours_changed and (entry is None or entry.conflict_checksum != new_sum):
+            conflict = self._write_conflict(existing, rendered.metadata, rendered.body, now)
+            entry = _with_conflict(entry, rel, now, new_sum)
+        elif entry is not None:
+            entry = LedgerEntry(rel, entry.body_checksum, now, entry.conflict_checksum)
+        if entry is not None:
+            ledger.set(memory.id, entry)
+        self._update_entity_notes(memory, existing.stem)
+        return WrittenNote(memory.id, rel, False, body_kept=True, conflict_path=conflict)
+
+    def _write_conflict(self, original: Path, metadata: dict, body: str, now: float) -> str:
+        """Our version beside the person's note. It carries ``conflict_of`` instead of ``id`` so
+        finding a memory's note by id never picks the copy."""
+        day = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H%M%S")
+        stem = safe_filename(f"{original.stem} ({CONFLICT_MARK} {day})")
+        path = unique_note_path(original.parent, stem)
+        meta = {("conflict_of" if k == "id" else k): v for k, v in metadata.items()}
+        atomic_write_text(path, note_text(meta, body))
+        return relative_posix(self.vault, path)
+
+    def _find_existing(self, memory_id: str, ledger: WriteLedger, hint: str | None) -> Path | None:
+        candidates: list[str] = []
+        entry = ledger.get(memory_id)
+        if entry is not None:
+            candidates.append(entry.path)
+        if hint:
+            candidates.append(hint)
+        for rel in candidates:
+            path = self.vault / rel
+            try:
+                ensure_inside(self.vault, Path(rel))
+            except ValueError:
+                continue
+            if path.is_file() and _note_id(path) == memory_id:
+                return path
+        # Moved or renamed by a person: look for the id in every note's frontmatter.
+        needle = memory_id.encode("utf-8")
+        for path in iter_markdown_files(self.vault):
+            try:
+                with open(path, "rb") as fh:
+                    head = fh.read(8192)
+            except OSError:
+                continue
+            if needle in head and _note_id(path) == memory_id:
+                return path
+        return None
+
+    def _links(
+        self,
+        memory: Memory,
+        related: Sequence[Memory],
+        relations: Sequence[Relation],
+        ledger: WriteLedger,
+    ) -> list[LinkTarget]:
+        types: dict[str, str] = {}
+        for rel in relations:
+            other = rel.to_memory_id if rel.from_memory_id == memory.id else rel.from_memory_id
+            if other != memory.id:
+                types.setdefault(other, rel.relation_type)
+        hints = {m.id: m.promoted_to for m in related}
+        links: list[LinkTarget] = []
+        for other in dict.fromkeys([*hints, *types]):
+            entry = ledger.get(other)
+            path = self._existing_path(entry.path if entry else None) or self._existing_path(
+                hints.get(other)
+            )
+            if path is None:  # not in long-term memory: a link would dangle
+                continue
+            links.append(LinkTarget(path.stem, kind="memory", relation_type=types.get(other)))
+        if self.entity_notes:
+            for entity in memory.entities:
+                stem = safe_filename(entity)
+                links.append(LinkTarget(stem, label=entity, kind="entity"))
+        return links
+
+    def _existing_path(self, rel: str | None) -> Path | None:
+        if not rel:
+            return None
+        try:
+            path = ensure_inside(self.vault, Path(rel))
+        except ValueError:
+            return None
+        return path if path.is_file() else None
+
+    def _update_entity_notes(self, memory: Memory, note_stem: str) -> None:
+        if not self.entity_notes or not memory.entities:
+            return
+        directory = ensure_inside(self.vault, self.folder / "entities")
+        directory.mkdir(parents=True, exist_ok=True)
+        for entity in memory.entities:
+            path = directory / f"{safe_filename(entity)}.md"
+            update_entity_note(path, entity, note_stem, self.version)
+
+
+def update_entity_note(path: Path, entity: str, note_stem: str, version: str) -> None:
+    """Add ``[[note_stem]]`` to the entity note's managed list; text outside it is the person's."""
+    line = f"- [[{note_stem}]]"
+    if not path.exists():
+        meta = {"title": entity, "cortexgraph": {"version": version, "entity": entity}}
+        body = f"# {entity}\n\nMentioned in:\n\n{_BLOCK_START}\n{line}\n{_BLOCK_END}\n"
+        atomic_write_text(path, note_text(meta, body))
+        return
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(_BLOCK_START), text.find(_BLOCK_END)
+    if start < 0 or end < start:  # the person removed our markers: append a fresh block
+        atomic_write_text(path, text.rstrip("\n") + f"\n\n{_BLOCK_START}\n{line}\n{_BLOCK_END}\n")
+        return
+    block = text[start + len(_BLOCK_START) : end]
+    lines = [x for x in block.strip("\n").splitlines() if x.strip()]
+    if line in lines:
+        return
+    lines.append(line)
+    new_block = _BLOCK_START + "\n" + "\n".join(lines) + "\n"
+    atomic_write_text(path, text[:start] + new_block + text[end:])
+
+
+def iter_markdown_files(vault: Path) -> Iterator[Path]:
+    """Every .md file, skipping hidden folders (.obsidian, .trash, .cortexgraph) and temp files."""
+    stack = [vault]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name.startswith(".") or entry.name in SKIPPED_DIRS:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.name.lower().endswith(".md") and entry.is_file():
+                yield Path(entry.path)
+
+
+def _note_id(path: Path) -> str | None:
+    try:
+        parsed = parse_note_text(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    value = parsed.metadata.get("id")
+    return str(value) if value is not None else None
+
+
+def _with_conflict(entry: LedgerEntry | None, rel: str, now: float, new_sum: str) -> LedgerEntry:
+    base = entry.body_checksum if entry is not None else ""
+    return LedgerEntry(rel, base, now, conflict_checksum=new_sum)
+
+
+__all__ = ["CONFLICT_MARK", "ObsidianNoteSink", "WrittenNote", "iter_markdown_files"]

@@ -1,0 +1,91 @@
+"""File names for notes: safe on Linux, macOS and Windows, unique, and always inside the vault."""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+from vault_sync.errors import UnsafePathError
+
+MAX_NAME_BYTES = 120  # of the stem; leaves room for " 99", ".md" and conflict suffixes under 255
+# Windows forbids <>:"/\|?* and control characters; Obsidian links break on #^[]|.
+_FORBIDDEN = re.compile(r'[<>:"/\\|?*#^\[\]\x00-\x1f\x7f]')
+_SPACES = re.compile(r"\s+")
+_WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
+)
+SKIPPED_DIRS = frozenset({".obsidian", ".trash", ".cortexgraph", ".git"})
+
+
+def safe_filename(title: str, max_bytes: int = MAX_NAME_BYTES) -> str:
+    """A file stem (no extension) for ``title``; unicode kept, never empty, never a path."""
+    name = unicodedata.normalize("NFC", title or "")
+    name = _FORBIDDEN.sub(" ", name)
+    name = _SPACES.sub(" ", name).strip(" .-")  # leading dot hides; trailing dot/space: Windows
+    name = _truncate_utf8(name, max_bytes).rstrip(" .-")
+    if not name:
+        return "untitled"
+    if name.split(".")[0].lower() in _WINDOWS_RESERVED:
+        name = f"{name}_"
+    return name
+
+
+def safe_folder(folder: str) -> Path:
+    """A relative folder inside the vault; '..', absolute paths and drive letters are refused."""
+    text = (folder or "").replace("\\", "/").strip()
+    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+        raise UnsafePathError(f"the notes folder must be relative to the vault, got {folder!r}")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise UnsafePathError(f"the notes folder must stay inside the vault, got {folder!r}")
+    cleaned = [safe_filename(p) for p in parts]
+    return Path(*cleaned) if cleaned else Path()
+
+
+def ensure_inside(vault: Path, path: Path) -> Path:
+    """``path`` resolved, if it lies inside ``vault`` (symlinks followed); else UnsafePathError."""
+    root = vault.resolve()
+    full = (root / path).resolve()
+    if full != root and root not in full.parents:
+        raise UnsafePathError(f"{path} resolves outside the vault {root}")
+    return full
+
+
+def unique_note_path(directory: Path, stem: str, *, suffix: str = ".md") -> Path:
+    """``directory/stem.md``, or ``stem 2.md``, ``stem 3.md``... if taken. Case-insensitive,
+    because macOS and Windows file systems are."""
+    try:
+        taken = {entry.lower() for entry in os.listdir(directory)}
+    except FileNotFoundError:
+        taken = set()
+    candidate = f"{stem}{suffix}"
+    n = 2
+    while candidate.lower() in taken:
+        candidate = f"{stem} {n}{suffix}"
+        n += 1
+    return directory / candidate
+
+
+def relative_posix(vault: Path, path: Path) -> str:
+    """Vault-relative path with forward slashes (what Obsidian and the index store)."""
+    return path.resolve().relative_to(vault.resolve()).as_posix()
+
+
+def _truncate_utf8(text: str, max_bytes: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", errors="ignore")
+
+
+__all__ = [
+    "MAX_NAME_BYTES",
+    "SKIPPED_DIRS",
+    "ensure_inside",
+    "relative_posix",
+    "safe_filename",
+    "safe_folder",
+    "unique_note_path",
+]

@@ -1,0 +1,216 @@
+"""One ranking over short-term memories and long-term notes.
+
+Each side scores relevance the same way (BM25 normalised by its best hit, fused with cosine
+similarity when an embedder is given); STM relevance is then re-ranked by decay inside
+``store.search``. Sides are weighted (``stm_weight``, ``ltm_weight``) and merged; a promoted
+memory and its note are one result (source ``both``), found by the note's frontmatter ``id``
+or the memory's ``promoted_to``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from storage.base import MemoryStore
+from storage.embeddings import Embedder, EmbeddingCache
+from storage.models import MemoryStatus
+from storage.text_index import tokenize
+from vault_sync.ledger import STATE_DIR
+from vault_sync.ltm_index import LTMIndex, NoteRecord
+
+PREVIEW_CHARS = 200
+_EMBED_CHARS = 2000  # MiniLM reads ~256 tokens; more text only costs time
+
+
+@dataclass(frozen=True, slots=True)
+class UnifiedResult:
+    source: str  # "stm", "ltm" or "both"
+    title: str
+    preview: str
+    score: float  # weighted; orders the list
+    memory_id: str | None = None
+    note_path: str | None = None
+    tags: tuple[str, ...] = ()
+    details: Mapping[str, float] = field(default_factory=dict)  # score parts, when verbose
+
+    def to_json(self, verbose: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "source": self.source,
+            "title": self.title,
+            "preview": self.preview,
+            "score": round(self.score, 4),
+            "tags": list(self.tags),
+        }
+        if verbose:
+            data.update(memory_id=self.memory_id, note_path=self.note_path, **self.details)
+        return data
+
+
+def search_unified(
+    store: MemoryStore,
+    ltm_index: LTMIndex | None,
+    query: str,
+    *,
+    tags: Sequence[str] | None = None,
+    limit: int = 10,
+    stm_weight: float = 1.0,
+    ltm_weight: float = 0.7,
+    window_days: float | None = None,
+    min_score: float | None = None,
+    verbose: bool = False,
+    embedder: Embedder | None = None,
+    semantic_weight: float = 0.5,
+    now: float | None = None,
+) -> list[UnifiedResult]:
+    """Best ``limit`` results across STM and LTM. ``window_days`` and ``min_score`` filter STM
+    (they are decay notions); ``tags`` filter both (a tag also matches its nested children)."""
+    ts = time.time() if now is None else now
+    wanted = max(limit * 3, 20)
+    merged: dict[str, dict[str, Any]] = {}
+
+    if stm_weight > 0:
+        stm = store.search(
+            query, tags=tags, top_k=min(1000, wanted), window_days=window_days,
+            min_score=min_score, status=None, now=ts,
+        )  # fmt: skip
+        for r in stm:
+            m = r.memory
+            if m.status == MemoryStatus.ARCHIVED:
+                continue
+            note = ltm_index.by_memory_id(m.id) if ltm_index is not None else None
+            if note is None and ltm_index is not None and m.promoted_to:
+                note = ltm_index.get(m.promoted_to)
+            key = note.path if note is not None else f"memory:{m.id}"
+            merged[key] = {
+                "stm": stm_weight * r.score,
+                "memory": m,
+                "note": note,
+                "details": {"stm_score": r.score, "similarity": r.similarity,
+                            "decay_score": r.decay_score},
+            }  # fmt: skip
+
+    if ltm_index is not None and ltm_weight > 0:
+        for note, relevance, parts in _ltm_scores(
+            ltm_index, query, tags, wanted, embedder, semantic_weight
+        ):
+            entry = merged.setdefault(note.path, {"note": note, "details": {}})
+            entry["note"] = note
+            entry["ltm"] = ltm_weight * relevance
+            entry["details"].update(ltm_score=relevance, **parts)
+
+    results = [_result(entry, verbose) for entry in merged.values()]
+    results.sort(key=lambda r: (-r.score, r.title, r.note_path or r.memory_id or ""))
+    return results[:limit]
+
+
+def _result(entry: Mapping[str, Any], verbose: bool) -> UnifiedResult:
+    memory, note = entry.get("memory"), entry.get("note")
+    has_stm, has_ltm = "stm" in entry, "ltm" in entry
+    source = "both" if memory is not None and note is not None else ("stm" if has_stm else "ltm")
+    score = max(entry.get("stm", 0.0), entry.get("ltm", 0.0))
+    if note is not None:
+        title, text, tags = note.title, note.content, note.tags
+    else:
+        title, text, tags = memory.content.split("\n", 1)[0][:80], memory.content, memory.tags
+    if source == "both" and not has_ltm and memory is not None:
+        text = memory.content  # matched through STM: show the memory's own words
+    return UnifiedResult(
+        source=source,
+        title=title,
+        preview=_preview(text),
+        score=score,
+        memory_id=memory.id if memory is not None else (note.memory_id if note else None),
+        note_path=note.path if note is not None else None,
+        tags=tuple(tags),
+        details=dict(entry["details"]) if verbose else {},
+    )
+
+
+def _ltm_scores(
+    index: LTMIndex,
+    query: str,
+    tags: Sequence[str] | None,
+    wanted: int,
+    embedder: Embedder | None,
+    semantic_weight: float,
+) -> list[tuple[NoteRecord, float, dict[str, float]]]:
+    allowed = _tag_filter(index, tags)
+    lexical: dict[str, float] = {}
+    if query and tokenize(query):
+        bm25 = index.text_index().scores(query)
+        if allowed is not None:
+            bm25 = {p: s for p, s in bm25.items() if p in allowed}
+        best = max(bm25.values(), default=0.0)
+        lexical = {p: s / best for p, s in bm25.items()} if best > 0 else {}
+    elif allowed is not None:  # tags only: every tagged note, equally relevant
+        lexical = dict.fromkeys(allowed, 1.0)
+    dense = _dense_top(index, query, embedder, allowed, wanted) if embedder and query else {}
+    w = semantic_weight if dense else 0.0
+    scored = []
+    for path in set(lexical) | set(dense):
+        lex, sem = lexical.get(path, 0.0), max(0.0, dense.get(path, 0.0))
+        parts = {"ltm_lexical": lex, "ltm_semantic": sem} if dense else {"ltm_lexical": lex}
+        scored.append((index.notes[path], (1.0 - w) * lex + w * sem, parts))
+    scored.sort(key=lambda t: -t[1])
+    return scored[:wanted]
+
+
+def _tag_filter(index: LTMIndex, tags: Sequence[str] | None) -> set[str] | None:
+    if not tags:
+        return None
+    want = [t.lower().lstrip("#") for t in tags]
+
+    def has(note_tags: Sequence[str], tag: str) -> bool:
+        return any(t.lower() == tag or t.lower().startswith(tag + "/") for t in note_tags)
+
+    return {r.path for r in index.notes.values() if all(has(r.tags, t) for t in want)}
+
+
+def _dense_top(
+    index: LTMIndex, query: str, embedder: Embedder, allowed: set[str] | None, k: int
+) -> dict[str, float]:
+    paths, matrix = _note_matrix(index, embedder)
+    if not paths:
+        return {}
+    sims = matrix @ embedder.embed([query])[0]
+    if allowed is not None:
+        mask = np.array([p in allowed for p in paths])
+        sims = np.where(mask, sims, -1.0)
+    k = min(k, len(paths))
+    top = np.argpartition(-sims, k - 1)[:k]
+    return {paths[i]: float(sims[i]) for i in top if sims[i] > -1.0}
+
+
+def _note_matrix(index: LTMIndex, embedder: Embedder) -> tuple[list[str], np.ndarray]:
+    """Note vectors, embedded once per note text and cached beside the index (.npz)."""
+    key = ("note-vectors", embedder.name)
+    if key in index.derived_cache:
+        return index.derived_cache[key]
+    cache = EmbeddingCache(embedder, directory=index.vault / STATE_DIR)
+    paths = list(index.notes)
+    texts = [f"{index.notes[p].title}\n{index.notes[p].content[:_EMBED_CHARS]}" for p in paths]
+    matrix = cache.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
+    cache.save()
+    index.derived_cache[key] = (paths, matrix)
+    return paths, matrix
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+_HEADING = re.compile(r"^#{1,6}\s+", re.MULTILINE)
+
+
+def _preview(text: str) -> str:
+    """The text as a reader sees it: no comments, '#' markers or link brackets."""
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1), _COMMENT.sub(" ", text))
+    flat = " ".join(_HEADING.sub("", text).split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+__all__ = ["PREVIEW_CHARS", "UnifiedResult", "search_unified"]
