@@ -1,0 +1,56 @@
+"""Consolidation work tracked as beads issues, committed to git through GitPython.
+
+    from storage.beads import open_tracker
+    tracker = open_tracker("~/.config/cortexgraph/jsonl", search_parents=False)
+    issue = tracker.create("Merge 3 notes on PostgreSQL", labels=["consolidation:cluster"],
+                           metadata={"memory_ids": [...]}, dedupe_key="cluster:ab12")
+    if tracker.claim(issue.id, "semantic-merge"):
+        tracker.close(issue.id, "merged 3 memories")
+
+Imports nothing of ours but storage.errors; GitPython is imported when a tracker is opened.
+"""
+
+from __future__ import annotations
+
+from storage.beads.errors import (
+    CommitError,
+    IssueNotFoundError,
+    IssueRecordError,
+    TrackerUnavailableError,
+)
+from storage.beads.git_repo import GitIdentity
+from storage.beads.schema import (
+    ISSUE_TYPES,
+    STATUSES,
+    BeadsIssue,
+    Comment,
+    Dependency,
+    issue_as_json,
+    issue_from_line,
+    issue_from_record,
+    issue_to_line,
+    issue_to_record,
+)
+from storage.beads.tracker import DEDUPE_KEY, BeadsTracker, IssueCommit, open_tracker
+
+__all__ = [
+    "DEDUPE_KEY",
+    "ISSUE_TYPES",
+    "STATUSES",
+    "BeadsIssue",
+    "BeadsTracker",
+    "CommitError",
+    "Comment",
+    "Dependency",
+    "GitIdentity",
+    "IssueCommit",
+    "IssueNotFoundError",
+    "IssueRecordError",
+    "TrackerUnavailableError",
+    "issue_as_json",
+    "issue_from_line",
+    "issue_from_record",
+    "issue_to_line",
+    "issue_to_record",
+    "open_tracker",
+]

@@ -1,0 +1,176 @@
+"""Committing one file through GitPython, leaving the rest of a user's repository alone.
+
+A commit of ours is built from HEAD's tree with only our file's blob replaced, so staged or
+unstaged changes the user has elsewhere are never swept in (what ``git commit -- <file>``
+does). Objects are written with GitPython's pure-Python object database; we start no process.
+The index entry of our file is then refreshed so ``git status`` stays clean for it and a later
+``git commit`` by the user cannot revert our change. The author is set explicitly: a fresh
+machine has no git identity.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from storage.beads.errors import CommitError, TrackerUnavailableError
+
+if TYPE_CHECKING:
+    from git import Repo
+
+log = logging.getLogger(__name__)
+
+_TREE_MODE = b"40000"
+_BLOB_MODE = b"100644"
+
+
+@dataclass(frozen=True, slots=True)
+class GitIdentity:
+    name: str = "cortexgraph"
+    email: str = "cortexgraph@localhost"
+
+
+def _import_git() -> Any:
+    # GitPython refuses to import when no git executable is found; quiet that (we only use its
+    # pure-Python parts) and report any failure as an unusable tracker, not a crash at import.
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+    try:
+        import git
+        from gitdb import GitDB  # noqa: F401  (checked here, used in open_repo)
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise TrackerUnavailableError(f"GitPython is not usable here: {e}") from e
+    return git
+
+
+def open_repo(location: Path, *, search_parents: bool, init: bool = True) -> Repo:
+    """The repository at (or, with ``search_parents``, above) ``location``; created if asked."""
+    git = _import_git()
+    from gitdb import GitDB
+
+    location.mkdir(parents=True, exist_ok=True)
+    try:
+        repo = git.Repo(location, search_parent_directories=search_parents, odbt=GitDB)
+        if not search_parents and repo.working_tree_dir is not None:
+            if Path(repo.working_tree_dir).resolve() != location.resolve():
+                raise git.InvalidGitRepositoryError(location)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        if not init:
+            raise TrackerUnavailableError(f"{location} is not inside a git repository") from None
+        repo = _init_repo(git, location)
+    except git.GitError as e:
+        raise TrackerUnavailableError(f"cannot open the git repository at {location}: {e}") from e
+    if repo.bare or repo.working_tree_dir is None:
+        raise TrackerUnavailableError(
+            f"{repo.git_dir} is a bare repository; issues need a work tree"
+        )
+    return repo
+
+
+def _init_repo(git: Any, location: Path) -> Repo:
+    try:
+        repo = git.Repo.init(location, odbt=__import__("gitdb").GitDB)
+    except (git.GitError, OSError) as e:
+        raise TrackerUnavailableError(f"cannot create a git repository at {location}: {e}") from e
+    log.info("created git repository %s for beads issues", location)
+    return repo
+
+
+def _read_tree(repo: Repo, binsha: bytes | None) -> list[tuple[bytes, bytes, bytes]]:
+    """(mode, name, sha) entries of a tree, raw bytes so odd names round-trip exactly."""
+    if binsha is None:
+        return []
+    data = repo.odb.stream(binsha).read()
+    entries, i = [], 0
+    while i < len(data):
+        space = data.index(b" ", i)
+        nul = data.index(b"\0", space)
+        entries.append((data[i:space], data[space + 1 : nul], data[nul + 1 : nul + 21]))
+        i = nul + 21
+    return entries
+
+
+def _store(repo: Repo, kind: bytes, data: bytes) -> bytes:
+    from gitdb.base import IStream
+
+    return repo.odb.store(IStream(kind, len(data), BytesIO(data))).binsha
+
+
+def _write_tree(repo: Repo, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
+    # git orders tree entries by name, comparing a directory's name as if it ended with "/"
+    entries = sorted(entries, key=lambda e: e[1] + (b"/" if e[0] == _TREE_MODE else b""))
+    return _store(repo, b"tree", b"".join(m + b" " + n + b"\0" + s for m, n, s in entries))
+
+
+def _replace_path(repo: Repo, tree: bytes | None, parts: list[bytes], blob: bytes) -> bytes:
+    """A new tree equal to ``tree`` except that ``parts`` points at ``blob``."""
+    entries = _read_tree(repo, tree)
+    name, rest = parts[0], parts[1:]
+    current = next((e for e in entries if e[1] == name), None)
+    entries = [e for e in entries if e[1] != name]
+    if rest:
+        sub = current[2] if current is not None and current[0] == _TREE_MODE else None
+        entries.append((_TREE_MODE, name, _replace_path(repo, sub, rest, blob)))
+    else:
+        mode = current[0] if current is not None and current[0] != _TREE_MODE else _BLOB_MODE
+        entries.append((mode, name, blob))
+    return _write_tree(repo, entries)
+
+
+class GitFileCommitter:
+    """Commits single files of one repository; callers hold the tracker's lock."""
+
+    def __init__(self, repo: Repo, identity: GitIdentity | None = None) -> None:
+        self.repo = repo
+        self.identity = identity or GitIdentity()
+        self.root = Path(repo.working_tree_dir).resolve()  # type: ignore[arg-type]
+
+    @property
+    def lock_path(self) -> Path:
+        return Path(self.repo.git_dir) / "cortexgraph-beads.lock"
+
+    def commit_file(self, path: Path, message: str) -> str | None:
+        """Commit the file's current bytes; the new commit's sha, or None if nothing changed."""
+        git = _import_git()
+        from git.objects.tree import Tree
+
+        rel = path.resolve().relative_to(self.root)
+        try:
+            blob = _store(self.repo, b"blob", path.read_bytes())
+            try:
+                head = self.repo.head.commit
+            except ValueError:  # no commits yet
+                head = None
+            parts = [os.fsencode(p) for p in rel.parts]
+            tree_sha = _replace_path(self.repo, head.tree.binsha if head else None, parts, blob)
+            if head is not None and tree_sha == head.tree.binsha:
+                return None
+            actor = git.Actor(self.identity.name, self.identity.email)
+            commit = git.Commit.create_from_tree(
+                self.repo,
+                Tree(self.repo, tree_sha),
+                message,
+                parent_commits=[head] if head is not None else [],
+                head=True,
+                author=actor,
+                committer=actor,
+            )
+        except (git.GitError, OSError, ValueError) as e:
+            raise CommitError(f"wrote {rel} but could not commit it: {e}") from e
+        self._refresh_index(rel)
+        return commit.hexsha
+
+    def _refresh_index(self, rel: Path) -> None:
+        git = _import_git()
+        try:
+            index = self.repo.index
+            index.add([rel.as_posix()], write=True)
+        except (git.GitError, OSError, ValueError, AssertionError) as e:
+            # The commit stands; only `git status` will show the file as changed in the index.
+            log.warning("committed %s but could not refresh the git index: %s", rel, e)
+
+
+__all__ = ["GitFileCommitter", "GitIdentity", "open_repo"]

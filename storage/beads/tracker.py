@@ -1,0 +1,358 @@
+"""BeadsTracker: issues in ``.beads/issues.jsonl``, one git commit per change.
+
+Every change runs under one inter-process lock (kept in ``.git/`` so it never shows up as an
+untracked file): re-read the file, decide, rewrite atomically, commit. That makes ``claim``
+atomic across processes and keeps each commit's message about exactly one change.
+Structurally satisfies ``agents.protocols.IssueTracker`` (storage may not import agents).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from filelock import FileLock, Timeout
+
+from storage.beads.errors import CommitError, IssueNotFoundError
+from storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
+from storage.beads.ids import check_prefix, new_issue_id
+from storage.beads.issue_file import IssueFile, Snapshot
+from storage.beads.schema import ISSUE_TYPES, STATUSES, BeadsIssue, time_from_timestamp
+from storage.errors import InvalidInputError, StorageError
+
+if TYPE_CHECKING:
+    from git import Repo
+
+T = TypeVar("T")
+DEDUPE_KEY = "dedupe_key"
+BEADS_DIR = ".beads"
+ISSUES_FILE = "issues.jsonl"
+_TEXT_FIELDS = ("title", "description", "design", "acceptance_criteria", "notes")
+_UPDATABLE = frozenset(
+    {*_TEXT_FIELDS, "status", "priority", "issue_type", "assignee", "labels", "metadata"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IssueCommit:
+    """One commit of the tracker's history."""
+
+    sha: str
+    when: datetime
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    issue: BeadsIssue
+    message: str
+
+
+class BeadsTracker:
+    """The real IssueTracker. Create with :func:`open_tracker`."""
+
+    backend = "beads"
+
+    def __init__(
+        self,
+        repo: Repo,
+        beads_dir: Path,
+        *,
+        prefix: str = "cg",
+        identity: GitIdentity | None = None,
+        clock: Callable[[], float] = time.time,
+        lock_timeout: float = 60.0,
+    ) -> None:
+        self.prefix = check_prefix(prefix)
+        self.repo = repo
+        self.beads_dir = beads_dir
+        self.path = beads_dir / ISSUES_FILE
+        self.identity = identity or GitIdentity()
+        self._committer = GitFileCommitter(repo, self.identity)
+        self._file = IssueFile(self.path)
+        self._clock = clock
+        self._flock = FileLock(str(self._committer.lock_path), timeout=lock_timeout)
+        self._tlock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"BeadsTracker({str(self.path)!r}, prefix={self.prefix!r})"
+
+    # -- reading ------------------------------------------------------------------------
+    def query(
+        self,
+        *,
+        labels: Sequence[str] = (),
+        status: str | None = None,
+        assignee: str | None = None,
+        include_tombstones: bool = False,
+    ) -> list[BeadsIssue]:
+        """Issues carrying all ``labels`` (and the status/assignee if given), file order."""
+        wanted = set(labels)
+        with self._tlock:
+            issues = list(self._file.load().issues.values())
+        return [
+            i
+            for i in issues
+            if wanted <= set(i.labels)
+            and (status is None or i.status == status)
+            and (assignee is None or i.assignee == assignee)
+            and (include_tombstones or status == "tombstone" or i.status != "tombstone")
+        ]
+
+    def find(self, issue_id: str) -> BeadsIssue | None:
+        """By full id, or by the hash alone (``1a2b`` for ``cg-1a2b``)."""
+        with self._tlock:
+            issues = self._file.load().issues
+        return issues.get(issue_id) or issues.get(f"{self.prefix}-{issue_id}")
+
+    def get(self, issue_id: str) -> BeadsIssue:
+        issue = self.find(issue_id)
+        if issue is None:
+            raise IssueNotFoundError(f"no issue {issue_id!r} in {self.path}")
+        return issue
+
+    def unreadable_lines(self) -> list[tuple[int, str]]:
+        with self._tlock:
+            return list(self._file.load().unreadable)
+
+    def history(self, issue_id: str | None = None, *, limit: int = 50) -> list[IssueCommit]:
+        """Our commits (newest first) along HEAD's first-parent line, optionally for one issue."""
+        out: list[IssueCommit] = []
+        try:
+            commit = self.repo.head.commit
+        except ValueError:
+            return out
+        for _ in range(5000):  # bounded walk: a user's long history is not ours to scan
+            if commit.author.email == self.identity.email:
+                message = str(commit.message)
+                if issue_id is None or message.startswith(f"{issue_id}:"):
+                    out.append(IssueCommit(commit.hexsha, commit.authored_datetime, message))
+                    if len(out) >= limit:
+                        break
+            if not commit.parents:
+                break
+            commit = commit.parents[0]
+        return out
+
+    # -- changing -----------------------------------------------------------------------
+    def create(
+        self,
+        title: str,
+        *,
+        description: str = "",
+        labels: Sequence[str] = (),
+        priority: int = 2,
+        metadata: Mapping[str, Any] | None = None,
+        dedupe_key: str | None = None,
+        issue_type: str = "task",
+        assignee: str | None = None,
+    ) -> BeadsIssue:
+        """Open an issue; with ``dedupe_key``, return the issue already holding that key."""
+        title = _check_title(title)
+        _check_priority(priority)
+        if issue_type not in ISSUE_TYPES:
+            raise InvalidInputError(f"issue_type must be one of {ISSUE_TYPES}, got {issue_type!r}")
+        meta = dict(metadata or {})
+        if dedupe_key is not None:
+            meta[DEDUPE_KEY] = dedupe_key
+        clean_labels = _labels(labels)
+
+        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
+            if dedupe_key is not None:
+                for issue in snap.issues.values():
+                    if issue.status != "tombstone" and issue.metadata.get(DEDUPE_KEY) == dedupe_key:
+                        return issue, None
+            seed = f"{title}\x00{description}\x00{self.identity.name}\x00{now.isoformat()}"
+            issue_id = new_issue_id(self.prefix, seed, snap.issues, len(snap.issues))
+            issue = BeadsIssue(
+                id=issue_id,
+                title=title,
+                description=description,
+                status="open",
+                priority=priority,
+                issue_type=issue_type,
+                assignee=assignee or None,
+                created_at=now,
+                created_by=self.identity.name,
+                updated_at=now,
+                labels=clean_labels,
+                metadata=meta,
+            )
+            details = [f"labels: {', '.join(clean_labels)}"] if clean_labels else []
+            details.append(f"priority: {priority}")
+            return issue, _Change(issue, _message(f"{issue_id}: opened", title, details))
+
+        return self._transact(change)
+
+    def claim(self, issue_id: str, assignee: str) -> BeadsIssue | None:
+        """Take an open issue (status -> in_progress); None if it is not open or not free."""
+        if not assignee:
+            raise InvalidInputError("claim needs a non-empty assignee")
+
+        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue | None, _Change | None]:
+            issue = self._in(snap, issue_id)
+            if issue.status != "open" or issue.assignee not in (None, assignee):
+                return None, None
+            claimed = replace(issue, status="in_progress", assignee=assignee, updated_at=now)
+            return claimed, _Change(claimed, f"{issue.id}: claimed by {assignee}")
+
+        return self._transact(change)
+
+    def update(self, issue_id: str, **changes: Any) -> BeadsIssue:
+        """Replace fields (``metadata`` is merged); a closed status sets ``closed_at``."""
+        unknown = set(changes) - _UPDATABLE
+        if unknown:
+            raise InvalidInputError(
+                f"cannot update {sorted(unknown)}; allowed: {sorted(_UPDATABLE)}"
+            )
+        fields = _validated(changes)
+
+        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
+            issue = self._in(snap, issue_id)
+            new = dict(fields)
+            if "metadata" in new:
+                new["metadata"] = {**issue.metadata, **new["metadata"]}
+            if "status" in new and new["status"] != issue.status:
+                closing = new["status"] == "closed"
+                new["closed_at"] = now if closing else None
+                new["close_reason"] = issue.close_reason if closing else ""
+            updated = replace(issue, **new)
+            if updated == issue:
+                return issue, None
+            updated = replace(updated, updated_at=now)
+            said = [
+                f"status {issue.status} -> {updated.status}" if k == "status" else k
+                for k in sorted(new)
+                if k not in ("closed_at", "close_reason") and getattr(issue, k) != new[k]
+            ]
+            return updated, _Change(updated, f"{issue.id}: updated {', '.join(said)}")
+
+        return self._transact(change)
+
+    def close(self, issue_id: str, reason: str) -> BeadsIssue:
+        """Close with a reason; closing a closed issue returns it unchanged."""
+        reason = (reason or "").strip()
+
+        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
+            issue = self._in(snap, issue_id)
+            if issue.status == "closed":
+                return issue, None
+            closed = replace(
+                issue, status="closed", closed_at=now, close_reason=reason, updated_at=now
+            )
+            head, _, rest = reason.partition("\n")
+            subject = f"{issue.id}: closed ({head[:60]})" if head else f"{issue.id}: closed"
+            return closed, _Change(closed, _message(subject, rest.strip(), []))
+
+        return self._transact(change)
+
+    # -- machinery ----------------------------------------------------------------------
+    def _in(self, snap: Snapshot, issue_id: str) -> BeadsIssue:
+        issue = snap.issues.get(issue_id) or snap.issues.get(f"{self.prefix}-{issue_id}")
+        if issue is None:
+            raise IssueNotFoundError(f"no issue {issue_id!r} in {self.path}")
+        return issue
+
+    def _transact(self, change: Callable[[Snapshot, datetime], tuple[T, _Change | None]]) -> T:
+        with self._tlock:
+            try:
+                self._flock.acquire()
+            except Timeout as e:
+                raise StorageError(f"timed out waiting for the issue lock {e.lock_file}") from e
+            try:
+                snap = self._file.load()
+                result, done = change(snap, time_from_timestamp(self._clock()))
+                if done is not None:
+                    self._file.write(snap.with_changes([done.issue]))
+                    try:
+                        self._committer.commit_file(self.path, done.message)
+                    except CommitError:
+                        raise  # the file holds the change; the next commit will carry it
+                return result
+            finally:
+                self._flock.release()
+
+
+def _message(subject: str, title: str, details: list[str]) -> str:
+    if title and subject.endswith("opened"):
+        subject = f'{subject} "{title[:60]}"'
+        title = ""
+    body = "\n".join(x for x in [title, *details] if x)
+    return f"{subject}\n\n{body}\n" if body else f"{subject}\n"
+
+
+def _check_title(title: Any) -> str:
+    title = (title or "").strip() if isinstance(title, str) or title is None else title
+    if not isinstance(title, str) or not title or len(title) > 500:
+        raise InvalidInputError("an issue title must be 1-500 characters")
+    return title
+
+
+def _check_priority(priority: Any) -> None:
+    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 4:
+        raise InvalidInputError(f"priority must be an integer 0-4, got {priority!r}")
+
+
+def _labels(labels: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(labels, str):
+        raise InvalidInputError("labels must be a list of strings, not one string")
+    return tuple(dict.fromkeys(str(x).strip() for x in labels if str(x).strip()))
+
+
+def _validated(changes: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in changes.items():
+        if key == "title":
+            out[key] = _check_title(value)
+        elif key in _TEXT_FIELDS:
+            if not isinstance(value, str):
+                raise InvalidInputError(f"{key} must be a string")
+            out[key] = value
+        elif key == "status":
+            if value not in STATUSES:
+                raise InvalidInputError(f"status must be one of {STATUSES}, got {value!r}")
+            out[key] = value
+        elif key == "priority":
+            _check_priority(value)
+            out[key] = value
+        elif key == "issue_type":
+            if value not in ISSUE_TYPES:
+                raise InvalidInputError(f"issue_type must be one of {ISSUE_TYPES}")
+            out[key] = value
+        elif key == "assignee":
+            out[key] = value or None
+        elif key == "labels":
+            out[key] = _labels(value)
+        elif key == "metadata":
+            if not isinstance(value, Mapping):
+                raise InvalidInputError("metadata must be a mapping")
+            out[key] = dict(value)
+    return out
+
+
+def open_tracker(
+    storage_dir_or_repo: str | Path,
+    prefix: str = "cg",
+    *,
+    search_parents: bool = True,
+    init: bool = True,
+    identity: GitIdentity | None = None,
+    clock: Callable[[], float] = time.time,
+) -> BeadsTracker:
+    """The tracker whose issues live in ``<location>/.beads/issues.jsonl``.
+
+    With ``search_parents`` (a project directory) the repository containing ``location`` is
+    used; without it (the storage directory) ``location`` must be its own repository's root.
+    A missing repository is created when ``init``. Raises TrackerUnavailableError otherwise.
+    """
+    location = Path(storage_dir_or_repo).expanduser().resolve()
+    repo = open_repo(location, search_parents=search_parents, init=init)
+    return BeadsTracker(repo, location / BEADS_DIR, prefix=prefix, identity=identity, clock=clock)
+
+
+__all__ = ["DEDUPE_KEY", "BeadsTracker", "IssueCommit", "open_tracker"]
