@@ -1,9 +1,9 @@
 """cortexgraph's short-term memory store. Imports nothing else of cortexgraph.
 
-    from storage import open_store
-    store = open_store("~/.config/cortexgraph/jsonl")
-    m = store.save("We chose PostgreSQL for the ledger", tags=["decision"])
-    store.search("ledger database")
+from storage import open_store
+store = open_store("~/.config/cortexgraph/jsonl")
+m = store.save("We chose PostgreSQL for the ledger", tags=["decision"])
+store.search("ledger database")
 """
 
 from __future__ import annotations

@@ -8,10 +8,13 @@ implements every operation on top of three persistence hooks; ``InMemoryStore`` 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -137,6 +140,15 @@ class MemoryStore(Protocol):
     def __contains__(self, memory_id: object) -> bool: ...
 
 
+def _encode(record: dict[str, Any], what: str) -> str:
+    try:
+        return json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{what} cannot be stored as JSON ({exc}); use strings, numbers, lists and objects"
+        ) from exc
+
+
 def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
@@ -167,12 +179,14 @@ class IndexedStore:
         self.quarantined_lines = 0
 
     # -- persistence hooks ---------------------------------------------------------------------
-    def _persist_memories(self, memories: Sequence[Memory]) -> None:
-        """Called after validation, before the in-memory indexes change."""
+    def _persist_memories(self, memories: Sequence[Memory], lines: Sequence[str]) -> None:
+        """Called after validation, before the in-memory indexes change; ``lines`` are JSON."""
 
-    def _persist_relations(self, relations: Sequence[Relation]) -> None: ...
+    def _persist_relations(self, relations: Sequence[Relation], lines: Sequence[str]) -> None: ...
 
-    def _persist_deletions(self, memory_ids: Sequence[str], relation_ids: Sequence[str]) -> None: ...
+    def _persist_deletions(
+        self, memory_ids: Sequence[str], relation_ids: Sequence[str]
+    ) -> None: ...
 
     def _sync(self) -> None:
         """Bring the in-memory view up to date with what other processes wrote."""
@@ -180,12 +194,41 @@ class IndexedStore:
     def _file_bytes(self) -> int:
         return 0
 
+    def _exclusive(self) -> AbstractContextManager[Any]:
+        """Held around read-modify-write (update, touch, delete): no other writer in between."""
+        return contextlib.nullcontext()
+
+    def _load(self, memories: Iterable[Memory], relations: Iterable[Relation]) -> None:
+        """Index a whole snapshot (load, reload, copy): the hot path of opening a big store."""
+        by_id, by_tag, by_entity, by_status = (
+            self._memories, self._by_tag, self._by_entity, self._by_status
+        )  # fmt: skip
+        text_add = self._text.add
+        for m in memories:
+            if m.id in by_id:
+                self._index_memory(m)
+                continue
+            mid = m.id
+            by_id[mid] = m
+            for tag in m.meta.tags:
+                by_tag.setdefault(tag.lower(), set()).add(mid)
+            for ent in m.entities:
+                by_entity.setdefault(ent.lower(), set()).add(mid)
+            by_status[m.status].add(mid)
+            text_add(mid, searchable_text(m))
+        for r in relations:
+            self._index_relation(r)
+
     # -- index maintenance ---------------------------------------------------------------------
     def _index_memory(self, memory: Memory) -> None:
         old = self._memories.get(memory.id)
         if old is not None:
-            self._unindex_memory(old, keep_text=old.content == memory.content and old.tags
-                                 == memory.tags and old.entities == memory.entities)
+            self._unindex_memory(
+                old,
+                keep_text=old.content == memory.content
+                and old.tags == memory.tags
+                and old.entities == memory.entities,
+            )
         self._memories[memory.id] = memory
         for tag in memory.tags:
             self._by_tag.setdefault(tag.lower(), set()).add(memory.id)
@@ -214,6 +257,8 @@ class IndexedStore:
             self._text.remove(memory.id)
 
     def _index_relation(self, relation: Relation) -> None:
+        if relation.id in self._relations:
+            self._unindex_relation(relation.id)
         self._relations[relation.id] = relation
         self._relations_by_memory.setdefault(relation.from_memory_id, set()).add(relation.id)
         self._relations_by_memory.setdefault(relation.to_memory_id, set()).add(relation.id)
@@ -242,9 +287,16 @@ class IndexedStore:
         self._text = TextIndex()
 
     # -- validation ----------------------------------------------------------------------------
-    def _validate(self, memory: Memory) -> Memory:
+    def _validate(self, memory: Memory) -> tuple[Memory, str]:
+        """The memory as it will be stored, and its JSON line.
+
+        The line is parsed back with the loader's own rules, so nothing is ever written that a
+        later load would refuse (and quarantine).
+        """
+        if not isinstance(memory, Memory):
+            raise InvalidInputError(f"expected a Memory, got {type(memory).__name__}")
         if not isinstance(memory.content, str) or not memory.content.strip():
-            raise InvalidInputError("content must be a non-empty string")
+            raise InvalidInputError("content must be a non-empty string; nothing to remember")
         size = len(memory.content.encode("utf-8"))
         if size > self.config.max_content_bytes:
             raise ContentTooLargeError(
@@ -253,11 +305,25 @@ class IndexedStore:
             )
         validate_id(memory.id)
         validate_strength(memory.strength)
-        return replace(
-            memory,
-            meta=replace(memory.meta, tags=validate_tags(memory.meta.tags)),
-            entities=validate_tags(memory.entities, "entities"),
-        )
+        line = _encode(memory.to_json(), "memory")
+        return Memory.from_json(json.loads(line)), line
+
+    def _validate_relation(self, relation: Relation) -> tuple[Relation, str]:
+        if not isinstance(relation, Relation):
+            raise InvalidInputError(f"expected a Relation, got {type(relation).__name__}")
+        if (
+            not isinstance(relation.relation_type, str)
+            or relation.relation_type not in RELATION_TYPES
+        ):
+            raise InvalidInputError(
+                f"unknown relation_type {relation.relation_type!r}; "
+                f"choose one of {', '.join(sorted(RELATION_TYPES))}"
+            )
+        validate_strength(relation.strength, upper=1.0)
+        if relation.from_memory_id == relation.to_memory_id:
+            raise InvalidInputError("a relation needs two different memories")
+        line = _encode(relation.to_json(), "relation")
+        return Relation.from_json(json.loads(line)), line
 
     # -- memories ------------------------------------------------------------------------------
     def save(
@@ -294,9 +360,11 @@ class IndexedStore:
         return self.put_many([memory])[0]
 
     def put_many(self, memories: Iterable[Memory]) -> list[Memory]:
-        checked = [self._validate(m) for m in memories]
+        """Insert or replace memories (all validated before anything is written)."""
+        pairs = [self._validate(m) for m in memories]
+        checked = [m for m, _ in pairs]
         with self._lock:
-            self._persist_memories(checked)
+            self._persist_memories(checked, [line for _, line in pairs])
             for m in checked:
                 self._index_memory(m)
         return checked
@@ -321,7 +389,7 @@ class IndexedStore:
 
     def update(self, memory_id: str, **changes: Any) -> Memory:
         """Change fields of a memory; ``tags``, ``source``, ``context``, ``extra`` edit its meta."""
-        with self._lock:
+        with self._lock, self._exclusive():
             memory = self.get(memory_id)
             meta_changes = {k: changes.pop(k) for k in ("tags", "source", "context", "extra")
                             if k in changes}  # fmt: skip
@@ -338,12 +406,16 @@ class IndexedStore:
             if meta_changes:
                 if "tags" in meta_changes:
                     meta_changes["tags"] = validate_tags(meta_changes["tags"])
+                if "extra" in meta_changes and not isinstance(meta_changes["extra"], Mapping):
+                    raise InvalidInputError(
+                        "extra must be an object (a mapping of names to values)"
+                    )
                 changes["meta"] = replace(memory.meta, **meta_changes)
             return self.put(replace(memory, **changes))
 
     def delete(self, memory_id: str) -> None:
         """Delete a memory and every relation that touches it."""
-        with self._lock:
+        with self._lock, self._exclusive():
             memory = self.get(memory_id)
             rel_ids = sorted(self._relations_by_memory.get(memory_id, ()))
             self._persist_deletions([memory_id], rel_ids)
@@ -387,7 +459,7 @@ class IndexedStore:
     ) -> Memory:
         """Record a use: last_used = now, use_count + 1, optionally strength + 0.1 (max 2)."""
         ts = int(time.time() if now is None else now)
-        with self._lock:
+        with self._lock, self._exclusive():
             m = self.get(memory_id)
             strength = min(2.0, m.strength + 0.1) if boost_strength else m.strength
             return self.put(replace(m, last_used=ts, use_count=m.use_count + 1, strength=strength))
@@ -403,6 +475,8 @@ class IndexedStore:
         metadata: Mapping[str, Any] | None = None,
         now: float | None = None,
     ) -> Relation:
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError("relation metadata must be an object (a mapping)")
         relation = Relation(
             id=new_id(),
             from_memory_id=from_memory_id,
@@ -415,18 +489,12 @@ class IndexedStore:
         return self.put_relation(relation)
 
     def put_relation(self, relation: Relation) -> Relation:
-        if relation.relation_type not in RELATION_TYPES:
-            raise InvalidInputError(
-                f"unknown relation_type {relation.relation_type!r}; "
-                f"choose one of {', '.join(sorted(RELATION_TYPES))}"
-            )
-        validate_strength(relation.strength, upper=1.0)
-        if relation.from_memory_id == relation.to_memory_id:
-            raise InvalidInputError("a relation needs two different memories")
-        with self._lock:
+        """Insert or replace a relation between two existing memories."""
+        relation, line = self._validate_relation(relation)
+        with self._lock, self._exclusive():
             self.get(relation.from_memory_id)
             self.get(relation.to_memory_id)
-            self._persist_relations([relation])
+            self._persist_relations([relation], [line])
             self._index_relation(relation)
         return relation
 
@@ -445,7 +513,7 @@ class IndexedStore:
 
     def delete_relation(self, relation_id: str) -> None:
         validate_id(relation_id, "relation id")
-        with self._lock:
+        with self._lock, self._exclusive():
             self._sync()
             if relation_id not in self._relations:
                 raise RelationNotFoundError(f"no relation with id {relation_id!r}")
@@ -514,10 +582,7 @@ class InMemoryStore(IndexedStore):
     def copy_of(cls, store: MemoryStore) -> InMemoryStore:
         """A scratch copy of another store's records (a dry run works on this)."""
         clone = cls(store.config, dense=getattr(store, "dense", None))
-        for m in store.list():
-            clone._index_memory(m)
-        for r in store.relations():
-            clone._index_relation(r)
+        clone._load(store.list(), store.relations())
         return clone
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from storage.errors import InvalidInputError
 from storage.models import Memory
@@ -22,7 +22,7 @@ DAY = 86_400.0
 LN2 = math.log(2.0)
 
 
-class DecayModel(str, Enum):
+class DecayModel(StrEnum):
     EXPONENTIAL = "exponential"
     POWER_LAW = "power_law"
     TWO_COMPONENT = "two_component"

@@ -1,25 +1,28 @@
 """The JSONL short-term memory store: append-only files shared safely by several processes.
 
-Layout of a storage directory (names as in cortexgraph 1.x):
+Layout of a storage directory (record names as in cortexgraph 1.x):
 
-    memories.jsonl               one memory per line; an update appends the whole record
-    relations.jsonl              one relation per line
+    memories.jsonl                 one memory per line; an update appends the whole record
+    relations.jsonl                one relation per line
     {"id": ..., "_deleted": true}  a tombstone line deletes (1.x's format)
-    *.quarantine.jsonl           lines that could not be read, moved aside with the reason
-    .cortexgraph.lock            the inter-process lock held around appends and compaction
+    *.quarantine.jsonl             lines that could not be read, moved aside with the reason
+    .cortexgraph.lock              the inter-process lock held around every write and catch-up
+    .cortexgraph.generation        bumped whenever a file is rewritten (compaction, quarantine)
 
 Every write happens under the lock after catching up with what other processes appended, so
 several writers (MCP server, Prefect flow, CLI) never lose each other's records. Readers notice
-another process's appends (size) or compaction (inode) with one ``stat`` and catch up.
+another process's appends with a ``stat`` (size) and a rewrite with the generation counter: an
+inode number alone is not enough, because the filesystem reuses freed inodes at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,11 @@ from storage.models import Memory, Relation
 
 log = logging.getLogger(__name__)
 
+_GEN_WIDTH = 20
+# What a line that cannot be read raises: json (ValueError), not an object / no id (TypeError,
+# KeyError), a bad field (InvalidInputError, a ValueError).
+_BAD_LINE = (ValueError, TypeError, KeyError, CortexGraphError)
+
 
 @dataclass(slots=True)
 class _FileCursor:
@@ -41,7 +49,15 @@ class _FileCursor:
     offset: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _BadLine:
+    raw: bytes
+    reason: str
+
+
 class JSONLStore(IndexedStore):
+    """``IndexedStore`` persisted to append-only JSONL files in the directory ``path``."""
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -52,173 +68,253 @@ class JSONLStore(IndexedStore):
         self.path = Path(path).expanduser()
         if self.path.exists() and not self.path.is_dir():
             raise InvalidInputError(
-                f"storage path {self.path} is a file; CORTEXGRAPH_STORAGE_PATH must be a directory"
+                f"storage path {self.path} is a file, not a directory; point "
+                "CORTEXGRAPH_STORAGE_PATH (or --storage-path) at a directory"
             )
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create storage directory {self.path}: {exc}") from exc
-        self._mem_cursor = _FileCursor(self.path / self.config.memories_filename)
-        self._rel_cursor = _FileCursor(self.path / self.config.relations_filename)
+        self._mem = _FileCursor(self.path / self.config.memories_filename)
+        self._rel = _FileCursor(self.path / self.config.relations_filename)
+        self._gen_path = self.path / ".cortexgraph.generation"
+        self._generation = -1
         self._flock = FileLock(str(self.path / ".cortexgraph.lock"))
-        with self._lock, self._flock:
-            self._reload_all()
+        try:
+            with self._lock, self._flock:
+                self._reload_all()
+        except OSError as exc:
+            if isinstance(exc, CortexGraphError):
+                raise
+            raise StorageError(f"cannot open store in {self.path}: {exc}") from exc
 
-    # -- reading -------------------------------------------------------------------------------
-    def _stat(self, cursor: _FileCursor) -> tuple[int, int]:
+    # -- change detection ----------------------------------------------------------------------
+    @staticmethod
+    def _stat(cursor: _FileCursor) -> tuple[int, int]:
         try:
             st = cursor.path.stat()
         except FileNotFoundError:
             return (-1, 0)
         return (st.st_ino, st.st_size)
 
+    def _read_generation(self) -> int:
+        try:
+            fd = os.open(self._gen_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return 0
+        try:
+            raw = os.pread(fd, _GEN_WIDTH, 0)
+        finally:
+            os.close(fd)
+        try:
+            return int(raw.strip() or 0)
+        except ValueError:
+            return 0
+
+    def _bump_generation(self) -> None:
+        """Caller holds the lock. Written in place (fixed width) so its identity never changes."""
+        gen = self._read_generation() + 1
+        fd = os.open(self._gen_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, str(gen).rjust(_GEN_WIDTH).encode(), 0)
+        finally:
+            os.close(fd)
+        self._generation = gen
+
     def _changed(self) -> bool:
-        for c in (self._mem_cursor, self._rel_cursor):
-            ino, size = self._stat(c)
-            if ino != c.inode or size != c.offset:
-                return True
-        return False
+        if self._read_generation() != self._generation:
+            return True
+        return any(self._stat(c) != (c.inode, c.offset) for c in (self._mem, self._rel))
+
+    def _catch_up(self) -> None:
+        """Caller holds the lock: apply others' appends, or reload after a rewrite."""
+        if self._read_generation() != self._generation:
+            self._reload_all()
+            return
+        stats = [(c, self._stat(c)) for c in (self._mem, self._rel)]
+        if any(ino != c.inode or size < c.offset for c, (ino, size) in stats):
+            self._reload_all()
+            return
+        for (c, (_, size)), apply in zip(
+            stats, (self._apply_memory, self._apply_relation), strict=True
+        ):
+            if size != c.offset:
+                self._read_tail(c, apply)
 
     def _sync(self) -> None:
-        if not self._changed():
-            return
+        if self._changed():
+            with self._flock:
+                self._catch_up()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
         with self._flock:
-            for c in (self._mem_cursor, self._rel_cursor):
-                ino, size = self._stat(c)
-                if ino != c.inode or size < c.offset:
-                    self._reload_all()
-                    return
-            self._read_tail(self._mem_cursor, self._apply_memory_line)
-            self._read_tail(self._rel_cursor, self._apply_relation_line)
+            self._catch_up()
+            yield
+
+    # -- reading -------------------------------------------------------------------------------
+    def _read_new_bytes(self, cursor: _FileCursor) -> tuple[int, int, bytes]:
+        try:
+            with cursor.path.open("rb") as f:
+                ino = os.fstat(f.fileno()).st_ino
+                f.seek(cursor.offset if ino == cursor.inode else 0)
+                data = f.read()
+        except FileNotFoundError:
+            return (-1, 0, b"")
+        except OSError as exc:
+            raise StorageError(f"cannot read {cursor.path}: {exc}") from exc
+        return ino, (cursor.offset if ino == cursor.inode else 0) + len(data), data
 
     def _reload_all(self) -> None:
+        """Read both files from the start; keep the last line per id, then index once."""
         self._clear_indexes()
-        for c in (self._mem_cursor, self._rel_cursor):
+        self._generation = self._read_generation()
+        for c in (self._mem, self._rel):
             c.inode, c.offset = -1, 0
-        self._read_tail(self._mem_cursor, self._apply_memory_line)
-        self._read_tail(self._rel_cursor, self._apply_relation_line)
+        memories, bad = self._snapshot(self._mem, Memory.from_json)
+        if bad:
+            self._quarantine(self._mem, bad)
+        relations, bad = self._snapshot(self._rel, Relation.from_json)
+        if bad:
+            self._quarantine(self._rel, bad)
+        self._load(memories, relations)
         self.quarantined_lines = sum(
-            _count_lines(self._quarantine_path(c)) for c in (self._mem_cursor, self._rel_cursor)
+            _count_lines(_quarantine_path(c.path)) for c in (self._mem, self._rel)
         )
 
-    def _read_tail(self, cursor: _FileCursor, apply: Any) -> None:
+    def _snapshot(self, cursor: _FileCursor, build: Callable[[Any], Any]) -> tuple[list, list]:
+        """Live records of one file (last line wins, tombstones delete) and its unreadable lines."""
+        ino, end, data = self._read_new_bytes(cursor)
+        cursor.inode, cursor.offset = ino, end
+        latest: dict[str, tuple[bytes, dict[str, Any]]] = {}
+        bad: list[_BadLine] = []
+        for raw in data.split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+                rid = obj["id"]
+                if not isinstance(rid, str):
+                    raise InvalidInputError(f"id must be a string, got {rid!r}")
+            except _BAD_LINE as exc:
+                bad.append(_BadLine(raw, _reason(exc)))
+                continue
+            if obj.get("_deleted") is True:
+                latest.pop(rid, None)
+            else:
+                latest.pop(rid, None)  # re-insert so the dict keeps last-write order
+                latest[rid] = (raw, obj)
+        records: dict[str, Any] = {}
+        failed: set[str] = set()
+        for rid, (raw, obj) in latest.items():
+            try:
+                records[rid] = build(obj)
+            except _BAD_LINE as exc:
+                bad.append(_BadLine(raw, _reason(exc)))
+                failed.add(rid)
+        if failed:  # the newest line of these is bad: fall back to their last good one
+            records.update(_replay(data, failed, build))
+        return list(records.values()), bad
+
+    def _read_tail(self, cursor: _FileCursor, apply: Callable[[Any], None]) -> None:
         """Apply complete lines past the cursor; quarantine lines that cannot be read."""
-        ino, size = self._stat(cursor)
-        if ino == -1:
-            cursor.inode, cursor.offset = -1, 0
-            return
-        with cursor.path.open("rb") as f:
-            f.seek(cursor.offset)
-            data = f.read(size - cursor.offset)
+        ino, end, data = self._read_new_bytes(cursor)
+        cursor.inode, cursor.offset = ino, end
         # We hold the lock, so no writer is mid-line: an unterminated tail is torn for good.
-        bad: list[tuple[int, bytes, str]] = []
-        for n, raw in enumerate(data.split(b"\n")):
+        bad: list[_BadLine] = []
+        for raw in data.split(b"\n"):
             if not raw.strip():
                 continue
             try:
                 apply(json.loads(raw))
-            except (ValueError, CortexGraphError, TypeError, KeyError) as exc:
-                bad.append((n, raw, f"{type(exc).__name__}: {exc}"))
-        cursor.inode, cursor.offset = ino, size
+            except _BAD_LINE as exc:
+                bad.append(_BadLine(raw, _reason(exc)))
         if bad:
             self._quarantine(cursor, bad)
+            self.quarantined_lines += len(bad)
 
-    def _apply_memory_line(self, obj: Any) -> None:
-        if isinstance(obj, dict) and obj.get("_deleted"):
+    def _apply_memory(self, obj: Any) -> None:
+        if obj.get("_deleted") is True:
             old = self._memories.get(obj["id"])
             if old is not None:
                 self._unindex_memory(old)
             return
         self._index_memory(Memory.from_json(obj))
 
-    def _apply_relation_line(self, obj: Any) -> None:
-        if isinstance(obj, dict) and obj.get("_deleted"):
+    def _apply_relation(self, obj: Any) -> None:
+        if obj.get("_deleted") is True:
             self._unindex_relation(obj["id"])
             return
         self._index_relation(Relation.from_json(obj))
 
-    def _quarantine_path(self, cursor: _FileCursor) -> Path:
-        return cursor.path.with_suffix(".quarantine.jsonl")
-
-    def _quarantine(self, cursor: _FileCursor, bad: list[tuple[int, bytes, str]]) -> None:
-        """Move unreadable lines aside (with the reason) and rewrite the file without them."""
-        qpath = self._quarantine_path(cursor)
+    def _quarantine(self, cursor: _FileCursor, bad: list[_BadLine]) -> None:
+        """Move unreadable lines aside (with the reason); rewrite the file without them."""
+        qpath = _quarantine_path(cursor.path)
         now = int(time.time())
-        with qpath.open("a", encoding="utf-8") as q:
-            for _, raw, reason in bad:
-                q.write(json.dumps({"quarantined_at": now, "file": cursor.path.name,
-                                    "reason": reason, "line": raw.decode("utf-8", "replace")})
-                        + "\n")  # fmt: skip
-        bad_lines = {raw for _, raw, _ in bad}
-        kept = [
-            line for line in cursor.path.read_bytes().split(b"\n")
-            if line.strip() and line not in bad_lines
+        entries = [
+            json.dumps({"quarantined_at": now, "file": cursor.path.name, "reason": b.reason,
+                        "line": b.raw.decode("utf-8", "replace")}, ensure_ascii=False) + "\n"
+            for b in bad
         ]  # fmt: skip
-        self._atomic_write(cursor.path, [line + b"\n" for line in kept])
+        try:
+            with qpath.open("a", encoding="utf-8") as q:
+                q.writelines(entries)
+                q.flush()
+                os.fsync(q.fileno())
+        except OSError as exc:
+            raise StorageError(f"cannot write quarantine file {qpath}: {exc}") from exc
+        bad_lines = {b.raw for b in bad}
+        kept = [
+            line + b"\n"
+            for line in cursor.path.read_bytes().split(b"\n")
+            if line.strip() and line not in bad_lines
+        ]
+        self._atomic_write(cursor.path, kept)
         cursor.inode, cursor.offset = self._stat(cursor)
-        self.quarantined_lines += len(bad)
+        self._bump_generation()
         log.warning(
             "cortexgraph: moved %d unreadable line(s) from %s to %s (first: %s)",
-            len(bad), cursor.path, qpath, bad[0][2],
+            len(bad), cursor.path, qpath, bad[0].reason,
         )  # fmt: skip
 
     # -- writing -------------------------------------------------------------------------------
     def _append(self, cursor: _FileCursor, lines: Sequence[str]) -> None:
+        """Caller holds the lock and has caught up, so ``cursor.offset`` is the file's end."""
         if not lines:
             return
-        payload = "".join(lines).encode("utf-8")
+        payload = ("\n".join(lines) + "\n").encode("utf-8")
         try:
-            with open(cursor.path, "ab") as f:
-                if f.tell() > 0:
-                    # A writer killed mid-line left no newline: start ours on a fresh line.
-                    with open(cursor.path, "rb") as r:
-                        r.seek(-1, os.SEEK_END)
-                        if r.read(1) != b"\n":
-                            payload = b"\n" + payload
+            with open(cursor.path, "a+b") as f:
+                end = f.seek(0, os.SEEK_END)
+                # A writer killed mid-line left no newline: start ours on a fresh line.
+                if end > 0 and os.pread(f.fileno(), 1, end - 1) != b"\n":
+                    payload = b"\n" + payload
                 f.write(payload)
                 f.flush()
                 if self.config.fsync:
                     os.fsync(f.fileno())
+                cursor.inode, cursor.offset = os.fstat(f.fileno()).st_ino, f.tell()
         except OSError as exc:
             raise StorageError(f"cannot write {cursor.path}: {exc}") from exc
-        ino, size = self._stat(cursor)
-        cursor.inode, cursor.offset = ino, size
 
-    def _write_locked(self, fn: Any) -> None:
-        with self._flock:
-            # Catch up first: what others appended must be in our indexes before our lines.
-            if self._changed():
-                for c in (self._mem_cursor, self._rel_cursor):
-                    ino, size = self._stat(c)
-                    if ino != c.inode or size < c.offset:
-                        self._reload_all()
-                        break
-                else:
-                    self._read_tail(self._mem_cursor, self._apply_memory_line)
-                    self._read_tail(self._rel_cursor, self._apply_relation_line)
-            fn()
+    def _persist_memories(self, memories: Sequence[Memory], lines: Sequence[str]) -> None:
+        with self._exclusive():
+            self._append(self._mem, lines)
 
-    def _persist_memories(self, memories: Sequence[Memory]) -> None:
-        lines = [json.dumps(m.to_json(), ensure_ascii=False) + "\n" for m in memories]
-        self._write_locked(lambda: self._append(self._mem_cursor, lines))
-
-    def _persist_relations(self, relations: Sequence[Relation]) -> None:
-        lines = [json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in relations]
-        self._write_locked(lambda: self._append(self._rel_cursor, lines))
+    def _persist_relations(self, relations: Sequence[Relation], lines: Sequence[str]) -> None:
+        with self._exclusive():
+            self._append(self._rel, lines)
 
     def _persist_deletions(self, memory_ids: Sequence[str], relation_ids: Sequence[str]) -> None:
-        def write() -> None:
-            self._append(self._rel_cursor, [_tombstone(r) for r in relation_ids])
-            self._append(self._mem_cursor, [_tombstone(m) for m in memory_ids])
-
-        self._write_locked(write)
+        with self._exclusive():
+            self._append(self._rel, [_tombstone(r) for r in relation_ids])
+            self._append(self._mem, [_tombstone(m) for m in memory_ids])
 
     def _atomic_write(self, path: Path, chunks: Sequence[bytes]) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             with tmp.open("wb") as f:
-                for chunk in chunks:
-                    f.write(chunk)
+                f.writelines(chunks)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
@@ -234,8 +330,8 @@ class JSONLStore(IndexedStore):
     def compact(self) -> CompactionReport:
         """Rewrite both files with one line per live record (fsync + atomic replace)."""
         with self._lock, self._flock:
-            self._reload_all()
-            before_lines = sum(_count_lines(c.path) for c in (self._mem_cursor, self._rel_cursor))
+            self._catch_up()
+            before_lines = sum(_count_lines(c.path) for c in (self._mem, self._rel))
             before_bytes = self._file_bytes()
             mem_lines = [
                 (json.dumps(m.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
@@ -245,10 +341,11 @@ class JSONLStore(IndexedStore):
                 (json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
                 for r in sorted(self._relations.values(), key=lambda r: (r.created_at, r.id))
             ]
-            self._atomic_write(self._mem_cursor.path, mem_lines)
-            self._atomic_write(self._rel_cursor.path, rel_lines)
-            for c in (self._mem_cursor, self._rel_cursor):
+            self._atomic_write(self._mem.path, mem_lines)
+            self._atomic_write(self._rel.path, rel_lines)
+            for c in (self._mem, self._rel):
                 c.inode, c.offset = self._stat(c)
+            self._bump_generation()
             return CompactionReport(
                 memories_kept=len(mem_lines),
                 relations_kept=len(rel_lines),
@@ -259,15 +356,42 @@ class JSONLStore(IndexedStore):
             )
 
     def _file_bytes(self) -> int:
-        return sum(self._stat(c)[1] for c in (self._mem_cursor, self._rel_cursor))
+        return sum(self._stat(c)[1] for c in (self._mem, self._rel))
 
     def reload(self) -> None:
+        """Drop the in-memory view and read the files again."""
         with self._lock, self._flock:
             self._reload_all()
 
 
+def _replay(data: bytes, ids: set[str], build: Callable[[Any], Any]) -> dict[str, Any]:
+    """State of ``ids`` from applying their lines in order, skipping the unreadable ones."""
+    state: dict[str, Any] = {}
+    for raw in data.split(b"\n"):
+        try:
+            obj = json.loads(raw)
+            rid = obj["id"]
+            if rid not in ids:
+                continue
+            if obj.get("_deleted") is True:
+                state.pop(rid, None)
+            else:
+                state[rid] = build(obj)
+        except _BAD_LINE:
+            continue
+    return state
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _quarantine_path(path: Path) -> Path:
+    return path.with_suffix(".quarantine.jsonl")
+
+
 def _tombstone(record_id: str) -> str:
-    return json.dumps({"id": record_id, "_deleted": True}) + "\n"
+    return json.dumps({"id": record_id, "_deleted": True})
 
 
 def _count_lines(path: Path) -> int:

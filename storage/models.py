@@ -7,12 +7,14 @@ is also what the append-only JSONL file stores.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from storage.errors import InvalidInputError
@@ -25,7 +27,7 @@ RELATION_TYPES = frozenset(
 )
 
 
-class MemoryStatus(str, Enum):
+class MemoryStatus(StrEnum):
     ACTIVE = "active"
     PROMOTED = "promoted"
     ARCHIVED = "archived"
@@ -95,16 +97,17 @@ class MemoryMeta:
         if data is None:
             return cls()
         if isinstance(data, str):  # 1.x's SQLite rows keep meta as a JSON string
-            import json
-
             data = json.loads(data)
         if not isinstance(data, Mapping):
             raise InvalidInputError("meta must be an object")
+        extra = data.get("extra") or {}
+        if not isinstance(extra, Mapping):
+            raise InvalidInputError(f"meta.extra must be an object, got {type(extra).__name__}")
         return cls(
             tags=validate_tags(data.get("tags") or ()),
-            source=data.get("source"),
-            context=data.get("context"),
-            extra=dict(data.get("extra") or {}),
+            source=_opt_str(data.get("source"), "meta.source"),
+            context=_opt_str(data.get("context"), "meta.context"),
+            extra=dict(extra),
         )
 
 
@@ -113,6 +116,8 @@ _MEMORY_FIELDS = (
     "status", "promoted_at", "promoted_to", "review_priority", "last_review_at", "review_count",
     "cross_domain_count",
 )  # fmt: skip
+# ``embed`` is 1.x's inline vector: accepted on read, never written (vectors live in a sidecar).
+_MEMORY_KEYS = frozenset(_MEMORY_FIELDS) | {"embed"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +176,11 @@ class Memory:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Memory:
-        """Build a memory from a JSONL object; raises InvalidInputError on a bad record."""
+        """Build a memory from a JSONL object; raises InvalidInputError on a bad record.
+
+        Strict about types and ranges, so that a record we would refuse to save is also one we
+        refuse to load (the store quarantines it instead of serving nonsense).
+        """
         if not isinstance(data, Mapping):
             raise InvalidInputError("a memory record must be a JSON object")
         try:
@@ -181,27 +190,29 @@ class Memory:
         content = data.get("content")
         if not isinstance(content, str):
             raise InvalidInputError("memory content must be a string")
-        unknown = {k: v for k, v in data.items() if k not in _MEMORY_FIELDS and k != "embed"}
+        unknown = {k: v for k, v in data.items() if k not in _MEMORY_KEYS}
         try:
+            created_at = _int(data.get("created_at"), "created_at", 0)
+            strength = data.get("strength", 1.0)
             return cls(
                 id=validate_id(data.get("id")),
                 content=content,
                 meta=MemoryMeta.from_json(data.get("meta")),
                 entities=validate_tags(_json_list(data.get("entities")), "entities"),
-                created_at=int(data.get("created_at") or 0),
-                last_used=int(data.get("last_used") or data.get("created_at") or 0),
-                use_count=int(data.get("use_count") or 0),
-                strength=float(data.get("strength", 1.0)),
+                created_at=created_at,
+                last_used=_int(data.get("last_used"), "last_used", created_at),
+                use_count=_count(data.get("use_count"), "use_count"),
+                strength=validate_strength(1.0 if strength is None else strength),
                 status=status,
-                promoted_at=_opt_int(data.get("promoted_at")),
-                promoted_to=data.get("promoted_to"),
-                review_priority=float(data.get("review_priority") or 0.0),
-                last_review_at=_opt_int(data.get("last_review_at")),
-                review_count=int(data.get("review_count") or 0),
-                cross_domain_count=int(data.get("cross_domain_count") or 0),
+                promoted_at=_opt_int(data.get("promoted_at"), "promoted_at"),
+                promoted_to=_opt_str(data.get("promoted_to"), "promoted_to"),
+                review_priority=_float(data.get("review_priority"), "review_priority"),
+                last_review_at=_opt_int(data.get("last_review_at"), "last_review_at"),
+                review_count=_count(data.get("review_count"), "review_count"),
+                cross_domain_count=_count(data.get("cross_domain_count"), "cross_domain_count"),
                 unknown=unknown,
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             if isinstance(exc, InvalidInputError):
                 raise
             raise InvalidInputError(f"bad memory record: {exc}") from exc
@@ -234,20 +245,24 @@ class Relation:
             raise InvalidInputError("a relation record must be a JSON object")
         try:
             metadata = data.get("metadata") or {}
-            if isinstance(metadata, str):
-                import json
-
+            if isinstance(metadata, str):  # 1.x's SQLite rows keep metadata as a JSON string
                 metadata = json.loads(metadata)
+            if not isinstance(metadata, Mapping):
+                raise InvalidInputError("relation metadata must be an object")
+            relation_type = data.get("relation_type") or "related"
+            if not isinstance(relation_type, str):
+                raise InvalidInputError(f"relation_type must be a string, got {relation_type!r}")
+            strength = data.get("strength", 1.0)
             return cls(
                 id=validate_id(data.get("id"), "relation id"),
                 from_memory_id=validate_id(data.get("from_memory_id")),
                 to_memory_id=validate_id(data.get("to_memory_id")),
-                relation_type=str(data.get("relation_type") or "related"),
-                strength=float(data.get("strength", 1.0)),
-                created_at=int(data.get("created_at") or 0),
+                relation_type=relation_type,
+                strength=validate_strength(1.0 if strength is None else strength, upper=1.0),
+                created_at=_int(data.get("created_at"), "created_at", 0),
                 metadata=dict(metadata),
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             if isinstance(exc, InvalidInputError):
                 raise
             raise InvalidInputError(f"bad relation record: {exc}") from exc
@@ -269,14 +284,44 @@ class SearchResult:
         return self.memory.use_count
 
 
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else int(value)
+def _int(value: Any, name: str, default: int) -> int:
+    """A unix time or counter: ints as they are, whole floats accepted (1.x wrote some)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{name} must be a number, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInputError(f"{name} must be finite, got {value!r}")
+    return int(value)
+
+
+def _count(value: Any, name: str) -> int:
+    n = _int(value, name, 0)
+    if n < 0:
+        raise InvalidInputError(f"{name} must not be negative, got {n}")
+    return n
+
+
+def _opt_int(value: Any, name: str = "value") -> int | None:
+    return None if value is None else _int(value, name, 0)
+
+
+def _float(value: Any, name: str) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _opt_str(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string or null, got {type(value).__name__}")
+    return value
 
 
 def _json_list(value: Any) -> Any:
     if isinstance(value, str):  # 1.x SQLite keeps entities as a JSON string
-        import json
-
         return json.loads(value)
     return value or ()
 

@@ -1,0 +1,61 @@
+"""Fixtures for the storage tests: one ``store`` fixture over both implementations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from storage import InMemoryStore, JSONLStore, StoreConfig
+
+# A fixed clock (2024-01-01T00:00:00Z): no test sleeps or reads the wall clock.
+NOW = 1_704_067_200.0
+
+
+def make_store(kind: str, path: Path, config: StoreConfig | None = None):
+    if kind == "memory":
+        return InMemoryStore(config)
+    return JSONLStore(path / "stm", config=config)
+
+
+@pytest.fixture(params=["memory", "jsonl"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def store(store_kind: str, tmp_path: Path):
+    return make_store(store_kind, tmp_path)
+
+
+@pytest.fixture
+def reopen(store_kind: str, tmp_path: Path):
+    """Open the same store again (a fresh process's view); the in-memory store is itself."""
+
+    def _reopen(current):
+        if store_kind == "memory":
+            return current
+        return JSONLStore(tmp_path / "stm", config=current.config)
+
+    return _reopen
+
+
+def _file_bytes(directory: Path) -> dict[str, bytes]:
+    if not directory.exists():
+        return {}
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path):
+    """Every file's bytes under the test's directory (to prove an operation changed nothing)."""
+    return lambda: _file_bytes(tmp_path)
+
+
+@pytest.fixture
+def now() -> float:
+    return NOW
