@@ -1,7 +1,204 @@
-"""`cortexgraph issues` subcommands."""
+"""`cortexgraph issues list|show|close`: the consolidation issues, readable by people.
+
+Where the issues live: ``--repo PATH`` (a git repository or a folder inside one), else
+``CORTEXGRAPH_BEADS_REPO``, else ``.beads/`` in the storage directory's own repository.
+Also home to :func:`open_issue_tracker`, which flows use to get a tracker or the in-memory
+fallback.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-app = typer.Typer(help="issues commands", no_args_is_help=True)
+from agents.memory_tracker import InMemoryIssueTracker
+from agents.protocols import IssueTracker
+from cortexgraph.settings import Settings, load_settings
+from storage.beads import (
+    STATUSES,
+    BeadsIssue,
+    BeadsTracker,
+    TrackerUnavailableError,
+    issue_as_json,
+    open_tracker,
+)
+from storage.errors import CortexGraphError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+app = typer.Typer(
+    help="Consolidation issues (beads format in .beads/issues.jsonl, committed to git).",
+    no_args_is_help=True,
+)
+
+RepoOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--repo",
+        help="git repository holding .beads/ (default: CORTEXGRAPH_BEADS_REPO, else the "
+        "storage directory)",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="machine-readable output")]
+
+
+def tracker_location(settings: Settings, repo: Path | None = None) -> tuple[Path, bool]:
+    """(where .beads/ goes, whether a repository above it may be used)."""
+    chosen = repo or settings.beads_repo
+    if chosen is not None:
+        return Path(chosen).expanduser(), True
+    return settings.storage_path, False
+
+
+def open_configured_tracker(
+    settings: Settings, repo: Path | None = None, *, init: bool = True
+) -> BeadsTracker:
+    location, search_parents = tracker_location(settings, repo)
+    return open_tracker(location, settings.beads_prefix, search_parents=search_parents, init=init)
+
+
+def open_issue_tracker(settings: Settings, repo: Path | None = None) -> tuple[IssueTracker, str]:
+    """The beads tracker, or an in-memory one when tracking is off or the repo is unusable.
+
+    The second value says which, in words, for the flow's log and summary.
+    """
+    if not settings.beads_enabled:
+        return (
+            InMemoryIssueTracker(),
+            "issue tracking disabled: work passed between agents in memory",
+        )
+    try:
+        tracker = open_configured_tracker(settings, repo)
+    except CortexGraphError as e:
+        log.warning("beads tracker unavailable, tracking in memory: %s", e)
+        return InMemoryIssueTracker(), f"beads repository unusable ({e}); tracking in memory"
+    return tracker, f"issues tracked in {tracker.path}"
+
+
+def _open_for_reading(repo: Path | None) -> BeadsTracker | None:
+    settings = load_settings()
+    try:
+        return open_configured_tracker(settings, repo, init=False)
+    except TrackerUnavailableError as e:
+        typer.echo(f"no beads repository: {e}", err=True)
+        return None
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(1)
+
+
+def _line(issue: BeadsIssue) -> str:
+    who = f"  @{issue.assignee}" if issue.assignee else ""
+    labels = f"  [{', '.join(issue.labels)}]" if issue.labels else ""
+    return f"{issue.id:<12} {issue.status:<11} P{issue.priority}  {issue.title}{labels}{who}"
+
+
+@app.command("list")
+def list_issues(
+    status: Annotated[
+        str | None, typer.Option(help=f"only this status ({', '.join(STATUSES)})")
+    ] = None,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", "-l", help="must carry this label (repeatable)")
+    ] = None,
+    assignee: Annotated[str | None, typer.Option(help="only issues assigned to this name")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="include closed issues")] = False,
+    repo: RepoOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List issues (open ones unless --all or --status)."""
+    tracker = _open_for_reading(repo)
+    issues = (
+        []
+        if tracker is None
+        else tracker.query(labels=label or (), status=status, assignee=assignee)
+    )
+    if status is None and not all_:
+        issues = [i for i in issues if i.status != "closed"]
+    if as_json:
+        typer.echo(json.dumps([issue_as_json(i) for i in issues], indent=2, ensure_ascii=False))
+        return
+    if not issues:
+        typer.echo("no issues")
+        return
+    for issue in issues:
+        typer.echo(_line(issue))
+
+
+@app.command("show")
+def show_issue(
+    issue_id: Annotated[str, typer.Argument(help="issue id, e.g. cg-1a2b (or just 1a2b)")],
+    repo: RepoOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one issue with its metadata and the commits that changed it."""
+    tracker = _open_for_reading(repo)
+    issue = tracker.find(issue_id) if tracker is not None else None
+    if tracker is None or issue is None:
+        raise _fail(f"no issue {issue_id!r}")
+    history = tracker.history(issue.id)
+    if as_json:
+        record: dict[str, Any] = issue_as_json(issue)
+        record["history"] = [
+            {"commit": c.sha, "date": c.when.isoformat(), "message": c.message.strip()}
+            for c in history
+        ]
+        typer.echo(json.dumps(record, indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"{issue.id}: {issue.title}")
+    typer.echo(
+        f"  status:   {issue.status}   priority: P{issue.priority}   type: {issue.issue_type}"
+    )
+    if issue.assignee:
+        typer.echo(f"  assignee: {issue.assignee}")
+    if issue.labels:
+        typer.echo(f"  labels:   {', '.join(issue.labels)}")
+    typer.echo(
+        f"  created:  {issue.created_at.isoformat()}   updated: {issue.updated_at.isoformat()}"
+    )
+    if issue.closed_at is not None:
+        typer.echo(f"  closed:   {issue.closed_at.isoformat()}   reason: {issue.close_reason}")
+    if issue.description:
+        typer.echo("")
+        typer.echo(issue.description)
+    if issue.metadata:
+        typer.echo("")
+        typer.echo("metadata:")
+        typer.echo(json.dumps(dict(issue.metadata), indent=2, ensure_ascii=False))
+    if history:
+        typer.echo("")
+        typer.echo("history:")
+        for c in history:
+            typer.echo(f"  {c.sha[:8]}  {c.when:%Y-%m-%d %H:%M}  {c.message.splitlines()[0]}")
+
+
+@app.command("close")
+def close_issue(
+    issue_id: Annotated[str, typer.Argument(help="issue id")],
+    reason: Annotated[str, typer.Option("--reason", "-r", help="why it is closed")],
+    repo: RepoOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Close an issue with a reason (committed to git)."""
+    tracker = _open_for_reading(repo)
+    if tracker is None:
+        raise _fail("nothing to close")
+    try:
+        issue = tracker.close(issue_id, reason)
+    except NotFoundError as e:
+        raise _fail(str(e)) from None
+    except CortexGraphError as e:
+        raise _fail(str(e)) from None
+    if as_json:
+        typer.echo(json.dumps(issue_as_json(issue), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(f"closed {issue.id}: {issue.close_reason}")
+
+
+__all__ = ["app", "open_configured_tracker", "open_issue_tracker", "tracker_location"]

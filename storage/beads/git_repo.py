@@ -51,7 +51,10 @@ def open_repo(location: Path, *, search_parents: bool, init: bool = True) -> Rep
     git = _import_git()
     from gitdb import GitDB
 
-    location.mkdir(parents=True, exist_ok=True)
+    if not location.exists():
+        if not init:
+            raise TrackerUnavailableError(f"{location} does not exist")
+        location.mkdir(parents=True, exist_ok=True)
     try:
         repo = git.Repo(location, search_parent_directories=search_parents, odbt=GitDB)
         if not search_parents and repo.working_tree_dir is not None:
