@@ -1,0 +1,242 @@
+"""DecayAnalyzer: finds memories that are fading and says what to do about each.
+
+Urgency comes from the score (high < 0.15, medium < 0.25, low up to the danger zone's top);
+the recommendation from score, use count and strength. High-urgency findings become tracked
+issues so a person (or another agent) can act. With ``gc`` set, memories below the forget
+threshold that are not worth saving are archived or deleted (never in a dry run).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import StrEnum
+
+from agents.common import LABEL_DECAY, ReportTable, short, snippet
+from agents.protocols import IssueTracker
+from storage.base import MemoryStore
+from storage.decay import DecayConfig, memory_score, promotion_reason
+from storage.errors import InvalidInputError
+from storage.models import Memory, MemoryStatus
+
+log = logging.getLogger(__name__)
+
+
+class Urgency(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class DecayAction(StrEnum):
+    REINFORCE = "reinforce"
+    GC_CANDIDATE = "gc_candidate"
+    NEEDS_REVIEW = "needs_review"
+    PROMOTE_CANDIDATE = "promote_candidate"
+
+
+class GcMode(StrEnum):
+    OFF = "off"
+    ARCHIVE = "archive"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True, slots=True)
+class DecayAnalyzerConfig:
+    decay: DecayConfig = DecayConfig()
+    high_below: float = 0.15
+    medium_below: float = 0.25
+    # A memory used this often, or held this strongly, is worth reinforcing rather than losing.
+    valuable_use_count: int = 3
+    valuable_strength: float = 1.2
+    open_issues: bool = True
+    gc: GcMode = GcMode.OFF
+
+    def __post_init__(self) -> None:
+        if not self.high_below <= self.medium_below <= self.decay.danger_zone_max:
+            raise InvalidInputError(
+                "urgency bounds must satisfy high_below <= medium_below <= danger_zone_max"
+            )
+        object.__setattr__(self, "gc", GcMode(self.gc))
+
+
+@dataclass(frozen=True, slots=True)
+class DecayFinding:
+    memory_id: str
+    score: float
+    urgency: Urgency
+    action: DecayAction
+    below_forget: bool
+    in_danger_zone: bool
+    preview: str
+    issue_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DecayReport:
+    dry_run: bool
+    scanned: int
+    danger_zone: int
+    below_forget: int
+    findings: tuple[DecayFinding, ...]
+    issues_opened: int
+    collected: tuple[str, ...]  # gc'd memory ids (would be, in a dry run)
+    gc_mode: GcMode
+
+    def count(self, action: DecayAction) -> int:
+        return sum(f.action is action for f in self.findings)
+
+    def table(self) -> ReportTable:
+        by_action = ", ".join(f"{a.value} {self.count(a)}" for a in DecayAction)
+        gc = f"; gc ({self.gc_mode.value}) {len(self.collected)}" if self.gc_mode != "off" else ""
+        return ReportTable(
+            title="Decay analysis",
+            summary=(
+                f"{self.scanned} active scanned, {self.danger_zone} in the danger zone, "
+                f"{self.below_forget} below the forget threshold; {by_action}; "
+                f"{self.issues_opened} issue(s){gc}"
+            ),
+            columns=("memory", "score", "urgency", "action", "issue", "content"),
+            rows=tuple(
+                (
+                    short(f.memory_id),
+                    f"{f.score:.3f}",
+                    f.urgency.value,
+                    f.action.value,
+                    f.issue_id or "",
+                    f.preview,
+                )
+                for f in self.findings
+            ),  # fmt: skip
+        )
+
+
+class DecayAnalyzer:
+    name = "decay"
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        tracker: IssueTracker | None = None,
+        config: DecayAnalyzerConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.tracker = tracker
+        self.config = config or DecayAnalyzerConfig(decay=store.config.decay)
+
+    def urgency(self, score: float) -> Urgency:
+        if score < self.config.high_below:
+            return Urgency.HIGH
+        if score < self.config.medium_below:
+            return Urgency.MEDIUM
+        return Urgency.LOW
+
+    def recommend(self, memory: Memory, score: float, now: float) -> DecayAction:
+        cfg = self.config
+        if promotion_reason(memory, now, cfg.decay) is not None:
+            return DecayAction.PROMOTE_CANDIDATE
+        valuable = (
+            memory.use_count >= cfg.valuable_use_count
+            or memory.strength >= cfg.valuable_strength
+            or memory.is_core
+        )
+        if valuable:
+            return DecayAction.REINFORCE
+        if score < cfg.decay.forget_threshold:
+            return DecayAction.GC_CANDIDATE
+        return DecayAction.NEEDS_REVIEW
+
+    def run(self, *, now: float, dry_run: bool = False) -> DecayReport:
+        cfg = self.config
+        active = self.store.list(status=MemoryStatus.ACTIVE)
+        findings: list[DecayFinding] = []
+        danger = below = 0
+        for memory in active:
+            score = memory_score(memory, now, cfg.decay)
+            is_danger = cfg.decay.danger_zone_min <= score <= cfg.decay.danger_zone_max
+            is_below = score < cfg.decay.forget_threshold
+            danger += is_danger
+            below += is_below
+            if score > cfg.decay.danger_zone_max:
+                continue
+            findings.append(
+                DecayFinding(
+                    memory_id=memory.id,
+                    score=score,
+                    urgency=self.urgency(score),
+                    action=self.recommend(memory, score, now),
+                    below_forget=is_below,
+                    in_danger_zone=is_danger,
+                    preview=snippet(memory.content),
+                )
+            )
+        findings.sort(key=lambda f: (f.score, f.memory_id))
+        issues = 0
+        if self.tracker is not None and cfg.open_issues and not dry_run:
+            findings = [self._open_issue(f) if f.urgency is Urgency.HIGH else f for f in findings]
+            issues = sum(f.issue_id is not None for f in findings)
+        collected = self._collect(findings, dry_run)
+        log.info(
+            "decay: %d scanned, %d danger zone, %d below forget, %d findings, %d issues%s",
+            len(active), danger, below, len(findings), issues, " (dry run)" if dry_run else "",
+        )  # fmt: skip
+        return DecayReport(
+            dry_run=dry_run,
+            scanned=len(active),
+            danger_zone=danger,
+            below_forget=below,
+            findings=tuple(findings),
+            issues_opened=issues,
+            collected=collected,
+            gc_mode=cfg.gc,
+        )
+
+    def _open_issue(self, finding: DecayFinding) -> DecayFinding:
+        assert self.tracker is not None
+        issue = self.tracker.create(
+            f"Fading memory {short(finding.memory_id)}: {finding.action.value}",
+            description=(
+                f"Memory {finding.memory_id} has decay score {finding.score:.3f} "
+                f"(urgency {finding.urgency.value}). Recommended: {finding.action.value}.\n\n"
+                f"> {finding.preview}"
+            ),
+            labels=(LABEL_DECAY, f"urgency:{finding.urgency.value}"),
+            priority=1,
+            metadata={
+                "memory_id": finding.memory_id,
+                "score": round(finding.score, 4),
+                "action": finding.action.value,
+            },
+            dedupe_key=f"decay:{finding.memory_id}",
+        )
+        return _with_issue(finding, issue.id)
+
+    def _collect(self, findings: list[DecayFinding], dry_run: bool) -> tuple[str, ...]:
+        if self.config.gc is GcMode.OFF:
+            return ()
+        ids = tuple(f.memory_id for f in findings if f.action is DecayAction.GC_CANDIDATE)
+        if dry_run:
+            return ids
+        for memory_id in ids:
+            if self.config.gc is GcMode.DELETE:
+                self.store.delete(memory_id)
+            else:
+                self.store.update(memory_id, status=MemoryStatus.ARCHIVED)
+        return ids
+
+
+def _with_issue(finding: DecayFinding, issue_id: str) -> DecayFinding:
+    from dataclasses import replace
+
+    return replace(finding, issue_id=issue_id)
+
+
+__all__ = [
+    "DecayAction",
+    "DecayAnalyzer",
+    "DecayAnalyzerConfig",
+    "DecayFinding",
+    "DecayReport",
+    "GcMode",
+    "Urgency",
+]

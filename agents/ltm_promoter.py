@@ -1,0 +1,139 @@
+"""LTMPromoter: moves memories that earned it into long-term memory through a note sink.
+
+A memory qualifies by score (>= promote threshold), by use (>= N uses within the window), or
+because it was named in ``force_ids``. Promotion writes the note first and then marks the memory
+``promoted`` with ``promoted_at`` and ``promoted_to`` (the note path). Only active memories are
+considered, so a second run promotes nothing twice; a note written before a crash is updated in
+place by the sink on the retry.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from agents.common import AgentError, ReportTable, short, snippet
+from agents.protocols import NoteSink
+from storage.base import MemoryStore
+from storage.decay import DecayConfig, memory_score, promotion_reason
+from storage.errors import CortexGraphError
+from storage.models import Memory, MemoryStatus
+
+log = logging.getLogger(__name__)
+
+
+class PromotionFailedError(AgentError):
+    """Some notes could not be written; the run may be retried (promotion is idempotent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromoterConfig:
+    decay: DecayConfig = DecayConfig()
+    force_ids: tuple[str, ...] = ()
+    max_per_run: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    memory_id: str
+    reason: str
+    score: float
+    preview: str
+    note_path: str | None = None  # None in a dry run
+    created: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromoteReport:
+    dry_run: bool
+    scanned: int
+    promotions: tuple[Promotion, ...]
+    failed: tuple[tuple[str, str], ...]  # (memory id, error)
+    sink: str
+
+    def table(self) -> ReportTable:
+        verb = "would promote" if self.dry_run else "promoted"
+        return ReportTable(
+            title="Promotion to long-term memory",
+            summary=(
+                f"{self.scanned} active scanned; {verb} {len(self.promotions)} via {self.sink}; "
+                f"{len(self.failed)} failed"
+            ),
+            columns=("memory", "score", "reason", "note", "content"),
+            rows=tuple(
+                (short(p.memory_id), f"{p.score:.3f}", p.reason, p.note_path or "", p.preview)
+                for p in self.promotions
+            )
+            + tuple((short(mid), "", f"FAILED: {err}", "", "") for mid, err in self.failed),
+        )
+
+
+class LTMPromoter:
+    name = "promote"
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        sink: NoteSink | None,
+        config: PromoterConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.sink = sink
+        self.config = config or PromoterConfig(decay=store.config.decay)
+
+    def candidates(self, now: float) -> list[tuple[Memory, str]]:
+        forced = set(self.config.force_ids)
+        out = []
+        for memory in self.store.list(status=MemoryStatus.ACTIVE):
+            reason = promotion_reason(memory, now, self.config.decay)
+            if reason is None and memory.id in forced:
+                reason = "forced"
+            if reason is not None:
+                out.append((memory, reason))
+        out.sort(key=lambda mr: (mr[0].created_at, mr[0].id))
+        if self.config.max_per_run is not None:
+            out = out[: self.config.max_per_run]
+        return out
+
+    def run(self, *, now: float, dry_run: bool = False) -> PromoteReport:
+        if self.sink is None and not dry_run:
+            raise AgentError("LTMPromoter needs a note sink (a vault) to promote; none was given")
+        scanned = len(self.store.list(status=MemoryStatus.ACTIVE))
+        promotions: list[Promotion] = []
+        failed: list[tuple[str, str]] = []
+        for memory, reason in self.candidates(now):
+            score = memory_score(memory, now, self.config.decay)
+            promo = Promotion(memory.id, reason, score, snippet(memory.content))
+            if dry_run:
+                promotions.append(promo)
+                continue
+            try:
+                promotions.append(self._promote(memory, promo, now))
+            except (CortexGraphError, OSError) as exc:
+                log.warning("promotion of %s failed: %s", memory.id, exc)
+                failed.append((memory.id, str(exc)))
+        log.info("promote: %d of %d active %s, %d failed", len(promotions), scanned,
+                 "would be promoted" if dry_run else "promoted", len(failed))  # fmt: skip
+        sink = type(self.sink).__name__ if self.sink is not None else "no sink"
+        return PromoteReport(dry_run, scanned, tuple(promotions), tuple(failed), sink)
+
+    def _promote(self, memory: Memory, promo: Promotion, now: float) -> Promotion:
+        assert self.sink is not None
+        relations = [r for r in self.store.relations(memory_id=memory.id)
+                     if r.relation_type != "consolidated_from"]  # fmt: skip
+        related = []
+        for r in relations:
+            other = r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id
+            m = self.store.find(other)
+            if m is not None and m.status is not MemoryStatus.ARCHIVED:
+                related.append(m)
+        ref = self.sink.write_note(memory, related=related, relations=relations,
+                                   reason=promo.reason, now=now)  # fmt: skip
+        self.store.update(memory.id, status=MemoryStatus.PROMOTED, promoted_at=int(now),
+                          promoted_to=ref.path)  # fmt: skip
+        from dataclasses import replace
+
+        return replace(promo, note_path=ref.path, created=ref.created)
+
+
+__all__ = ["LTMPromoter", "PromoteReport", "PromoterConfig", "Promotion", "PromotionFailedError"]

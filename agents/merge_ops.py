@@ -1,0 +1,158 @@
+"""The writes behind a merge, and their undo. Kept apart from the agent's issue handling."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from agents.common import AgentError
+from agents.sentences import union_sentences
+from storage.base import MemoryStore
+from storage.models import MAX_STRENGTH, Memory, MemoryMeta, MemoryStatus, Relation, new_id
+
+PROVENANCE_KEY = "merge"
+
+
+@dataclass(frozen=True, slots=True)
+class MergePlan:
+    memory: Memory  # the merged memory, not yet stored
+    sources: tuple[Memory, ...]
+    sentences_kept: int
+    sentences_collapsed: int
+
+
+def _union(values: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for seq in values:
+        for v in seq:
+            out.setdefault(v, None)
+    return tuple(out)
+
+
+def plan_merge(
+    sources: Sequence[Memory], cohesion: float, now: float, bonus: float, coverage: float
+) -> MergePlan:
+    ordered = sorted(sources, key=lambda m: (m.created_at, m.id))
+    text = union_sentences((m.content for m in ordered), coverage)
+    contexts = _union([[m.meta.context] for m in ordered if m.meta.context])
+    extra: dict = {}
+    for m in ordered:
+        extra.update({k: v for k, v in m.meta.extra.items() if k != PROVENANCE_KEY})
+    extra[PROVENANCE_KEY] = {
+        "sources": [{"id": m.id, "status": m.status.value} for m in ordered],
+        "cohesion": round(cohesion, 4),
+        "merged_at": int(now),
+        "repointed": [],
+    }
+    merged = Memory(
+        id=new_id(),
+        content=text.text,
+        meta=MemoryMeta(
+            tags=_union([m.tags for m in ordered]),
+            source=next((m.meta.source for m in ordered if m.meta.source), None),
+            context="\n".join(contexts) or None,
+            extra=extra,
+        ),
+        entities=_union([m.entities for m in ordered]),
+        created_at=min(m.created_at for m in ordered),
+        last_used=max(m.last_used for m in ordered),
+        use_count=sum(m.use_count for m in ordered),
+        strength=min(MAX_STRENGTH, max(m.strength for m in ordered) + bonus * cohesion),
+        review_count=sum(m.review_count for m in ordered),
+        cross_domain_count=max(m.cross_domain_count for m in ordered),
+    )
+    return MergePlan(merged, tuple(ordered), len(text.sentences), text.collapsed)
+
+
+def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | None) -> int:
+    """Store the merged memory, link provenance, archive sources, re-point relations."""
+    merged = plan.memory
+    source_ids = {m.id for m in plan.sources}
+    moves: list[tuple[Relation, Relation | None]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for source in plan.sources:
+        for rel in store.relations(memory_id=source.id):
+            if rel.relation_type == "consolidated_from" and rel.from_memory_id == source.id:
+                continue  # the source's own provenance stays with it (chained merges undo too)
+            a = merged.id if rel.from_memory_id in source_ids else rel.from_memory_id
+            b = merged.id if rel.to_memory_id in source_ids else rel.to_memory_id
+            if a == b:
+                continue  # between two sources: stays as it is, on the archived pair
+            key = (a, b, rel.relation_type)
+            new = None
+            if key not in seen:
+                seen.add(key)
+                new = Relation(new_id(), a, b, rel.relation_type, rel.strength, int(now),
+                               {**rel.metadata, "repointed_from": rel.id})  # fmt: skip
+            moves.append((rel, new))
+    provenance = dict(merged.meta.extra[PROVENANCE_KEY])
+    provenance["repointed"] = [
+        {"original": old.to_json(), "new_id": new.id if new else None} for old, new in moves
+    ]
+    if issue_id:
+        provenance["issue_id"] = issue_id
+    extra = {**merged.meta.extra, PROVENANCE_KEY: provenance}
+    merged = merged.with_changes(meta=MemoryMeta(merged.tags, merged.meta.source,
+                                                 merged.meta.context, extra))  # fmt: skip
+    store.put(merged)
+    for source in plan.sources:
+        store.add_relation(merged.id, source.id, "consolidated_from", strength=1.0,
+                           metadata={"cohesion": provenance["cohesion"]}, now=now)  # fmt: skip
+    for old, new in moves:
+        if new is not None:
+            store.put_relation(new)
+        store.delete_relation(old.id)
+    store.put_many(
+        s.with_changes(
+            status=MemoryStatus.ARCHIVED,
+            meta=MemoryMeta(
+                s.tags, s.meta.source, s.meta.context, {**s.meta.extra, "merged_into": merged.id}
+            ),
+        )  # fmt: skip
+        for s in plan.sources
+    )
+    return sum(new is not None for _, new in moves)
+
+
+def link_members(store: MemoryStore, members: Sequence[Memory], cohesion: float, now: float) -> int:
+    """Relate every pair of members (``related``) unless they are already related."""
+    made = 0
+    for a, b in combinations(members, 2):
+        if any(r.to_memory_id in (a.id, b.id) and r.from_memory_id in (a.id, b.id)
+               for r in store.relations(memory_id=a.id)):  # fmt: skip
+            continue
+        store.add_relation(a.id, b.id, "related", strength=round(min(1.0, cohesion), 4),
+                           metadata={"discovered_by": "semantic-merge"}, now=now)  # fmt: skip
+        made += 1
+    return made
+
+
+def undo_merge(store: MemoryStore, merged_id: str, *, now: float, dry_run: bool) -> tuple[str, ...]:
+    merged = store.get(merged_id)
+    provenance = merged.meta.extra.get(PROVENANCE_KEY)
+    if not isinstance(provenance, dict) or "sources" not in provenance:
+        raise AgentError(f"memory {merged_id} was not made by a merge; nothing to undo")
+    sources = [(s["id"], MemoryStatus(s["status"])) for s in provenance["sources"]]
+    missing = [sid for sid, _ in sources if store.find(sid) is None]
+    if missing:
+        raise AgentError(f"cannot undo merge {merged_id}: source(s) {missing} no longer exist")
+    if dry_run:
+        return tuple(sid for sid, _ in sources)
+    for sid, status in sources:
+        src = store.get(sid)
+        extra = {k: v for k, v in src.meta.extra.items() if k != "merged_into"}
+        store.put(
+            src.with_changes(
+                status=status, meta=MemoryMeta(src.tags, src.meta.source, src.meta.context, extra)
+            )
+        )
+    store.delete(merged_id)  # and with it every relation it holds, re-pointed ones included
+    for move in provenance.get("repointed", ()):
+        original = Relation.from_json(move["original"])
+        if store.find(original.from_memory_id) and store.find(original.to_memory_id):
+            store.put_relation(original)
+    return tuple(sid for sid, _ in sources)
+
+
+__all__ = ["PROVENANCE_KEY", "MergePlan", "apply_plan", "link_members", "plan_merge", "undo_merge"]

@@ -1,0 +1,145 @@
+"""The five agents in order, as plain Python: the Prefect flow runs the same steps as tasks.
+
+    decay -> cluster -> merge -> promote -> relations
+
+A dry run changes nothing anywhere: every agent runs with ``dry_run=True`` on the live
+collaborators (they only read), and the merge step previews the clusters found in the same run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
+from agents.common import ReportTable, to_jsonable
+from agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig
+from agents.ltm_promoter import LTMPromoter, PromoterConfig
+from agents.protocols import Embedder, IssueTracker, NoteSink
+from agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
+from agents.semantic_merge import MergeConfig, SemanticMerge
+from storage.base import MemoryStore
+from storage.errors import InvalidInputError
+
+AGENT_ORDER = ("decay", "cluster", "merge", "promote", "relations")
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineConfig:
+    decay: DecayAnalyzerConfig | None = None
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    merge: MergeConfig = field(default_factory=MergeConfig)
+    promote: PromoterConfig | None = None
+    relations: RelationshipConfig = field(default_factory=RelationshipConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineReport:
+    dry_run: bool
+    now: float
+    agents: tuple[str, ...]
+    reports: Mapping[str, Any]
+    seconds: Mapping[str, float]
+    total_seconds: float
+    notes: tuple[str, ...] = ()  # how collaborators were wired (fallbacks said out loud)
+
+    def tables(self) -> list[ReportTable]:
+        return [self.reports[name].table() for name in self.agents if name in self.reports]
+
+    def to_markdown(self) -> str:
+        head = (
+            f"# Consolidation {'(dry run) ' if self.dry_run else ''}— {self.total_seconds:.2f} s\n"
+        )
+        timing = ", ".join(f"{n} {self.seconds[n]:.2f} s" for n in self.agents if n in self.seconds)
+        notes = "".join(f"- {n}\n" for n in self.notes)
+        return head + f"\n{timing}\n\n{notes}\n" + "\n".join(t.to_markdown() for t in self.tables())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "now": self.now,
+            "agents": list(self.agents),
+            "seconds": dict(self.seconds),
+            "total_seconds": round(self.total_seconds, 4),
+            "notes": list(self.notes),
+            "summaries": {
+                n: self.reports[n].table().summary for n in self.agents if n in self.reports
+            },  # fmt: skip
+            "reports": {n: to_jsonable(r) for n, r in self.reports.items()},
+        }
+
+
+def select_agents(names: Iterable[str] | None) -> tuple[str, ...]:
+    if names is None:
+        return AGENT_ORDER
+    chosen = {n.strip().lower() for n in names if n and n.strip()}
+    unknown = chosen - set(AGENT_ORDER)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown agent(s) {sorted(unknown)}; choose from {', '.join(AGENT_ORDER)}"
+        )
+    return tuple(n for n in AGENT_ORDER if n in chosen)
+
+
+class Pipeline:
+    """The five agents over one set of collaborators; ``step`` runs one of them."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        embedder: Embedder | None = None,
+        sink: NoteSink | None = None,
+        tracker: IssueTracker | None = None,
+        config: PipelineConfig | None = None,
+    ) -> None:
+        cfg = config or PipelineConfig()
+        decay = store.config.decay
+        self.decay = DecayAnalyzer(store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay))
+        self.cluster = ClusterDetector(store, embedder, tracker, cfg.cluster)
+        self.merge = SemanticMerge(store, tracker, cfg.merge)
+        self.promote = LTMPromoter(store, sink, cfg.promote or PromoterConfig(decay=decay))
+        self.relations = RelationshipDiscovery(store, cfg.relations)
+
+    def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
+        if name == "merge":
+            found = previous.get("cluster")
+            clusters = found.clusters if isinstance(found, ClusterReport) else ()
+            return self.merge.run(now=now, dry_run=dry_run, clusters=clusters)
+        agent = getattr(self, name, None)
+        if name not in AGENT_ORDER or agent is None:
+            raise InvalidInputError(f"unknown agent {name!r}")
+        return agent.run(now=now, dry_run=dry_run)
+
+
+StepRunner = Callable[[str, Callable[[], Any]], Any]
+
+
+def run_agents(
+    pipeline: Pipeline,
+    *,
+    now: float,
+    dry_run: bool = False,
+    agents: Iterable[str] | None = None,
+    notes: Iterable[str] = (),
+    on_step: Callable[[str, Any, float], None] | None = None,
+) -> PipelineReport:
+    """Run the chosen agents in order without Prefect; ``on_step`` sees each report."""
+    chosen = select_agents(agents)
+    reports: dict[str, Any] = {}
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    for name in chosen:
+        t0 = time.perf_counter()
+        reports[name] = pipeline.step(name, now=now, dry_run=dry_run, previous=reports)
+        seconds[name] = time.perf_counter() - t0
+        if on_step is not None:
+            on_step(name, reports[name], seconds[name])
+    return PipelineReport(dry_run, now, chosen, reports, seconds,
+                          time.perf_counter() - start, tuple(notes))  # fmt: skip
+
+
+__all__ = ["AGENT_ORDER", "Pipeline", "PipelineConfig", "PipelineReport", "run_agents",
+           "select_agents"]  # fmt: skip

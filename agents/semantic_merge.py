@@ -1,0 +1,222 @@
+"""SemanticMerge: turns merge clusters into one memory without losing information.
+
+Work comes from open tracked issues labelled ``consolidation:cluster`` + ``action:merge`` (claimed,
+processed, closed with a reason) and from clusters handed in directly (a run without a tracker,
+or a dry run). The merged memory keeps every distinct sentence, the union of tags and entities,
+the earliest ``created_at``, the latest ``last_used``, the summed ``use_count`` and the strongest
+strength plus a cohesion bonus (capped at 2.0). It points at each source with a
+``consolidated_from`` relation; sources are archived, and their other relations move to the merged
+memory. The provenance kept in ``meta.extra["merge"]`` lets ``undo`` restore everything.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from agents.cluster_detector import Cluster, ClusterAction, cluster_id_for
+from agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
+from agents.merge_ops import MergePlan, apply_plan, link_members, plan_merge, undo_merge
+from agents.protocols import IssueTracker, IssueView
+from storage.base import MemoryStore
+from storage.errors import CortexGraphError
+from storage.models import MemoryStatus
+
+log = logging.getLogger(__name__)
+
+
+class MergeMode(StrEnum):
+    PREVIEW = "preview"  # say what would be merged; change nothing
+    APPLY = "apply"  # merge, archive sources, re-point relations
+    LINK = "link"  # relate the members to each other without merging
+
+
+@dataclass(frozen=True, slots=True)
+class MergeConfig:
+    mode: MergeMode = MergeMode.APPLY
+    cohesion_bonus: float = 0.2  # strength bonus = cohesion_bonus * cohesion
+    coverage: float = 0.8  # see agents.sentences
+    assignee: str = "semantic-merge"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", MergeMode(self.mode))
+
+
+@dataclass(frozen=True, slots=True)
+class MergeOutcome:
+    cluster_id: str
+    source_ids: tuple[str, ...]
+    status: str  # merged | previewed | linked | skipped | failed
+    reason: str
+    merged_id: str | None = None
+    issue_id: str | None = None
+    content: str = ""
+    strength: float = 0.0
+    sentences_kept: int = 0
+    sentences_collapsed: int = 0
+    relations_repointed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MergeReport:
+    dry_run: bool
+    mode: MergeMode
+    outcomes: tuple[MergeOutcome, ...]
+    issues_closed: int
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    @property
+    def archived(self) -> int:
+        return sum(len(o.source_ids) for o in self.outcomes if o.status == "merged")
+
+    def table(self) -> ReportTable:
+        return ReportTable(
+            title="Semantic merge",
+            summary=(
+                f"mode {self.mode.value}: merged {self.count('merged')} "
+                f"({self.archived} sources archived), previewed {self.count('previewed')}, "
+                f"linked {self.count('linked')}, skipped {self.count('skipped')}, "
+                f"failed {self.count('failed')}; {self.issues_closed} issue(s) closed"
+            ),
+            columns=("cluster", "sources", "status", "merged", "sentences", "content"),
+            rows=tuple(
+                (
+                    o.cluster_id,
+                    str(len(o.source_ids)),
+                    o.status,
+                    short(o.merged_id) if o.merged_id else "",
+                    f"{o.sentences_kept} (+{o.sentences_collapsed} collapsed)",
+                    snippet(o.content or o.reason),
+                )
+                for o in self.outcomes
+            ),  # fmt: skip
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    cluster_id: str
+    memory_ids: tuple[str, ...]
+    cohesion: float
+    issue: IssueView | None = None
+
+
+class SemanticMerge:
+    name = "merge"
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        tracker: IssueTracker | None = None,
+        config: MergeConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.tracker = tracker
+        self.config = config or MergeConfig()
+
+    def run(
+        self, *, now: float, dry_run: bool = False, clusters: Iterable[Cluster] = ()
+    ) -> MergeReport:
+        mode = MergeMode.PREVIEW if dry_run else self.config.mode
+        outcomes: list[MergeOutcome] = []
+        closed = 0
+        for work in self._pending(clusters):
+            outcome = self._process(work, mode, now)
+            outcomes.append(outcome)
+            closed += outcome.issue_id is not None and outcome.status in (
+                "merged", "linked", "skipped"
+            )  # fmt: skip
+        log.info(
+            "merge (%s): %d merged, %d previewed, %d linked, %d skipped, %d failed",
+            mode.value, *(sum(o.status == s for o in outcomes)
+                          for s in ("merged", "previewed", "linked", "skipped", "failed")),
+        )  # fmt: skip
+        return MergeReport(dry_run, mode, tuple(outcomes), closed)
+
+    def plan(self, memory_ids: Sequence[str], cohesion: float, now: float) -> MergePlan:
+        """The merged memory these sources would become (nothing is written)."""
+        sources = [self.store.get(mid) for mid in memory_ids]
+        return plan_merge(sources, cohesion, now, self.config.cohesion_bonus, self.config.coverage)
+
+    def undo(self, merged_id: str, *, now: float, dry_run: bool = False) -> tuple[str, ...]:
+        """Restore the sources of a merge and their relations; delete the merged memory."""
+        return undo_merge(self.store, merged_id, now=now, dry_run=dry_run)
+
+    # -- internals -------------------------------------------------------------------------
+    def _pending(self, clusters: Iterable[Cluster]) -> list[_Work]:
+        work: dict[str, _Work] = {}
+        if self.tracker is not None:
+            for issue in self.tracker.query(labels=(LABEL_CLUSTER, "action:merge"), status="open"):
+                ids = tuple(issue.metadata.get("memory_ids") or ())
+                cid = str(issue.metadata.get("cluster_id") or cluster_id_for(ids))
+                work[cid] = _Work(cid, ids, float(issue.metadata.get("cohesion") or 0.0), issue)
+        for c in clusters:
+            if c.action is ClusterAction.MERGE and c.cluster_id not in work:
+                work[c.cluster_id] = _Work(c.cluster_id, c.memory_ids, c.cohesion)
+        return list(work.values())
+
+    def _process(self, work: _Work, mode: MergeMode, now: float) -> MergeOutcome:
+        issue = work.issue
+        if issue is not None and mode is not MergeMode.PREVIEW:
+            if self.tracker.claim(issue.id, self.config.assignee) is None:  # type: ignore[union-attr]
+                return MergeOutcome(work.cluster_id, work.memory_ids, "skipped",
+                                    "claimed by someone else")  # fmt: skip
+        try:
+            outcome = self._do(work, mode, now)
+        except CortexGraphError as exc:
+            log.warning("merge of %s failed: %s", work.cluster_id, exc)
+            if issue is not None and mode is not MergeMode.PREVIEW:
+                self.tracker.update(issue.id, status="open", assignee=None)  # type: ignore[union-attr]
+            return MergeOutcome(work.cluster_id, work.memory_ids, "failed", str(exc))
+        if issue is not None and mode is not MergeMode.PREVIEW:
+            reason = outcome.reason if outcome.merged_id is None else (
+                f"merged into {outcome.merged_id}")  # fmt: skip
+            self.tracker.close(issue.id, reason)  # type: ignore[union-attr]
+            return _with(outcome, issue_id=issue.id)
+        return outcome
+
+    def _do(self, work: _Work, mode: MergeMode, now: float) -> MergeOutcome:
+        live = [m for m in map(self.store.find, work.memory_ids)
+                if m is not None and m.status is MemoryStatus.ACTIVE]  # fmt: skip
+        if len(live) < 2:
+            return MergeOutcome(work.cluster_id, work.memory_ids, "skipped",
+                                "fewer than two of its memories are still active")  # fmt: skip
+        ids = tuple(m.id for m in live)
+        if mode is MergeMode.LINK:
+            made = link_members(self.store, live, work.cohesion, now)
+            return MergeOutcome(work.cluster_id, ids, "linked", f"{made} relation(s) added")
+        plan = plan_merge(live, work.cohesion, now, self.config.cohesion_bonus,
+                          self.config.coverage)  # fmt: skip
+        base: dict[str, Any] = {
+            "cluster_id": work.cluster_id, "source_ids": ids, "content": plan.memory.content,
+            "strength": plan.memory.strength, "sentences_kept": plan.sentences_kept,
+            "sentences_collapsed": plan.sentences_collapsed,
+        }  # fmt: skip
+        if mode is MergeMode.PREVIEW:
+            return MergeOutcome(status="previewed", reason="dry run", **base)
+        repointed = apply_plan(
+            self.store, plan, now, issue_id=work.issue.id if work.issue else None
+        )
+        return MergeOutcome(status="merged", reason="merged", merged_id=plan.memory.id,
+                            relations_repointed=repointed, **base)  # fmt: skip
+
+
+def _with(outcome: MergeOutcome, **changes: Any) -> MergeOutcome:
+    from dataclasses import replace
+
+    return replace(outcome, **changes)
+
+
+__all__ = [
+    "AgentError",
+    "MergeConfig",
+    "MergeMode",
+    "MergeOutcome",
+    "MergeReport",
+    "SemanticMerge",
+]

@@ -1,0 +1,24 @@
+"""Fixtures for the agents' tests; the fakes themselves live in agents_fakes.py."""
+
+from __future__ import annotations
+
+import pytest
+from agents_fakes import BagOfWordsEmbedder
+
+from agents.memory_tracker import InMemoryIssueTracker
+from storage import InMemoryStore
+
+
+@pytest.fixture
+def store() -> InMemoryStore:
+    return InMemoryStore()
+
+
+@pytest.fixture
+def tracker() -> InMemoryIssueTracker:
+    return InMemoryIssueTracker()
+
+
+@pytest.fixture
+def embedder() -> BagOfWordsEmbedder:
+    return BagOfWordsEmbedder()

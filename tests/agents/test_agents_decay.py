@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import pytest
+from agents_fakes import NOW, add
+
+from agents.common import LABEL_DECAY
+from agents.decay_analyzer import (
+    DecayAction,
+    DecayAnalyzer,
+    DecayAnalyzerConfig,
+    GcMode,
+    Urgency,
+)
+from storage import InMemoryStore
+from storage.decay import DecayConfig, memory_score
+from storage.errors import InvalidInputError
+from storage.models import MemoryStatus
+
+
+def test_urgency_boundaries():
+    agent = DecayAnalyzer(InMemoryStore())
+    assert agent.urgency(0.1499) is Urgency.HIGH
+    assert agent.urgency(0.15) is Urgency.MEDIUM
+    assert agent.urgency(0.2499) is Urgency.MEDIUM
+    assert agent.urgency(0.25) is Urgency.LOW
+    assert agent.urgency(0.35) is Urgency.LOW
+
+
+def test_each_recommendation(store):
+    fresh = add(store, "fresh and fine", age_days=1)
+    fading = add(store, "fading, never used", age_days=10)  # score ~0.22: danger zone
+    gone = add(store, "long forgotten", age_days=60)  # score ~0.04: below forget
+    used = add(store, "used a lot once", age_days=60, use_count=4)
+    strong = add(store, "held strongly", age_days=60, strength=1.5)
+    busy = add(store, "used often this week", age_days=6, use_count=6, used_days_ago=30)
+    agent = DecayAnalyzer(store)
+    report = agent.run(now=NOW)
+    by_id = {f.memory_id: f for f in report.findings}
+    assert fresh.id not in by_id  # above the danger zone: not a finding
+    assert by_id[fading.id].action is DecayAction.NEEDS_REVIEW
+    assert by_id[fading.id].in_danger_zone and not by_id[fading.id].below_forget
+    assert by_id[gone.id].action is DecayAction.GC_CANDIDATE and by_id[gone.id].below_forget
+    assert by_id[used.id].action is DecayAction.REINFORCE
+    assert by_id[strong.id].action is DecayAction.REINFORCE
+    assert by_id[busy.id].action is DecayAction.PROMOTE_CANDIDATE
+    for f in report.findings:
+        assert f.score == pytest.approx(memory_score(store.get(f.memory_id), NOW, DecayConfig()))
+        assert f.urgency is agent.urgency(f.score)
+    assert report.scanned == 6
+    assert report.below_forget == sum(f.below_forget for f in report.findings)
+    assert [f.score for f in report.findings] == sorted(f.score for f in report.findings)
+
+
+def test_archived_and_promoted_are_not_scanned(store):
+    a = add(store, "old archived", age_days=60)
+    store.update(a.id, status=MemoryStatus.ARCHIVED)
+    report = DecayAnalyzer(store).run(now=NOW)
+    assert report.scanned == 0 and report.findings == ()
+
+
+def test_high_urgency_findings_open_issues_once(store, tracker):
+    gone = add(store, "long forgotten", age_days=60)
+    medium = add(store, "fading", age_days=10)
+    agent = DecayAnalyzer(store, tracker)
+    report = agent.run(now=NOW)
+    issues = tracker.query(labels=[LABEL_DECAY])
+    assert len(issues) == 1 and report.issues_opened == 1
+    issue = issues[0]
+    assert "urgency:high" in issue.labels
+    assert issue.metadata["memory_id"] == gone.id
+    assert issue.metadata["action"] == "gc_candidate"
+    assert {f.memory_id: f.issue_id for f in report.findings}[medium.id] is None
+    agent.run(now=NOW)  # a second run finds the same issue, opens no second one
+    assert len(tracker.query(labels=[LABEL_DECAY])) == 1
+
+
+def test_dry_run_opens_no_issue_and_collects_nothing(store, tracker):
+    gone = add(store, "long forgotten", age_days=60)
+    cfg = DecayAnalyzerConfig(gc=GcMode.DELETE)
+    report = DecayAnalyzer(store, tracker, cfg).run(now=NOW, dry_run=True)
+    assert tracker.query() == []
+    assert report.collected == (gone.id,)  # what would be collected
+    assert store.get(gone.id).status is MemoryStatus.ACTIVE
+
+
+@pytest.mark.parametrize("mode", [GcMode.ARCHIVE, GcMode.DELETE])
+def test_gc_only_takes_gc_candidates(store, mode):
+    gone = add(store, "long forgotten", age_days=60)
+    kept = add(store, "long forgotten but used", age_days=60, use_count=4)
+    report = DecayAnalyzer(store, config=DecayAnalyzerConfig(gc=mode)).run(now=NOW)
+    assert report.collected == (gone.id,)
+    if mode is GcMode.DELETE:
+        assert store.find(gone.id) is None
+    else:
+        assert store.get(gone.id).status is MemoryStatus.ARCHIVED
+    assert store.get(kept.id).status is MemoryStatus.ACTIVE
+
+
+def test_config_rejects_inverted_bounds():
+    with pytest.raises(InvalidInputError):
+        DecayAnalyzerConfig(high_below=0.3, medium_below=0.2)
+
+
+def test_table_rows_match_findings(store):
+    add(store, "long forgotten", age_days=60)
+    table = DecayAnalyzer(store).run(now=NOW).table()
+    assert len(table.rows) == 1 and "gc_candidate 1" in table.summary
+    assert "| memory |" in table.to_markdown()
