@@ -1,7 +1,208 @@
-"""`cortexgraph vault` subcommands."""
+"""`cortexgraph vault`: index, stats, promote, search and check the Obsidian vault (LTM)."""
 
 from __future__ import annotations
 
-import typer
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
 
-app = typer.Typer(help="vault commands", no_args_is_help=True)
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from cortexgraph.settings import Settings, load_settings
+from storage import open_store
+from storage.errors import CortexGraphError
+from vault_sync import (
+    LTMIndex,
+    ObsidianNoteSink,
+    check_vault,
+    promote_memory,
+    search_unified,
+)
+
+app = typer.Typer(help="The Obsidian vault: long-term memory notes.", no_args_is_help=True)
+out = Console()
+err = Console(stderr=True)
+
+VaultOpt = Annotated[
+    Path | None, typer.Option("--vault", help="Obsidian vault (default: LTM_VAULT_PATH).")
+]
+StorageOpt = Annotated[
+    Path | None,
+    typer.Option("--storage-path", help="STM directory (default: CORTEXGRAPH_STORAGE_PATH)."),
+]
+
+
+def _settings(vault: Path | None, storage_path: Path | None) -> Settings:
+    return load_settings(ltm_vault_path=vault, storage_path=storage_path)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    err.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(2)
+
+
+def _open_index(settings: Settings) -> LTMIndex:
+    vault = settings.vault_path
+    if not vault.is_dir():
+        raise typer.BadParameter(f"vault {vault} does not exist", param_hint="--vault")
+    return LTMIndex.open(vault)
+
+
+@app.command("index")
+def index_cmd(
+    vault: VaultOpt = None,
+    rebuild: Annotated[bool, typer.Option(help="Re-read every note.")] = False,
+) -> None:
+    """Bring the LTM index up to date (only new or changed notes are read)."""
+    settings = _settings(vault, None)
+    if not settings.vault_path.is_dir():
+        raise typer.BadParameter(
+            f"vault {settings.vault_path} does not exist", param_hint="--vault"
+        )
+    idx = LTMIndex(settings.vault_path)
+    if not rebuild:
+        idx.load()
+    columns = (TextColumn("indexing"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("notes", total=None)
+        report = idx.refresh(lambda i, n: bar.update(task, completed=i, total=n))
+    out.print(
+        f"{report.notes} notes indexed in {report.seconds:.2f}s: {report.reparsed} read, "
+        f"{report.unchanged} unchanged, {report.removed} removed, {len(report.skipped)} skipped, "
+        f"{report.broken_frontmatter} with broken frontmatter"
+    )
+    reasons = Counter(s.reason for s in report.skipped)
+    for reason, n in reasons.most_common():
+        out.print(f"  skipped {n}: {reason}")
+
+
+@app.command()
+def stats(vault: VaultOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Counts of notes, links, tags and cortexgraph notes in the vault."""
+    settings = _settings(vault, None)
+    idx = _open_index(settings)
+    notes = list(idx.notes.values())
+    data = {
+        "vault": str(idx.vault),
+        "notes": len(notes),
+        "cortexgraph_notes": sum(1 for r in notes if r.memory_id and r.conflict_of is None),
+        "links": sum(len(r.wikilinks) for r in notes),
+        "broken_links": len(idx.broken_links()),
+        "tags": len({t for r in notes for t in r.tags}),
+        "broken_frontmatter": sum(1 for r in notes if r.frontmatter_error),
+        "skipped_files": len(idx.skipped),
+        "index_bytes": idx.file.stat().st_size if idx.file.exists() else 0,
+    }
+    if as_json:
+        out.print_json(json.dumps(data))
+        return
+    table = Table("what", "count", title=f"vault {idx.vault}")
+    for key, value in data.items():
+        if key != "vault":
+            table.add_row(key.replace("_", " "), str(value))
+    out.print(table)
+
+
+@app.command()
+def promote(
+    memory_id: Annotated[str, typer.Argument(help="Id of the memory to promote.")],
+    vault: VaultOpt = None,
+    storage_path: StorageOpt = None,
+    force: Annotated[bool, typer.Option(help="Promote even if not eligible.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Change nothing.")] = False,
+    reason: Annotated[str, typer.Option(help="Why (default: the decay rule).")] = "",
+) -> None:
+    """Write a memory's note into the vault and mark it promoted."""
+    settings = _settings(vault, storage_path)
+    try:
+        store = open_store(settings.storage_path, config=settings.store_config())
+        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
+        outcome = promote_memory(
+            store, sink, memory_id, reason=reason, now=time.time(), force=force, dry_run=dry_run
+        )
+    except CortexGraphError as exc:
+        raise _fail(exc) from exc
+    if not outcome.promoted:
+        err.print(f"not promoted: {outcome.reason}")
+        raise typer.Exit(1)
+    verb = "would promote" if dry_run else ("created" if outcome.created else "updated")
+    out.print(f"{verb} {outcome.path or memory_id} ({outcome.reason})")
+    if outcome.conflict_path:
+        out.print(
+            f"[yellow]the note was edited by hand; cortexgraph's version is in "
+            f"{outcome.conflict_path}[/yellow]"
+        )
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    vault: VaultOpt = None,
+    storage_path: StorageOpt = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only with this tag.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=100)] = 10,
+    stm_weight: Annotated[float | None, typer.Option(min=0)] = None,
+    ltm_weight: Annotated[float | None, typer.Option(min=0)] = None,
+    window_days: Annotated[float | None, typer.Option(min=0)] = None,
+    min_score: Annotated[float | None, typer.Option(min=0)] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    embeddings: Annotated[bool, typer.Option(help="Use the embedding model if installed.")] = True,
+) -> None:
+    """One ranking over short-term memories and long-term notes."""
+    settings = _settings(vault, storage_path)
+    embedder = None
+    if embeddings and settings.enable_embeddings:
+        from storage.embeddings import default_embedder
+
+        embedder = default_embedder()
+    try:
+        store = open_store(settings.storage_path, config=settings.store_config())
+        idx = _open_index(settings) if settings.vault_path.is_dir() else None
+        results = search_unified(
+            store, idx, query, tags=tag, limit=limit,
+            stm_weight=settings.search_stm_weight if stm_weight is None else stm_weight,
+            ltm_weight=settings.search_ltm_weight if ltm_weight is None else ltm_weight,
+            window_days=window_days, min_score=min_score, verbose=verbose, embedder=embedder,
+            semantic_weight=settings.semantic_weight,
+        )  # fmt: skip
+    except CortexGraphError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(json.dumps([r.to_json(verbose) for r in results]))
+        return
+    if not results:
+        out.print("no matches")
+        return
+    table = Table("score", "from", "title", "preview")
+    if verbose:
+        table.add_column("id / path")
+    for r in results:
+        row = [f"{r.score:.3f}", r.source, r.title, r.preview[:80]]
+        if verbose:
+            row.append(" ".join(x for x in (r.memory_id, r.note_path) if x))
+        table.add_row(*row)
+    out.print(table)
+    if embedder is None:
+        err.print("(keyword search only: the embedding model is not installed or is disabled)")
+
+
+@app.command()
+def check(vault: VaultOpt = None) -> None:
+    """Report notes with broken frontmatter, broken links, conflict copies. Exit 1 if any."""
+    settings = _settings(vault, None)
+    idx = _open_index(settings)
+    issues = check_vault(idx)
+    if not issues:
+        out.print(f"vault {idx.vault}: {len(idx)} notes, no problems")
+        return
+    table = Table("note", "problem", "detail", title=f"{len(issues)} problems")
+    for issue in issues:
+        table.add_row(issue.path, issue.kind, issue.detail)
+    out.print(table)
+    raise typer.Exit(1)
