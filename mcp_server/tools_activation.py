@@ -58,7 +58,9 @@ def enrich(
         return Enrichment(tags, given_entities, 1.0 if strength is None else strength,
                           "off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)")  # fmt: skip
     try:
-        activation = optional_module("activation", "automatic entities and strength")
+        activation = optional_module(
+            "activation", "automatic entities and strength", "enrich_for_save"
+        )
         enriched = activation.enrich_for_save(
             content, tags=list(tags), entities=entities, strength=strength
         )
@@ -79,14 +81,14 @@ def enrich(
 def analyze_message(ctx: Context, message: Message) -> dict[str, Any]:
     """Decide whether a user message holds something worth remembering, with suggested tags,
     entities and strength for save_memory."""
-    activation = optional_module("activation", "analyze_message")
+    activation = optional_module("activation", "analyze_message", "analyze_message")
     return {"success": True, **_as_dict(activation.analyze_message(message))}
 
 
 @tool_errors
 def analyze_for_recall(ctx: Context, message: Message) -> dict[str, Any]:
     """Decide whether a user message asks about the past, with a suggested search query."""
-    activation = optional_module("activation", "analyze_for_recall")
+    activation = optional_module("activation", "analyze_for_recall", "analyze_for_recall")
     return {"success": True, **_as_dict(activation.analyze_for_recall(message))}
 
 

@@ -20,7 +20,7 @@ MAX_AUTO_PROMOTE = 50
 
 
 def _note_sink(state: ServerState) -> Any:
-    note_sink = optional_module("vault_sync.note_sink", "promote_memory")
+    note_sink = optional_module("vault_sync.note_sink", "promote_memory", "ObsidianNoteSink")
     settings = state.settings
     return note_sink.ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
 
@@ -42,7 +42,7 @@ def promote_memory(
     force: Annotated[bool, Field(description="Promote even if the criteria are not met.")] = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Promote valuable memories to long-term storage (a markdown note in the vault)."""
-    promotion = optional_module("vault_sync.promotion", "promote_memory")
+    promotion = optional_module("vault_sync.promotion", "promote_memory", "promote_memory")
     state = state_of(ctx)
     store = state.store
     now = time.time()

@@ -76,14 +76,20 @@ class LazyDenseScorer:
                 log.warning("cortexgraph: cannot save embedding cache: %s", exc)
 
 
-def optional_module(name: str, purpose: str) -> Any:
-    """Import one of cortexgraph's optional packages or say which tool needs it."""
+def optional_module(name: str, purpose: str, *attrs: str) -> Any:
+    """Import one of cortexgraph's component packages, or say which tool needs what is missing."""
     try:
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
     except ImportError as exc:
         raise DependencyUnavailableError(
             f"{purpose} needs the '{name}' package, which cannot be imported here ({exc})"
         ) from exc
+    missing = [a for a in attrs if not hasattr(module, a)]
+    if missing:
+        raise DependencyUnavailableError(
+            f"{purpose} needs {', '.join(missing)} from '{name}', which this install lacks"
+        )
+    return module
 
 
 __all__ = ["LazyDenseScorer", "optional_module"]
