@@ -1,0 +1,107 @@
+"""The layering rules of docs/ARCHITECTURE.md, checked by parsing every module's imports."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OURS = {"storage", "agents", "flows", "vault_sync", "mcp_server", "activation", "cortexgraph"}
+
+# package -> the packages of ours it may import (itself always allowed)
+ALLOWED = {
+    "storage": set(),
+    "vault_sync": {"storage"},
+    "activation": {"storage"},
+    "agents": {"storage"},
+    "cortexgraph": {"storage"},
+    "flows": {"storage", "agents", "vault_sync", "activation", "cortexgraph"},
+    "mcp_server": {"storage", "agents", "vault_sync", "activation", "cortexgraph"},
+}
+# third-party frameworks that only the shells may touch
+FRAMEWORKS = {"prefect": {"flows"}, "prefect_dask": {"flows"}, "mcp": {"mcp_server"}}
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_package_imports_follow_the_layers(package: str) -> None:
+    violations = []
+    for path in _modules(package):
+        for name in _imports(path) & OURS - {package} - ALLOWED[package]:
+            violations.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not violations, "layering broken:\n" + "\n".join(violations)
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_frameworks_stay_in_their_shells(framework: str) -> None:
+    violations = []
+    for package in ALLOWED:
+        if package in FRAMEWORKS[framework]:
+            continue
+        for path in _modules(package):
+            if framework in _imports(path):
+                violations.append(f"{path.relative_to(ROOT)} imports {framework}")
+    assert not violations, "\n".join(violations)
+
+
+def _top_level_env_reads(path: Path) -> list[int]:
+    """Line numbers where module-level code (not inside a def) touches os.environ/getenv."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return
+        if isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv"}:
+            if isinstance(node.value, ast.Name) and node.value.id == "os":
+                lines.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and _is_main_guard(stmt):
+            continue
+        visit(stmt)
+    return lines
+
+
+def _is_main_guard(stmt: ast.If) -> bool:
+    test = stmt.test
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
+def test_nothing_reads_the_environment_at_import_time() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for package in ALLOWED
+        for path in _modules(package)
+        for line in _top_level_env_reads(path)
+    ]
+    assert not offenders, "environment read at import time: " + ", ".join(offenders)
+
+
+def test_the_design_card_layout_is_kept() -> None:
+    for name in ["flows", "agents", "storage", "vault_sync", "mcp_server", "tests"]:
+        assert (ROOT / name).is_dir(), name
+    for name in ["pyproject.toml", "prefect.yaml", "README.md", "docs/ARCHITECTURE.md"]:
+        assert (ROOT / name).is_file(), name
