@@ -8,6 +8,7 @@ that happens anyway is resolved with a nonce, then a longer hash.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 from collections.abc import Container
@@ -48,13 +49,19 @@ def new_issue_id(
     prefix: str, seed: str, existing: Container[str], issue_count: int, *, tries: int = 10
 ) -> str:
     """A fresh id not in ``existing``; ``seed`` is the issue's content and creation time."""
-    for length in range(hash_length(issue_count), MAX_LENGTH + 1):
+
+    def candidate(nonce: int, length: int) -> str:
+        digest = hashlib.sha256(f"{seed}\x00{nonce}".encode()).digest()
+        return f"{prefix}-{_base36(digest, length)}"
+
+    for length in range(hash_length(issue_count), MAX_LENGTH):
         for nonce in range(tries):
-            digest = hashlib.sha256(f"{seed}\x00{nonce}".encode()).digest()
-            candidate = f"{prefix}-{_base36(digest, length)}"
-            if candidate not in existing:
-                return candidate
-    raise RuntimeError(f"could not find a free issue id for prefix {prefix!r}")  # ~impossible
+            if (found := candidate(nonce, length)) not in existing:
+                return found
+    for nonce in itertools.count():  # 36**8 ids: ends long before the space is exhausted
+        if (found := candidate(nonce, MAX_LENGTH)) not in existing:
+            return found
+    raise AssertionError("unreachable")
 
 
 def check_prefix(prefix: str) -> str:
