@@ -113,7 +113,7 @@ def parse_note_file(vault: Path, rel: str, stat: os.stat_result, max_bytes: int)
         frontmatter=meta,
         tags=tuple(tags),
         wikilinks=tuple(wikilinks(parsed.body)),
-        aliases=tuple(metadata_list(meta, "aliases")),
+        aliases=tuple(metadata_list(meta, "aliases", sep=",")),
         memory_id=str(memory_id) if memory_id is not None else None,
         mtime_ns=stat.st_mtime_ns,
         size=stat.st_size,

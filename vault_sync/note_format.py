@@ -26,6 +26,7 @@ OWN_FIELDS = (
 )  # fmt: skip
 MERGED_LIST_FIELDS = ("tags", "aliases")  # a person's additions to these survive updates
 _TAG_BAD = re.compile(r"[^\w/-]+", re.UNICODE)
+_TEMPLATE = re.compile(r"\{\{[^{}\n]*\}\}")
 _FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 try:
@@ -171,7 +172,14 @@ def parse_note_text(text: str) -> ParsedNote:
     try:
         data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
-        return ParsedNote(body=text, frontmatter_error=f"invalid YAML: {_one_line(exc)}")
+        # Obsidian templates hold unquoted {{placeholders}}; read them as the strings they are.
+        quoted = _TEMPLATE.sub(lambda m: "'" + m.group(0).replace("'", "''") + "'", raw)
+        try:
+            data = yaml.load(quoted, Loader=_Loader) if quoted != raw else None  # noqa: S506
+        except yaml.YAMLError:
+            data = None
+        if data is None:
+            return ParsedNote(body=text, frontmatter_error=f"invalid YAML: {_one_line(exc)}")
     if data is None:
         return ParsedNote(body=body, has_frontmatter=True)
     if not isinstance(data, Mapping):
@@ -202,13 +210,14 @@ def body_checksum(body: str) -> str:
     return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def metadata_list(metadata: Mapping[str, Any], key: str) -> list[str]:
-    """A frontmatter field as a list of strings, whatever shape a person gave it."""
+def metadata_list(metadata: Mapping[str, Any], key: str, sep: str = r"[,\s]+") -> list[str]:
+    """A frontmatter field as a list of strings, whatever shape a person gave it
+    ('tags: a, b' and 'tags: a b' are lists too; pass ``sep=","`` for aliases)."""
     value = metadata.get(key)
     if value is None:
         return []
     if isinstance(value, str):
-        return [p.strip() for p in re.split(r"[,\s]+", value) if p.strip()]
+        return [p.strip() for p in re.split(sep, value) if p.strip()]
     if isinstance(value, list):
         return [str(v).strip() for v in value if v is not None and str(v).strip()]
     return [str(value)]
