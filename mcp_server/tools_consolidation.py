@@ -1,16 +1,52 @@
-"""Consolidation tools: clusters, merges, the whole pipeline, and the agents' issue list."""
+"""Consolidation tools: clusters, merges, the whole pipeline, and the agents' issue list.
+
+The agents are called directly as plain Python (agents.pipeline); no Prefect here.
+"""
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from mcp_server.app import state_of
+from mcp_server.app import ServerState, state_of
 from mcp_server.errors import tool_errors
+from mcp_server.services import embedder_for, issue_tracker, note_sink
 from mcp_server.wiring import optional_module
+from storage.errors import InvalidInputError, NotFoundError
+from storage.models import validate_id
+
+MAX_CLUSTERS_RETURNED = 50
+MAX_REPORT_CHARS = 20_000
+
+
+def _detect(state: ServerState, threshold: float | None, max_size: int | None) -> tuple[Any, str]:
+    cd = optional_module("agents.cluster_detector", "cluster_memories", "ClusterDetector",
+                         "ClusterConfig")  # fmt: skip
+    embedder, note = embedder_for(state)
+    s = state.settings
+    link = s.cluster_link_threshold if threshold is None else threshold
+    config = cd.ClusterConfig(link_threshold=link, tfidf_link_threshold=min(link, 0.6)
+                              if threshold is None else link,
+                              max_cluster_size=max_size or s.cluster_max_size,
+                              open_issues=False)  # fmt: skip
+    report = cd.ClusterDetector(state.store, embedder, None, config).run(
+        now=time.time(), dry_run=True
+    )
+    known = state.service("clusters", dict)
+    for c in report.clusters:
+        known[c.cluster_id] = c
+    return report, note
+
+
+def _cluster_view(c: Any) -> dict[str, Any]:
+    return {"cluster_id": c.cluster_id, "size": c.size, "cohesion": round(c.cohesion, 4),
+            "suggested_action": c.action.value, "memory_ids": list(c.memory_ids),
+            "previews": list(c.previews)[:5]}  # fmt: skip
 
 
 @tool_errors
@@ -22,19 +58,144 @@ def cluster_memories(
                                              "settings).", ge=0, le=1)] = None,
     max_cluster_size: Annotated[int | None, Field(description="Largest cluster (2-100).", ge=2,
                                                   le=100)] = None,
-    find_duplicates: Annotated[bool, Field(description="List near-duplicate pairs instead.")]
-    = False,
-    duplicate_threshold: Annotated[float | None, Field(description="Duplicate similarity 0-1.",
-                                                       ge=0, le=1)] = None,
+    find_duplicates: Annotated[bool, Field(description="List near-duplicate groups instead "
+                                           "(a much higher threshold).")] = False,
+    duplicate_threshold: Annotated[float | None, Field(description="Duplicate similarity 0-1 "
+                                                       "(default 0.9).", ge=0, le=1)] = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Group similar memories into clusters (or find near-duplicates) for consolidation."""
-    optional_module("agents.cluster_detector", "cluster_memories")
-    raise NotImplementedError
+    """Group similar memories into clusters (or find near-duplicates); changes nothing. Pass a
+    cluster_id to consolidate_memories to merge or link one."""
+    state = state_of(ctx)
+    if find_duplicates:
+        threshold = 0.9 if duplicate_threshold is None else duplicate_threshold
+    report, note = _detect(state, threshold, max_cluster_size)
+    clusters = sorted(report.clusters, key=lambda c: (-c.cohesion, c.cluster_id))
+    return {
+        "success": True,
+        "mode": "duplicates" if find_duplicates else "clusters",
+        "similarity": report.method,
+        "note": note,
+        "scanned": report.scanned,
+        "link_threshold": report.link_threshold,
+        "count": len(clusters),
+        "clusters": [_cluster_view(c) for c in clusters[:MAX_CLUSTERS_RETURNED]],
+        "truncated": len(clusters) > MAX_CLUSTERS_RETURNED,
+    }
+
+
+@tool_errors
+def consolidate_memories(
+    ctx: Context,
+    cluster_id: Annotated[str | None, Field(description="A cluster_id from cluster_memories.")]
+    = None,
+    mode: Annotated[Literal["preview", "apply", "link"], Field(
+        description="preview: show the merged memory; apply: merge (sources archived, "
+                    "reversible); link: relate the members without merging.")] = "preview",
+    auto_detect: Annotated[bool, Field(description="Act on every cluster at or above "
+                                       "cohesion_threshold instead.")] = False,
+    cohesion_threshold: Annotated[float, Field(description="Minimum cohesion for auto_detect "
+                                               "(0-1).", ge=0, le=1)] = 0.75,
+) -> dict[str, Any]:  # fmt: skip
+    """Merge (or link) a cluster of similar memories into one, keeping every distinct fact."""
+    sm = optional_module("agents.semantic_merge", "consolidate_memories", "SemanticMerge",
+                         "MergeConfig")  # fmt: skip
+    cdm = optional_module("agents.cluster_detector", "consolidate_memories", "ClusterAction")
+    state = state_of(ctx)
+    if cluster_id is None and not auto_detect:
+        raise InvalidInputError("pass a cluster_id from cluster_memories, or auto_detect=true")
+    if auto_detect:
+        report, _ = _detect(state, None, None)
+        chosen = [c for c in report.clusters if c.cohesion >= cohesion_threshold]
+    else:
+        validate_id(cluster_id, "cluster id")
+        known = state.service("clusters", dict)
+        if cluster_id not in known:
+            _detect(state, None, None)
+        if cluster_id not in known:
+            raise NotFoundError(f"no cluster {cluster_id!r}; run cluster_memories and use one "
+                                "of the cluster_id values it returns")  # fmt: skip
+        chosen = [known[cluster_id]]
+    # Chosen by the caller (or by the cohesion threshold): merge whatever the detector suggested.
+    chosen = [replace(c, action=cdm.ClusterAction.MERGE) for c in chosen]
+    merge = sm.SemanticMerge(state.store, None, sm.MergeConfig(
+        mode="apply" if mode == "preview" else mode))  # fmt: skip
+    out = merge.run(now=time.time(), dry_run=mode == "preview", clusters=chosen)
+    return {
+        "success": True,
+        "mode": mode,
+        "clusters": len(chosen),
+        "results": [{"cluster_id": o.cluster_id, "status": o.status, "reason": o.reason,
+                     "source_ids": list(o.source_ids), "merged_id": o.merged_id,
+                     "content": o.content[:2000], "strength": round(o.strength, 4),
+                     "sentences_kept": o.sentences_kept,
+                     "relations_repointed": o.relations_repointed}
+                    for o in out.outcomes][:MAX_CLUSTERS_RETURNED],
+    }  # fmt: skip
+
+
+@tool_errors
+def run_consolidation(
+    ctx: Context,
+    dry_run: Annotated[bool, Field(description="Only report what each agent would do "
+                                   "(default).")] = True,
+    agents: Annotated[list[Literal["decay", "cluster", "merge", "promote", "relations"]] | None,
+                      Field(description="Which agents to run, in pipeline order (default all).",
+                            max_length=5)] = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations)."""
+    pipeline = optional_module("agents.pipeline", "run_consolidation", "Pipeline", "run_agents")
+    state = state_of(ctx)
+    embedder, similarity = embedder_for(state)
+    tracker, tracking = issue_tracker(state, create=not dry_run)
+    sink = None if dry_run else note_sink(state)
+    pipe = pipeline.Pipeline(state.store, embedder=embedder, sink=sink, tracker=tracker)
+    report = pipeline.run_agents(pipe, now=time.time(), dry_run=dry_run, agents=agents,
+                                 notes=(similarity, tracking))  # fmt: skip
+    full = report.to_json()
+    markdown = report.to_markdown()
+    return {
+        "success": True,
+        "dry_run": dry_run,
+        "agents": full["agents"],
+        "seconds": {k: round(v, 3) for k, v in full["seconds"].items()},
+        "notes": full["notes"],
+        "summaries": full["summaries"],
+        "report_markdown": markdown[:MAX_REPORT_CHARS],
+        "report_truncated": len(markdown) > MAX_REPORT_CHARS,
+    }
+
+
+@tool_errors
+def list_consolidation_issues(
+    ctx: Context,
+    status: Annotated[Literal["open", "in_progress", "closed", "all"], Field(
+        description="Which issues.")] = "open",
+    label: Annotated[str | None, Field(description="Only issues with this label, e.g. "
+                                       "'consolidation:cluster'.", max_length=200)] = None,
+    limit: Annotated[int, Field(description="At most this many (1-100).", ge=1, le=100)] = 50,
+) -> dict[str, Any]:  # fmt: skip
+    """The consolidation agents' work items (beads issues): what is pending, claimed, done."""
+    state = state_of(ctx)
+    tracker, where = issue_tracker(state, create=False)
+    issues = tracker.query(labels=[label] if label else [],
+                           status=None if status == "all" else status)  # fmt: skip
+    return {
+        "success": True,
+        "tracker": where,
+        "total": len(issues),
+        "issues": [{"id": i.id, "title": i.title, "status": i.status, "labels": list(i.labels),
+                    "assignee": i.assignee, "description": (i.description or "")[:500],
+                    "metadata": dict(i.metadata or {})} for i in issues[:limit]],
+    }  # fmt: skip
 
 
 def register(server: MCPServer) -> None:
-    server.add_tool(cluster_memories, annotations=ToolAnnotations(read_only_hint=True))
-    _ = state_of
+    read_only = ToolAnnotations(read_only_hint=True)
+    server.add_tool(cluster_memories, annotations=read_only)
+    server.add_tool(consolidate_memories, annotations=ToolAnnotations(destructive_hint=False))
+    server.add_tool(run_consolidation, annotations=ToolAnnotations(destructive_hint=True))
+    server.add_tool(list_consolidation_issues, annotations=read_only)
 
 
-__all__ = ["cluster_memories", "register"]
+__all__ = ["cluster_memories", "consolidate_memories", "list_consolidation_issues", "register",
+           "run_consolidation"]  # fmt: skip

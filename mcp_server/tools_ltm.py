@@ -11,10 +11,11 @@ from pydantic import Field
 
 from mcp_server.app import ServerState, state_of
 from mcp_server.errors import tool_errors
+from mcp_server.services import embedder_for
 from mcp_server.wiring import optional_module
 from storage.decay import promotion_reason
 from storage.errors import InvalidInputError
-from storage.models import MemoryStatus, validate_id
+from storage.models import MemoryStatus, validate_id, validate_tags
 
 MAX_AUTO_PROMOTE = 50
 
@@ -74,10 +75,53 @@ def promote_memory(
 def search_unified(
     ctx: Context,
     query: Annotated[str | None, Field(description="What to look for.", max_length=10_000)] = None,
+    tags: Annotated[list[str] | None, Field(description="Only results with these tags.",
+                                            max_length=50)] = None,
+    limit: Annotated[int, Field(description="How many results (1-100).", ge=1, le=100)] = 10,
+    stm_weight: Annotated[float | None, Field(description="Weight of short-term memories "
+                                              "(0-2).", ge=0, le=2)] = None,
+    ltm_weight: Annotated[float | None, Field(description="Weight of long-term notes (0-2).",
+                                              ge=0, le=2)] = None,
+    window_days: Annotated[float | None, Field(description="Only STM used in the last N days.",
+                                               gt=0, le=3650)] = None,
+    min_score: Annotated[float | None, Field(description="Minimum STM decay score.", ge=0,
+                                             le=2)] = None,
+    verbose: Annotated[bool, Field(description="Include ids, note paths and score parts.")]
+    = False,
+    use_embeddings: Annotated[bool, Field(description="Also rank by semantic similarity "
+                                          "(loads an embedding model on first use).")] = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Search short-term memory and the long-term vault together, in one ranking."""
-    optional_module("vault_sync", "search_unified")
-    raise NotImplementedError
+    unified = optional_module("vault_sync.unified_search", "search_unified", "search_unified")
+    state = state_of(ctx)
+    s = state.settings
+    index, ltm_note = _ltm_index(state)
+    embedder, sim_note = embedder_for(state) if use_embeddings else (None, "keyword (BM25) only")
+    results = unified.search_unified(
+        state.store, index, query or "", tags=list(validate_tags(tags)), limit=limit,
+        stm_weight=s.search_stm_weight if stm_weight is None else stm_weight,
+        ltm_weight=s.search_ltm_weight if ltm_weight is None else ltm_weight,
+        window_days=window_days, min_score=min_score, verbose=verbose, embedder=embedder,
+        semantic_weight=s.semantic_weight,
+    )  # fmt: skip
+    return {
+        "success": True,
+        "count": len(results),
+        "ltm": ltm_note,
+        "similarity": sim_note,
+        "results": [r.to_json(verbose) for r in results],
+    }
+
+
+def _ltm_index(state: ServerState) -> tuple[Any, str]:
+    """The vault's index, refreshed (only changed notes are re-read); None if no vault yet."""
+    vault = state.settings.vault_path
+    if not vault.is_dir():
+        return None, f"no vault at {vault} yet (LTM_VAULT_PATH): short-term memories only"
+    ltm = optional_module("vault_sync.ltm_index", "search_unified", "LTMIndex")
+    index = state.service("ltm_index", lambda: ltm.LTMIndex.open(vault, refresh=False))
+    index.refresh()
+    return index, f"{len(index.notes)} notes in {vault}"
 
 
 def register(server: MCPServer) -> None:

@@ -34,10 +34,10 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = dict(
-        storage_path=tmp_path / "stm", ltm_vault_path=tmp_path / "vault",
-        beads_repo=tmp_path / "beads", enable_embeddings=False, log_level="WARNING",
-    )  # fmt: skip
+    values: dict[str, Any] = {
+        "storage_path": tmp_path / "stm", "ltm_vault_path": tmp_path / "vault",
+        "beads_repo": tmp_path / "beads", "enable_embeddings": False, "log_level": "WARNING",
+    }  # fmt: skip
     values.update(overrides)
     return Settings(**values)
 

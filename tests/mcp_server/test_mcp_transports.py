@@ -217,7 +217,7 @@ def test_mcp_save_while_another_process_writes_loses_nothing(tmp_path):
                                       cwd=tmp_path)  # fmt: skip
             ids = []
             for i in range(n_server):
-                ids.append(
+                ids.append(  # noqa: PERF401 - sequential awaits
                     payload(
                         await client.call_tool(
                             "save_memory", {"content": f"server memory {i}", "tags": ["server"]}
