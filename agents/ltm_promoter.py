@@ -1,7 +1,9 @@
 """LTMPromoter: moves memories that earned it into long-term memory through a note sink.
 
 A memory qualifies by score (>= promote threshold), by use (>= N uses within the window), or
-because it was named in ``force_ids``. Promotion writes the note first and then marks the memory
+because it was named in ``force_ids``. A score alone counts only for a memory recalled at least
+``score_min_uses`` times: every brand-new memory scores 1.0, and promoting all of them (as 1.x's
+bare score test would) fills the vault with notes nobody came back to. Promotion writes the note first and then marks the memory
 ``promoted`` with ``promoted_at`` and ``promoted_to`` (the note path). Only active memories are
 considered, so a second run promotes nothing twice; a note written before a crash is updated in
 place by the sink on the retry.
@@ -31,6 +33,7 @@ class PromoterConfig:
     decay: DecayConfig = DecayConfig()
     force_ids: tuple[str, ...] = ()
     max_per_run: int | None = None
+    score_min_uses: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,9 @@ class LTMPromoter:
         out = []
         for memory in self.store.list(status=MemoryStatus.ACTIVE):
             reason = promotion_reason(memory, now, self.config.decay)
+            if (reason is not None and reason.startswith("score")
+                    and memory.use_count < self.config.score_min_uses):  # fmt: skip
+                reason = None
             if reason is None and memory.id in forced:
                 reason = "forced"
             if reason is not None:

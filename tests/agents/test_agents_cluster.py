@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agents_fakes import NOW, BrokenEmbedder, add
+
+from agents.cluster_detector import ClusterAction, ClusterConfig, ClusterDetector
+from agents.common import LABEL_CLUSTER
+from agents.neighbours import radius_pairs
+from storage.errors import InvalidInputError
+
+
+def _seed(store):
+    dup = [
+        add(store, "The ledger service uses PostgreSQL 16 for storage"),
+        add(store, "the ledger service uses postgresql 16 for storage."),
+        add(store, "The ledger service uses PostgreSQL 16 for storage!"),
+    ]
+    other = [
+        add(store, "Alice prefers tea over coffee in the morning"),
+        add(store, "Deploys happen on Tuesdays after the standup"),
+    ]
+    return dup, other
+
+
+def test_near_duplicates_cluster_and_unrelated_do_not(store, embedder):
+    dup, other = _seed(store)
+    report = ClusterDetector(store, embedder).run(now=NOW)
+    assert report.method == "embeddings:bag-of-words-test"
+    assert len(report.clusters) == 1
+    cluster = report.clusters[0]
+    assert set(cluster.memory_ids) == {m.id for m in dup}
+    assert cluster.cohesion == pytest.approx(1.0, abs=1e-5)
+    assert cluster.action is ClusterAction.MERGE
+    assert not {m.id for m in other} & set(cluster.memory_ids)
+
+
+def test_action_thresholds(store):
+    agent = ClusterDetector(store, config=ClusterConfig(merge_cohesion=0.85, review_cohesion=0.65))
+    assert agent.action_for(0.85) is ClusterAction.MERGE
+    assert agent.action_for(0.8499) is ClusterAction.REVIEW
+    assert agent.action_for(0.65) is ClusterAction.REVIEW
+    assert agent.action_for(0.6499) is ClusterAction.KEEP
+    with pytest.raises(InvalidInputError):
+        ClusterConfig(merge_cohesion=0.5, review_cohesion=0.6)
+    with pytest.raises(InvalidInputError):
+        ClusterConfig(max_cluster_size=1)
+
+
+def test_review_and_keep_clusters_from_link_threshold(store, embedder):
+    # Share 3 of 4 words: cosine 0.75 -> review at link 0.7; keep when review needs 0.8.
+    a = add(store, "alpha beta gamma delta")
+    b = add(store, "alpha beta gamma epsilon")
+    cfg = ClusterConfig(link_threshold=0.7)
+    (c,) = ClusterDetector(store, embedder, config=cfg).run(now=NOW).clusters
+    assert set(c.memory_ids) == {a.id, b.id} and c.action is ClusterAction.REVIEW
+    cfg = ClusterConfig(link_threshold=0.7, review_cohesion=0.8, merge_cohesion=0.9)
+    (c,) = ClusterDetector(store, embedder, config=cfg).run(now=NOW).clusters
+    assert c.action is ClusterAction.KEEP
+
+
+def test_max_cluster_size_caps_groups(store, embedder):
+    for i in range(7):
+        add(store, f"same words here {'!' * i}")
+    report = ClusterDetector(store, embedder, config=ClusterConfig(max_cluster_size=3)).run(now=NOW)
+    assert all(c.size <= 3 for c in report.clusters)
+    assert sum(c.size for c in report.clusters) >= 6  # 3 + 3 (+ a leftover single is no cluster)
+
+
+@pytest.mark.parametrize("emb", [None, BrokenEmbedder()])
+def test_tfidf_fallback_is_labelled(store, emb):
+    dup, _ = _seed(store)
+    report = ClusterDetector(store, emb).run(now=NOW)
+    assert report.method == "tfidf"
+    assert len(report.clusters) == 1
+    assert set(report.clusters[0].memory_ids) == {m.id for m in dup}
+
+
+def test_issues_opened_for_merge_and_review_only(store, tracker, embedder):
+    dup, _ = _seed(store)
+    add(store, "alpha beta gamma delta")
+    add(store, "alpha beta gamma epsilon")
+    cfg = ClusterConfig(link_threshold=0.7)
+    report = ClusterDetector(store, embedder, tracker, cfg).run(now=NOW)
+    issues = tracker.query(labels=[LABEL_CLUSTER])
+    assert report.issues_opened == 2 == len(issues)
+    merge = tracker.query(labels=[LABEL_CLUSTER, "action:merge"])
+    assert len(merge) == 1 and set(merge[0].metadata["memory_ids"]) == {m.id for m in dup}
+    assert len(tracker.query(labels=[LABEL_CLUSTER, "action:review"])) == 1
+    ClusterDetector(store, embedder, tracker, cfg).run(now=NOW)
+    assert len(tracker.query(labels=[LABEL_CLUSTER])) == 2  # deduped by cluster id
+
+
+def test_dry_run_opens_no_issues(store, tracker, embedder):
+    _seed(store)
+    report = ClusterDetector(store, embedder, tracker).run(now=NOW, dry_run=True)
+    assert len(report.clusters) == 1 and tracker.query() == []
+
+
+def _clustered_vectors(n_groups=400, per_group=3, noise=0.03, singles=8000, dim=64, seed=1):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(n_groups, dim))
+    rows = [c + noise * rng.normal(size=(per_group, dim)) for c in centers]
+    rows.append(rng.normal(size=(singles, dim)))
+    x = np.vstack(rows).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_ivf_neighbour_search_matches_exact_and_compares_far_fewer_pairs():
+    x = _clustered_vectors()
+    exact = radius_pairs(x, 0.9, exact_limit=10**9)
+    ivf = radius_pairs(x, 0.9, exact_limit=100, cell_size=100)
+    assert exact.method == "exact" and ivf.method.startswith("ivf")
+    truth = set(zip(exact.i.tolist(), exact.j.tolist(), strict=True))
+    found = set(zip(ivf.i.tolist(), ivf.j.tolist(), strict=True))
+    assert len(truth) >= 1200
+    assert found <= truth  # every reported pair really is above the threshold
+    assert len(found & truth) / len(truth) >= 0.98
+    assert ivf.compared < exact.compared / 5
+    np.testing.assert_allclose(
+        np.sort(ivf.sim), np.sort(exact.sim[np.isin(exact.i * len(x) + exact.j,
+                                                    ivf.i * len(x) + ivf.j)]), rtol=1e-5
+    )  # fmt: skip

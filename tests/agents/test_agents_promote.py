@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import pytest
+from agents_fakes import NOW, RecordingSink, add
+
+from agents.common import AgentError
+from agents.ltm_promoter import LTMPromoter, PromoterConfig
+from storage.decay import DecayConfig
+from storage.models import MemoryStatus
+
+
+def test_promotes_by_score_by_use_and_forced(store):
+    strong = add(store, "core fact", use_count=3, strength=1.5)  # score well above 0.65
+    busy = add(store, "busy", age_days=13, used_days_ago=12, use_count=5)  # 5 uses in 13 days
+    slow = add(store, "used 5 times over a month", age_days=30, used_days_ago=25, use_count=5)
+    fresh = add(store, "brand new, never recalled")  # scores 1.0 but has not proven itself
+    forced = add(store, "plain old note", age_days=30)
+    sink = RecordingSink()
+    cfg = PromoterConfig(decay=DecayConfig(), force_ids=(forced.id,))
+    report = LTMPromoter(store, sink, cfg).run(now=NOW)
+    reasons = {p.memory_id: p.reason for p in report.promotions}
+    assert set(reasons) == {strong.id, busy.id, forced.id}
+    assert reasons[strong.id].startswith("score")
+    assert reasons[busy.id].startswith("used 5 times")
+    assert reasons[forced.id] == "forced"
+    for mid in reasons:
+        m = store.get(mid)
+        assert m.status is MemoryStatus.PROMOTED and m.promoted_at == int(NOW)
+        assert m.promoted_to == f"cortexgraph/{mid}.md"
+    assert store.get(slow.id).status is MemoryStatus.ACTIVE
+    assert store.get(fresh.id).status is MemoryStatus.ACTIVE
+    with_one_use = PromoterConfig(score_min_uses=0)
+    assert [m.id for m, _ in LTMPromoter(store, sink, with_one_use).candidates(NOW)] == [fresh.id]
+
+
+def test_second_run_promotes_nothing_twice(store):
+    add(store, "core fact", use_count=3, strength=1.5)
+    sink = RecordingSink()
+    agent = LTMPromoter(store, sink)
+    assert len(agent.run(now=NOW).promotions) == 1
+    assert agent.run(now=NOW).promotions == ()
+    assert len(sink.calls) == 1
+
+
+def test_dry_run_writes_no_note_and_changes_nothing(store):
+    m = add(store, "core fact", use_count=3, strength=1.5)
+    sink = RecordingSink()
+    report = LTMPromoter(store, sink).run(now=NOW, dry_run=True)
+    assert [p.memory_id for p in report.promotions] == [m.id]
+    assert report.promotions[0].note_path is None
+    assert sink.calls == [] and store.get(m.id).status is MemoryStatus.ACTIVE
+    # without a sink a dry run still previews; a live run refuses
+    assert len(LTMPromoter(store, None).run(now=NOW, dry_run=True).promotions) == 1
+    with pytest.raises(AgentError):
+        LTMPromoter(store, None).run(now=NOW)
+
+
+def test_failed_note_is_reported_and_memory_stays_active(store):
+    ok = add(store, "core fact", use_count=3, strength=1.5)
+    bad = add(store, "another core fact", use_count=3, strength=1.5)
+    report = LTMPromoter(store, RecordingSink(fail_for={bad.id})).run(now=NOW)
+    assert [p.memory_id for p in report.promotions] == [ok.id]
+    assert report.failed[0][0] == bad.id and "disk full" in report.failed[0][1]
+    assert store.get(bad.id).status is MemoryStatus.ACTIVE
+
+
+def test_related_memories_go_to_the_sink(store):
+    m = add(store, "core fact", use_count=3, strength=1.5)
+    other = add(store, "context for it", age_days=20)
+    store.add_relation(m.id, other.id, "supports", now=NOW)
+    sink = RecordingSink()
+    LTMPromoter(store, sink).run(now=NOW)
+    assert sink.calls == [(m.id, 1, sink.calls[0][2])]
+
+
+def test_max_per_run(store):
+    for i in range(3):
+        add(store, f"core fact {i}", use_count=3, strength=1.5)
+    report = LTMPromoter(store, RecordingSink(), PromoterConfig(max_per_run=2)).run(now=NOW)
+    assert len(report.promotions) == 2
