@@ -347,12 +347,22 @@ def open_tracker(
     """The tracker whose issues live in ``<location>/.beads/issues.jsonl``.
 
     With ``search_parents`` (a project directory) the repository containing ``location`` is
-    used; without it (the storage directory) ``location`` must be its own repository's root.
-    A missing repository is created when ``init``. Raises TrackerUnavailableError otherwise.
+    used, and like bd the nearest existing ``.beads/`` between ``location`` and the work tree
+    root (else the root's). Without it (the storage directory) ``location`` must be its own
+    repository's root. A missing repository is created when ``init``; a location that cannot
+    be used raises TrackerUnavailableError.
     """
     location = Path(storage_dir_or_repo).expanduser().resolve()
     repo = open_repo(location, search_parents=search_parents, init=init)
-    return BeadsTracker(repo, location / BEADS_DIR, prefix=prefix, identity=identity, clock=clock)
+    root = Path(repo.working_tree_dir).resolve()  # type: ignore[arg-type]
+    beads_dir = root / BEADS_DIR
+    for folder in (location, *location.parents):
+        if (folder / BEADS_DIR).is_dir():
+            beads_dir = folder / BEADS_DIR
+            break
+        if folder == root:
+            break
+    return BeadsTracker(repo, beads_dir, prefix=prefix, identity=identity, clock=clock)
 
 
 __all__ = ["DEDUPE_KEY", "BeadsTracker", "IssueCommit", "open_tracker"]

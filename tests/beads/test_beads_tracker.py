@@ -94,8 +94,7 @@ def test_works_in_a_user_repo_and_commits_only_its_own_file(user_repo, clock, gi
     before_head = git_cmd(user_repo, "rev-parse", "HEAD").strip()
     before_status = git_cmd(user_repo, "status", "--porcelain")
     tracker = open_tracker(user_repo / "src", search_parents=True, clock=clock)  # a subfolder
-    assert tracker.path == (user_repo / "src" / BEADS_FILE).resolve()
-    tracker = open_tracker(user_repo, clock=clock)
+    assert tracker.path == (user_repo / BEADS_FILE).resolve()  # .beads/ at the work tree root
     a = tracker.create("first finding", labels=["consolidation:decay"])
     tracker.close(a.id, "handled")
 
