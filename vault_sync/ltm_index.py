@@ -31,7 +31,6 @@ MAX_NOTE_BYTES = 1_000_000  # larger notes are indexed from their first megabyte
 _DIR_REASONS = {
     ".obsidian": "Obsidian settings folder",
     ".trash": "Obsidian trash",
-    ".cortexgraph": "cortexgraph state",
     ".git": "git metadata",
 }
 
@@ -197,7 +196,15 @@ class LTMIndex:
         dirty = bool(changed or removed or skipped.keys() != self.skipped.keys())
         self.skipped = skipped
         if dirty:
+            text = self._text
             self._invalidate()
+            if text is not None:  # a built BM25 index is patched, not rebuilt
+                for rel in [*removed, *changed]:
+                    text.remove(rel)
+                for rel in changed:
+                    if rel in self.notes:
+                        text.add(rel, _searchable(self.notes[rel]))
+                self._text = text
             self.save()
         return IndexReport(
             notes=len(self.notes),
@@ -227,14 +234,16 @@ class LTMIndex:
             try:
                 entries = list(os.scandir(self.vault / rel_dir))
             except OSError as exc:
-                skipped[rel_dir] = SkippedFile(rel_dir, f"unreadable folder: {exc.strerror}")
+                skipped[rel_dir + "/"] = SkippedFile(rel_dir + "/", f"unreadable: {exc.strerror}")
                 continue
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 if entry.is_dir(follow_symlinks=False):
+                    if entry.name == STATE_DIR and not rel_dir:
+                        continue  # our own state, not part of the vault
                     if entry.name in SKIPPED_DIRS or entry.name.startswith("."):
                         reason = _DIR_REASONS.get(entry.name, "hidden folder")
-                        skipped[rel] = SkippedFile(rel + "/", reason)
+                        skipped[rel + "/"] = SkippedFile(rel + "/", reason)
                     else:
                         stack.append(rel)
                 elif entry.name.startswith("."):
@@ -288,7 +297,7 @@ class LTMIndex:
         if self._text is None:
             text = TextIndex()
             for r in self.notes.values():
-                text.add(r.path, " ".join([r.title, *r.aliases, *r.tags, r.content]))
+                text.add(r.path, _searchable(r))
             self._text = text
         return self._text
 
@@ -319,6 +328,10 @@ class LTMIndex:
                         backlinks.setdefault(target.path, set()).add(r.path)
             self._derived["backlinks"] = backlinks
         return self._derived
+
+
+def _searchable(r: NoteRecord) -> str:
+    return " ".join([r.title, *r.aliases, *r.tags, r.content])
 
 
 def _looks_like_file(link: str) -> bool:
