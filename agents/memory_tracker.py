@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.protocols import TrackedIssue
@@ -27,7 +27,6 @@ class _Record:
     issue: TrackedIssue
     priority: int
     close_reason: str = ""
-    history: tuple[str, ...] = field(default=())
 
 
 class InMemoryIssueTracker:

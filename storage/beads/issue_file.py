@@ -29,45 +29,50 @@ class Snapshot:
     line_of: dict[str, int] = field(default_factory=dict)
     unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line number, why)
 
-    def with_changes(self, changed: list[BeadsIssue]) -> list[str]:
-        """The lines after replacing changed issues in place and appending new ones."""
-        lines = list(self.lines)
+    def with_changes(self, changed: list[BeadsIssue]) -> Snapshot:
+        """A new snapshot: changed issues replaced in place, new ones appended."""
+        new = Snapshot(list(self.lines), dict(self.issues), dict(self.line_of), self.unreadable)
         for issue in changed:
             text = issue_to_line(issue)
-            if issue.id in self.line_of:
-                lines[self.line_of[issue.id]] = text
+            if issue.id in new.line_of:
+                new.lines[new.line_of[issue.id]] = text
             else:
-                lines.append(text)
-        return lines
+                new.line_of[issue.id] = len(new.lines)
+                new.lines.append(text)
+            new.issues[issue.id] = issue
+        return new
 
 
 class IssueFile:
-    """One issues.jsonl; re-reads only when the file's identity or size/mtime changed."""
+    """One issues.jsonl; parses again only when its bytes differ from what was last seen.
+
+    Comparing bytes, not stat data: an atomic replace can reuse a freed inode with the same
+    size within one mtime tick, and a stale snapshot under the lock would lose an update.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._key: tuple[int, int, int] | None = None
+        self._data: bytes | None = None
         self._snapshot = Snapshot()
 
     def load(self) -> Snapshot:
         try:
-            st = os.stat(self.path)
+            data = self.path.read_bytes()
         except FileNotFoundError:
-            self._key, self._snapshot = None, Snapshot()
+            self._data, self._snapshot = None, Snapshot()
             return self._snapshot
         except OSError as e:
             raise StorageError(f"cannot read {self.path}: {e}") from e
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if key != self._key:
-            self._snapshot = self._parse(self.path)
-            self._key = key
+        if data != self._data:
+            self._snapshot = self._parse(self.path, data)
+            self._data = data
         return self._snapshot
 
     @staticmethod
-    def _parse(path: Path) -> Snapshot:
+    def _parse(path: Path, data: bytes) -> Snapshot:
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
             raise StorageError(f"cannot read {path}: {e}") from e
         snap = Snapshot(lines=[line for line in text.splitlines() if line.strip()])
         for i, line in enumerate(snap.lines):
@@ -82,17 +87,19 @@ class IssueFile:
                 snap.line_of[issue.id] = i
         return snap
 
-    def write(self, lines: list[str]) -> None:
+    def write(self, snapshot: Snapshot) -> None:
         """Replace the file atomically: a reader sees the old or the new file, never half."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = ("\n".join(lines) + "\n") if lines else ""
+        lines = snapshot.lines
+        text = ("\n".join(lines) + "\n") if lines else ""
         try:
             mode = os.stat(self.path).st_mode & 0o777
         except FileNotFoundError:
             mode = 0o644
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".issues.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            data = text.encode("utf-8")
+            with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -101,6 +108,8 @@ class IssueFile:
         except OSError as e:
             Path(tmp).unlink(missing_ok=True)
             raise StorageError(f"cannot write {self.path}: {e}") from e
+        # what we just wrote is what the next load would parse: skip that work
+        self._data, self._snapshot = data, snapshot
 
 
 __all__ = ["IssueFile", "Snapshot"]

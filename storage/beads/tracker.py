@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock, Timeout
 
-from storage.beads.errors import CommitError, IssueNotFoundError
+from storage.beads.errors import IssueNotFoundError
 from storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
 from storage.beads.ids import check_prefix, new_issue_id
 from storage.beads.issue_file import IssueFile, Snapshot
@@ -269,10 +269,8 @@ class BeadsTracker:
                 result, done = change(snap, time_from_timestamp(self._clock()))
                 if done is not None:
                     self._file.write(snap.with_changes([done.issue]))
-                    try:
-                        self._committer.commit_file(self.path, done.message)
-                    except CommitError:
-                        raise  # the file holds the change; the next commit will carry it
+                    # a CommitError leaves the change in the file; the next commit carries it
+                    self._committer.commit_file(self.path, done.message)
                 return result
             finally:
                 self._flock.release()
