@@ -1,0 +1,68 @@
+"""What the activation layer may do, decided once at the edge and passed down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ActivationConfig:
+    """Switches per component. ``enabled=False`` turns the whole layer off.
+
+    Built from ``cortexgraph.settings.Settings`` by the edges (``from_mapping`` takes the
+    relevant fields) so this package never reads the environment itself.
+    """
+
+    enabled: bool = True
+    enable_phrases: bool = True
+    enable_entities: bool = True
+    enable_importance: bool = True
+    enable_intent: bool = True
+    enable_tags: bool = True
+    enable_dedup: bool = True
+    enable_context: bool = True
+    # Heavy models: off means the rule-based / TF-IDF / BM25 fallbacks run instead.
+    use_spacy: bool = True
+    use_embeddings: bool = True
+    duplicate_threshold: float = 0.85
+    merge_threshold: float = 0.90
+    max_tags: int = 5
+    context_turns: int = 6
+    # Below this, a classifier verdict alone does not recommend a save.
+    save_confidence: float = 0.55
+    search_confidence: float = 0.55
+
+    def __post_init__(self) -> None:
+        for name in ("duplicate_threshold", "merge_threshold", "save_confidence",
+                     "search_confidence"):  # fmt: skip
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        if self.max_tags < 0 or self.context_turns < 1:
+            raise ValueError("max_tags must be >= 0 and context_turns >= 1")
+
+    def component_enabled(self, flag: str) -> bool:
+        return self.enabled and bool(getattr(self, flag))
+
+    @classmethod
+    def from_mapping(cls, values: Any) -> ActivationConfig:
+        """From a Settings object or dict: ``enable_preprocessing`` plus ``activation_*`` fields.
+
+        E.g. Settings.activation_enable_tags -> enable_tags. Unknown fields are ignored.
+        """
+        get = values.get if isinstance(values, dict) else lambda k, d=None: getattr(values, k, d)
+        changes: dict[str, Any] = {}
+        master = get("enable_preprocessing", None)
+        if master is not None:
+            changes["enabled"] = bool(master)
+        for field in cls.__dataclass_fields__:
+            value = get(f"activation_{field}", None)
+            if value is not None:
+                changes[field] = value
+        return replace(cls(), **changes)
+
+
+DEFAULT_CONFIG = ActivationConfig()
+
+__all__ = ["DEFAULT_CONFIG", "ActivationConfig"]

