@@ -38,8 +38,11 @@ class UnifiedResult:
     note_path: str | None = None
     tags: tuple[str, ...] = ()
     details: Mapping[str, float] = field(default_factory=dict)  # score parts, when verbose
+    verbose: bool = False
 
-    def to_json(self, verbose: bool = False) -> dict[str, Any]:
+    def to_json(self, verbose: bool | None = None) -> dict[str, Any]:
+        """Ids, note paths and score parts are included for verbose results (or if asked)."""
+        verbose = self.verbose if verbose is None else verbose
         data: dict[str, Any] = {
             "source": self.source,
             "title": self.title,
@@ -129,6 +132,7 @@ def _result(entry: Mapping[str, Any], verbose: bool) -> UnifiedResult:
         note_path=note.path if note is not None else None,
         tags=tuple(tags),
         details=dict(entry["details"]) if verbose else {},
+        verbose=verbose,
     )
 
 
