@@ -82,6 +82,11 @@ class BeadsTracker:
     def __repr__(self) -> str:
         return f"BeadsTracker({str(self.path)!r}, prefix={self.prefix!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Prefect/Dask may ship the tracker to another process: reopen it there by path.
+        root = self._committer.root
+        return (_reopen, (str(root), str(self.beads_dir), self.prefix, self.identity, self._clock))
+
     # -- reading ------------------------------------------------------------------------
     def query(
         self,
@@ -331,6 +336,13 @@ def _validated(changes: Mapping[str, Any]) -> dict[str, Any]:
                 raise InvalidInputError("metadata must be a mapping")
             out[key] = dict(value)
     return out
+
+
+def _reopen(
+    root: str, beads_dir: str, prefix: str, identity: GitIdentity, clock: Callable[[], float]
+) -> BeadsTracker:
+    repo = open_repo(Path(root), search_parents=False, init=False)
+    return BeadsTracker(repo, Path(beads_dir), prefix=prefix, identity=identity, clock=clock)
 
 
 def open_tracker(

@@ -189,3 +189,13 @@ def test_a_colliding_id_is_never_reused():
     for _ in range(200):  # same seed every time: only the nonce/length fallback avoids reuse
         taken.add(new_issue_id("cg", "same seed", taken, 0))
     assert len(taken) == 200
+
+
+def test_a_tracker_pickles_to_another_process_by_path(tmp_path):
+    import pickle
+
+    tracker = open_tracker(tmp_path / "store", search_parents=False)
+    a = tracker.create("ship me")
+    clone = pickle.loads(pickle.dumps(tracker))
+    assert clone.path == tracker.path and clone.get(a.id) == a
+    assert pickle.loads(pickle.dumps(a)) == a
