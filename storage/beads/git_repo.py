@@ -2,7 +2,8 @@
 
 A commit of ours is built from HEAD's tree with only our file's blob replaced, so staged or
 unstaged changes the user has elsewhere are never swept in (what ``git commit -- <file>``
-does). Objects are written with GitPython's pure-Python object database; we start no process.
+does). Objects are written with GitPython's pure-Python object database, so a change starts no
+process (GitPython runs ``git version`` at import and ``git init`` for a new repository).
 The index entry of our file is then refreshed so ``git status`` stays clean for it and a later
 ``git commit`` by the user cannot revert our change. The author is set explicitly: a fresh
 machine has no git identity.

@@ -199,3 +199,24 @@ def test_a_tracker_pickles_to_another_process_by_path(tmp_path):
     clone = pickle.loads(pickle.dumps(tracker))
     assert clone.path == tracker.path and clone.get(a.id) == a
     assert pickle.loads(pickle.dumps(a)) == a
+
+
+def test_changes_start_no_process(tmp_path, git_cmd, monkeypatch):
+    import subprocess
+
+    import git.cmd
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git_cmd(repo, "init", "-q")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args[:1]}")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(git.cmd, "safer_popen", refuse)
+    tracker = open_tracker(repo)
+    a = tracker.create("pure python")
+    tracker.claim(a.id, "w")
+    tracker.close(a.id, "ok")
+    assert len(tracker.history(a.id)) == 3
