@@ -1,7 +1,52 @@
-"""`cortexgraph analyze` subcommands."""
+"""`cortexgraph analyze "message"`: what the activation layer makes of one message."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(help="analyze commands", no_args_is_help=True)
+app = typer.Typer(help="Analyse a message: save / search recommendation and parameters.")
+
+
+@app.callback(invoke_without_command=True)
+def analyze(
+    message: Annotated[str, typer.Argument(help="the message to analyse")],
+    recall: Annotated[bool, typer.Option("--recall", help="analyse as a recall request")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    store_path: Annotated[
+        Path | None, typer.Option("--store", help="STM directory for duplicate checks")
+    ] = None,
+) -> None:
+    from activation import ActivationConfig, analyze_for_recall, analyze_message
+    from cortexgraph.settings import load_settings
+
+    settings = load_settings()
+    config = ActivationConfig.from_mapping(settings)
+    if recall:
+        result = analyze_for_recall(message, config=config).to_json()
+    else:
+        store = None
+        if store_path is not None:
+            from storage import open_store
+
+            store = open_store(store_path, config=settings.store_config())
+        result = analyze_message(message, store=store, config=config).to_json()
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    _print_table(result)
+
+
+def _print_table(result: dict[str, object]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None)
+    for key, value in result.items():
+        if isinstance(value, dict | list):
+            value = json.dumps(value)
+        table.add_row(f"[bold]{key}[/bold]", str(value))
+    Console().print(table)

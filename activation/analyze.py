@@ -1,0 +1,425 @@
+"""The three surfaces: analyze_message, analyze_for_recall and enrich_for_save.
+
+Each component runs only if its flag is on and fails alone: an exception in one is logged,
+named in ``errors`` and the rest of the analysis goes on (a save is never blocked by it).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import numpy as np
+
+from activation import resources
+from activation.config import DEFAULT_CONFIG, ActivationConfig
+from activation.context import ConversationContext, is_follow_up
+from activation.dedup import NO_DUPLICATE, DeduplicationChecker, DeduplicationResult
+from activation.entities import EntityExtractor, ExtractedEntities
+from activation.importance import ImportanceScorer
+from activation.intent import IntentClassifier, IntentPrediction
+from activation.intent_data import Intent
+from activation.phrases import NO_SIGNALS, PhraseDetector, PhraseSignals
+from activation.tags import TagSuggester, to_tag
+from storage.base import MemoryStore
+from storage.text_index import STOP_WORDS
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_SAVE_LABELS = tuple(i.value for i in Intent if i.is_save)
+_RECALL_FILLER = frozenset(
+    """what did do does you remember recall remind tell told say said decide decided discuss
+    discussed mention mentioned agree agreed again know last time we i me my our us about
+    regarding anything something note notes noted saved save memories previously before earlier
+    ever already still can could please think talked talk bring pull up find look search
+    check refresh memory why which who when where how was were is the name""".split()
+)
+
+
+class Recommendation(StrEnum):
+    MUST_SAVE = "MUST_SAVE"
+    SHOULD_SAVE = "SHOULD_SAVE"
+    DUPLICATE_DETECTED = "DUPLICATE_DETECTED"
+    SHOULD_SEARCH = "SHOULD_SEARCH"
+    NONE = "NONE"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAnalysis:
+    should_save: bool
+    action_recommendation: Recommendation
+    confidence: float
+    intent: IntentPrediction | None
+    suggested_entities: tuple[str, ...]
+    suggested_tags: tuple[str, ...]
+    suggested_strength: float
+    deduplication: DeduplicationResult
+    phrases: PhraseSignals
+    reasoning: tuple[str, ...]
+    methods: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "should_save": self.should_save,
+            "action_recommendation": self.action_recommendation.value,
+            "confidence": round(self.confidence, 4),
+            "intent": self.intent.to_json() if self.intent else None,
+            "suggested_entities": list(self.suggested_entities),
+            "suggested_tags": list(self.suggested_tags),
+            "suggested_strength": self.suggested_strength,
+            "deduplication": self.deduplication.to_json(),
+            "phrase_signals": self.phrases.to_json(),
+            "reasoning": list(self.reasoning),
+            "methods": dict(self.methods),
+            "errors": dict(self.errors),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecallAnalysis:
+    should_search: bool
+    confidence: float
+    suggested_query: str
+    suggested_entities: tuple[str, ...]
+    suggested_tags: tuple[str, ...]
+    reasoning: tuple[str, ...]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "should_search": self.should_search,
+            "confidence": round(self.confidence, 4),
+            "suggested_query": self.suggested_query,
+            "suggested_entities": list(self.suggested_entities),
+            "suggested_tags": list(self.suggested_tags),
+            "reasoning": list(self.reasoning),
+            "errors": dict(self.errors),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Enrichment:
+    entities: tuple[str, ...]
+    tags: tuple[str, ...]
+    strength: float | None  # None: the caller gave none and scoring was off or failed
+    enrichment_applied: tuple[str, ...]  # which of entities / tags / strength were filled
+    duplicate: DeduplicationResult | None
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entities": list(self.entities),
+            "tags": list(self.tags),
+            "strength": self.strength,
+            "enrichment_applied": list(self.enrichment_applied),
+            "duplicate": self.duplicate.to_json() if self.duplicate else None,
+            "errors": dict(self.errors),
+        }
+
+
+class Activation:
+    """Components built once per config; models come from ``activation.resources``."""
+
+    def __init__(self, config: ActivationConfig = DEFAULT_CONFIG) -> None:
+        self.config = config
+        self.phrases = PhraseDetector()
+        self.importance = ImportanceScorer()
+        self._lazy: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _get(self, name: str, build: Callable[[], T]) -> T:
+        with self._lock:
+            if name not in self._lazy:
+                self._lazy[name] = build()
+            return self._lazy[name]
+
+    @property
+    def embedder(self) -> Any | None:
+        return resources.embedder() if self.config.use_embeddings else None
+
+    @property
+    def nlp(self) -> Any | None:
+        return resources.spacy_pipeline() if self.config.use_spacy else None
+
+    @property
+    def classifier(self) -> IntentClassifier:
+        return self._get("intent", lambda: IntentClassifier(embedder=self.embedder))
+
+    @property
+    def entities(self) -> EntityExtractor:
+        return self._get("entities", lambda: EntityExtractor(self.nlp))
+
+    @property
+    def tags(self) -> TagSuggester:
+        return self._get("tags", lambda: TagSuggester(self.embedder))
+
+    @property
+    def dedup(self) -> DeduplicationChecker:
+        c = self.config
+        return self._get("dedup", lambda: DeduplicationChecker(
+            self.embedder, threshold=c.duplicate_threshold, merge_threshold=c.merge_threshold))  # fmt: skip
+
+    # -- component runners: each returns (value or fallback) and records failures ----------
+    def _run(self, name: str, flag: str, errors: dict[str, str], fn: Callable[[], T],
+             fallback: T) -> T:  # fmt: skip
+        if not self.config.component_enabled(flag):
+            return fallback
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - one component never fails the whole call
+            log.warning("activation component %s failed: %s", name, exc, exc_info=True)
+            errors[name] = f"{type(exc).__name__}: {exc}"
+            return fallback
+
+    def _vector(self, text: str, errors: dict[str, str]) -> np.ndarray | None:
+        if not self.config.enabled or self.embedder is None:
+            return None
+        return self._run("embedding", "use_embeddings", errors,
+                         lambda: self.embedder.embed([text])[0], None)  # fmt: skip
+
+    def _parse(self, text: str, errors: dict[str, str]) -> Any | None:
+        """One spaCy parse shared by entities and tags."""
+        if self.nlp is None or not (self.config.component_enabled("enable_entities")
+                                    or self.config.component_enabled("enable_tags")):
+            return None
+        return self._run("spacy", "use_spacy", errors, lambda: self.nlp(text), None)
+
+    def _entities(self, text: str, errors: dict[str, str], doc: Any = None):
+        return self._run("entities", "enable_entities", errors,
+                         lambda: self.entities.extract(text, doc=doc), None)  # fmt: skip
+
+    def analyze_message(
+        self,
+        message: str,
+        *,
+        store: MemoryStore | None = None,
+        context: ConversationContext | None = None,
+        session_id: str = "default",
+    ) -> MessageAnalysis:
+        errors: dict[str, str] = {}
+        reasons: list[str] = []
+        if not self.config.enabled:
+            return MessageAnalysis(False, Recommendation.NONE, 0.0, None, (), (), 1.0,
+                                   NO_DUPLICATE, NO_SIGNALS, ("preprocessing is disabled",))  # fmt: skip
+        text = message
+        if context is not None and self.config.enable_context:
+            if is_follow_up(message) and context.turns(session_id):
+                text = context.window(message, session_id=session_id, turns=2)
+                reasons.append("short follow-up: analysed with the previous turns")
+        phrases = self._run("phrases", "enable_phrases", errors,
+                            lambda: self.phrases.detect(message), NO_SIGNALS)  # fmt: skip
+        vector = self._vector(text, errors)
+        intent = self._run("intent", "enable_intent", errors,
+                           lambda: self.classifier.predict(text, vector), None)  # fmt: skip
+        if context is not None and self.config.enable_context and text == message:
+            intent, text, vector = self._with_window(message, intent, context, session_id,
+                                                     errors, reasons) or (intent, text, vector)  # fmt: skip
+        p_save = sum(intent.probabilities.get(k, 0.0) for k in _SAVE_LABELS) if intent else 0.0
+        p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
+        rec, confidence = self._recommend(phrases, intent, p_save, p_recall, reasons)
+        saving = rec in (Recommendation.MUST_SAVE, Recommendation.SHOULD_SAVE)
+        doc = self._parse(text, errors)
+        ents = self._entities(text, errors, doc)
+        entity_list = ents.entities if ents else ()
+        methods = {"intent": intent.method if intent else "off",
+                   "entities": ents.method if ents else "off"}  # fmt: skip
+        dedup = NO_DUPLICATE
+        if saving and store is not None:
+            dedup = self._run("dedup", "enable_dedup", errors,
+                              lambda: self.dedup.check(message, store, vector=vector),
+                              NO_DUPLICATE)  # fmt: skip
+            if dedup.is_duplicate and dedup.best is not None:
+                rec = Recommendation.DUPLICATE_DETECTED
+                reasons.append(f"similar to memory {dedup.best.memory_id} "
+                               f"({dedup.best.similarity:.2f}): {dedup.recommendation.value}")  # fmt: skip
+        if saving:
+            # KeyBERT only for messages that will be saved: it is the costliest step.
+            suggestion = self._run("tags", "enable_tags", errors, lambda: self.tags.suggest(
+                text, entities=entity_list, max_tags=self.config.max_tags,
+                message_vector=vector, doc=doc), None)  # fmt: skip
+            tags = suggestion.tags if suggestion else _entity_tags(entity_list)
+            methods["tags"] = suggestion.method if suggestion else "entities"
+        else:
+            tags = _entity_tags(entity_list) if self.config.component_enabled("enable_tags") else ()
+            methods["tags"] = "entities"
+        strength = 1.0
+        if saving or rec is Recommendation.DUPLICATE_DETECTED:
+            score = self._run("importance", "enable_importance", errors, lambda: (
+                self.importance.score(intent=intent.intent if intent else None,
+                                      keyword_boost=phrases.importance_boost,
+                                      explicit_save=phrases.save_request)), None)  # fmt: skip
+            if score is not None:
+                strength = score.strength
+                reasons.append(f"strength {score.strength}: {score.explanation}")
+        return MessageAnalysis(
+            should_save=saving and rec is not Recommendation.DUPLICATE_DETECTED,
+            action_recommendation=rec, confidence=confidence, intent=intent,
+            suggested_entities=entity_list, suggested_tags=tuple(tags),
+            suggested_strength=strength, deduplication=dedup, phrases=phrases,
+            reasoning=tuple(reasons), methods=methods, errors=errors,
+        )  # fmt: skip
+
+    def _with_window(self, message, intent, context, session_id, errors, reasons):
+        """A preference spread over several messages: classify the recent user turns together
+        and use that verdict when it is a confident save and the single message was not."""
+        window = context.window(message, session_id=session_id, turns=2)
+        if window == message or intent is None or intent.intent.is_save:
+            return None
+        vector = self._vector(window, errors)
+        joint = self._run("intent", "enable_intent", errors,
+                          lambda: self.classifier.predict(window, vector), None)  # fmt: skip
+        if joint is None or not joint.intent.is_save:
+            return None
+        if joint.confidence < max(self.config.save_confidence, intent.confidence):
+            return None
+        reasons.append(f"recent turns together read as {joint.intent.value}")
+        return joint, window, vector
+
+    def _recommend(self, phrases, intent, p_save, p_recall, reasons):
+        c = self.config
+        if phrases.save_request:
+            reasons.append(f"explicit save request: {', '.join(phrases.matched_phrases)}")
+            return Recommendation.MUST_SAVE, max(phrases.confidence, p_save)
+        if phrases.recall_request:
+            reasons.append(f"explicit recall request: {', '.join(phrases.matched_phrases)}")
+            return Recommendation.SHOULD_SEARCH, max(phrases.confidence, p_recall)
+        if intent is not None and p_recall >= c.search_confidence and p_recall > p_save:
+            reasons.append(f"intent RECALL_INFO ({p_recall:.2f})")
+            return Recommendation.SHOULD_SEARCH, p_recall
+        if intent is not None and p_save >= c.save_confidence:
+            reasons.append(f"intent {intent.intent.value}; P(save-worthy) {p_save:.2f}")
+            return Recommendation.SHOULD_SAVE, p_save
+        if phrases.importance_marker and p_save >= 0.3:
+            reasons.append(f"importance marker with P(save-worthy) {p_save:.2f}")
+            return Recommendation.SHOULD_SAVE, max(0.6, p_save)
+        if phrases.excluded_phrases:
+            reasons.append(f"excluded phrasing: {'; '.join(phrases.excluded_phrases)}")
+        if intent is not None:
+            reasons.append(f"intent {intent.intent.value} ({intent.confidence:.2f}): nothing to do")
+        return Recommendation.NONE, 1.0 - max(p_save, p_recall)
+
+    def analyze_for_recall(
+        self, message: str, *, context: ConversationContext | None = None,
+        session_id: str = "default",
+    ) -> RecallAnalysis:  # fmt: skip
+        errors: dict[str, str] = {}
+        if not self.config.enabled:
+            return RecallAnalysis(False, 0.0, "", (), (), ("preprocessing is disabled",))
+        text = message
+        if context is not None and self.config.enable_context and is_follow_up(message):
+            text = context.window(message, session_id=session_id, turns=2)
+        phrases = self._run("phrases", "enable_phrases", errors,
+                            lambda: self.phrases.detect(message), NO_SIGNALS)  # fmt: skip
+        intent = self._run("intent", "enable_intent", errors,
+                           lambda: self.classifier.predict(text, self._vector(text, errors)),
+                           None)  # fmt: skip
+        p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
+        reasons = []
+        if phrases.recall_request:
+            should, confidence = True, max(phrases.confidence, p_recall)
+            reasons.append(f"explicit recall request: {', '.join(phrases.matched_phrases)}")
+        else:
+            should = p_recall >= self.config.search_confidence
+            confidence = p_recall if should else 1.0 - p_recall
+            reasons.append(f"P(RECALL_INFO) {p_recall:.2f}")
+        ents = self._entities(text, errors, self._parse(text, errors))
+        entity_list = ents.entities if ents else ()
+        query = suggested_query(text)
+        tags = _entity_tags(entity_list)
+        return RecallAnalysis(should, confidence, query, entity_list, tags, tuple(reasons), errors)
+
+    def enrich_for_save(
+        self,
+        content: str,
+        *,
+        tags: Sequence[str] | None,
+        entities: Sequence[str] | None,
+        strength: float | None,
+        store: MemoryStore | None = None,
+    ) -> Enrichment:
+        """Fill what the caller left out (None or empty); an explicit value always wins."""
+        errors: dict[str, str] = {}
+        applied: list[str] = []
+        out_entities = tuple(entities or ())
+        out_tags = tuple(tags or ())
+        if not self.config.enabled:
+            return Enrichment(out_entities, out_tags, strength, (), None, errors)
+        vector = self._vector(content, errors) if (not tags or store is not None) else None
+        doc = self._parse(content, errors) if not entities or not tags else None
+        found = self._entities(content, errors, doc) if not entities or not tags else None
+        if not entities and found is not None and found.entities:
+            out_entities = found.entities
+            applied.append("entities")
+        if not tags:
+            suggestion = self._run("tags", "enable_tags", errors, lambda: self.tags.suggest(
+                content, entities=out_entities, max_tags=self.config.max_tags,
+                message_vector=vector, doc=doc), None)  # fmt: skip
+            if suggestion is not None and suggestion.tags:
+                out_tags = suggestion.tags
+                applied.append("tags")
+        out_strength = strength
+        if strength is None:
+            def score() -> float:
+                phrases = self.phrases.detect(content)
+                intent = self.classifier.predict(content, vector) if \
+                    self.config.enable_intent else None  # fmt: skip
+                return self.importance.score(
+                    intent=intent.intent if intent else None,
+                    keyword_boost=phrases.importance_boost,
+                    explicit_save=phrases.save_request).strength  # fmt: skip
+            out_strength = self._run("importance", "enable_importance", errors, score, None)
+            if out_strength is not None:
+                applied.append("strength")
+        duplicate = None
+        if store is not None:
+            duplicate = self._run("dedup", "enable_dedup", errors,
+                                  lambda: self.dedup.check(content, store, vector=vector), None)  # fmt: skip
+        return Enrichment(out_entities, out_tags, out_strength, tuple(applied), duplicate, errors)
+
+
+def _entity_tags(entities: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for t in (to_tag(e) for e in entities) if t))
+
+
+_QUERY_WORD = re.compile(r"[\w][\w'+#.-]*[\w+#]|\w")
+
+
+def suggested_query(text: str) -> str:
+    """The topic of a recall request: filler and stop words removed, order kept."""
+    words = []
+    for raw in _QUERY_WORD.findall(text.replace("\u2019", "'")):
+        word = re.sub(r"'s$", "", raw)
+        if word.lower() not in STOP_WORDS and word.lower() not in _RECALL_FILLER:
+            words.append(word)
+    return " ".join(dict.fromkeys(words))
+
+
+_engines: dict[ActivationConfig, Activation] = {}
+_engines_lock = threading.Lock()
+
+
+def engine(config: ActivationConfig | None = None) -> Activation:
+    """One shared ``Activation`` per config (its models load once)."""
+    config = config or DEFAULT_CONFIG
+    with _engines_lock:
+        if config not in _engines:
+            _engines[config] = Activation(config)
+        return _engines[config]
+
+
+__all__ = [
+    "Activation",
+    "Enrichment",
+    "MessageAnalysis",
+    "RecallAnalysis",
+    "Recommendation",
+    "engine",
+    "suggested_query",
+]
