@@ -9,10 +9,12 @@ or the memory's ``promoted_to``.
 
 from __future__ import annotations
 
+import heapq
 import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -107,9 +109,13 @@ def search_unified(
             entry["ltm"] = ltm_weight * relevance
             entry["details"].update(ltm_score=relevance, **parts)
 
-    results = [_result(entry, verbose) for entry in merged.values()]
-    results.sort(key=lambda r: (-r.score, r.title, r.note_path or r.memory_id or ""))
-    return results[:limit]
+    # Rank on scores first; previews are built only for what is returned.
+    ranked = heapq.nsmallest(
+        limit,
+        merged.items(),
+        key=lambda kv: (-max(kv[1].get("stm", 0.0), kv[1].get("ltm", 0.0)), kv[0]),
+    )
+    return [_result(entry, verbose) for _, entry in ranked]
 
 
 def _result(entry: Mapping[str, Any], verbose: bool) -> UnifiedResult:
@@ -145,20 +151,23 @@ def _ltm_scores(
     semantic_weight: float,
 ) -> list[tuple[NoteRecord, float, dict[str, float]]]:
     allowed = _tag_filter(index, tags)
-    lexical: dict[str, float] = {}
+    bm25: dict[str, float] = {}
     if query and tokenize(query):
         bm25 = index.text_index().scores(query)
         if allowed is not None:
             bm25 = {p: s for p, s in bm25.items() if p in allowed}
-        best = max(bm25.values(), default=0.0)
-        lexical = {p: s / best for p, s in bm25.items()} if best > 0 else {}
     elif allowed is not None:  # tags only: every tagged note, equally relevant
-        lexical = dict.fromkeys(allowed, 1.0)
+        bm25 = dict.fromkeys(allowed, 1.0)
+    # Only the best ``wanted`` lexical hits can make the list; common words match most notes.
+    top = heapq.nlargest(wanted, bm25.items(), key=itemgetter(1))
+    best = top[0][1] if top else 0.0
     dense = _dense_top(index, query, embedder, allowed, wanted) if embedder and query else {}
     w = semantic_weight if dense else 0.0
+    candidates = dict.fromkeys([p for p, _ in top] + list(dense))
     scored = []
-    for path in set(lexical) | set(dense):
-        lex, sem = lexical.get(path, 0.0), max(0.0, dense.get(path, 0.0))
+    for path in candidates:
+        lex = bm25.get(path, 0.0) / best if best > 0 else 0.0
+        sem = max(0.0, dense.get(path, 0.0))
         parts = {"ltm_lexical": lex, "ltm_semantic": sem} if dense else {"ltm_lexical": lex}
         scored.append((index.notes[path], (1.0 - w) * lex + w * sem, parts))
     scored.sort(key=lambda t: -t[1])
