@@ -37,7 +37,11 @@ class ClusterAction(StrEnum):
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
     link_threshold: float = 0.83  # embeddings cosine
-    tfidf_link_threshold: float = 0.6  # TF-IDF cosine runs lower for the same paraphrase
+    # TF-IDF is lexical: paraphrases score far lower (0.1-0.5 on the demo set), so its bar and
+    # its merge/review cohesions are lower, and tuned to stay precise rather than complete.
+    tfidf_link_threshold: float = 0.35
+    tfidf_merge_cohesion: float = 0.6
+    tfidf_review_cohesion: float = 0.35
     max_cluster_size: int = 12
     merge_cohesion: float = 0.85
     review_cohesion: float = 0.65
@@ -147,10 +151,13 @@ class ClusterDetector:
         self.tracker = tracker
         self.config = config or ClusterConfig()
 
-    def action_for(self, cohesion: float) -> ClusterAction:
-        if cohesion >= self.config.merge_cohesion:
+    def action_for(self, cohesion: float, semantic: bool = True) -> ClusterAction:
+        cfg = self.config
+        merge = cfg.merge_cohesion if semantic else cfg.tfidf_merge_cohesion
+        review = cfg.review_cohesion if semantic else cfg.tfidf_review_cohesion
+        if cohesion >= merge:
             return ClusterAction.MERGE
-        if cohesion >= self.config.review_cohesion:
+        if cohesion >= review:
             return ClusterAction.REVIEW
         return ClusterAction.KEEP
 
@@ -212,7 +219,7 @@ class ClusterDetector:
                     cluster_id=cluster_id_for(ids),
                     memory_ids=ids,
                     cohesion=min(1.0, cohesion),
-                    action=self.action_for(cohesion),
+                    action=self.action_for(cohesion, vectors.is_semantic),
                     previews=tuple(snippet(memories[i].content) for i in members),
                 )
             )

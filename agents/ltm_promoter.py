@@ -12,7 +12,9 @@ place by the sink on the retry.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
 from agents.common import AgentError, ReportTable, short, snippet
 from agents.protocols import NoteSink
@@ -71,6 +73,11 @@ class PromoteReport:
         )
 
 
+# (memory id, reason, now) -> an outcome with ``.path`` and ``.created``: the edge may hand in
+# vault_sync.promote_memory so every promotion path writes notes the same way.
+PromoteFn = Callable[[str, str, float], Any]
+
+
 class LTMPromoter:
     name = "promote"
 
@@ -79,10 +86,12 @@ class LTMPromoter:
         store: MemoryStore,
         sink: NoteSink | None,
         config: PromoterConfig | None = None,
+        promote: PromoteFn | None = None,
     ) -> None:
         self.store = store
         self.sink = sink
         self.config = config or PromoterConfig(decay=store.config.decay)
+        self.promote = promote
 
     def candidates(self, now: float) -> list[tuple[Memory, str]]:
         forced = set(self.config.force_ids)
@@ -102,7 +111,7 @@ class LTMPromoter:
         return out
 
     def run(self, *, now: float, dry_run: bool = False) -> PromoteReport:
-        if self.sink is None and not dry_run:
+        if self.sink is None and self.promote is None and not dry_run:
             raise AgentError("LTMPromoter needs a note sink (a vault) to promote; none was given")
         scanned = len(self.store.list(status=MemoryStatus.ACTIVE))
         promotions: list[Promotion] = []
@@ -120,10 +129,14 @@ class LTMPromoter:
                 failed.append((memory.id, str(exc)))
         log.info("promote: %d of %d active %s, %d failed", len(promotions), scanned,
                  "would be promoted" if dry_run else "promoted", len(failed))  # fmt: skip
-        sink = type(self.sink).__name__ if self.sink is not None else "no sink"
+        sink = type(self.sink).__name__ if self.sink is not None else (
+            "promote hook" if self.promote is not None else "no sink")  # fmt: skip
         return PromoteReport(dry_run, scanned, tuple(promotions), tuple(failed), sink)
 
     def _promote(self, memory: Memory, promo: Promotion, now: float) -> Promotion:
+        if self.promote is not None:
+            outcome = self.promote(memory.id, promo.reason, now)
+            return replace(promo, note_path=outcome.path, created=outcome.created)
         assert self.sink is not None
         relations = [r for r in self.store.relations(memory_id=memory.id)
                      if r.relation_type != "consolidated_from"]  # fmt: skip
@@ -137,8 +150,6 @@ class LTMPromoter:
                                    reason=promo.reason, now=now)  # fmt: skip
         self.store.update(memory.id, status=MemoryStatus.PROMOTED, promoted_at=int(now),
                           promoted_to=ref.path)  # fmt: skip
-        from dataclasses import replace
-
         return replace(promo, note_path=ref.path, created=ref.created)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
 from agents.common import ReportTable, to_jsonable
 from agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig
-from agents.ltm_promoter import LTMPromoter, PromoterConfig
+from agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from agents.protocols import Embedder, IssueTracker, NoteSink
 from agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
 from agents.semantic_merge import MergeConfig, SemanticMerge
@@ -94,13 +94,14 @@ class Pipeline:
         sink: NoteSink | None = None,
         tracker: IssueTracker | None = None,
         config: PipelineConfig | None = None,
+        promote: PromoteFn | None = None,
     ) -> None:
         cfg = config or PipelineConfig()
         decay = store.config.decay
         self.decay = DecayAnalyzer(store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay))
         self.cluster = ClusterDetector(store, embedder, tracker, cfg.cluster)
         self.merge = SemanticMerge(store, tracker, cfg.merge)
-        self.promote = LTMPromoter(store, sink, cfg.promote or PromoterConfig(decay=decay))
+        self.promote = LTMPromoter(store, sink, cfg.promote or PromoterConfig(decay=decay), promote)
         self.relations = RelationshipDiscovery(store, cfg.relations)
 
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:

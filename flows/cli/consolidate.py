@@ -1,0 +1,193 @@
+"""``cortexgraph-consolidate``: run the consolidation flow in this process, with a progress display.
+
+cortexgraph-consolidate                      # the whole pipeline, live
+cortexgraph-consolidate --dry-run            # preview: writes nothing at all
+cortexgraph-consolidate --agent decay --agent relations
+cortexgraph-consolidate --scheduled --interval-hours 6   # only if the last run is older
+cortexgraph-consolidate status [--json]      # the last run's results
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from storage.errors import CortexGraphError
+
+RUNS_FILE = "consolidation-runs.jsonl"
+
+app = typer.Typer(
+    help="Run the consolidation pipeline (decay, cluster, merge, promote, relations).",
+    invoke_without_command=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+StoragePath = Annotated[Path | None, typer.Option("--storage-path", help="STM directory")]
+
+
+def _settings(storage_path: Path | None, vault: Path | None) -> Any:
+    from cortexgraph.settings import load_settings
+
+    return load_settings(storage_path=storage_path, ltm_vault_path=vault)
+
+
+def _last_run(storage: Path) -> dict[str, Any] | None:
+    try:
+        lines = (storage / RUNS_FILE).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(lines):
+        try:
+            return json.loads(line)
+        except ValueError:
+            continue
+    return None
+
+
+def _record_run(storage: Path, report: Any, finished: float) -> None:
+    data = report.to_json()
+    record = {"finished_at": finished, "dry_run": False, "agents": data["agents"],
+              "total_seconds": data["total_seconds"], "seconds": data["seconds"],
+              "summaries": data["summaries"], "notes": data["notes"]}  # fmt: skip
+    with (storage / RUNS_FILE).open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+@app.callback()
+def run(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="preview; write nothing")] = False,
+    agent: Annotated[
+        list[str] | None, typer.Option("--agent", help="run only this agent (repeatable)")
+    ] = None,
+    scheduled: Annotated[
+        bool, typer.Option("--scheduled", help="run only if the last run is older")
+    ] = False,
+    interval_hours: Annotated[float, typer.Option(help="with --scheduled")] = 1.0,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+    storage_path: StoragePath = None,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault (LTM)")] = None,
+    merge_mode: Annotated[str, typer.Option(help="apply | preview | link")] = "apply",
+    gc: Annotated[str, typer.Option(help="off | archive | delete forgotten memories")] = "off",
+    no_embeddings: Annotated[bool, typer.Option("--no-embeddings", help="TF-IDF only")] = False,
+    task_runner: Annotated[str, typer.Option(help="threads | dask")] = "threads",
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"storage_path": storage_path, "vault": vault, "json": as_json}
+        return
+    try:
+        settings = _settings(storage_path, vault)
+        if scheduled:
+            last = _last_run(settings.storage_path)
+            age = time.time() - last["finished_at"] if last else None
+            if age is not None and age < interval_hours * 3600:
+                _say(as_json, {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago "
+                                                          f"(< {interval_hours} h)"})  # fmt: skip
+                return
+        report = _run(settings, dry_run, agent, merge_mode, gc, not no_embeddings, task_runner,
+                      quiet=as_json)  # fmt: skip
+        if not dry_run:
+            _record_run(settings.storage_path, report, time.time())
+    except CortexGraphError as exc:
+        _fail(as_json, str(exc))
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), default=str))
+    else:
+        _print_tables(report)
+
+
+def _run(settings, dry_run, agents, merge_mode, gc, use_embeddings, task_runner, quiet):  # noqa: ANN001, ANN202
+    from agents.pipeline import select_agents
+    from flows.consolidation import run_pipeline
+
+    chosen = select_agents(agents)
+    if quiet:
+        return run_pipeline(settings, dry_run=dry_run, agents=chosen, merge_mode=merge_mode,
+                            gc=gc, use_embeddings=use_embeddings, task_runner=task_runner)  # fmt: skip
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} agents"), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:  # fmt: skip
+        bar = progress.add_task("consolidating" + (" (dry run)" if dry_run else ""),
+                                total=len(chosen))  # fmt: skip
+
+        def on_step(name: str, report: Any, seconds: float) -> None:
+            progress.advance(bar)
+            progress.console.print(f"[green]✓[/] {name:<10} {seconds:6.2f} s  "
+                                   f"{report.table().summary}", highlight=False)  # fmt: skip
+
+        return run_pipeline(settings, dry_run=dry_run, agents=chosen, merge_mode=merge_mode,
+                            gc=gc, use_embeddings=use_embeddings, task_runner=task_runner,
+                            on_step=on_step)  # fmt: skip
+
+
+def _print_tables(report: Any, max_rows: int = 15) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for note in report.notes:
+        console.print(f"[dim]• {note}[/]", highlight=False)
+    for t in report.tables():
+        table = Table(title=t.title, caption=t.summary, caption_justify="left", show_lines=False)
+        for col in t.columns:
+            table.add_column(col, overflow="fold", max_width=60)
+        for row in t.rows[:max_rows]:
+            table.add_row(*row)
+        if len(t.rows) > max_rows:
+            table.add_row(*(["…"] + [""] * (len(t.columns) - 1)))
+        console.print(table)
+    verb = "previewed (dry run: nothing written)" if report.dry_run else "done"
+    console.print(f"[bold]consolidation {verb} in {report.total_seconds:.2f} s[/]")
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Show the last live run's results."""
+    opts = ctx.obj or {}
+    settings = _settings(opts.get("storage_path"), opts.get("vault"))
+    last = _last_run(settings.storage_path)
+    if opts.get("json"):
+        typer.echo(json.dumps(last))
+        return
+    if last is None:
+        typer.echo(f"no consolidation has run on {settings.storage_path} yet")
+        return
+    ago = (time.time() - last["finished_at"]) / 3600
+    typer.echo(f"last run {ago:.2f} h ago, {last['total_seconds']:.2f} s, agents "
+               f"{', '.join(last['agents'])}")  # fmt: skip
+    for name, summary in last["summaries"].items():
+        typer.echo(f"  {name:<10} {summary}")
+
+
+def _say(as_json: bool, data: dict[str, Any]) -> None:
+    typer.echo(json.dumps(data) if as_json else data.get("reason", data))
+
+
+def _fail(as_json: bool, message: str) -> None:
+    if as_json:
+        typer.echo(json.dumps({"error": message}))
+    else:
+        typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def main() -> None:
+    # Before Prefect is imported: agents' loggers go to the run log; no telemetry.
+    os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "agents")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    app(prog_name="cortexgraph-consolidate")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

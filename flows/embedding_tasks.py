@@ -1,0 +1,79 @@
+"""Embedding the texts the cache lacks, as mapped Prefect tasks (threads here, Dask elsewhere).
+
+Each task embeds one batch in whatever process runs it (a Dask worker loads the model once);
+the flow gathers the vectors and hands them to the store's embedding cache.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+from prefect import task, unmapped
+from prefect.cache_policies import NO_CACHE
+
+from storage.base import MemoryStore
+from storage.embeddings import (
+    EmbeddingCache,
+    SentenceTransformerEmbedder,
+    default_embedder,
+    text_key,
+)
+from storage.models import MemoryStatus
+
+_model_lock = threading.Lock()
+_model: SentenceTransformerEmbedder | None = None
+
+
+def _worker_model() -> SentenceTransformerEmbedder:
+    global _model
+    with _model_lock:
+        if _model is None:
+            _model = default_embedder()
+            if _model is None:
+                from storage.embeddings import EmbeddingUnavailableError
+
+                raise EmbeddingUnavailableError("no embedding model in this worker")
+        return _model
+
+
+@task(name="embed-batch", cache_policy=NO_CACHE, retries=1)
+def embed_batch(texts: Sequence[str], model_name: str) -> np.ndarray:
+    return _worker_model().embed(list(texts))
+
+
+class _Prefetched:
+    """An Embedder that answers from vectors computed by the mapped tasks."""
+
+    def __init__(self, name: str, vectors: dict[str, np.ndarray]) -> None:
+        self.name = name
+        self._vectors = vectors
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vectors[t] for t in texts])
+
+
+def warm_embeddings(store: MemoryStore, cache: EmbeddingCache, batch_size: int = 1024) -> int:
+    """Embed the active memories the cache lacks; returns how many were embedded."""
+    texts = sorted({m.content for m in store.list(status=MemoryStatus.ACTIVE)})
+    # EmbeddingCache has no public "which do you lack?"; read its key set without changing it.
+    known = getattr(cache, "_vectors", {})
+    missing = [t for t in texts if text_key(t) not in known]
+    if not missing:
+        return 0
+    batches = [missing[i : i + batch_size] for i in range(0, len(missing), batch_size)]
+    futures = embed_batch.map(batches, unmapped(cache.name))
+    vectors: dict[str, np.ndarray] = {}
+    for batch, future in zip(batches, futures, strict=True):
+        vectors.update(zip(batch, future.result(), strict=True))
+    real = cache.embedder
+    cache.embedder = _Prefetched(cache.name, vectors)
+    try:
+        cache.embed(missing)
+    finally:
+        cache.embedder = real
+    return len(missing)
+
+
+__all__ = ["embed_batch", "warm_embeddings"]

@@ -1,0 +1,133 @@
+"""Builds the pipeline's collaborators from Settings: store, embeddings, vault sink, tracker.
+
+A dry run opens nothing for writing: the store is read into memory from its files (no lock
+file, no quarantine rewrite, no directory created), the tracker is opened only if it already
+exists, and no vault sink is made. ``notes`` says in words what was wired, fallbacks included.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.memory_tracker import InMemoryIssueTracker
+from agents.protocols import IssueTracker, NoteSink
+from cortexgraph.settings import Settings
+from storage import InMemoryStore, MemoryStore, open_store
+from storage.embeddings import EmbeddingCache, default_embedder
+from storage.errors import CortexGraphError, InvalidInputError
+from storage.models import Memory, Relation
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Collaborators:
+    store: MemoryStore
+    embedder: EmbeddingCache | None
+    sink: NoteSink | None
+    tracker: IssueTracker | None
+    promote: Callable[[str, str, float], Any] | None
+    dry_run: bool
+    notes: list[str] = field(default_factory=list)
+
+    def finish(self) -> None:
+        """Persist what a live run should keep (the embedding cache); a dry run keeps nothing."""
+        if not self.dry_run and self.embedder is not None:
+            self.embedder.save()
+
+
+def read_store_snapshot(settings: Settings) -> InMemoryStore:
+    """The store's records read straight from its files into memory, writing nothing."""
+    path = settings.storage_path
+    if not path.is_dir():
+        raise InvalidInputError(
+            f"no store at {path}: nothing to preview (run once without --dry-run)"
+        )
+    config = settings.store_config()
+    memories = _latest(path / config.memories_filename, Memory.from_json)
+    relations = _latest(path / config.relations_filename, Relation.from_json)
+    store = InMemoryStore(config)
+    for m in memories.values():
+        store._index_memory(m)  # noqa: SLF001 - the same bulk load InMemoryStore.copy_of does
+    for r in relations.values():
+        if r.from_memory_id in memories and r.to_memory_id in memories:
+            store._index_relation(r)  # noqa: SLF001
+    return store
+
+
+def _latest(path: Path, build: Callable[[Any], Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return out
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+            if obj.get("_deleted") is True:
+                out.pop(obj["id"], None)
+                continue
+            out[obj["id"]] = build(obj)
+        except (ValueError, KeyError, TypeError, AttributeError, CortexGraphError):
+            continue  # the live store quarantines these; a preview just skips them
+    return out
+
+
+def open_collaborators(
+    settings: Settings, *, dry_run: bool, use_embeddings: bool = True
+) -> Collaborators:
+    notes: list[str] = []
+    if dry_run:
+        store: MemoryStore = read_store_snapshot(settings)
+        notes.append(f"dry run: read {len(store)} memories from {settings.storage_path}; "
+                     "nothing will be written")  # fmt: skip
+    else:
+        store = open_store(settings.storage_path, settings.store_config())
+        notes.append(f"store {settings.storage_path} ({len(store)} memories)")
+    embedder = None
+    if use_embeddings and settings.enable_embeddings:
+        model = default_embedder()
+        if model is not None:
+            embedder = EmbeddingCache(model, settings.storage_path)
+            notes.append(f"similarity by {model.name} (cache: {len(embedder)} vectors)")
+        else:
+            notes.append("embedding model not installed: similarity by TF-IDF")
+    else:
+        notes.append("embeddings switched off: similarity by TF-IDF")
+    tracker, tracker_note = _tracker(settings, dry_run)
+    notes.append(tracker_note)
+    sink, promote = None, None
+    if not dry_run:
+        from vault_sync import ObsidianNoteSink, promote_memory
+
+        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
+
+        def promote(memory_id: str, reason: str, now: float) -> Any:
+            return promote_memory(store, sink, memory_id, reason=reason, now=now, force=True)
+
+        notes.append(f"promotions go to the vault {settings.vault_path}")
+    return Collaborators(store, embedder, sink, tracker, promote, dry_run, notes)
+
+
+def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
+    from flows.cli.issues_cmd import open_configured_tracker, open_issue_tracker
+
+    if not dry_run:
+        return open_issue_tracker(settings)
+    if settings.beads_enabled:
+        try:
+            tracker = open_configured_tracker(settings, init=False)
+            return tracker, f"issues read from {tracker.path} (not written: dry run)"
+        except CortexGraphError:
+            pass
+    return InMemoryIssueTracker(), "no issue tracker yet: clusters handed to merge directly"
+
+
+__all__ = ["Collaborators", "open_collaborators", "read_store_snapshot"]

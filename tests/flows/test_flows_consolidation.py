@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cortexgraph.settings import load_settings
+from flows.cli.consolidate import RUNS_FILE, app
+from flows.consolidation import make_task_runner, run_pipeline
+from storage import open_store
+from storage.errors import InvalidInputError
+from storage.models import MemoryStatus
+
+NOW = 1_760_000_000.0 + 3600  # an hour after seeding
+
+
+def _tree_bytes(*roots):
+    out = {}
+    for root in roots:
+        for p in sorted(root.rglob("*")):
+            if p.is_file():
+                out[str(p)] = p.read_bytes()
+            else:
+                out[str(p)] = None
+    return out
+
+
+def _settings(store_dir, vault, **kw):
+    return load_settings(storage_path=store_dir, ltm_vault_path=vault, beads_enabled=False, **kw)
+
+
+def test_dry_run_writes_nothing_at_all(prefect_harness, demo_dirs):
+    store_dir, vault = demo_dirs
+    before = _tree_bytes(store_dir, vault)
+    report = run_pipeline(_settings(store_dir, vault), dry_run=True, now=NOW)
+    assert report.reports["cluster"].method == "embeddings:all-MiniLM-L6-v2"
+    assert report.dry_run
+    assert report.reports["merge"].count("previewed") >= 3
+    assert report.reports["promote"].promotions  # it shows what it would promote
+    assert report.reports["relations"].discovered
+    assert _tree_bytes(store_dir, vault) == before
+
+
+def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
+    store_dir, vault = demo_dirs
+    seen = []
+    report = run_pipeline(_settings(store_dir, vault), now=NOW,
+                          on_step=lambda name, rep, s: seen.append(name))  # fmt: skip
+    assert seen == ["decay", "cluster", "merge", "promote", "relations"]
+    merged = report.reports["merge"].count("merged")
+    assert merged >= 3 and report.reports["cluster"].method.startswith("embeddings")
+    assert (store_dir / ".embeddings-all-MiniLM-L6-v2.npz").is_file()  # kept for the next run
+    store = open_store(store_dir)
+    archived = store.list(status=MemoryStatus.ARCHIVED)
+    assert len(archived) == report.reports["merge"].archived
+    promoted = store.list(status=MemoryStatus.PROMOTED)
+    assert len(promoted) == len(report.reports["promote"].promotions) > 0
+    for m in promoted:
+        assert (vault / m.promoted_to).is_file()
+    assert len(store.relations(relation_type="consolidated_from")) == len(archived)
+    # a second run merges and promotes nothing new
+    again = run_pipeline(_settings(store_dir, vault), now=NOW)
+    assert again.reports["merge"].count("merged") == 0
+    assert again.reports["promote"].promotions == ()
+
+
+def test_single_agent_and_unknown_agent(prefect_harness, demo_dirs):
+    store_dir, vault = demo_dirs
+    report = run_pipeline(_settings(store_dir, vault), agents=["decay"], use_embeddings=False,
+                          now=NOW)  # fmt: skip
+    assert report.agents == ("decay",) and list(report.reports) == ["decay"]
+    with pytest.raises(InvalidInputError):
+        run_pipeline(_settings(store_dir, vault), agents=["nope"], now=NOW)
+    with pytest.raises(InvalidInputError):
+        make_task_runner("spark")
+
+
+def test_cli_json_status_and_scheduled(prefect_harness, demo_dirs, monkeypatch):
+    store_dir, vault = demo_dirs
+    monkeypatch.setenv("CORTEXGRAPH_BEADS_ENABLED", "false")
+    runner = CliRunner()
+    common = ["--storage-path", str(store_dir), "--vault", str(vault), "--no-embeddings"]
+    res = runner.invoke(app, [*common, "--json", "--agent", "decay", "--agent", "cluster"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output.strip().splitlines()[-1])
+    assert data["agents"] == ["decay", "cluster"] and not data["dry_run"]
+    assert (store_dir / RUNS_FILE).is_file()
+    res = runner.invoke(app, [*common, "--json", "status"])
+    last = json.loads(res.output.strip().splitlines()[-1])
+    assert last["agents"] == ["decay", "cluster"] and "decay" in last["summaries"]
+    res = runner.invoke(app, [*common, "--json", "--scheduled", "--interval-hours", "5"])
+    assert json.loads(res.output.strip().splitlines()[-1])["skipped"] is True
+    res = runner.invoke(app, [*common, "--agent", "nope"])
+    assert res.exit_code == 1 and "unknown agent" in res.output
+
+
+def test_cli_dry_run_on_missing_store_fails_cleanly(prefect_harness, tmp_path):
+    res = CliRunner().invoke(app, ["--storage-path", str(tmp_path / "none"), "--dry-run"])
+    assert res.exit_code == 1 and "no store at" in res.output
+    assert not (tmp_path / "none").exists()
