@@ -1,0 +1,49 @@
+"""``cortexgraph-hook EVENT`` (or ``python -m flows.hooks EVENT``): one Claude Code hook.
+
+EVENT is session-start, user-prompt-submit, stop or post-tool-use (Claude Code's own names,
+e.g. UserPromptSubmit, work too). Only the chosen handler's module is imported. Exit status is
+always 0: a hook that fails must not block the user (the reason goes to stderr).
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import sys
+
+HANDLERS = {
+    "session-start": "flows.hooks.session_start",
+    "user-prompt-submit": "flows.hooks.user_prompt_submit",
+    "stop": "flows.hooks.stop",
+    "post-tool-use": "flows.hooks.post_tool_use",
+}
+_ALIASES = {
+    "sessionstart": "session-start",
+    "userpromptsubmit": "user-prompt-submit",
+    "posttooluse": "post-tool-use",
+}
+
+
+def resolve(event: str) -> str | None:
+    key = event.strip().lower().replace("_", "-")
+    key = _ALIASES.get(key.replace("-", ""), key)
+    return key if key in HANDLERS else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or resolve(args[0]) is None:
+        print(f"usage: cortexgraph-hook {{{','.join(HANDLERS)}}}", file=sys.stderr)
+        return 0  # misconfigured hooks.json must still not block the user
+    # A short-lived process: the cyclic GC only costs time here.
+    gc.disable()
+    try:
+        module = importlib.import_module(HANDLERS[resolve(args[0]) or ""])
+    except Exception as exc:  # noqa: BLE001 - fail open even when our install is broken
+        print(f"cortexgraph hook unavailable: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0
+    return int(module.main())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Where a hook finds things: the store, the project, its settings and its own state files.
+
+This is an edge, so it reads the configuration (CORTEXGRAPH_* variables, Claude Code's
+``CLAUDE_PROJECT_DIR``); nothing below it reads the environment. Importing
+``cortexgraph.settings`` (pydantic-settings) costs ~100 ms, a third of the per-prompt budget, so
+when no CORTEXGRAPH_* variable other than the storage path is set the defaults are used
+directly; tests/hooks check that these equal ``Settings()``'s. Any other such variable means
+the full ``Settings`` is read, so a configured decay model is never ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flows.hooks.contract import HookInput
+from flows.hooks.project_settings import PluginSettings, load_project_settings
+from storage.config import StoreConfig
+
+_SESSION_RE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@dataclass(frozen=True, slots=True)
+class HookRuntime:
+    storage_path: Path
+    store_config: StoreConfig
+    project_dir: Path | None
+    state_dir: Path
+    plugin: PluginSettings
+
+    @property
+    def project_name(self) -> str:
+        return self.project_dir.name if self.project_dir else ""
+
+    def session_state_path(self, session_id: str, kind: str) -> Path:
+        safe = _SESSION_RE.sub("_", session_id)[:80] or "no-session"
+        return self.state_dir / f"{safe}.{kind}.json"
+
+    def read_state(self, session_id: str, kind: str) -> dict[str, Any]:
+        try:
+            data = json.loads(self.session_state_path(session_id, kind).read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def write_state(self, session_id: str, kind: str, data: dict[str, Any]) -> None:
+        path = self.session_state_path(session_id, kind)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(path)
+
+
+DEFAULT_STORAGE_PATH = "~/.config/cortexgraph/jsonl"  # = Settings.storage_path's default
+_HOOK_ONLY = {"CORTEXGRAPH_HOOK_STATE_DIR"}
+_FAST_OK = {"CORTEXGRAPH_STORAGE_PATH", *_HOOK_ONLY}
+
+
+def store_location(environ: Mapping[str, str]) -> tuple[Path, StoreConfig]:
+    """The storage directory and store configuration the rest of cortexgraph would use."""
+    ours = {k.upper() for k in environ if k.upper().startswith("CORTEXGRAPH_")}
+    if ours <= _FAST_OK:
+        upper = {k.upper(): v for k, v in environ.items()}
+        raw = upper.get("CORTEXGRAPH_STORAGE_PATH") or DEFAULT_STORAGE_PATH
+        return Path(raw).expanduser(), StoreConfig()
+    from cortexgraph.settings import Settings
+
+    settings = Settings()
+    return settings.storage_path, settings.store_config()
+
+
+def load_runtime(inp: HookInput, environ: Mapping[str, str] | None = None) -> HookRuntime:
+    env = os.environ if environ is None else environ
+    storage_path, store_config = store_location(env)
+    project = env.get("CLAUDE_PROJECT_DIR") or inp.cwd
+    project_dir = Path(project) if project else None
+    state = env.get("CORTEXGRAPH_HOOK_STATE_DIR")
+    state_dir = Path(state) if state else storage_path.parent / "claude-code-hooks"
+    return HookRuntime(
+        storage_path=storage_path,
+        store_config=store_config,
+        project_dir=project_dir,
+        state_dir=state_dir,
+        plugin=load_project_settings(project_dir, sys.stderr),
+    )
+
+
+def fingerprint(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+__all__ = ["DEFAULT_STORAGE_PATH", "HookRuntime", "fingerprint", "load_runtime", "store_location"]

@@ -1,0 +1,81 @@
+"""SessionStart: a compact block of the project's most relevant memories and recent decisions.
+
+"Relevant to the project" means tagged with the project's folder name, or matching it by
+keyword; when nothing is, the strongest memories overall stand in, labelled as such. On
+``resume`` the earlier block is still in the transcript, so only half the budget is used.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flows.hooks.context_block import Entry, fenced_block
+from flows.hooks.contract import HookInput, additional_context, run_hook
+from flows.hooks.quick_search import Hit, StoreSnapshot
+from flows.hooks.runtime import HookRuntime, load_runtime
+
+EVENT = "SessionStart"
+DECISION_TAGS = ("decision", "decisions", "preference", "preferences", "convention")
+DECISION_MAX_AGE_DAYS = 30.0
+
+
+def project_hits(snapshot: StoreSnapshot, project: str, now: float, limit: int) -> list[Hit]:
+    if not project:
+        return []
+    names = {project, project.lower(), project.replace("_", "-").lower()}
+    tagged = snapshot.strongest(now, limit, tags=names)
+    matched = snapshot.search(project.replace("-", " ").replace("_", " "), top_k=limit, now=now,
+                              min_relevance=0.5)  # fmt: skip
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for h in [*tagged, *matched]:
+        if h.memory.id not in seen:
+            seen.add(h.memory.id)
+            out.append(h)
+    return out[:limit]
+
+
+def session_context(runtime: HookRuntime, source: str, now: float) -> str | None:
+    snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
+    if not len(snapshot):
+        return None
+    plugin = runtime.plugin
+    budget = plugin.max_inject_chars // 2 if source == "resume" else plugin.max_inject_chars
+    decisions = snapshot.strongest(now, max(3, plugin.items // 2), tags=DECISION_TAGS,
+                                   max_age_days=DECISION_MAX_AGE_DAYS)  # fmt: skip
+    project = project_hits(snapshot, runtime.project_name, now, plugin.items)
+    sections: list[tuple[str, list[Entry]]] = []
+    if project:
+        sections.append((f"Project {runtime.project_name}", [Entry(h.memory) for h in project]))
+    if decisions:
+        sections.append(("Recent decisions and preferences", [Entry(h.memory) for h in decisions]))
+    if not project:
+        strongest = snapshot.strongest(now, plugin.items)
+        if strongest:
+            sections.append(("Strongest memories (none tagged for this project)",
+                             [Entry(h.memory) for h in strongest]))  # fmt: skip
+    if not sections:
+        return None
+    return fenced_block(
+        "cortexgraph memory at session start",
+        sections,
+        max_chars=budget,
+        preview_chars=plugin.preview_chars,
+        footer="Use search_memory for more; save new decisions with save_memory.",
+    )
+
+
+def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
+    runtime = load_runtime(inp)
+    if not runtime.plugin.auto_context_on_start:
+        return None
+    text = session_context(runtime, inp.source, time.time() if now is None else now)
+    return additional_context(EVENT, text) if text else None
+
+
+def main() -> int:
+    return run_hook(EVENT, handle)
+
+
+__all__ = ["handle", "main", "project_hits", "session_context"]

@@ -1,0 +1,78 @@
+"""Drive the hooks as Claude Code does: a subprocess, JSON on stdin, stdout parsed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hooks_helpers import AUTH_DECISION, ROOT, HookRun
+
+from storage import open_store
+
+
+@pytest.fixture
+def hook_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))}  # fmt: skip
+    env.update(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
+        CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"),
+        HOME=str(tmp_path / "home"),
+        PYTHONPATH=str(ROOT),
+        OMP_NUM_THREADS="1",
+    )
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "ledgerly"
+    p.mkdir()
+    return p
+
+
+@pytest.fixture
+def run_hook(hook_env: dict[str, str], project: Path):
+    def run(event: str, payload: dict[str, Any] | str, **env: str) -> HookRun:
+        body = payload if isinstance(payload, str) else json.dumps(
+            {"session_id": "sess-1", "transcript_path": "", "cwd": str(project), **payload}
+        )  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "flows.hooks", event],
+            input=body, capture_output=True, text=True, cwd=ROOT,
+            env={**hook_env, **env}, timeout=60,
+        )  # fmt: skip
+        return HookRun(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    return open_store(tmp_path / "store")
+
+
+@pytest.fixture
+def seeded(store, tmp_path: Path):
+    """A small store: one authentication decision among unrelated memories.
+
+    Saved relative to the real clock, because the hook subprocesses read it.
+    """
+    now = int(time.time())
+    ids = {
+        "auth": store.save(AUTH_DECISION, tags=["decision", "auth"], now=now - 86400).id,
+        "ledger": store.save("Ledgerly stores money as integer cents in PostgreSQL.",
+                             tags=["ledgerly", "decision"], now=now - 3 * 86400).id,
+        "tabs": store.save("The user prefers tabs over spaces in Go code.",
+                           tags=["preference"], now=now - 2 * 86400).id,
+        "lunch": store.save("Team lunch is on Fridays at the noodle place.", now=now).id,
+        "deploy": store.save("Deploys go out on Tuesdays through the staging pipeline.",
+                             tags=["ledgerly"], now=now - 5 * 86400).id,
+    }  # fmt: skip
+    return ids
