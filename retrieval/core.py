@@ -1,0 +1,98 @@
+"""Core memory: facts the assistant should always have, whatever the query.
+
+A memory is core when ``meta.extra["core"]`` is true; a vault note when its frontmatter says
+``core: true``. ``memory_retrieve`` puts core items first, inside their own share of the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from storage.base import MemoryStore
+from storage.errors import InvalidInputError, MemoryNotFoundError
+from storage.models import Memory, MemoryStatus, validate_id
+
+CORE_KEY = "core"
+_TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
+MIN_ID_PREFIX = 8
+
+
+def is_core_value(value: Any) -> bool:
+    """YAML may hand us True, "true", "yes" or 1 for the same intent."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value == 1
+    return isinstance(value, str) and value.strip().lower() in _TRUE_WORDS
+
+
+def is_core_note(note: Any) -> bool:
+    return is_core_value(getattr(note, "frontmatter", {}).get(CORE_KEY))
+
+
+def is_current(memory: Memory) -> bool:
+    """Not superseded, deprecated or archived: a fact still believed true."""
+    extra = memory.meta.extra
+    return (
+        memory.status != MemoryStatus.ARCHIVED
+        and extra.get("valid_until") is None
+        and not extra.get("deprecated")
+    )
+
+
+def core_memories(store: MemoryStore) -> list[Memory]:
+    """Current core memories, newest first."""
+    found = [m for m in store.list() if m.is_core and is_current(m)]
+    return sorted(found, key=lambda m: (-m.created_at, m.id))
+
+
+def core_notes(notes: Iterable[Any]) -> list[Any]:
+    return sorted((n for n in notes if is_core_note(n)), key=lambda n: n.path)
+
+
+def resolve_memory_id(store: MemoryStore, ref: str) -> str:
+    """A full id, or a unique prefix of at least 8 characters (as ``memory_retrieve`` prints)."""
+    if not isinstance(ref, str) or not ref.strip():
+        raise InvalidInputError("memory id must be a non-empty string")
+    ref = ref.strip().removeprefix("m:")
+    try:
+        validate_id(ref)
+    except InvalidInputError:
+        raise
+    if store.find(ref) is not None:
+        return ref
+    if len(ref) < MIN_ID_PREFIX:
+        raise MemoryNotFoundError(f"no memory with id {ref!r} (a prefix needs {MIN_ID_PREFIX}+ "
+                                  "characters)")  # fmt: skip
+    matches = [m.id for m in store.list() if m.id.startswith(ref)]
+    if not matches:
+        raise MemoryNotFoundError(f"no memory with id or id prefix {ref!r}")
+    if len(matches) > 1:
+        raise InvalidInputError(f"id prefix {ref!r} is ambiguous ({len(matches)} memories); "
+                                "give more characters")  # fmt: skip
+    return matches[0]
+
+
+def set_core(store: MemoryStore, memory_id: str, core: bool = True) -> Memory:
+    """Mark (or unmark) a memory as core; returns the updated memory."""
+    memory_id = resolve_memory_id(store, memory_id)
+    memory = store.get(memory_id)
+    extra = dict(memory.meta.extra)
+    if core:
+        extra[CORE_KEY] = True
+    else:
+        extra.pop(CORE_KEY, None)
+    return store.update(memory_id, extra=extra)
+
+
+__all__ = [
+    "CORE_KEY",
+    "core_memories",
+    "core_notes",
+    "is_core_note",
+    "is_core_value",
+    "is_current",
+    "resolve_memory_id",
+    "set_core",
+]

@@ -1,0 +1,244 @@
+"""Temporal truth: a newer memory supersedes an older one about the same subject and attribute.
+
+The old memory is never deleted. It gets ``meta.extra["valid_until"]`` (unix seconds) and
+``["superseded_by"]`` (the new id), and a ``superseded_by`` relation old -> new. Retrieval then
+prefers the current fact and shows the old one only as history.
+
+Detection is deterministic and deliberately narrow (see docs/context.md for its limits):
+
+    update cue    the caller says the message updates something (activation's UPDATE_INFO
+                  intent, or ``has_update_cue`` below), and
+    same subject  the two memories share an entity, and
+    same attribute they fall in the same attribute class (where someone lives, what a team
+                  uses, ...) or share two content words beyond the entities.
+
+An explicit ``supersedes=[ids]`` on save skips detection.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from storage.base import MemoryStore
+from storage.errors import InvalidInputError, RelationNotFoundError
+from storage.models import RELATION_TYPES, Memory, Relation
+from storage.text_index import tokenize
+
+SUPERSEDED_BY = "superseded_by"
+# Until storage accepts the relation type, the link is stored as "contradicts" with this kind.
+_FALLBACK_TYPE = "contradicts"
+MAX_CANDIDATES = 200  # memories sharing an entity that are compared; the newest win
+
+UPDATE_CUES = re.compile(
+    r"\b(?:now|no longer|not any ?more|anymore|any more|instead(?: of)?|switched|switching|"
+    r"moved|moving|relocated|relocating|migrated|migrating|changed|replaced|replacing|"
+    r"upgraded|downgraded|renamed|revised|reversed|updated?|correction|actually|scratch that|"
+    r"from now on|after all|handed (?:\w+ )?over|took over|is now|are now|was changed)\b",
+    re.IGNORECASE,
+)
+
+# Words that name what a fact is about; two memories in the same class describe one attribute.
+ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
+    "residence": frozenset(
+        "live lives living lived move moved moving moves relocate relocated "
+        "relocating based home house apartment flat city country address "
+        "reside resides".split()
+    ),  # fmt: skip
+    "work": frozenset(
+        "work works working worked job role position employer company team "
+        "joined hired promoted manager owner owns lead leads handed".split()
+    ),
+    "tooling": frozenset(
+        "use uses using used switched switch migrated migrate database db "
+        "stack framework language library tool tools runs run running "
+        "deploy deployed hosted host server version upgraded".split()
+    ),
+    "preference": frozenset(
+        "prefer prefers preferred like likes love loves favourite "
+        "favorite hate hates enjoy enjoys drink drinks eat eats "
+        "vegetarian vegan diet".split()
+    ),  # fmt: skip
+    "schedule": frozenset(
+        "monday tuesday wednesday thursday friday saturday sunday mondays "
+        "tuesdays wednesdays thursdays fridays weekly daily schedule "
+        "meeting meetings deadline freeze date starts due".split()
+    ),
+    "endpoint": frozenset("port url host endpoint address domain ip".split()),
+    "quantity": frozenset(
+        "price cost budget target salary rent size limit quota gb mb revenue".split()
+    ),  # fmt: skip
+}
+_STOP = frozenset(
+    "a an the and or but of to in on at for with by from is are was were be been being it its "
+    "this that these those we our us i my me you your he she his her they their them not no "
+    "now then than so as just also still very all any some do does did has have had will "
+    "would can could should about after before instead into over".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedeMatch:
+    old_id: str
+    new_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedeOutcome:
+    old: Memory
+    relation: Relation
+
+
+def has_update_cue(text: str) -> bool:
+    """Words that say a fact changed ("now", "moved", "instead of", "no longer" ...)."""
+    return UPDATE_CUES.search(text) is not None
+
+
+def attribute_classes(text: str) -> set[str]:
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    return {name for name, vocab in ATTRIBUTE_CLASSES.items() if words & vocab}
+
+
+def _content_words(memory: Memory) -> set[str]:
+    entity_words = {w for e in memory.entities for w in tokenize(e)}
+    words = set(tokenize(memory.content)) - entity_words
+    return {w for w in words if w not in _STOP and len(w) > 2 and not UPDATE_CUES.fullmatch(w)}
+
+
+def is_superseded(memory: Memory) -> bool:
+    return memory.meta.extra.get("superseded_by") is not None
+
+
+def find_superseded(
+    store: MemoryStore, new: Memory, *, update_cue: bool, exclude: Iterable[str] = ()
+) -> list[SupersedeMatch]:
+    """Older current memories that ``new`` updates (empty without an update cue)."""
+    if not update_cue or not new.entities:
+        return []
+    skip = {new.id, *exclude}
+    candidate_ids: set[str] = set()
+    for entity in new.entities:
+        candidate_ids |= store.ids_with_entity(entity)
+    candidates = [m for i in candidate_ids - skip if (m := store.find(i)) is not None]
+    candidates = [m for m in candidates if m.created_at <= new.created_at and _current(m)]
+    candidates.sort(key=lambda m: (-m.created_at, m.id))
+    new_entities = {e.lower() for e in new.entities}
+    new_attrs = attribute_classes(new.content)
+    new_words = _content_words(new)
+    matches = []
+    for old in candidates[:MAX_CANDIDATES]:
+        shared = sorted(new_entities & {e.lower() for e in old.entities})
+        if not shared:
+            continue
+        attrs = sorted(new_attrs & attribute_classes(old.content))
+        words = sorted(new_words & _content_words(old))
+        if attrs:
+            why = f"same subject ({', '.join(shared)}) and attribute ({', '.join(attrs)})"
+        elif len(words) >= 2:
+            why = f"same subject ({', '.join(shared)}) and words ({', '.join(words[:4])})"
+        else:
+            continue
+        matches.append(SupersedeMatch(old.id, new.id, why))
+    return matches
+
+
+def _current(memory: Memory) -> bool:
+    extra = memory.meta.extra
+    return not is_superseded(memory) and not extra.get("deprecated")
+
+
+def relation_type_for_supersede() -> str:
+    return SUPERSEDED_BY if SUPERSEDED_BY in RELATION_TYPES else _FALLBACK_TYPE
+
+
+def supersede(
+    store: MemoryStore,
+    old_id: str,
+    new_id: str,
+    *,
+    reason: str = "explicit",
+    now: float | None = None,
+) -> SupersedeOutcome:
+    """Close the old memory's validity at ``now`` and link it to its successor."""
+    if old_id == new_id:
+        raise InvalidInputError("a memory cannot supersede itself")
+    ts = int(time.time() if now is None else now)
+    old, new = store.get(old_id), store.get(new_id)
+    if new.meta.extra.get("superseded_by") == old.id:
+        raise InvalidInputError(f"{new.id} is itself superseded by {old.id}; refusing a cycle")
+    extra = dict(old.meta.extra)
+    extra.update(valid_until=ts, superseded_by=new.id, superseded_reason=reason)
+    updated = store.update(old.id, extra=extra)
+    relation = store.add_relation(
+        old.id, new.id, relation_type_for_supersede(), strength=1.0,
+        metadata={"kind": SUPERSEDED_BY, "reason": reason, "valid_until": ts}, now=ts,
+    )  # fmt: skip
+    return SupersedeOutcome(updated, relation)
+
+
+def record_update(
+    store: MemoryStore,
+    new: Memory,
+    *,
+    update_cue: bool,
+    supersedes: Sequence[str] = (),
+    now: float | None = None,
+) -> list[SupersedeOutcome]:
+    """After saving ``new``: supersede the ids given, or the ones detection finds."""
+    if supersedes:
+        matches = [SupersedeMatch(i, new.id, "explicit") for i in dict.fromkeys(supersedes)]
+    else:
+        matches = find_superseded(store, new, update_cue=update_cue)
+    ts = new.created_at if now is None else now
+    return [supersede(store, m.old_id, m.new_id, reason=m.reason, now=ts) for m in matches]
+
+
+def restore(store: MemoryStore, memory_id: str) -> Memory:
+    """Undo a supersede or deprecation: the memory is current again, its links removed."""
+    memory = store.get(memory_id)
+    extra = {k: v for k, v in memory.meta.extra.items()
+             if k not in {"valid_until", "superseded_by", "superseded_reason", "deprecated"}}  # fmt: skip
+    for rel in store.relations(memory_id):
+        if rel.from_memory_id == memory_id and rel.metadata.get("kind") == SUPERSEDED_BY:
+            try:
+                store.delete_relation(rel.id)
+            except RelationNotFoundError:  # another process removed it first
+                pass
+    return store.update(memory_id, extra=extra)
+
+
+def history_of(store: MemoryStore, memory_id: str, limit: int = 20) -> list[Memory]:
+    """The chain of memories this one replaced, newest first (follows superseded_by links)."""
+    chain: list[Memory] = []
+    frontier = [memory_id]
+    seen = {memory_id}
+    while frontier and len(chain) < limit:
+        current = frontier.pop(0)
+        for rel in store.relations(current):
+            if rel.to_memory_id == current and rel.metadata.get("kind") == SUPERSEDED_BY:
+                old = store.find(rel.from_memory_id)
+                if old is not None and old.id not in seen:
+                    seen.add(old.id)
+                    chain.append(old)
+                    frontier.append(old.id)
+    return sorted(chain, key=lambda m: (-m.created_at, m.id))[:limit]
+
+
+__all__ = [
+    "ATTRIBUTE_CLASSES",
+    "SUPERSEDED_BY",
+    "SupersedeMatch",
+    "SupersedeOutcome",
+    "attribute_classes",
+    "find_superseded",
+    "has_update_cue",
+    "history_of",
+    "is_superseded",
+    "record_update",
+    "relation_type_for_supersede",
+    "restore",
+    "supersede",
+]
