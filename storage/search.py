@@ -1,23 +1,186 @@
 """Hybrid search over a store's indexes.
 
-1. Candidates: every memory sharing a term with the query (BM25 postings), plus the dense
-   index's nearest neighbours when embeddings are on. With no query: every memory in scope.
-2. Relevance: BM25 normalised by the best hit, fused with cosine similarity by weight.
+1. Candidates: every memory sharing a term with the query (BM25 postings over content, tags,
+   entities, and at lower weight the memory's context), plus the dense index's nearest
+   neighbours when embeddings are on. With no query: every memory in scope.
+2. Relevance: BM25 normalised by the best hit, fused by weight with the cosine similarity of
+   the query to the memory's content and context. A memory whose entity the query names
+   (a person, a project) is boosted.
 3. Decay re-ranks: ``relevance * (1 - w + w * min(decay, 1))``; it never filters on its own.
 4. Natural spaced repetition: danger-zone matches may fill the tail of the list (at most
    ``review_blend_ratio`` of it), never ahead of clearly better matches.
+
+Every weight here was measured on LoCoMo dev with bench/locomo.py; see docs/retrieval.md.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from storage.decay import DAY, in_danger_zone, memory_score
-from storage.models import Memory, MemoryStatus, SearchResult
+from storage.models import MemoryStatus, SearchResult
 
 if TYPE_CHECKING:
     from storage.base import IndexedStore
+
+log = logging.getLogger(__name__)
+
+_ENTITY_WORD_RE = re.compile(r"[\w][\w'.+#-]*", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchTuning:
+    """Knobs of the ranking that are not store configuration (defaults are the measured best)."""
+
+    # A memory tagged with an entity the query names scores (1 + entity_boost) times higher.
+    entity_boost: float = 0.5
+    # Dense neighbours taken as candidates beyond the lexical hits: max(dense_pool, 5 * top_k).
+    dense_pool: int = 50
+    # Use the memory's context (neighbouring text) in BM25 and embeddings.
+    use_context: bool = True
+
+
+DEFAULT_TUNING = SearchTuning()
+
+
+class _SideIndexState:
+    """How far a store's side indexes (context field, dense rows) have followed its text index."""
+
+    __slots__ = ("context_at", "dense_at")
+
+    def __init__(self) -> None:
+        self.context_at: tuple[int, int] | None = None  # (id of TextIndex, journal version)
+        self.dense_at: dict[int, tuple[int, int]] = {}  # id(dense) -> same
+
+
+_STATE: weakref.WeakKeyDictionary[Any, _SideIndexState] = weakref.WeakKeyDictionary()
+
+
+def _changed_ids(
+    store: IndexedStore, seen: tuple[int, int] | None
+) -> tuple[tuple[int, int], set[str] | None]:
+    text = store._text
+    if seen is None or seen[0] != id(text):
+        return (id(text), text.version), None
+    version, ids = text.changes_since(seen[1])
+    return (id(text), version), ids
+
+
+def sync_context(store: IndexedStore, state: _SideIndexState) -> None:
+    """Index each memory's ``meta.context`` as the low-weight context field of BM25."""
+    mark, ids = _changed_ids(store, state.context_at)
+    if ids is None:
+        ids = set(store._memories)
+    if not hasattr(store._text, "set_context"):
+        return
+    for memory_id in ids:
+        memory = store._memories.get(memory_id)
+        if memory is not None:
+            store._text.set_context(memory_id, memory.meta.context)
+    state.context_at = mark
+
+
+def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
+    """Bring the dense index's rows up to date with what changed since the last search."""
+    mark, ids = _changed_ids(store, state.dense_at.get(id(dense)))
+    memories = store._memories
+    if ids is None:
+        current = list(memories.values())
+        known = getattr(dense, "_row", {})
+        dense.sync(current, removed=[i for i in list(known) if i not in memories])
+    elif ids:
+        dense.sync(
+            [memories[i] for i in ids if i in memories], [i for i in ids if i not in memories]
+        )
+    state.dense_at[id(dense)] = mark
+
+
+def query_entities(store: IndexedStore, query: str) -> set[str]:
+    """Ids of memories with an entity that the query names (1-3 word phrases, any case)."""
+    tokens = [t.strip("'.-") for t in _ENTITY_WORD_RE.findall(query.lower())]
+    tokens = [t.removesuffix("'s") for t in tokens if t]
+    hits: set[str] = set()
+    by_entity = store._by_entity
+    if not by_entity:
+        return hits
+    for n in (1, 2, 3):
+        for i in range(len(tokens) - n + 1):
+            ids = by_entity.get(" ".join(tokens[i : i + n]))
+            if ids:
+                hits |= ids
+    return hits
+
+
+def _dense_scores(
+    store: IndexedStore,
+    query: str,
+    scope: set[str] | None,
+    lexical: dict[str, float],
+    top_k: int,
+    tuning: SearchTuning,
+) -> dict[str, float]:
+    dense = store.dense
+    pool_k = max(tuning.dense_pool, top_k * 5)
+    if hasattr(dense, "ranked") and hasattr(dense, "sync"):
+        state = _STATE.setdefault(store, _SideIndexState())
+        sync_dense(store, dense, state)
+        scores = dense.ranked(query, pool_k, scope)
+        missing = [i for i in lexical if i not in scores]
+        if missing:
+            scores.update(dense.scores_of(query, missing))
+        return scores
+    # A plain DenseScorer (storage.base) wants the memories themselves.
+    pool = (
+        [store._memories[i] for i in scope] if scope is not None else list(store._memories.values())
+    )
+    scores = dense.top(query, pool, pool_k)  # type: ignore[union-attr]
+    extra = [store._memories[i] for i in lexical if i not in scores]
+    if extra:
+        scores.update(dense.similarities(query, extra))  # type: ignore[union-attr]
+    return scores
+
+
+def relevance_scores(
+    store: IndexedStore,
+    query: str,
+    scope: set[str] | None,
+    top_k: int,
+    use_embeddings: bool | None,
+    tuning: SearchTuning = DEFAULT_TUNING,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(ranking relevance, 0-1 text similarity) of every candidate for ``query``."""
+    cfg = store.config
+    if tuning.use_context:
+        sync_context(store, _STATE.setdefault(store, _SideIndexState()))
+    bm25 = store._text.scores(query)
+    if scope is not None:
+        bm25 = {i: s for i, s in bm25.items() if i in scope}
+    best = max(bm25.values(), default=0.0)
+    lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
+    dense: dict[str, float] = {}
+    if store.dense is not None and use_embeddings is not False:
+        from storage.embeddings import EmbeddingUnavailableError
+
+        try:
+            dense = _dense_scores(store, query, scope, lexical, top_k, tuning)
+        except EmbeddingUnavailableError as exc:
+            if use_embeddings:  # asked for explicitly: say it cannot be done
+                raise
+            log.warning("embeddings unavailable, ranking by BM25 only: %s", exc)
+    w = cfg.semantic_weight if dense else 0.0
+    similarity: dict[str, float] = {}
+    for i in lexical.keys() | dense.keys():
+        similarity[i] = (1.0 - w) * lexical.get(i, 0.0) + w * max(0.0, dense.get(i, 0.0))
+    relevance = dict(similarity)
+    if tuning.entity_boost > 0:
+        for i in query_entities(store, query) & relevance.keys():
+            relevance[i] *= 1.0 + tuning.entity_boost
+    return relevance, similarity
 
 
 def run_search(
@@ -30,6 +193,7 @@ def run_search(
     status: MemoryStatus | None,
     now: float,
     use_embeddings: bool | None,
+    tuning: SearchTuning = DEFAULT_TUNING,
 ) -> list[SearchResult]:
     cfg = store.config
     scope: set[str] | None = None if status is None else store._by_status[status]
@@ -37,80 +201,66 @@ def run_search(
         tagged = store._by_tag.get(tag.lower(), set())
         scope = tagged if scope is None else scope & tagged
 
-    def allowed(memory: Memory) -> bool:
-        if window_days is not None and (now - memory.last_used) > window_days * DAY:
-            return False
-        return True
-
     relevance: dict[str, float] = {}
     similarity: dict[str, float] = {}
     if query and query.strip():
-        bm25 = store._text.scores(query)
-        if scope is not None:
-            bm25 = {i: s for i, s in bm25.items() if i in scope}
-        best = max(bm25.values(), default=0.0)
-        lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
-        dense: dict[str, float] = {}
-        want_dense = store.dense is not None and use_embeddings is not False
-        if want_dense and store.dense is not None:
-            pool = (
-                [store._memories[i] for i in scope]
-                if scope is not None
-                else list(store._memories.values())
-            )
-            dense = store.dense.top(query, pool, max(50, top_k * 5))
-            extra = [store._memories[i] for i in lexical if i not in dense]
-            if extra:
-                dense.update(store.dense.similarities(query, extra))
-        w = cfg.semantic_weight if dense else 0.0
-        for i in set(lexical) | set(dense):
-            lex = lexical.get(i, 0.0)
-            sem = max(0.0, dense.get(i, 0.0))
-            relevance[i] = (1.0 - w) * lex + w * sem
-            similarity[i] = relevance[i]
+        relevance, similarity = relevance_scores(store, query, scope, top_k, use_embeddings, tuning)
         candidates = [store._memories[i] for i in relevance]
     else:
         ids = scope if scope is not None else store._memories.keys()
         candidates = [store._memories[i] for i in ids]
 
     results: list[SearchResult] = []
-    review_pool: list[SearchResult] = []
     w = cfg.decay_rerank_weight
     for m in candidates:
-        if not allowed(m):
+        if window_days is not None and (now - m.last_used) > window_days * DAY:
             continue
         decay = memory_score(m, now, cfg.decay)
         if min_score is not None and decay < min_score:
             continue
         rel = relevance.get(m.id, 1.0)
         score = rel * (1.0 - w + w * min(decay, 1.0)) if relevance else decay
-        result = SearchResult(
-            memory=m,
-            score=score,
-            similarity=similarity.get(m.id, 0.0),
-            decay_score=decay,
-            age_days=max(0.0, (now - m.created_at) / DAY),
+        results.append(
+            SearchResult(
+                memory=m,
+                score=score,
+                similarity=min(1.0, similarity.get(m.id, 0.0)),
+                decay_score=decay,
+                age_days=max(0.0, (now - m.created_at) / DAY),
+            )
         )
-        results.append(result)
     results.sort(key=lambda r: (-r.score, -r.memory.last_used, r.memory.id))
     head = results[:top_k]
     if relevance and cfg.review_blend_ratio > 0 and len(results) > top_k:
-        # Spaced repetition: a fading memory that still matches well may take a tail slot
-        # from a match that is not clearly better (within 20% of its score).
-        slots = int(top_k * cfg.review_blend_ratio)
-        floor = head[-1].score
-        review_pool = [
-            r
-            for r in results[top_k:]
-            if in_danger_zone(r.decay_score, cfg.decay) and r.score >= 0.8 * floor
-        ][:slots]
-        if review_pool:
-            keep = head[: top_k - len(review_pool)]
-            head = keep + [
-                SearchResult(r.memory, r.score, r.similarity, r.decay_score, r.age_days, True)
-                for r in review_pool
-            ]
+        head = _blend_reviews(head, results[top_k:], top_k, cfg)
     return head
 
 
-__all__ = ["run_search"]
+def _blend_reviews(
+    head: list[SearchResult], rest: list[SearchResult], top_k: int, cfg: Any
+) -> list[SearchResult]:
+    """Spaced repetition: a fading memory that still matches well may take a tail slot from a
+    match that is not clearly better (within 20% of its score); never one ahead of that."""
+    slots = int(top_k * cfg.review_blend_ratio)
+    floor = head[-1].score
+    review = [
+        r for r in rest if in_danger_zone(r.decay_score, cfg.decay) and r.score >= 0.8 * floor
+    ][:slots]
+    if not review:
+        return head
+    keep = head[: top_k - len(review)]
+    return keep + [
+        SearchResult(r.memory, r.score, r.similarity, r.decay_score, r.age_days, True)
+        for r in review
+    ]
+
+
+__all__ = [
+    "DEFAULT_TUNING",
+    "SearchTuning",
+    "query_entities",
+    "relevance_scores",
+    "run_search",
+    "sync_context",
+    "sync_dense",
+]

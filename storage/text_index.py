@@ -1,13 +1,22 @@
-"""An incremental BM25 inverted index over memory text (content, tags and entities).
+"""An incremental BM25 inverted index over memory text, with a lower-weighted context field.
 
 Postings are dicts (term -> {doc: tf}) so a save or delete updates the index in O(terms of the
 document); a query touches only the postings of its own terms, never every memory.
+
+Two fields per document: the main text (content, tags, entities) and an optional context (what
+surrounded the memory, e.g. the neighbouring turns of a conversation). A context match counts
+``context_weight`` times a main-text match: it rescues short memories ("Yes, last May!") without
+letting a neighbour outrank the memory that says the thing itself.
+
+Every add/remove is journalled (``changes_since``) so side indexes (the dense matrix, the
+context field) can follow the store incrementally instead of rescanning it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 
@@ -24,8 +33,30 @@ STOP_WORDS = frozenset(
     must let us also""".split()
 )
 
+_stemmers = threading.local()
 
-def tokenize(text: str) -> list[str]:
+
+def _stem_words(words: list[str]) -> list[str]:
+    """Snowball English stems (PyStemmer); words unchanged if it is not installed."""
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        try:
+            import Stemmer  # type: ignore[import-not-found]
+
+            stemmer = Stemmer.Stemmer("english")
+        except ImportError:  # still a working index, only without stemming
+            stemmer = False
+        _stemmers.english = stemmer
+    return stemmer.stemWords(words) if stemmer else words
+
+
+def _split_compound(token: str) -> list[str]:
+    """'node.js' -> ['node.js', 'node', 'js']; 'may-2023' -> [..., 'may', '2023']."""
+    parts = [p for p in re.split(r"[.'-]+", token) if p]
+    return [token, *parts] if len(parts) > 1 else [token]
+
+
+def words(text: str) -> list[str]:
     """Lower-cased word tokens with stop words removed; keeps 'c++', 'node.js', 'o'neil'."""
     return [
         t.strip("'.-")
@@ -34,73 +65,161 @@ def tokenize(text: str) -> list[str]:
     ]
 
 
-class TextIndex:
-    """BM25 (Okapi) over documents added by id. Not thread-safe; the store serialises access."""
+def tokenize(text: str, *, stem: bool = True) -> list[str]:
+    """Index terms: words, compounds also split into parts, then stemmed ('running' -> 'run')."""
+    out: list[str] = []
+    for w in words(text):
+        out.extend(p for p in _split_compound(w) if p not in STOP_WORDS)
+    return _stem_words(out) if stem else out
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1 = k1
-        self.b = b
-        self._postings: dict[str, dict[str, int]] = {}
-        self._doc_terms: dict[str, Counter[str]] = {}
-        self._doc_len: dict[str, int] = {}
-        self._total_len = 0
 
-    def __len__(self) -> int:
-        return len(self._doc_len)
+class _Field:
+    """Postings and lengths of one field."""
 
-    def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._doc_len
+    __slots__ = ("postings", "doc_terms", "doc_len", "total_len")
 
-    def add(self, doc_id: str, text: str) -> None:
-        """Index ``text`` under ``doc_id``, replacing what the id held before."""
-        if doc_id in self._doc_len:
-            self.remove(doc_id)
-        terms = Counter(tokenize(text))
-        self._doc_terms[doc_id] = terms
+    def __init__(self) -> None:
+        self.postings: dict[str, dict[str, int]] = {}
+        self.doc_terms: dict[str, Counter[str]] = {}
+        self.doc_len: dict[str, int] = {}
+        self.total_len = 0
+
+    def add(self, doc_id: str, terms: Counter[str]) -> None:
+        self.remove(doc_id)
+        self.doc_terms[doc_id] = terms
         length = sum(terms.values())
-        self._doc_len[doc_id] = length
-        self._total_len += length
+        self.doc_len[doc_id] = length
+        self.total_len += length
         for term, tf in terms.items():
-            self._postings.setdefault(term, {})[doc_id] = tf
+            self.postings.setdefault(term, {})[doc_id] = tf
 
     def remove(self, doc_id: str) -> None:
-        terms = self._doc_terms.pop(doc_id, None)
+        terms = self.doc_terms.pop(doc_id, None)
         if terms is None:
             return
-        self._total_len -= self._doc_len.pop(doc_id)
+        self.total_len -= self.doc_len.pop(doc_id)
         for term in terms:
-            posting = self._postings.get(term)
+            posting = self.postings.get(term)
             if posting is not None:
                 posting.pop(doc_id, None)
                 if not posting:
-                    del self._postings[term]
+                    del self.postings[term]
 
-    def idf(self, term: str) -> float:
-        n = len(self._doc_len)
-        df = len(self._postings.get(term, ()))
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-    def scores(self, query: str | Iterable[str]) -> dict[str, float]:
-        """BM25 score of every document that shares at least one term with the query."""
-        terms = tokenize(query) if isinstance(query, str) else list(query)
-        if not terms or not self._doc_len:
-            return {}
-        avgdl = self._total_len / len(self._doc_len) or 1.0
-        k1, b = self.k1, self.b
-        doc_len = self._doc_len
-        out: dict[str, float] = {}
-        for term, qtf in Counter(terms).items():
-            posting = self._postings.get(term)
+    def add_scores(
+        self, out: dict[str, float], terms: Counter[str], n_docs: int, k1: float, b: float,
+        weight: float,
+    ) -> None:  # fmt: skip
+        if not self.doc_len:
+            return
+        avgdl = self.total_len / len(self.doc_len) or 1.0
+        norm, scale, doc_len = k1 * (1.0 - b), k1 * b / avgdl, self.doc_len
+        for term, qtf in terms.items():
+            posting = self.postings.get(term)
             if not posting:
                 continue
-            idf = self.idf(term) * qtf
-            norm = k1 * (1.0 - b)
-            scale = k1 * b / avgdl
+            df = len(posting)
+            idf = weight * qtf * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             for doc_id, tf in posting.items():
                 out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (
                     tf + norm + scale * doc_len[doc_id]
                 )
+
+
+class TextIndex:
+    """BM25 (Okapi) over documents added by id. Not thread-safe; the store serialises access.
+
+    k1=1.2, b=0.75 and context_weight=0.3 were chosen on LoCoMo dev (bench/locomo.py)."""
+
+    JOURNAL_LIMIT = 200_000
+
+    def __init__(
+        self, k1: float = 1.2, b: float = 0.75, context_weight: float = 0.3, stem: bool = True
+    ) -> None:
+        self.k1 = k1
+        self.b = b
+        self.context_weight = context_weight
+        self.stem = stem
+        self._main = _Field()
+        self._context = _Field()
+        self._context_text: dict[str, str] = {}
+        self._journal: list[str] = []
+        self._journal_base = 0  # version of _journal[0]
+
+    def __len__(self) -> int:
+        return len(self._main.doc_len)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._main.doc_len
+
+    @property
+    def version(self) -> int:
+        return self._journal_base + len(self._journal)
+
+    def _record(self, doc_id: str) -> None:
+        self._journal.append(doc_id)
+        if len(self._journal) > self.JOURNAL_LIMIT:
+            drop = len(self._journal) // 2
+            del self._journal[:drop]
+            self._journal_base += drop
+
+    def changes_since(self, version: int) -> tuple[int, set[str] | None]:
+        """(current version, ids added/removed since ``version``), or None: resync everything."""
+        if version < self._journal_base or version > self.version:
+            return self.version, None
+        return self.version, set(self._journal[version - self._journal_base :])
+
+    def add(self, doc_id: str, text: str, context: str | None = None) -> None:
+        """Index ``text`` (and optional ``context``) under ``doc_id``, replacing what it held."""
+        self._main.add(doc_id, Counter(tokenize(text, stem=self.stem)))
+        self._context.remove(doc_id)
+        self._context_text.pop(doc_id, None)
+        if context:
+            self.set_context(doc_id, context)
+        self._record(doc_id)
+
+    def set_context(self, doc_id: str, context: str | None) -> None:
+        """Replace the context field of an indexed document (no-op if unchanged)."""
+        if doc_id not in self._main.doc_len or self._context_text.get(doc_id) == (context or None):
+            return
+        self._context.remove(doc_id)
+        self._context_text.pop(doc_id, None)
+        if context:
+            self._context.add(doc_id, Counter(tokenize(context, stem=self.stem)))
+            self._context_text[doc_id] = context
+
+    def remove(self, doc_id: str) -> None:
+        if doc_id not in self._main.doc_len:
+            return
+        self._main.remove(doc_id)
+        self._context.remove(doc_id)
+        self._context_text.pop(doc_id, None)
+        self._record(doc_id)
+
+    def idf(self, term: str) -> float:
+        n = len(self._main.doc_len)
+        df = len(self._main.postings.get(term, ()))
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: str | Iterable[str]) -> dict[str, float]:
+        """BM25 score of every document that shares at least one term with the query."""
+        terms = tokenize(query, stem=self.stem) if isinstance(query, str) else list(query)
+        n = len(self._main.doc_len)
+        if not terms or not n:
+            return {}
+        counts = Counter(terms)
+        out: dict[str, float] = {}
+        self._main.add_scores(out, counts, n, self.k1, self.b, 1.0)
+        if self.context_weight > 0:
+            self._context.add_scores(out, counts, n, self.k1, self.b, self.context_weight)
         return out
 
+    def size_estimate(self) -> dict[str, int]:
+        """Postings entries per field (what the index costs, for the bench)."""
+        return {
+            "terms": len(self._main.postings),
+            "postings": sum(len(p) for p in self._main.postings.values()),
+            "context_postings": sum(len(p) for p in self._context.postings.values()),
+        }
 
-__all__ = ["STOP_WORDS", "TextIndex", "tokenize"]
+
+__all__ = ["STOP_WORDS", "TextIndex", "tokenize", "words"]
