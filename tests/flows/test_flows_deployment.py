@@ -1,0 +1,99 @@
+"""The real thing: a prefect server, deployments from prefect.yaml, a process worker, a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from storage import open_store
+
+REPO = Path(__file__).resolve().parents[2]
+PREFECT = str(Path(sys.executable).with_name("prefect"))
+SEED_NOW = 1_760_000_000.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, timeout: float) -> None:
+    import urllib.request
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:  # noqa: S310 - local test server
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(1)
+    raise TimeoutError(f"{url} did not come up in {timeout} s")
+
+
+def _stop(proc: subprocess.Popen, timeout: float = 30) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path):
+    from cortexgraph.demo_data import seed_store
+
+    store_dir, vault = tmp_path / "store", tmp_path / "vault"
+    seed_store(open_store(store_dir), now=SEED_NOW)
+    relations_before = len(open_store(store_dir).relations())
+    port = _free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_API_URL": api,
+           "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+           "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
+           "CORTEXGRAPH_STORAGE_PATH": str(store_dir), "LTM_VAULT_PATH": str(vault),
+           "CORTEXGRAPH_BEADS_ENABLED": "false", "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
+           "OMP_NUM_THREADS": "1"}  # fmt: skip
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port",
+                               str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    worker = None
+    try:
+        _wait_http(f"{api}/health", 180)
+
+        def cli(*args: str, timeout: float = 180) -> str:
+            res = subprocess.run([PREFECT, *args], env=env, cwd=REPO, capture_output=True,
+                                 text=True, timeout=timeout)  # fmt: skip
+            assert res.returncode == 0, f"prefect {' '.join(args)}:\n{res.stdout}\n{res.stderr}"
+            return res.stdout
+
+        cli("work-pool", "create", "cortexgraph-local", "--type", "process")
+        out = cli("--no-prompt", "deploy", "--all")
+        assert "consolidate-hourly" in out and "decay-nightly" in out
+        wlog = (tmp_path / "worker.log").open("w")
+        worker = subprocess.Popen([PREFECT, "worker", "start", "--pool", "cortexgraph-local"],
+                                  env=env, cwd=REPO, stdout=wlog, stderr=subprocess.STDOUT)  # fmt: skip
+        out = cli("deployment", "run", "consolidate/consolidate-hourly", "--param",
+                  f"now={SEED_NOW + 3600}", "--watch", "--watch-timeout", "400", timeout=420)  # fmt: skip
+        assert "Completed" in out, out
+        store = open_store(store_dir)
+        assert len(store.relations()) > relations_before  # relationship discovery wrote
+        assert any(m.promoted_to for m in store.list())  # promotion wrote notes
+        assert list((vault).rglob("*.md"))
+        assert json.dumps  # keep import used for debugging output
+    finally:
+        if worker is not None:
+            _stop(worker)  # the worker first, then the server it talks to
+        _stop(server)
