@@ -1,0 +1,151 @@
+"""In-process checks of the pieces: quick search, settings, fencing, phrase loading, transcript."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hooks_helpers import NOW
+
+from cortexgraph.demo_data import seed_store
+from flows.hooks.context_block import DATA_NOTICE, Entry, fenced_block
+from flows.hooks.project_settings import (
+    PluginSettings,
+    PluginSettingsError,
+    load_project_settings,
+    parse_settings_text,
+)
+from flows.hooks.quick_search import StoreSnapshot
+from flows.hooks.runtime import store_location
+from flows.hooks.transcript import read_turns
+from flows.hooks.user_prompt_submit import analyze_prompt
+from storage import open_store
+from storage.models import Memory
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("demo")
+    store = open_store(path)
+    seed_store(store, now=NOW)
+    return path, store
+
+
+QUERIES = ["billing rounding", "kafka dunning job", "handover notion", "invoice templates",
+           "timezone UTC timestamps", "postgres migration", "weekly notes friday",
+           "on-call quirks", "CHF currency", "career tech lead"]  # fmt: skip
+
+
+def test_quick_search_agrees_with_store_search_on_the_demo_data(demo_store) -> None:
+    path, store = demo_store
+    snap = StoreSnapshot.read(path, store.config)
+    assert len(snap) == len(store)
+    same_top, overlap = 0, 0.0
+    for q in QUERIES:
+        ours = [h.memory.id for h in snap.search(q, top_k=5, now=NOW)]
+        theirs = [r.memory.id for r in store.search(q, top_k=5, now=NOW, use_embeddings=False)]
+        assert ours, q
+        same_top += ours[0] == theirs[0]
+        overlap += len(set(ours) & set(theirs)) / max(1, len(theirs))
+    # Not identical by design (no context field, sampled avgdl, no review blend), but close.
+    assert same_top >= 8, same_top
+    assert overlap / len(QUERIES) >= 0.7
+
+
+def test_quick_search_sees_updates_and_deletions(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    a = store.save("The cache uses Redis with a 5 minute TTL.", now=NOW)
+    b = store.save("Redis runs on the ops cluster.", now=NOW)
+    store.update(a.id, content="The cache uses Memcached now.")
+    store.delete(b.id)
+    store.update(store.save("Redis archive note", now=NOW).id, status="archived")
+    snap = StoreSnapshot.read(tmp_path)
+    assert [h.memory.id for h in snap.search("redis", now=NOW)] == []
+    assert [h.memory.id for h in snap.search("memcached", now=NOW)] == [a.id]
+    assert StoreSnapshot.read(tmp_path / "absent").search("redis", now=NOW) == []
+
+
+def test_settings_parse_and_validate() -> None:
+    assert parse_settings_text("") == PluginSettings()
+    s = parse_settings_text("---\ncontext_depth: shallow\nmax_inject_chars: 800\n---\n# notes")
+    assert (s.context_depth, s.max_inject_chars, s.items) == ("shallow", 800, 5)
+    for bad in ("---\nmax_inject_chars: 50\n---", "---\nmax_inject_chars: '900'\n---",
+                "---\nprompt_to_save: 1\n---", "---\nfoo: 1\n---", "just text",
+                "---\n- a list\n---", "---\ncontext_depth: deep\n---"):  # fmt: skip
+        with pytest.raises(PluginSettingsError):
+            parse_settings_text(bad)
+
+
+def test_broken_settings_file_gives_defaults_and_says_why(tmp_path: Path, capsys) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "cortexgraph.local.md").write_text("---\nmax_inject_chars: x\n---\n")
+    assert load_project_settings(tmp_path) == PluginSettings()
+    assert "max_inject_chars" in capsys.readouterr().err
+    assert load_project_settings(tmp_path / "elsewhere") == PluginSettings()
+
+
+def test_fast_store_location_matches_settings(monkeypatch, tmp_path: Path) -> None:
+    import os
+
+    from cortexgraph.settings import Settings
+
+    for key in list(os.environ):
+        if key.upper().startswith("CORTEXGRAPH_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("CORTEXGRAPH_STORAGE_PATH", str(tmp_path))
+    path, config = store_location({"CORTEXGRAPH_STORAGE_PATH": str(tmp_path)})
+    settings = Settings()
+    assert path == settings.storage_path and config == settings.store_config()
+    monkeypatch.delenv("CORTEXGRAPH_STORAGE_PATH")
+    assert store_location({})[0] == Settings().storage_path
+    # Any other CORTEXGRAPH_ variable: the full Settings decide.
+    monkeypatch.setenv("CORTEXGRAPH_PL_HALFLIFE_DAYS", "9")
+    _, cfg = store_location({"CORTEXGRAPH_PL_HALFLIFE_DAYS": "9"})
+    assert cfg.decay.pl_halflife_days == 9.0
+
+
+def test_hook_phrase_detector_is_the_activation_layers() -> None:
+    import activation.phrases as real
+    from flows.hooks.phrases import phrase_detector
+
+    for text in ("what did we decide about auth?", "no need to remember this",
+                 "please remember that I like tea", "remember when we were kids"):  # fmt: skip
+        assert phrase_detector().detect(text).to_json() == real.PhraseDetector().detect(
+            text).to_json()  # fmt: skip
+
+
+def test_analyze_prompt_topic_and_skips() -> None:
+    assert analyze_prompt("what did we decide about authentication?").topic_terms == (
+        "authentication",)  # fmt: skip
+    assert analyze_prompt("/remember this").skip_reason == "slash command"
+    assert analyze_prompt("why?").skip_reason == "too short"
+    assert analyze_prompt("remind me what we decided").topic_terms == ()
+
+
+def test_fenced_block_bounds_and_escaping() -> None:
+    mems = [Memory(id=f"m{i}", content=f"<b>note {i}</b> " + "x" * 400, created_at=NOW)
+            for i in range(10)]  # fmt: skip
+    block = fenced_block("t", [("S", [Entry(m) for m in mems])], max_chars=700,
+                         preview_chars=300, nonce="abcd1234")  # fmt: skip
+    assert block is not None and len(block) <= 700
+    assert block.startswith("<cortexgraph-memories-abcd1234>") and DATA_NOTICE in block
+    assert block.rstrip().endswith("</cortexgraph-memories-abcd1234>")
+    assert "<b>" not in block and "&lt;b&gt;" in block
+    assert fenced_block("t", [("S", [])], max_chars=700, preview_chars=300) is None
+    one = fenced_block("t", [("", [Entry(mems[0])])], max_chars=350, preview_chars=2000)
+    assert one is not None and len(one) <= 350 and "m0" in one
+
+
+def test_transcript_reader_tolerates_junk(tmp_path: Path) -> None:
+    t = tmp_path / "t.jsonl"
+    t.write_text("\n".join([
+        "not json", json.dumps([1]), json.dumps({"type": "summary"}),
+        json.dumps({"type": "user", "message": {"role": "user", "content": "hello there"}}),
+        json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "hi"}, {"type": "tool_use", "name": "x__save_memory"}]}}),
+    ]))  # fmt: skip
+    turns = read_turns(t)
+    assert [(x.role, x.text, x.tool_calls) for x in turns] == [
+        ("user", "hello there", ()), ("assistant", "hi", ("x__save_memory",))]  # fmt: skip
+    assert read_turns(tmp_path / "missing") == []
