@@ -116,9 +116,17 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
         log_level=_level(settings.log_level),
     )
     server.state = state  # type: ignore[attr-defined]  # for resources, tests, the HTTP runner
-    from mcp_server import resources, tools_activation, tools_consolidation, tools_ltm, tools_stm
+    from mcp_server import (
+        resources,
+        tools_activation,
+        tools_consolidation,
+        tools_context,
+        tools_ltm,
+        tools_stm,
+    )
 
-    for module in (tools_stm, tools_ltm, tools_activation, tools_consolidation, resources):
+    for module in (tools_stm, tools_ltm, tools_activation, tools_consolidation, tools_context,
+                   resources):  # fmt: skip
         module.register(server)
     return server
 

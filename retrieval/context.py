@@ -263,6 +263,8 @@ class _Gatherer:
                     continue
                 times = [self.store.find(result.memory_ids[r]) for r in (t.subject, t.object)
                          if r in result.memory_ids]  # fmt: skip
+                if not self.history and any(m is None or not is_current(m) for m in times):
+                    continue  # a fact about an outdated memory is history
                 created = max((m.created_at for m in times if m is not None), default=0)
                 c = Candidate("graph", f"f:{t.subject}|{t.predicate}|{t.object}",
                               f"f:{t.subject}|{t.predicate}", "", created_at=created,

@@ -15,8 +15,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
-
 from storage.base import MemoryStore
 from storage.errors import InvalidInputError
 from storage.models import Memory, MemoryStatus
@@ -117,6 +115,8 @@ class _Builder:
                  max_nodes: int, max_fanout: int) -> None:  # fmt: skip
         self.store, self.index, self.relation = store, index, relation
         self.max_nodes, self.max_fanout = max_nodes, max_fanout
+        import networkx as nx  # on first query: the server starts without it
+
         self.g = nx.MultiDiGraph()
         self.truncated = False
         self.memories: dict[str, Memory] = {}

@@ -1,0 +1,241 @@
+"""Context tools: memory_retrieve, graph_query, core memory, temporal truth, fact prompts.
+
+The logic lives in ``retrieval``; this module reads settings, finds the vault and the update
+intent (activation), and translates errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import replace
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from mcp_server.app import ServerState, state_of
+from mcp_server.errors import DependencyUnavailableError, tool_errors
+from mcp_server.services import embedder_for
+from retrieval import prompts
+from retrieval.context import RetrievalFilters
+from retrieval.context import memory_retrieve as retrieve
+from retrieval.core import core_memories, core_notes, resolve_memory_id, set_core
+from retrieval.forget import memory_forget as forget
+from retrieval.graph import graph_query as query_graph
+from retrieval.graph import memory_ref
+from retrieval.temporal import has_update_cue, record_update
+from storage.errors import CortexGraphError, InvalidInputError
+from storage.models import Memory
+
+log = logging.getLogger("cortexgraph.mcp")
+
+MemoryType = Literal["core", "ltm", "stm", "graph"]
+
+
+def _ltm_index(state: ServerState) -> Any:
+    """The vault's LTM index (shared with search_unified), refreshed; None without a vault."""
+    vault = state.settings.vault_path
+    if vault is None or not vault.is_dir():
+        return None
+    from vault_sync.ltm_index import LTMIndex
+
+    index = state.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
+    index.refresh()
+    return index
+
+
+def update_cue(state: ServerState, text: str) -> tuple[bool, str]:
+    """(is this an update?, how we know): activation's UPDATE_INFO intent or update words."""
+    lexical = has_update_cue(text)
+    if state.settings.enable_preprocessing:
+        try:
+            from activation.intent import IntentClassifier
+            from activation.intent_data import Intent
+
+            classifier = state.service("intent_classifier", IntentClassifier)
+            intent = classifier.predict(text).intent
+            if intent is Intent.UPDATE_INFO:
+                return True, "UPDATE_INFO intent"
+            return lexical, f"intent {intent.value}" + (" + update words" if lexical else "")
+        except (ImportError, CortexGraphError, OSError) as exc:
+            log.info("cortexgraph: intent classifier unavailable: %s", exc)
+    return lexical, "update words" if lexical else "no update cue"
+
+
+def after_save(state: ServerState, memory: Memory, supersedes: list[str] | None = None,
+               ) -> dict[str, Any]:  # fmt: skip
+    """Temporal truth for a just-saved memory; save_memory may call this (one line)."""
+    store = state.store
+    ids = [resolve_memory_id(store, i) for i in supersedes or []]
+    cue, how = (True, "explicit supersedes") if ids else update_cue(state, memory.content)
+    outcomes = record_update(store, memory, update_cue=cue, supersedes=ids)
+    return {"update_cue": how, "superseded": [
+        {"memory_id": o.old.id, "reason": o.old.meta.extra.get("superseded_reason")}
+        for o in outcomes]}  # fmt: skip
+
+
+@tool_errors
+def memory_retrieve(
+    ctx: Context,
+    query: Annotated[str, Field(description="What the context is for, in words.", min_length=1,
+                                max_length=10_000)],
+    token_budget: Annotated[int, Field(description="Most tokens to return (MiniLM WordPiece "
+                                       "count).", ge=20, le=200_000)] = 3000,
+    memory_types: Annotated[list[MemoryType] | None, Field(
+        description="Tiers to draw from; default all: core, ltm, stm, graph.")] = None,
+    after: Annotated[str | None, Field(description="Only items created on/after this ISO "
+                                       "date.")] = None,
+    before: Annotated[str | None, Field(description="Only items created before this ISO "
+                                        "date.")] = None,
+    min_confidence: Annotated[float | None, Field(description="Composite score floor 0-1.",
+                                                  ge=0, le=1)] = None,
+    include_history: Annotated[bool, Field(description="Also show superseded facts, marked "
+                                           "with the date they stopped being true.")] = False,
+    use_embeddings: Annotated[bool, Field(description="Rank by semantic similarity too "
+                                          "(loads an embedding model on first use).")] = False,
+    items: Annotated[bool, Field(description="Also list each item's full id, tier and "
+                                 "score.")] = False,
+) -> dict[str, Any]:  # fmt: skip
+    """The smallest context that answers: core facts, long-term notes, short-term memories and
+    graph facts, de-duplicated and packed into a token budget. Ids are 8-character prefixes
+    (m:...) or note paths (n:...); other tools accept both."""
+    state = state_of(ctx)
+    filters = RetrievalFilters.from_mapping({"memory_types": memory_types, "after": after,
+                                             "before": before, "min_confidence": min_confidence})  # fmt: skip
+    embedder = embedder_for(state)[0] if use_embeddings else None
+    kwargs: dict[str, Any] = {"filters": filters, "ltm_index": _ltm_index(state),
+                              "embedder": embedder, "include_history": include_history}  # fmt: skip
+    try:
+        result = retrieve(state.store, query, token_budget, use_embeddings=use_embeddings,
+                          **kwargs)  # fmt: skip
+    except DependencyUnavailableError as exc:
+        result = retrieve(state.store, query, token_budget, use_embeddings=False, **kwargs)
+        result = replace(result, notes=(*result.notes, f"embeddings unavailable ({exc}); "
+                                        "BM25 only"))  # fmt: skip
+    return {"success": True, **result.to_json(items=items)}
+
+
+@tool_errors
+def graph_query(
+    ctx: Context,
+    entity: Annotated[str, Field(description="A person, project, tool or place, e.g. "
+                                 "'postgres'.", min_length=1, max_length=200)],
+    relation: Annotated[str | None, Field(description="Only this predicate: related, causes, "
+                                          "supports, contradicts, superseded_by, mentions, "
+                                          "links_to ...")] = None,
+    depth: Annotated[int, Field(description="Hops from the entity (1-3).", ge=1, le=3)] = 1,
+    max_triples: Annotated[int, Field(description="At most this many triples.", ge=1,
+                                      le=500)] = 100,
+    format: Annotated[Literal["text", "json"], Field(description="Compact text lines or "
+                                                     "JSON.")] = "text",
+) -> dict[str, Any]:  # fmt: skip
+    """Memories, notes and relations around an entity, as compact subject-predicate-object
+    triples (memory relations, shared entities, vault wikilinks)."""
+    state = state_of(ctx)
+    result = query_graph(state.store, entity, relation=relation, depth=depth,
+                         ltm_index=_ltm_index(state), max_triples=max_triples)  # fmt: skip
+    if format == "json":
+        return {"success": True, **result.to_json()}
+    return {"success": True, "found": result.found, "truncated": result.truncated,
+            "graph": result.text()}  # fmt: skip
+
+
+@tool_errors
+def set_core_memory(
+    ctx: Context,
+    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.")],
+    core: Annotated[bool, Field(description="true: always in context; false: unmark.")] = True,
+) -> dict[str, Any]:  # fmt: skip
+    """Mark a memory as core: it is always included first by memory_retrieve, within its own
+    share of the budget. (A vault note is core with `core: true` in its frontmatter.)"""
+    memory = set_core(state_of(ctx).store, memory_id, core)
+    return {"success": True, "memory_id": memory.id, "core": memory.is_core}
+
+
+@tool_errors
+def memory_forget(
+    ctx: Context,
+    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.")],
+    action: Annotated[Literal["deprecate", "correct", "delete"], Field(
+        description="deprecate: keep as history, no longer current; correct: save "
+                    "`correction` as the current fact (the old one becomes history); "
+                    "delete: remove it and its relations.")] = "deprecate",
+    correction: Annotated[str | None, Field(description="The corrected fact (action=correct).",
+                                            max_length=20_000)] = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Retire a memory that is no longer true, correct it, or delete it."""
+    outcome = forget(state_of(ctx).store, memory_id, action, correction, now=time.time())
+    return {"success": True, **outcome.to_json()}
+
+
+@tool_errors
+def record_memory_update(
+    ctx: Context,
+    memory_id: Annotated[str, Field(description="The memory just saved with save_memory.")],
+    supersedes: Annotated[list[str] | None, Field(
+        description="Ids of the memories it replaces; omit to detect them (same entities and "
+                    "an update such as 'moved to', 'now use ... instead of').",
+        max_length=50)] = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Temporal truth: older memories this one replaces are kept as history (superseded_by)."""
+    state = state_of(ctx)
+    memory = state.store.get(resolve_memory_id(state.store, memory_id))
+    return {"success": True, "memory_id": memory.id, **after_save(state, memory, supersedes)}
+
+
+def register(server: MCPServer) -> None:
+    state: ServerState = server.state  # type: ignore[attr-defined]
+    read_only = ToolAnnotations(read_only_hint=True)
+    server.add_tool(memory_retrieve, annotations=read_only)
+    server.add_tool(graph_query, annotations=read_only)
+    server.add_tool(set_core_memory, annotations=ToolAnnotations(destructive_hint=False))
+    server.add_tool(memory_forget, annotations=ToolAnnotations(destructive_hint=True))
+    server.add_tool(record_memory_update, annotations=ToolAnnotations(destructive_hint=False))
+
+    @server.resource("cortexgraph://core", mime_type="application/json",
+                     description="Core memories and notes: always in context.")  # fmt: skip
+    def core() -> str:
+        try:
+            store = state.store
+            index = _ltm_index(state)
+        except CortexGraphError as exc:
+            raise ResourceError(str(exc)) from exc
+        memories = [{"memory_id": m.id, "ref": memory_ref(m.id), "content": m.content,
+                     "tags": list(m.tags), "created_at": m.created_at}
+                    for m in core_memories(store)]  # fmt: skip
+        notes = [{"note_path": n.path, "title": n.title, "content": n.content[:4000]}
+                 for n in (core_notes(index.notes.values()) if index is not None else [])]  # fmt: skip
+        return json.dumps({"memories": memories, "notes": notes}, ensure_ascii=False)
+
+    @server.prompt(name="extract_facts", description="Extract durable facts from a text and "
+                   "save each with save_memory.")  # fmt: skip
+    def extract_facts(text: str) -> str:
+        return prompts.extract_facts(text)
+
+    @server.prompt(name="compress_session", description="Compress a conversation into a few "
+                   "memories for later sessions.")  # fmt: skip
+    def compress_session(text: str, max_facts: str = "10") -> str:
+        if not max_facts.strip().isdigit():
+            raise InvalidInputError(f"max_facts must be a whole number, got {max_facts!r}")
+        return prompts.compress_session(text, int(max_facts))
+
+    @server.prompt(name="consolidate_epoch", description="Merge, correct and mark core what "
+                   "was learned about a topic over a period.")  # fmt: skip
+    def consolidate_epoch(topic: str, period: str = "the last week") -> str:
+        return prompts.consolidate_epoch(topic, period)
+
+
+__all__ = [
+    "after_save",
+    "graph_query",
+    "memory_forget",
+    "memory_retrieve",
+    "record_memory_update",
+    "register",
+    "set_core_memory",
+    "update_cue",
+]
