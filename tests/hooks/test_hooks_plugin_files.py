@@ -1,0 +1,92 @@
+"""The plugin folder: manifests parse, hooks point at real events, the wrapper fails open."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from hooks_helpers import ROOT, HookRun, assert_silent, context_of
+
+from flows.hooks.__main__ import resolve
+from flows.hooks.post_tool_use import TOOL_RE
+
+PLUGIN = ROOT / "plugins" / "claude-code"
+MARKET = ROOT / "plugins" / ".claude-plugin" / "marketplace.json"
+MANIFEST_KEYS = {"name", "version", "description", "author", "homepage", "repository",
+                 "license", "keywords"}  # fmt: skip
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_manifest_and_marketplace_agree() -> None:
+    manifest = load(PLUGIN / ".claude-plugin" / "plugin.json")
+    assert set(manifest) <= MANIFEST_KEYS
+    assert manifest["name"] == "cortexgraph" and manifest["version"] and manifest["description"]
+    assert "cortexgraph.local.md" in manifest["description"]
+    market = load(MARKET)
+    assert {"name", "owner", "plugins"} <= set(market)
+    (entry,) = market["plugins"]
+    assert entry["name"] == manifest["name"]
+    assert (MARKET.parent.parent / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
+
+
+def test_mcp_server_command_is_a_console_script() -> None:
+    servers = load(PLUGIN / ".mcp.json")["mcpServers"]
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert servers["cortexgraph"]["command"] in scripts
+
+
+def test_hooks_json_wires_each_event_to_a_real_handler() -> None:
+    hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "PostToolUse"}
+    for event, groups in hooks.items():
+        for group in groups:
+            for hook in group["hooks"]:
+                assert hook["type"] == "command"
+                m = re.search(r'run-hook\.sh" ([a-z-]+)$', hook["command"])
+                assert m and resolve(m.group(1)) == resolve(event), hook["command"]
+                assert "${CLAUDE_PLUGIN_ROOT}" in hook["command"]
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["timeout"] <= 3
+    matcher = re.compile(hooks["PostToolUse"][0]["matcher"])
+    for tool in ("open_memories", "search_memory", "search_unified"):
+        name = f"mcp__plugin_cortexgraph_cortexgraph__{tool}"
+        assert matcher.fullmatch(name) and TOOL_RE.match(name)
+    assert not matcher.fullmatch("mcp__plugin_cortexgraph_cortexgraph__save_memory")
+    assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+
+
+@pytest.mark.parametrize("name", ["recall", "remember", "consolidate", "memory-graph"])
+def test_slash_commands_have_frontmatter_and_use_arguments(name: str) -> None:
+    text = (PLUGIN / "commands" / f"{name}.md").read_text(encoding="utf-8")
+    front = text.split("---")[1]
+    assert re.search(r"^description: \S", front, re.M)
+    assert "$ARGUMENTS" in text
+
+
+def wrapper(event: str, payload: dict, env: dict[str, str]) -> HookRun:
+    proc = subprocess.run(["sh", str(PLUGIN / "hooks" / "run-hook.sh"), event],
+                          input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+    return HookRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_wrapper_runs_the_hook_with_the_configured_python(hook_env, seeded, project) -> None:
+    env = {**hook_env, "PATH": "/usr/bin:/bin", "CORTEXGRAPH_PYTHON": sys.executable}
+    payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(project),
+               "prompt": "what did we decide about authentication?"}  # fmt: skip
+    assert seeded["auth"] in context_of(wrapper("user-prompt-submit", payload, env),
+                                        "UserPromptSubmit")  # fmt: skip
+
+
+def test_wrapper_without_cortexgraph_exits_zero_quietly(hook_env, tmp_path) -> None:
+    env = {**hook_env, "PATH": "/usr/bin:/bin", "CORTEXGRAPH_PYTHON": str(tmp_path / "nope")}
+    run = wrapper("user-prompt-submit", {"prompt": "what did we decide about auth?"}, env)
+    assert_silent(run)
+    assert "skipped" in run.stderr
