@@ -110,7 +110,9 @@ class Loaded:
 
     def __init__(self, conv: dict[str, Any], variant: Variant, cache: EmbeddingCache | None):
         config = StoreConfig(semantic_weight=variant.semantic_weight)
-        dense = DenseIndex(cache, include_context=variant.dense_context) if cache is not None else None
+        dense = (
+            DenseIndex(cache, include_context=variant.dense_context) if cache is not None else None
+        )
         self.store = InMemoryStore(config, dense=dense if variant.embeddings else None)
         if not variant.stem:
             self.store._text = TextIndex(stem=False)  # ablation only: swap the tokeniser

@@ -182,7 +182,7 @@ class DenseIndex:
         self._ids: list[str | None] = []
         self._seen: dict[str, Memory] = {}  # the record each row was last synced from
         self._free: list[int] = []
-        self._matrix = np.zeros((0, 384), dtype=np.float32)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)  # width set by the first vector
         self._valid = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
@@ -224,18 +224,19 @@ class DenseIndex:
         row = self._row.get(memory_id)
         if row is None:
             if not self._free:
-                self._grow()
+                self._grow(len(vec))
             row = self._free.pop()
             self._row[memory_id] = row
         self._matrix[row] = vec
         self._key[row], self._ids[row] = key, memory_id
         self._valid[row] = True
 
-    def _grow(self) -> None:
+    def _grow(self, dim: int) -> None:
         old = self._matrix.shape[0]
         new = max(64, old * 2)
-        matrix = np.zeros((new, self._matrix.shape[1] or 384), dtype=np.float32)
-        matrix[:old] = self._matrix
+        matrix = np.zeros((new, self._matrix.shape[1] if old else dim), dtype=np.float32)
+        if old:
+            matrix[:old] = self._matrix
         valid = np.zeros(new, dtype=bool)
         valid[:old] = self._valid
         self._matrix, self._valid = matrix, valid
