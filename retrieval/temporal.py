@@ -10,7 +10,9 @@ Detection is deterministic and deliberately narrow (see docs/context.md for its 
                   intent, or ``has_update_cue`` below), and
     same subject  the two memories share an entity, and
     same attribute they fall in the same attribute class (where someone lives, what a team
-                  uses, ...) or share two content words beyond the entities.
+                  uses, ...) or share two content words beyond the entities; or the new one
+                  names a shared entity as the replaced value ("instead of MySQL", "not Go")
+                  and they share another entity, an attribute class or one content word.
 
 An explicit ``supersedes=[ids]`` on save skips detection.
 """
@@ -40,10 +42,17 @@ UPDATE_CUES = re.compile(
     re.IGNORECASE,
 )
 
+# "instead of X", "not X", "from X to", "replaced X", "rather than X": X is the old value.
+REPLACED_VALUE = re.compile(
+    r"\b(?:instead of|rather than|not|replaced|replacing|from)\s+(?:the\s+|our\s+|my\s+)?"
+    r"([\w.+#-]+(?:\s[\w.+#-]+)?)",
+    re.IGNORECASE,
+)
+
 # Words that name what a fact is about; two memories in the same class describe one attribute.
 ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
-    "residence": frozenset(
-        "live lives living lived move moved moving moves relocate relocated "
+    "location": frozenset(
+        "office located live lives living lived move moved moving moves relocate relocated "
         "relocating based home house apartment flat city country address "
         "reside resides".split()
     ),  # fmt: skip
@@ -54,7 +63,8 @@ ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
     "tooling": frozenset(
         "use uses using used switched switch migrated migrate database db "
         "stack framework language library tool tools runs run running "
-        "deploy deployed hosted host server version upgraded".split()
+        "deploy deployed hosted host server version upgraded written write implemented built "
+        "rewrite rewritten".split()
     ),
     "preference": frozenset(
         "prefer prefers preferred like likes love loves favourite "
@@ -97,6 +107,16 @@ def has_update_cue(text: str) -> bool:
     return UPDATE_CUES.search(text) is not None
 
 
+def replaced_values(text: str) -> set[str]:
+    """Lower-cased one- and two-word phrases the text says were replaced."""
+    out: set[str] = set()
+    for m in REPLACED_VALUE.finditer(text):
+        words = m.group(1).lower().split()
+        out.add(words[0].strip(".,;"))
+        out.add(" ".join(words).strip(".,;"))
+    return out
+
+
 def attribute_classes(text: str) -> set[str]:
     words = set(re.findall(r"[a-z]+", text.lower()))
     return {name for name, vocab in ATTRIBUTE_CLASSES.items() if words & vocab}
@@ -128,6 +148,7 @@ def find_superseded(
     new_entities = {e.lower() for e in new.entities}
     new_attrs = attribute_classes(new.content)
     new_words = _content_words(new)
+    replaced = replaced_values(new.content) & new_entities
     matches = []
     for old in candidates[:MAX_CANDIDATES]:
         shared = sorted(new_entities & {e.lower() for e in old.entities})
@@ -135,7 +156,11 @@ def find_superseded(
             continue
         attrs = sorted(new_attrs & attribute_classes(old.content))
         words = sorted(new_words & _content_words(old))
-        if attrs:
+        old_values = sorted(replaced & set(shared))
+        subjects = sorted(set(shared) - set(old_values))
+        if old_values and (attrs or words or subjects):
+            why = f"replaces {', '.join(old_values)} ({', '.join(subjects + attrs + words)[:80]})"
+        elif attrs:
             why = f"same subject ({', '.join(shared)}) and attribute ({', '.join(attrs)})"
         elif len(words) >= 2:
             why = f"same subject ({', '.join(shared)}) and words ({', '.join(words[:4])})"
