@@ -32,7 +32,7 @@ from storage.models import Memory, MemoryStatus
 MEMORY_TYPES = ("core", "ltm", "stm", "graph")
 TIER_PRIORITY = {"core": 1.0, "ltm": 1.0, "stm": 0.7, "graph": 0.5, "history": 0.2}
 MIN_BUDGET, MAX_BUDGET = 20, 200_000
-_STRUCTURAL = {"mentions", "about", "tagged"}  # graph edges that only say where an entity is
+_STRUCTURAL = {"mentions", "about", "tagged", "promoted_to"}  # where things are, not facts
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,8 @@
 
 The graph is grown breadth-first from the entity, never built whole: memories that name the
 entity, vault notes titled or tagged with it, then memory relations, co-mentioned entities,
-wikilinks and backlinks. Nodes further than ``depth`` hops are not added; edges between nodes
-already in the graph are. ``max_nodes`` and ``max_fanout`` bound the work on hub entities.
+wikilinks and backlinks. ``depth`` counts hops beyond the entity's own memories and notes;
+further nodes are not added, edges between nodes already in the graph are. ``max_nodes`` and ``max_fanout`` bound the work on hub entities.
 
 Node refs: ``e:<entity>``, ``m:<memory id prefix>``, ``n:<note path>``.
 """
@@ -250,7 +250,8 @@ def graph_query(
     max_fanout: int = 25,
     max_triples: int = 100,
 ) -> GraphQueryResult:
-    """Triples within ``depth`` hops of ``entity`` (1-3); ``relation`` keeps one predicate."""
+    """The entity's memories and notes, and what lies within ``depth`` (1-3) relation, link or
+    shared-entity hops of them; ``relation`` keeps one predicate."""
     if not isinstance(entity, str) or not entity.strip():
         raise InvalidInputError("entity must be a non-empty string, e.g. 'postgres' or 'alice'")
     if not 1 <= depth <= MAX_DEPTH:
@@ -259,7 +260,7 @@ def graph_query(
     b = _Builder(store, ltm_index, relation, max_nodes, max_fanout)
     root = f"e:{name}"
     b.add_node(root, name, kind="entity")
-    distance = {root: 0}
+    distance = {root: -1}  # the entity's own memories and notes are hop 0
     queue = deque([root])
     while queue:
         ref = queue.popleft()

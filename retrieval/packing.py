@@ -78,7 +78,7 @@ def render(c: Candidate, shown: set[str], show_dates: bool, body: str | None = N
         a, predicate, b = c.fact
         return f"- {_node(a, c, shown)} {predicate} {_node(b, c, shown)}"
     tag = c.ref
-    if show_dates and c.created_at and c.tier != "ltm":
+    if show_dates and c.created_at and c.note_path is None:  # notes: mtime is no fact date
         tag += f" {day(c.created_at)}"
     if c.suffix:
         tag += f" {c.suffix}"
