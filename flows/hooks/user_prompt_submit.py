@@ -1,43 +1,50 @@
 """UserPromptSubmit: recall memories when the user asks about the past; nudge explicit saves.
 
-Runs before every prompt, so it stays light: regex phrase detection (activation.phrases), then
-a keyword search straight over the JSONL file (quick_search). No torch, no spaCy, no store lock.
+Runs before every prompt, so it stays light: regex phrase detection (the activation layer's
+patterns), and only for a recall or save request a keyword search straight over the JSONL file
+(flows.hooks.recall, quick_search). An ordinary prompt imports neither the store nor settings.
+No torch, no spaCy, no store lock.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from flows.hooks.context_block import RECALL_MAX_CHARS, Entry, clip, fenced_block
 from flows.hooks.contract import HookInput, additional_context, run_hook
 from flows.hooks.phrases import phrase_detector
-from flows.hooks.quick_search import StoreSnapshot
-from flows.hooks.runtime import HookRuntime, load_runtime
-from storage.text_index import tokenize
 
 EVENT = "UserPromptSubmit"
-_WORD = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]")
+WORD_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]")
 MIN_PROMPT_CHARS = 12
 MIN_PROMPT_WORDS = 3
-RECALL_TOP_K = 5
-# Below this share of the best hit's relevance a match is noise, not a memory of the topic.
-MIN_RELEVANCE = 0.35
-SAVE_CONTENT_CHARS = 500
+RECALL_MAX_CHARS = 2000  # about 500 tokens (context_block.RECALL_MAX_CHARS)
 # Words that ask for recall but are not a topic ("remind me what we decided" has no topic).
-_ASKING = frozenset(
-    tokenize(
-        "remember recall remind decide decided discuss discussed agree agreed mention mentioned "
-        "say said tell told choose chose pick picked conclude note noted record recorded settle "
-        "settled save saved think thought know again last time memory memories search check look "
-        "find bring pull refresh please"
-    )
+ASKING_WORDS = (
+    "remember recall remind decide decided discuss discussed agree agreed mention mentioned "
+    "say said tell told choose chose pick picked conclude note noted record recorded settle "
+    "settled save saved think thought know again last time memory memories search check look "
+    "find bring pull refresh please"
 )
-_NOT_TAGS = _ASKING | frozenset(tokenize("forget keep mind store write down future reference"))
+
+
+@cache
+def asking_terms() -> frozenset[str]:
+    from storage.text_index import tokenize
+
+    return frozenset(tokenize(ASKING_WORDS))
+
+
+@cache
+def not_tag_terms() -> frozenset[str]:
+    from storage.text_index import tokenize
+
+    return asking_terms() | frozenset(
+        tokenize("forget keep mind store write down future reference")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,59 +62,17 @@ def analyze_prompt(prompt: str, detector: Any = None) -> PromptAnalysis:
     if len(text) < MIN_PROMPT_CHARS or len(text.split()) < MIN_PROMPT_WORDS:
         return PromptAnalysis("too short", None, ())
     signals = (detector or phrase_detector()).detect(text)
-    not_topic = set(tokenize(" ".join(signals.matched_phrases))) | _ASKING
+    if not (signals.recall_request or signals.save_request):
+        return PromptAnalysis(None, signals, ())
+    from storage.text_index import tokenize
+
+    not_topic = set(tokenize(" ".join(signals.matched_phrases))) | asking_terms()
     topic: list[str] = []
-    for word in dict.fromkeys(_WORD.findall(text.lower())):
+    for word in dict.fromkeys(WORD_RE.findall(text.lower())):
         terms = tokenize(word)
         if terms and not set(terms) & not_topic:
             topic.append(word)
     return PromptAnalysis(None, signals, tuple(topic))
-
-
-def recall_context(
-    runtime: HookRuntime, analysis: PromptAnalysis, now: float, limit: int
-) -> str | None:
-    snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
-    hits = snapshot.search(" ".join(analysis.topic_terms), top_k=RECALL_TOP_K, now=now,
-                           min_relevance=MIN_RELEVANCE)  # fmt: skip
-    if not hits:
-        return None
-    entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]
-    return fenced_block(
-        f"cortexgraph recall for: {' '.join(analysis.topic_terms)}",
-        [("", entries)],
-        max_chars=limit,
-        preview_chars=runtime.plugin.preview_chars,
-        footer="If you use one of these memories, call observe_memory_usage with its id.",
-    )
-
-
-def save_reminder(prompt: str, runtime: HookRuntime, limit: int) -> str:
-    """A reminder with pre-filled save_memory arguments (JSON, so the prompt stays data)."""
-    params: dict[str, Any] = {
-        "content": clip(" ".join(prompt.split()), SAVE_CONTENT_CHARS),
-        "tags": suggest_tags(prompt, runtime.project_name),
-        "source": "claude-code",
-    }
-    if runtime.project_name:
-        params["context"] = f"project {runtime.project_name}"
-    text = (
-        "The user explicitly asked to remember something. Save it with the cortexgraph "
-        "save_memory tool; rewrite content as a self-contained statement and adjust tags. "
-        "Suggested arguments: " + json.dumps(params, ensure_ascii=False)
-    )
-    return clip(text, limit)
-
-
-def suggest_tags(prompt: str, project: str) -> list[str]:
-    counts = Counter(w for w in _WORD.findall(prompt.lower()) if len(w) > 3 and w.isalpha())
-    for word in list(counts):
-        terms = set(tokenize(word))
-        if not terms or terms & _NOT_TAGS:
-            del counts[word]
-    tags = [project.lower()] if project else []
-    tags += [w for w, _ in counts.most_common(3) if w not in tags]
-    return tags[:4]
 
 
 def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
@@ -117,6 +82,9 @@ def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
     signals = analysis.signals
     if not (signals.recall_request or signals.save_request):
         return None
+    from flows.hooks.recall import recall_context, save_reminder
+    from flows.hooks.runtime import load_runtime
+
     runtime = load_runtime(inp)
     now = time.time() if now is None else now
     parts: list[str] = []
@@ -138,4 +106,4 @@ def main() -> int:
     return run_hook(EVENT, handle)
 
 
-__all__ = ["PromptAnalysis", "analyze_prompt", "handle", "main", "suggest_tags"]
+__all__ = ["PromptAnalysis", "analyze_prompt", "handle", "main"]

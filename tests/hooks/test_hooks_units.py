@@ -149,3 +149,9 @@ def test_transcript_reader_tolerates_junk(tmp_path: Path) -> None:
     assert [(x.role, x.text, x.tool_calls) for x in turns] == [
         ("user", "hello there", ()), ("assistant", "hi", ("x__save_memory",))]  # fmt: skip
     assert read_turns(tmp_path / "missing") == []
+
+
+def test_prompt_hook_budget_constant_matches_the_block_module() -> None:
+    from flows.hooks import context_block, user_prompt_submit
+
+    assert user_prompt_submit.RECALL_MAX_CHARS == context_block.RECALL_MAX_CHARS == 2000

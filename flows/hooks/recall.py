@@ -1,0 +1,71 @@
+"""Building UserPromptSubmit's context: recalled memories and save reminders.
+
+Kept apart from user_prompt_submit so that a prompt with no recall or save intent (most of
+them) never imports the store at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from flows.hooks.context_block import Entry, clip, fenced_block
+from flows.hooks.quick_search import StoreSnapshot
+from flows.hooks.runtime import HookRuntime
+from flows.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
+from storage.text_index import tokenize
+
+RECALL_TOP_K = 5
+# Below this share of the best hit's relevance a match is noise, not a memory of the topic.
+MIN_RELEVANCE = 0.35
+SAVE_CONTENT_CHARS = 500
+
+
+def recall_context(
+    runtime: HookRuntime, analysis: PromptAnalysis, now: float, limit: int
+) -> str | None:
+    snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
+    hits = snapshot.search(" ".join(analysis.topic_terms), top_k=RECALL_TOP_K, now=now,
+                           min_relevance=MIN_RELEVANCE)  # fmt: skip
+    if not hits:
+        return None
+    entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]
+    return fenced_block(
+        f"cortexgraph recall for: {' '.join(analysis.topic_terms)}",
+        [("", entries)],
+        max_chars=limit,
+        preview_chars=runtime.plugin.preview_chars,
+        footer="If you use one of these memories, call observe_memory_usage with its id.",
+    )
+
+
+def save_reminder(prompt: str, runtime: HookRuntime, limit: int) -> str:
+    """A reminder with pre-filled save_memory arguments (JSON, so the prompt stays data)."""
+    params: dict[str, Any] = {
+        "content": clip(" ".join(prompt.split()), SAVE_CONTENT_CHARS),
+        "tags": suggest_tags(prompt, runtime.project_name),
+        "source": "claude-code",
+    }
+    if runtime.project_name:
+        params["context"] = f"project {runtime.project_name}"
+    text = (
+        "The user explicitly asked to remember something. Save it with the cortexgraph "
+        "save_memory tool; rewrite content as a self-contained statement and adjust tags. "
+        "Suggested arguments: " + json.dumps(params, ensure_ascii=False)
+    )
+    return clip(text, limit)
+
+
+def suggest_tags(prompt: str, project: str) -> list[str]:
+    counts = Counter(w for w in WORD_RE.findall(prompt.lower()) if len(w) > 3 and w.isalpha())
+    for word in list(counts):
+        terms = set(tokenize(word))
+        if not terms or terms & not_tag_terms():
+            del counts[word]
+    tags = [project.lower()] if project else []
+    tags += [w for w, _ in counts.most_common(3) if w not in tags]
+    return tags[:4]
+
+
+__all__ = ["recall_context", "save_reminder", "suggest_tags"]
