@@ -20,7 +20,7 @@ from activation import resources
 from activation.config import DEFAULT_CONFIG, ActivationConfig
 from activation.context import ConversationContext, is_follow_up
 from activation.dedup import NO_DUPLICATE, DeduplicationChecker, DeduplicationResult
-from activation.entities import EntityExtractor, ExtractedEntities
+from activation.entities import EntityExtractor
 from activation.importance import ImportanceScorer
 from activation.intent import IntentClassifier, IntentPrediction
 from activation.intent_data import Intent
@@ -186,8 +186,10 @@ class Activation:
 
     def _parse(self, text: str, errors: dict[str, str]) -> Any | None:
         """One spaCy parse shared by entities and tags."""
-        if self.nlp is None or not (self.config.component_enabled("enable_entities")
-                                    or self.config.component_enabled("enable_tags")):
+        if self.nlp is None or not (
+            self.config.component_enabled("enable_entities")
+            or self.config.component_enabled("enable_tags")
+        ):
             return None
         return self._run("spacy", "use_spacy", errors, lambda: self.nlp(text), None)
 
@@ -244,8 +246,11 @@ class Activation:
             suggestion = self._run("tags", "enable_tags", errors, lambda: self.tags.suggest(
                 text, entities=entity_list, max_tags=self.config.max_tags,
                 message_vector=vector, doc=doc), None)  # fmt: skip
-            tags = suggestion.tags if suggestion else _entity_tags(entity_list)
-            methods["tags"] = suggestion.method if suggestion else "entities"
+            if not self.config.component_enabled("enable_tags"):
+                tags, methods["tags"] = (), "off"
+            else:
+                tags = suggestion.tags if suggestion else _entity_tags(entity_list)
+                methods["tags"] = suggestion.method if suggestion else "entities"
         else:
             tags = _entity_tags(entity_list) if self.config.component_enabled("enable_tags") else ()
             methods["tags"] = "entities"
@@ -366,6 +371,7 @@ class Activation:
                 applied.append("tags")
         out_strength = strength
         if strength is None:
+
             def score() -> float:
                 phrases = self.phrases.detect(content)
                 intent = self.classifier.predict(content, vector) if \
@@ -374,6 +380,7 @@ class Activation:
                     intent=intent.intent if intent else None,
                     keyword_boost=phrases.importance_boost,
                     explicit_save=phrases.save_request).strength  # fmt: skip
+
             out_strength = self._run("importance", "enable_importance", errors, score, None)
             if out_strength is not None:
                 applied.append("strength")

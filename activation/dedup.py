@@ -45,8 +45,14 @@ class DeduplicationResult:
             "is_duplicate": self.is_duplicate,
             "recommendation": self.recommendation.value,
             "method": self.method,
-            "similar": [{"memory_id": s.memory_id, "similarity": round(s.similarity, 4),
-                         "preview": s.preview} for s in self.similar],  # fmt: skip
+            "similar": [
+                {
+                    "memory_id": s.memory_id,
+                    "similarity": round(s.similarity, 4),
+                    "preview": s.preview,
+                }
+                for s in self.similar
+            ],  # fmt: skip
         }
 
 

@@ -13,8 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 KEPT_LABELS = frozenset(
-    {"PERSON", "ORG", "PRODUCT", "GPE", "DATE", "TIME", "WORK_OF_ART", "LAW", "LANGUAGE",
-     "EVENT", "NORP"}  # fmt: skip
+    {
+        "PERSON",
+        "ORG",
+        "PRODUCT",
+        "GPE",
+        "DATE",
+        "TIME",
+        "WORK_OF_ART",
+        "LAW",
+        "LANGUAGE",
+        "EVENT",
+        "NORP",
+    }  # fmt: skip
 )
 
 # Case-insensitive technical vocabulary. Ambiguous English words ("go", "rust", "black",
@@ -41,8 +52,10 @@ _CASED_TERMS = frozenset({"Go", "Rust", "Black", "Swift", "Dart", "Elm", "R", "J
 
 _VERSION = r"(?:\s+v?\d+(?:\.\d+){0,2}\b)?"
 _TERM_RX = re.compile(
-    r"(?<![\w.+#-])(" + "|".join(re.escape(t) for t in sorted(TECH_TERMS, key=len, reverse=True))
-    + r")(?![\w+#-]|\.\w)" + _VERSION,
+    r"(?<![\w.+#-])("
+    + "|".join(re.escape(t) for t in sorted(TECH_TERMS, key=len, reverse=True))
+    + r")(?![\w+#-]|\.\w)"
+    + _VERSION,
     re.IGNORECASE,
 )
 _CASED_RX = re.compile(
@@ -91,7 +104,7 @@ class ExtractedEntities:
 
 
 def normalise_entity(text: str) -> str:
-    text = " ".join(text.strip().strip(".,;:!?\"()[]{}").split())
+    text = " ".join(text.strip().strip('.,;:!?"()[]{}').split())
     text = _POSSESSIVE.sub("", _TITLE.sub("", _LEADING.sub("", text)))
     return text.lower()
 

@@ -111,10 +111,14 @@ class IntentModel:
             "metrics": self.metrics,
             "vocabulary": list(self.featurizer.vocabulary),
             "idf": _rounded(self.featurizer.idf),
-            "combined": {"coef": _rounded(self.combined.coef),
-                         "intercept": _rounded(self.combined.intercept)},  # fmt: skip
-            "tfidf": {"coef": _rounded(self.tfidf.coef),
-                      "intercept": _rounded(self.tfidf.intercept)},  # fmt: skip
+            "combined": {
+                "coef": _rounded(self.combined.coef),
+                "intercept": _rounded(self.combined.intercept),
+            },  # fmt: skip
+            "tfidf": {
+                "coef": _rounded(self.tfidf.coef),
+                "intercept": _rounded(self.tfidf.intercept),
+            },  # fmt: skip
         }
 
     @classmethod
@@ -210,8 +214,9 @@ class IntentClassifier:
                 IntentPrediction(
                     intent=self.model.labels[best],
                     confidence=float(row[best]),
-                    probabilities={lab.value: float(p) for lab, p in zip(self.model.labels, row,
-                                                                         strict=True)},  # fmt: skip
+                    probabilities={
+                        lab.value: float(p) for lab, p in zip(self.model.labels, row, strict=True)
+                    },  # fmt: skip
                     method=method,
                 )
             )

@@ -134,8 +134,7 @@ class PhraseDetector:
         excluded: list[str] = []
         masked = text
         for rx in self._exclude:
-            for m in rx.finditer(masked):
-                excluded.append(m.group(0).strip())
+            excluded.extend(m.group(0).strip() for m in rx.finditer(masked))
             # Blank with spaces so positions and word boundaries elsewhere stay intact.
             masked = rx.sub(lambda m: " " * len(m.group(0)), masked)
         save = _matches(self._save, masked)

@@ -73,8 +73,13 @@ def noun_candidates(doc: Any) -> list[str]:
             out.append(word)
         if i + 1 < len(tokens):
             nxt = tokens[i + 1]
-            if (usable and tok.pos_ in (*_NOUNS, "ADJ") and nxt.pos_ in _NOUNS
-                    and not nxt.is_stop and nxt.text.lower() not in _CHAT_WORDS):
+            if (
+                usable
+                and tok.pos_ in (*_NOUNS, "ADJ")
+                and nxt.pos_ in _NOUNS
+                and not nxt.is_stop
+                and nxt.text.lower() not in _CHAT_WORDS
+            ):
                 out.append(f"{word} {nxt.text.lower()}")
     return list(dict.fromkeys(out))
 
@@ -114,9 +119,15 @@ class TagSuggester:
     def _kw(self) -> Any:
         if self._keybert is None:
             from keybert import KeyBERT
+            from keybert.backend import BaseEmbedder
 
-            # The model is never called: every vector is passed in, computed by our embedder.
-            self._keybert = KeyBERT(model=getattr(self.embedder, "model", None) or _NoModel())
+            class _PassedIn(BaseEmbedder):
+                """Every vector is passed to KeyBERT by us: it must never load a model."""
+
+                def embed(self, documents: Any, verbose: bool = False) -> np.ndarray:
+                    raise RuntimeError("TagSuggester passes all embeddings to KeyBERT")
+
+            self._keybert = KeyBERT(model=_PassedIn())
         return self._keybert
 
     def suggest(
@@ -167,11 +178,6 @@ def _by_frequency(cands: list[str], text: str, top_n: int) -> list[tuple[str, fl
     scored = [(c, lowered.count(c) * (1.5 if " " in c else 1.0)) for c in cands]
     scored.sort(key=lambda p: -p[1])
     return scored[:top_n]
-
-
-class _NoModel:
-    def embed(self, documents: Any, verbose: bool = False) -> np.ndarray:  # pragma: no cover
-        raise RuntimeError("TagSuggester passes all embeddings to KeyBERT itself")
 
 
 __all__ = ["TagSuggester", "TagSuggestions", "candidates", "noun_candidates", "to_tag"]

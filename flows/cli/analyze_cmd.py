@@ -8,7 +8,11 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="Analyse a message: save / search recommendation and parameters.")
+app = typer.Typer(
+    help="Analyse a message: save / search recommendation and parameters.",
+    # A group parses its own options only before positionals unless told otherwise.
+    context_settings={"allow_interspersed_args": True},
+)
 
 
 @app.callback(invoke_without_command=True)
