@@ -8,10 +8,13 @@ from typing import Annotated
 
 import typer
 
+# A plain command, not a group: a group stops parsing options after its positional argument,
+# so `cortexgraph context QUERY --budget 500` would fail. Register with
+# `app.command("context")(context_cmd.context)`.
 app = typer.Typer(help="Assemble token-budgeted context from STM, the vault and the graph.")
 
 
-@app.callback(invoke_without_command=True)
+@app.command()
 def context(
     query: Annotated[str, typer.Argument(help="what the context is for")],
     budget: Annotated[int, typer.Option("--budget", help="most tokens to return")] = 3000,
@@ -31,6 +34,7 @@ def context(
     ] = None,
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault")] = None,
 ) -> None:
+    """Print the context memory_retrieve would send for QUERY (token count on stderr)."""
     from cortexgraph.settings import load_settings
     from retrieval.context import RetrievalFilters, memory_retrieve
     from storage import open_store

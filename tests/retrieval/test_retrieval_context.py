@@ -33,7 +33,8 @@ def test_budget_is_never_exceeded_and_count_is_exact(store, counter, budget):
         assert ctx.items and ctx.text.startswith("## memories")
     if budget == 3000:  # everything relevant fits: nothing relevant is left out
         assert {i.memory_id for i in ctx.items} >= {
-            r.memory.id for r in store.search("billing postgres", top_k=20, now=NOW)}
+            r.memory.id for r in store.search("billing postgres", top_k=20, now=NOW)
+        }
 
 
 def test_more_budget_never_returns_less(store):
