@@ -10,8 +10,6 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, TypeVar
 
 import numpy as np
@@ -19,12 +17,13 @@ import numpy as np
 from activation import resources
 from activation.config import DEFAULT_CONFIG, ActivationConfig
 from activation.context import ConversationContext, is_follow_up
-from activation.dedup import NO_DUPLICATE, DeduplicationChecker, DeduplicationResult
+from activation.dedup import NO_DUPLICATE, DeduplicationChecker
 from activation.entities import EntityExtractor
 from activation.importance import ImportanceScorer
-from activation.intent import IntentClassifier, IntentPrediction
+from activation.intent import IntentClassifier
 from activation.intent_data import Intent
-from activation.phrases import NO_SIGNALS, PhraseDetector, PhraseSignals
+from activation.phrases import NO_SIGNALS, PhraseDetector
+from activation.results import Enrichment, MessageAnalysis, RecallAnalysis, Recommendation
 from activation.tags import TagSuggester, to_tag
 from storage.base import MemoryStore
 from storage.text_index import STOP_WORDS
@@ -40,88 +39,6 @@ _RECALL_FILLER = frozenset(
     ever already still can could please think talked talk bring pull up find look search
     check refresh memory why which who when where how was were is the name""".split()
 )
-
-
-class Recommendation(StrEnum):
-    MUST_SAVE = "MUST_SAVE"
-    SHOULD_SAVE = "SHOULD_SAVE"
-    DUPLICATE_DETECTED = "DUPLICATE_DETECTED"
-    SHOULD_SEARCH = "SHOULD_SEARCH"
-    NONE = "NONE"
-
-
-@dataclass(frozen=True, slots=True)
-class MessageAnalysis:
-    should_save: bool
-    action_recommendation: Recommendation
-    confidence: float
-    intent: IntentPrediction | None
-    suggested_entities: tuple[str, ...]
-    suggested_tags: tuple[str, ...]
-    suggested_strength: float
-    deduplication: DeduplicationResult
-    phrases: PhraseSignals
-    reasoning: tuple[str, ...]
-    methods: dict[str, str] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "should_save": self.should_save,
-            "action_recommendation": self.action_recommendation.value,
-            "confidence": round(self.confidence, 4),
-            "intent": self.intent.to_json() if self.intent else None,
-            "suggested_entities": list(self.suggested_entities),
-            "suggested_tags": list(self.suggested_tags),
-            "suggested_strength": self.suggested_strength,
-            "deduplication": self.deduplication.to_json(),
-            "phrase_signals": self.phrases.to_json(),
-            "reasoning": list(self.reasoning),
-            "methods": dict(self.methods),
-            "errors": dict(self.errors),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RecallAnalysis:
-    should_search: bool
-    confidence: float
-    suggested_query: str
-    suggested_entities: tuple[str, ...]
-    suggested_tags: tuple[str, ...]
-    reasoning: tuple[str, ...]
-    errors: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "should_search": self.should_search,
-            "confidence": round(self.confidence, 4),
-            "suggested_query": self.suggested_query,
-            "suggested_entities": list(self.suggested_entities),
-            "suggested_tags": list(self.suggested_tags),
-            "reasoning": list(self.reasoning),
-            "errors": dict(self.errors),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Enrichment:
-    entities: tuple[str, ...]
-    tags: tuple[str, ...]
-    strength: float | None  # None: the caller gave none and scoring was off or failed
-    enrichment_applied: tuple[str, ...]  # which of entities / tags / strength were filled
-    duplicate: DeduplicationResult | None
-    errors: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entities": list(self.entities),
-            "tags": list(self.tags),
-            "strength": self.strength,
-            "enrichment_applied": list(self.enrichment_applied),
-            "duplicate": self.duplicate.to_json() if self.duplicate else None,
-            "errors": dict(self.errors),
-        }
 
 
 class Activation:
