@@ -155,3 +155,15 @@ def test_prompt_hook_budget_constant_matches_the_block_module() -> None:
     from flows.hooks import context_block, user_prompt_submit
 
     assert user_prompt_submit.RECALL_MAX_CHARS == context_block.RECALL_MAX_CHARS == 2000
+
+
+def test_quick_search_finds_non_ascii_and_escaped_text(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    a = store.save("Der Schlüssel für das Büro liegt bei Jürgen.", now=NOW)
+    b = Memory(id="escaped-1", content="Ünïcode-escaped Schlüssel note", created_at=NOW,
+               last_used=NOW)  # fmt: skip
+    with open(tmp_path / "memories.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(b.to_json(), ensure_ascii=True) + "\n")  # \\u escapes on disk
+    snap = StoreSnapshot.read(tmp_path)
+    assert {h.memory.id for h in snap.search("schlüssel", now=NOW)} == {a.id, b.id}
+    assert [h.memory.id for h in snap.search("jürgen", now=NOW)] == [a.id]
