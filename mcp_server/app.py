@@ -128,6 +128,9 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
     for module in (tools_stm, tools_ltm, tools_activation, tools_consolidation, tools_context,
                    resources):  # fmt: skip
         module.register(server)
+    from mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
+
+    tools_monitor.register(server)
     return server
 
 

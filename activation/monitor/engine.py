@@ -32,6 +32,9 @@ MAX_PENDING = 10
 @dataclass(frozen=True, slots=True)
 class MonitorConfig:
     cooldown_calls: int = 15  # the same alert is not repeated within this many calls
+    # One loop often completes several patterns at once (same error, same call, fast retry):
+    # after any alert, others wait this many calls, so the model gets one reminder, not three.
+    min_gap_calls: int = 5
     outcome_after_calls: int = 5  # K: quiet this long after an intervention means it worked
     max_chars: int = 1000
     learn: bool = True
@@ -114,6 +117,7 @@ class Monitor:
                 reminder, shown_id = self._remind(spec, alert, context, session, call.ts, notes)
                 key = f"{alert.pattern_id}|{alert.signature}"
                 state.setdefault("shown", {})[f"{key}|{alert.stage}"] = n
+                state["last_alert_n"] = n
                 if alert.stage == LOOP:
                     state["shown"][f"{key}|warning"] = n
                 pending = [*state.get("pending", []), {
@@ -159,10 +163,16 @@ class Monitor:
     def _pick(self, state: dict[str, Any], detections: Sequence[Detection], n: int
               ) -> Detection | None:  # fmt: skip
         shown = state.get("shown", {})
+        recent_alert = n - int(state.get("last_alert_n", -(10**9))) < self.config.min_gap_calls
         for d in detections:
-            last = shown.get(f"{d.pattern_id}|{d.signature}|{d.stage}")
-            if last is None or n - int(last) >= self.config.cooldown_calls:
-                return d
+            key = f"{d.pattern_id}|{d.signature}"
+            last = shown.get(f"{key}|{d.stage}")
+            if last is not None and n - int(last) < self.config.cooldown_calls:
+                continue
+            escalation = d.stage == LOOP and f"{key}|warning" in shown
+            if recent_alert and not escalation:
+                continue
+            return d
         return None
 
     def _remind(self, spec: PatternSpec, alert: Detection, context: str, session: SessionLog,

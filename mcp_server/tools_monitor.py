@@ -1,0 +1,248 @@
+"""Behaviour monitor over MCP: record a tool call, ask for an intervention, report whether it
+helped, read the history; resources for the patterns, active alerts and the user's directives.
+
+Uses the same files as the Claude Code hook (<storage>/monitor/) and the server's store for
+learning, so the hook's alerts and the model's reports meet in one history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from activation.monitor import (
+    BehaviorLedger,
+    Detection,
+    Monitor,
+    PatternSet,
+    SessionLog,
+    active_sessions,
+    claude_md_files,
+    error_signature,
+    load_directives,
+    load_pattern_set,
+    make_call,
+    render_reminder,
+)
+from activation.monitor.engine import choose_directive
+from mcp_server.app import ServerState, state_of
+from mcp_server.errors import tool_errors
+from storage.errors import CortexGraphError, InvalidInputError
+
+ACTIVE_ALERT_SECONDS = 3600
+
+PatternId = Annotated[
+    str,
+    Field(
+        description="A behaviour pattern id, e.g. 'repeated-error' "
+        "(see resource behavior://patterns/all).",
+        max_length=64,
+    ),
+]
+InterventionId = Annotated[
+    str,
+    Field(
+        description="The intervention id given in the reminder, e.g. 'root-cause'.", max_length=64
+    ),
+]
+ContextText = Annotated[str | None, Field(description="Where it happened, e.g. "
+                                          "'project:shop'; omit for any context.",
+                                          max_length=200)]  # fmt: skip
+
+
+def monitor_dir(state: ServerState) -> Path:
+    return state.settings.storage_path / "monitor"
+
+
+def project_dir() -> Path:
+    return Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+def patterns_of(state: ServerState) -> PatternSet:
+    base = monitor_dir(state)
+    return load_pattern_set([base / "patterns.yaml",
+                             project_dir() / ".claude" / "cortexgraph-patterns.yaml"])  # fmt: skip
+
+
+def directives_of() -> list[Any]:
+    return load_directives(claude_md_files(project_dir(), Path.home()), Path.home())
+
+
+def _spec(patterns: PatternSet, pattern_id: str) -> Any:
+    spec = patterns.get(pattern_id)
+    if spec is None:
+        raise InvalidInputError(f"no behaviour pattern {pattern_id!r}; known: "
+                                f"{[p.id for p in patterns.patterns]}")  # fmt: skip
+    return spec
+
+
+@tool_errors
+def record_tool_call(
+    ctx: Context,
+    session_id: Annotated[str, Field(description="A stable id for this conversation.",
+                                     min_length=1, max_length=128)],
+    tool_name: Annotated[str, Field(description="The tool that was called, e.g. 'Bash'.",
+                                    min_length=1, max_length=200)],
+    tool_input: Annotated[dict[str, Any] | None, Field(description="Its arguments.")] = None,
+    tool_response: Annotated[str | None, Field(description="Its output text (clipped).",
+                                               max_length=50_000)] = None,
+    error: Annotated[str | None, Field(description="The error text if the call failed.",
+                                       max_length=50_000)] = None,
+    context: ContextText = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Add one tool call to the session's behaviour log and check it for loops; returns any
+    detected pattern and a reminder to follow (for clients without the Claude Code hook)."""
+    state = state_of(ctx)
+    monitor = Monitor(patterns_of(state), directives=directives_of,
+                      ledger=lambda: BehaviorLedger(state.store))  # fmt: skip
+    call = make_call(tool_name, tool_input or {}, tool_response, ts=time.time(), error=error)
+    obs = monitor.observe(SessionLog(monitor_dir(state), session_id), call, context or "global")
+    return {"success": True, **obs.to_json()}
+
+
+@tool_errors
+def report_outcome(
+    ctx: Context,
+    pattern_id: PatternId,
+    intervention_id: InterventionId,
+    worked: Annotated[bool, Field(description="True if the reminder got you out of the loop.")],
+    notes: Annotated[str, Field(description="What you did instead, briefly.",
+                                max_length=2000)] = "",
+    context: ContextText = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Say whether a behaviour-monitor reminder helped; future reminders favour what worked."""
+    state = state_of(ctx)
+    spec = _spec(patterns_of(state), pattern_id)
+    ledger = BehaviorLedger(state.store)
+    rel = ledger.record_outcome(spec, intervention_id, context, worked, notes=notes)
+    stats = ledger.effectiveness(spec, rel.metadata.get("context"))
+    return {"success": True, "relation_id": rel.id, "context": rel.metadata.get("context"),
+            "effectiveness": [s.to_json() for s in stats]}  # fmt: skip
+
+
+@tool_errors
+def query_pattern_history(
+    ctx: Context,
+    signature: Annotated[str, Field(description="A pattern id, or an error message to look up "
+                                    "(paths and numbers are ignored).", min_length=1,
+                                    max_length=5000)],
+    context: ContextText = None,
+) -> dict[str, Any]:  # fmt: skip
+    """How often a pattern (or an error) occurred, where, and which interventions worked."""
+    state = state_of(ctx)
+    patterns = patterns_of(state)
+    ledger = BehaviorLedger(state.store)
+    if patterns.get(signature) is not None:
+        specs, wanted = [patterns.get(signature)], None
+    else:
+        specs, wanted = list(patterns.patterns), f"err:{error_signature(signature)}"
+    out = []
+    for spec in specs:
+        occ = [r for r in ledger.occurrences(spec.id)
+               if (context is None or r.metadata.get("context") == context)
+               and (wanted is None or wanted in r.metadata.get("signatures", []))]  # fmt: skip
+        if wanted is not None and not occ:
+            continue
+        out.append({
+            "pattern_id": spec.id, "name": spec.name,
+            "occurrences": [{"context": r.metadata.get("context"), "count": r.metadata.get(
+                "count"), "last_at": r.metadata.get("last_at"), "last_stage": r.metadata.get(
+                "last_stage")} for r in occ],
+            "interventions": [s.to_json() for s in ledger.effectiveness(spec, context)],
+            "best": dict(zip(("intervention_id", "why"),
+                             ledger.best_intervention(spec, context or "global"), strict=True)),
+        })  # fmt: skip
+    return {"success": True, "query": signature, "context": context, "patterns": out}
+
+
+@tool_errors
+def request_intervention(
+    ctx: Context, pattern_id: PatternId, context: ContextText = None
+) -> dict[str, Any]:
+    """The reminder the monitor would give for a pattern now: the user's matching CLAUDE.md
+    rule and the intervention that has worked best in this context."""
+    state = state_of(ctx)
+    spec = _spec(patterns_of(state), pattern_id)
+    ctx_name = context or "global"
+    iv_id, why = BehaviorLedger(state.store).best_intervention(spec, ctx_name)
+    det = Detection(spec.id, "loop", spec.trigger.threshold, spec.trigger.threshold,
+                    f"req:{spec.id}", "", "", "", spec.description.rstrip("."))  # fmt: skip
+    embedder = None
+    if state.settings.enable_embeddings:
+        from mcp_server.services import embedder_for
+
+        embedder, _ = embedder_for(state)
+    match = choose_directive(directives_of(), spec, det, embedder)
+    reminder = render_reminder(det, spec, spec.intervention(iv_id) or spec.interventions[0],
+                               match)  # fmt: skip
+    return {"success": True, "pattern_id": spec.id, "intervention_id": reminder.intervention_id,
+            "chosen_because": why, "directive": match.directive.to_json() if match else None,
+            "directive_match": {"score": match.score, "method": match.method,
+                                "terms": list(match.matched_terms)} if match else None,
+            "reminder": reminder.text}  # fmt: skip
+
+
+def register(server: MCPServer) -> None:
+    state: ServerState = server.state  # type: ignore[attr-defined]
+    server.add_tool(record_tool_call)
+    server.add_tool(report_outcome)
+    server.add_tool(query_pattern_history, annotations=ToolAnnotations(read_only_hint=True))
+    server.add_tool(request_intervention, annotations=ToolAnnotations(read_only_hint=True))
+
+    def patterns() -> PatternSet:
+        try:
+            return patterns_of(state)
+        except CortexGraphError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @server.resource(
+        "behavior://patterns/all",
+        mime_type="application/json",
+        description="Every behaviour pattern the monitor watches for.",
+    )
+    def all_patterns() -> str:
+        return json.dumps([p.to_json() for p in patterns().patterns], ensure_ascii=False)
+
+    @server.resource(
+        "behavior://patterns/{pattern_id}",
+        mime_type="application/json",
+        description="One behaviour pattern with its intervention history.",
+    )
+    def one_pattern(pattern_id: str) -> str:
+        spec = patterns().get(pattern_id)
+        if spec is None:
+            raise ResourceNotFoundError(f"no behaviour pattern {pattern_id!r}")
+        ledger = BehaviorLedger(state.store)
+        return json.dumps({**spec.to_json(), "effectiveness": [
+            s.to_json() for s in ledger.effectiveness(spec)]}, ensure_ascii=False)  # fmt: skip
+
+    @server.resource(
+        "behavior://alerts/active",
+        mime_type="application/json",
+        description="Alerts shown in the last hour, per session.",
+    )
+    def active_alerts() -> str:
+        since = time.time() - ACTIVE_ALERT_SECONDS
+        out = [{"session": name, **a} for name, st in active_sessions(monitor_dir(state), since)
+               for a in st.get("alerts", []) if float(a.get("ts", 0)) >= since]  # fmt: skip
+        return json.dumps(sorted(out, key=lambda a: -float(a["ts"])), ensure_ascii=False)
+
+    @server.resource(
+        "behavior://directives/all",
+        mime_type="application/json",
+        description="Rules parsed from the user's and the project's CLAUDE.md.",
+    )
+    def all_directives() -> str:
+        return json.dumps([d.to_json() for d in directives_of()], ensure_ascii=False)
+
+
+__all__ = ["query_pattern_history", "record_tool_call", "register",
+           "report_outcome", "request_intervention"]  # fmt: skip
