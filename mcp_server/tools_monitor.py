@@ -32,12 +32,14 @@ from activation.monitor import (
     make_call,
     render_reminder,
 )
+from activation.monitor.calls import normalize_text, similarity, tokens
 from activation.monitor.engine import choose_directive
 from mcp_server.app import ServerState, state_of
 from mcp_server.errors import tool_errors
 from storage.errors import CortexGraphError, InvalidInputError
 
 ACTIVE_ALERT_SECONDS = 3600
+ERROR_SIMILARITY = 0.6  # token overlap of a queried error text with a recorded one
 
 PatternId = Annotated[
     str,
@@ -144,11 +146,19 @@ def query_pattern_history(
         specs, wanted = [patterns.get(signature)], None
     else:
         specs, wanted = list(patterns.patterns), f"err:{error_signature(signature)}"
+    query_tokens = tokens(normalize_text(signature))
+
+    def same_error(meta: Any) -> bool:
+        if wanted is None or wanted in meta.get("signatures", []):
+            return True
+        return any(similarity(tokens(e), query_tokens) >= ERROR_SIMILARITY
+                   for e in meta.get("errors", []))  # fmt: skip
+
     out = []
     for spec in specs:
         occ = [r for r in ledger.occurrences(spec.id)
                if (context is None or r.metadata.get("context") == context)
-               and (wanted is None or wanted in r.metadata.get("signatures", []))]  # fmt: skip
+               and same_error(r.metadata)]  # fmt: skip
         if wanted is not None and not occ:
             continue
         out.append({

@@ -21,7 +21,8 @@ from storage.text_index import tokenize
 MAX_DIRECTIVE_CHARS = 400
 MAX_IMPORT_DEPTH = 3
 MIN_KEYWORD_SCORE = 1.5
-MIN_BLENDED_SCORE = 0.35
+# MiniLM cosine of a pattern's keywords to a related rule is ~0.3-0.5, to an unrelated one <0.15.
+MIN_COSINE = 0.3
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -178,12 +179,14 @@ def match_directives(
     keywords: Sequence[str],
     context: str,
     *,
+    description: str = "",
     embedder: Any = None,
     limit: int = 1,
 ) -> list[DirectiveMatch]:
     """Best directives for a pattern (its ``keywords``) seen in ``context`` (the loop's text).
 
-    ``embedder`` is optional (anything with ``embed(texts) -> L2-normalised rows``); without it,
+    ``description`` (the pattern's name and description) is what gets embedded. ``embedder`` is
+    optional (anything with ``embed(texts) -> L2-normalised rows``); without it,
     or when it fails, matching is keyword-only and says so.
     """
     if not directives:
@@ -193,7 +196,8 @@ def match_directives(
     cosines: list[float] | None = None
     if embedder is not None:
         try:
-            query = f"{' '.join(keywords)}. {context}"
+            # The pattern's prose embeds closer to a rule than its keyword list does.
+            query = f"{description or ' '.join(keywords)}. {context}"
             vecs = embedder.embed([query, *(f"{d.section}: {d.text}" for d in directives)])
             cosines = [float(vecs[0] @ v) for v in vecs[1:]]
         except Exception:  # noqa: BLE001 - a model failure falls back to keywords, labelled
@@ -205,7 +209,7 @@ def match_directives(
                 out.append(DirectiveMatch(d, round(kw, 3), "keyword", shared))
             continue
         blended = 0.5 * kw / (kw + 2.0) + 0.5 * max(0.0, cosines[i])
-        if kw >= MIN_KEYWORD_SCORE or blended >= MIN_BLENDED_SCORE:
+        if kw >= MIN_KEYWORD_SCORE or cosines[i] >= MIN_COSINE:
             out.append(DirectiveMatch(d, round(blended, 3), "keyword+embedding", shared))
     out.sort(key=lambda m: (-m.score, m.directive.scope != "project", m.directive.line))
     return out[:limit]

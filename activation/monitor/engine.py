@@ -73,7 +73,8 @@ class Observation:
 def choose_directive(directives: Sequence[Directive], spec: PatternSpec, detection: Detection,
                      embedder: Any = None) -> DirectiveMatch | None:  # fmt: skip
     context = f"{spec.name} {detection.tool} {detection.target} {detection.error}"
-    found = match_directives(directives, spec.keywords, context, embedder=embedder)
+    found = match_directives(directives, spec.keywords, context, embedder=embedder,
+                             description=f"{spec.name}. {spec.description}")  # fmt: skip
     return found[0] if found else None
 
 
@@ -194,7 +195,8 @@ class Monitor:
         reminder = render_reminder(alert, spec, iv, match, self.config.max_chars)
         shown_id = new_id()
         self._learn(lambda led: (
-            led.record_occurrence(spec, context, alert.signature, alert.stage, now=now),
+            led.record_occurrence(spec, context, alert.signature, alert.stage, now=now,
+                                  error=alert.error),
             led.record_shown(spec, iv.id, context, signature=alert.signature,
                              session=session.session_id, directive_id=reminder.directive_id,
                              relation_id=shown_id, now=now)), notes)  # fmt: skip

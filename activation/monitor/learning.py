@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from activation.monitor.calls import short_hash
+from activation.monitor.calls import normalize_text, short_hash
 from activation.monitor.patterns import PatternSpec
 from storage.base import MemoryStore
 from storage.errors import InvalidInputError
@@ -105,7 +105,7 @@ class BehaviorLedger:
 
     # -- writes --------------------------------------------------------------------------------
     def record_occurrence(self, spec: PatternSpec, context: str, signature: str, stage: str,
-                          now: float | None = None) -> Relation:  # fmt: skip
+                          now: float | None = None, error: str = "") -> Relation:  # fmt: skip
         ts = int(time.time() if now is None else now)
         pattern = self.pattern_memory(spec, ts)
         ctx = self.context_memory(context, ts)
@@ -115,6 +115,9 @@ class BehaviorLedger:
         sigs = [s for s in meta.get("signatures", []) if s != signature][-(MAX_SIGNATURES - 1) :]
         meta.update(count=int(meta.get("count", 0)) + 1, last_at=ts, last_stage=stage,
                     signatures=[*sigs, signature])  # fmt: skip
+        if error:  # normalised, so a later lookup by error text can match it loosely
+            errors = [e for e in meta.get("errors", []) if e != normalize_text(error)[:200]]
+            meta["errors"] = [*errors[-(MAX_SIGNATURES - 1) :], normalize_text(error)[:200]]
         rel = Relation(rid, pattern.id, ctx.id, "related", 1.0, old.created_at if old else ts,
                        meta)  # fmt: skip
         return self.store.put_relation(rel)

@@ -1,0 +1,88 @@
+"""The monitor's MCP tools and resources through the SDK's in-process client."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
+from mcp_helpers import error_text, make_settings, payload  # noqa: E402
+
+from mcp_server.app import build_server  # noqa: E402
+
+ERR = "E   ValueError: invalid literal for int() with base 10: 'abc'"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "CLAUDE.md").write_text("# Debugging\n- When the same error repeats, find the root "
+                                    "cause before editing again.\n", encoding="utf-8")  # fmt: skip
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return proj
+
+
+def test_record_report_query_request_and_resources(tmp_path, project):
+    async def go():
+        async with Client(build_server(make_settings(tmp_path))) as c:
+            results = []
+            for i in range(3):
+                results.append(payload(await c.call_tool("record_tool_call", {
+                    "session_id": "chat-1", "tool_name": "Bash",
+                    "tool_input": {"command": "python -m app.parse data.csv"}, "error": ERR,
+                    "context": "project:proj"})))  # fmt: skip
+                await c.call_tool("record_tool_call", {
+                    "session_id": "chat-1", "tool_name": "Edit", "tool_input": {
+                        "file_path": "app/parse.py", "old_string": "int(x)",
+                        "new_string": f"int(x.strip()) # {i}"}})  # fmt: skip
+            report = payload(await c.call_tool("report_outcome", {
+                "pattern_id": "repeated-error", "intervention_id": "root-cause",
+                "worked": True, "notes": "read the CSV header handling"}))  # fmt: skip
+            history = payload(
+                await c.call_tool(
+                    "query_pattern_history",
+                    {"signature": "ValueError: invalid literal for int() with base 10: 'xyz'"},
+                )
+            )
+            request = payload(
+                await c.call_tool(
+                    "request_intervention",
+                    {"pattern_id": "repeated-error", "context": "project:proj"},
+                )
+            )
+            bad = await c.call_tool(
+                "report_outcome", {"pattern_id": "nope", "intervention_id": "x", "worked": True}
+            )
+            res = {}
+            for uri in (
+                "behavior://patterns/all",
+                "behavior://patterns/repeated-error",
+                "behavior://alerts/active",
+                "behavior://directives/all",
+            ):
+                r = await c.read_resource(uri)
+                res[uri] = json.loads(r.contents[0].text)
+            return results, report, history, request, error_text(bad), res
+
+    results, report, history, request, bad, res = anyio.run(go)
+    assert [r["alert"] is not None for r in results] == [False, False, True]
+    assert "find the root cause" in results[2]["reminder"]
+    assert report["context"] == "project:proj"
+    [eff] = [e for e in report["effectiveness"] if e["intervention_id"] == "root-cause"]
+    assert (eff["shown"], eff["worked"]) == (1, 1)
+    [h] = history["patterns"]
+    assert h["pattern_id"] == "repeated-error" and h["occurrences"][0]["count"] == 1
+    assert request["intervention_id"] == "root-cause" and "1/1 worked" in request["chosen_because"]
+    assert request["directive"]["text"].startswith("When the same error repeats")
+    assert "no behaviour pattern 'nope'" in bad
+    assert {p["id"] for p in res["behavior://patterns/all"]} >= {"repeated-error", "ci-push-loop"}
+    assert res["behavior://patterns/repeated-error"]["effectiveness"][0]["worked"] == 1
+    assert res["behavior://alerts/active"][0]["pattern_id"] == "repeated-error"
+    assert res["behavior://directives/all"][0]["section"] == "Debugging"
