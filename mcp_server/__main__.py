@@ -24,8 +24,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
+    from cortexgraph.process_env import prepare_process
     from cortexgraph.settings import load_settings
 
+    prepare_process()
     settings = load_settings(storage_path=args.storage_path, log_level=args.log_level,
                              http_host=args.host, http_port=args.port)  # fmt: skip
     # Configure before the SDK does, so its handler (rich, on stderr) is not installed first.

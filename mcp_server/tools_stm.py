@@ -26,7 +26,7 @@ CROSS_DOMAIN_BOOST = 0.05
 
 StatusFilter = Literal["active", "promoted", "archived", "all"]
 RelationType = Literal["related", "causes", "supports", "contradicts", "has_decision",
-                       "consolidated_from"]  # fmt: skip
+                       "consolidated_from", "superseded_by"]  # fmt: skip
 assert set(RelationType.__args__) == RELATION_TYPES  # type: ignore[attr-defined]
 
 Tags = Annotated[

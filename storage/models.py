@@ -23,7 +23,16 @@ MAX_STRENGTH = 2.0
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 RELATION_TYPES = frozenset(
-    {"related", "causes", "supports", "contradicts", "has_decision", "consolidated_from"}
+    {
+        "related",
+        "causes",
+        "supports",
+        "contradicts",
+        "has_decision",
+        "consolidated_from",
+        # temporal truth: the newer memory replaces the older one (retrieval/temporal.py)
+        "superseded_by",
+    }
 )
 
 

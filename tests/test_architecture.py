@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OURS = {"storage", "agents", "flows", "vault_sync", "mcp_server", "activation", "cortexgraph"}
+OURS = {
+    "storage", "agents", "flows", "vault_sync", "mcp_server", "activation", "cortexgraph",
+    "retrieval",
+}  # fmt: skip
 
 # package -> the packages of ours it may import (itself always allowed)
 ALLOWED = {
@@ -17,8 +20,9 @@ ALLOWED = {
     "activation": {"storage"},
     "agents": {"storage"},
     "cortexgraph": {"storage"},
-    "flows": {"storage", "agents", "vault_sync", "activation", "cortexgraph"},
-    "mcp_server": {"storage", "agents", "vault_sync", "activation", "cortexgraph"},
+    "retrieval": {"storage", "vault_sync"},
+    "flows": {"storage", "agents", "vault_sync", "activation", "retrieval", "cortexgraph"},
+    "mcp_server": {"storage", "agents", "vault_sync", "activation", "retrieval", "cortexgraph"},
 }
 # third-party frameworks that only the shells may touch
 FRAMEWORKS = {"prefect": {"flows"}, "prefect_dask": {"flows"}, "mcp": {"mcp_server"}}
@@ -41,22 +45,23 @@ def _imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("package", sorted(ALLOWED))
 def test_package_imports_follow_the_layers(package: str) -> None:
-    violations = []
-    for path in _modules(package):
-        for name in _imports(path) & OURS - {package} - ALLOWED[package]:
-            violations.append(f"{path.relative_to(ROOT)} imports {name}")
+    violations = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _modules(package)
+        for name in sorted(_imports(path) & OURS - {package} - ALLOWED[package])
+    ]
     assert not violations, "layering broken:\n" + "\n".join(violations)
 
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
 def test_frameworks_stay_in_their_shells(framework: str) -> None:
-    violations = []
-    for package in ALLOWED:
-        if package in FRAMEWORKS[framework]:
-            continue
-        for path in _modules(package):
-            if framework in _imports(path):
-                violations.append(f"{path.relative_to(ROOT)} imports {framework}")
+    violations = [
+        f"{path.relative_to(ROOT)} imports {framework}"
+        for package in ALLOWED
+        if package not in FRAMEWORKS[framework]
+        for path in _modules(package)
+        if framework in _imports(path)
+    ]
     assert not violations, "\n".join(violations)
 
 

