@@ -12,7 +12,7 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -133,6 +133,16 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return len(self._vectors)
 
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct ``texts`` (first-seen order) that have no cached vector yet."""
+        with self._lock:
+            known = self._vectors
+            out: dict[str, None] = {}
+            for t in texts:
+                if t not in out and text_key(t) not in known:
+                    out[t] = None
+        return list(out)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]
         with self._lock:
@@ -245,24 +255,37 @@ class DenseIndex:
         self._free.extend(range(new - 1, old - 1, -1))
 
     def query_vector(self, query: str) -> np.ndarray:
-        return self.cache.embed([query])[0]
+        """Queries are embedded fresh: caching them would fill the persisted cache with
+        one-off questions."""
+        return np.asarray(self.cache.embedder.embed([query])[0], dtype=np.float32)
 
-    def ranked(self, query: str, k: int, allowed: set[str] | None = None) -> dict[str, float]:
+    def ranked(self, query: str, k: int, allowed: Container[str] | None = None) -> dict[str, float]:
         """Cosine of the k most similar synced memories (restricted to ``allowed`` ids)."""
         q = self.query_vector(query)
         with self._lock:
-            sims = self._matrix @ q
+            sims = self._matrix @ q if len(self._matrix) else np.zeros(0, np.float32)
             sims[~self._valid] = -np.inf
-            if allowed is not None:
-                mask = np.zeros(len(sims), dtype=bool)
-                rows = [self._row[i] for i in allowed if i in self._row]
-                mask[rows] = True
-                sims[~mask] = -np.inf
-            k = min(k, int(np.isfinite(sims).sum()))
-            if k <= 0:
-                return {}
-            idx = np.argpartition(-sims, k - 1)[:k]
-            return {self._ids[i]: float(sims[i]) for i in idx}  # type: ignore[misc]
+            live = int(self._valid.sum())
+            out: dict[str, float] = {}
+            take = min(live, max(4 * k, 64) if allowed is not None else k)
+            while take > 0:
+                idx = (
+                    np.argpartition(-sims, take - 1)[:take]
+                    if take < len(sims)
+                    else np.arange(len(sims))
+                )
+                idx = idx[np.argsort(-sims[idx], kind="stable")]
+                out.clear()
+                for row in idx:
+                    memory_id = self._ids[row]
+                    if memory_id is not None and (allowed is None or memory_id in allowed):
+                        out[memory_id] = float(sims[row])
+                        if len(out) >= k:
+                            return out
+                if take >= live:
+                    break
+                take = min(live, take * 4)
+            return out
 
     def scores_of(self, query: str, memory_ids: Iterable[str]) -> dict[str, float]:
         """Cosine of synced memories by id (ids without a row are left out)."""

@@ -41,6 +41,8 @@ class SearchTuning:
     entity_boost: float = 0.5
     # Dense neighbours taken as candidates beyond the lexical hits: max(dense_pool, 5 * top_k).
     dense_pool: int = 50
+    # Best BM25 hits re-ranked by fusion and decay: max(lexical_pool, 20 * top_k).
+    lexical_pool: int = 200
     # Use the memory's context (neighbouring text) in BM25 and embeddings.
     use_context: bool = True
 
@@ -157,9 +159,9 @@ def relevance_scores(
     cfg = store.config
     if tuning.use_context:
         sync_context(store, _STATE.setdefault(store, _SideIndexState()))
-    bm25 = store._text.scores(query)
-    if scope is not None:
-        bm25 = {i: s for i, s in bm25.items() if i in scope}
+    # Only the best lexical hits are re-ranked; a memory further down can still come in
+    # through the dense pool. Keeps a query over 100k memories to a few milliseconds.
+    bm25 = store._text.top(query, max(tuning.lexical_pool, 20 * top_k), scope)
     best = max(bm25.values(), default=0.0)
     lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
     dense: dict[str, float] = {}

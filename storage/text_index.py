@@ -18,7 +18,9 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
+
+import numpy as np
 
 _TOKEN_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]", re.UNICODE)
 
@@ -74,15 +76,16 @@ def tokenize(text: str, *, stem: bool = True) -> list[str]:
 
 
 class _Field:
-    """Postings and lengths of one field."""
+    """Postings and lengths of one field; per-term numpy arrays are built lazily for scoring."""
 
-    __slots__ = ("postings", "doc_terms", "doc_len", "total_len")
+    __slots__ = ("postings", "doc_terms", "doc_len", "total_len", "_arrays")
 
     def __init__(self) -> None:
         self.postings: dict[str, dict[str, int]] = {}
         self.doc_terms: dict[str, Counter[str]] = {}
         self.doc_len: dict[str, int] = {}
         self.total_len = 0
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def add(self, doc_id: str, terms: Counter[str]) -> None:
         self.remove(doc_id)
@@ -90,8 +93,10 @@ class _Field:
         length = sum(terms.values())
         self.doc_len[doc_id] = length
         self.total_len += length
+        arrays = self._arrays
         for term, tf in terms.items():
             self.postings.setdefault(term, {})[doc_id] = tf
+            arrays.pop(term, None)
 
     def remove(self, doc_id: str) -> None:
         terms = self.doc_terms.pop(doc_id, None)
@@ -99,6 +104,7 @@ class _Field:
             return
         self.total_len -= self.doc_len.pop(doc_id)
         for term in terms:
+            self._arrays.pop(term, None)
             posting = self.postings.get(term)
             if posting is not None:
                 posting.pop(doc_id, None)
@@ -106,23 +112,27 @@ class _Field:
                     del self.postings[term]
 
     def add_scores(
-        self, out: dict[str, float], terms: Counter[str], n_docs: int, k1: float, b: float,
-        weight: float,
+        self, acc: np.ndarray, slot_of: dict[str, int], lengths: np.ndarray,
+        terms: Counter[str], n_docs: int, k1: float, b: float, weight: float,
     ) -> None:  # fmt: skip
+        """Add this field's BM25 contribution into ``acc`` (indexed by document slot)."""
         if not self.doc_len:
             return
         avgdl = self.total_len / len(self.doc_len) or 1.0
-        norm, scale, doc_len = k1 * (1.0 - b), k1 * b / avgdl, self.doc_len
         for term, qtf in terms.items():
             posting = self.postings.get(term)
             if not posting:
                 continue
+            arrays = self._arrays.get(term)
+            if arrays is None:
+                slots = np.fromiter((slot_of[d] for d in posting), np.int64, len(posting))
+                tfs = np.fromiter(posting.values(), np.float32, len(posting))
+                arrays = self._arrays[term] = (slots, tfs)
+            slots, tfs = arrays
             df = len(posting)
             idf = weight * qtf * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            for doc_id, tf in posting.items():
-                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (
-                    tf + norm + scale * doc_len[doc_id]
-                )
+            dl = lengths[slots]
+            acc[slots] += idf * tfs * (k1 + 1.0) / (tfs + k1 * (1.0 - b + b * dl / avgdl))
 
 
 class TextIndex:
@@ -141,6 +151,12 @@ class TextIndex:
         self.stem = stem
         self._main = _Field()
         self._context = _Field()
+        # Documents get integer slots so that scoring runs on numpy arrays.
+        self._slot_of: dict[str, int] = {}
+        self._slot_ids: list[str | None] = []
+        self._free_slots: list[int] = []
+        self._main_len = np.zeros(0, dtype=np.float32)
+        self._context_len = np.zeros(0, dtype=np.float32)
         self._context_text: dict[str, str] = {}
         self._journal: list[str] = []
         self._journal_base = 0  # version of _journal[0]
@@ -170,8 +186,12 @@ class TextIndex:
 
     def add(self, doc_id: str, text: str, context: str | None = None) -> None:
         """Index ``text`` (and optional ``context``) under ``doc_id``, replacing what it held."""
-        self._main.add(doc_id, Counter(tokenize(text, stem=self.stem)))
+        terms = Counter(tokenize(text, stem=self.stem))
+        slot = self._claim_slot(doc_id)
+        self._main.add(doc_id, terms)
+        self._main_len[slot] = sum(terms.values())
         self._context.remove(doc_id)
+        self._context_len[slot] = 0
         self._context_text.pop(doc_id, None)
         if context:
             self.set_context(doc_id, context)
@@ -183,8 +203,11 @@ class TextIndex:
             return
         self._context.remove(doc_id)
         self._context_text.pop(doc_id, None)
+        self._context_len[self._slot_of[doc_id]] = 0
         if context:
-            self._context.add(doc_id, Counter(tokenize(context, stem=self.stem)))
+            terms = Counter(tokenize(context, stem=self.stem))
+            self._context.add(doc_id, terms)
+            self._context_len[self._slot_of[doc_id]] = sum(terms.values())
             self._context_text[doc_id] = context
 
     def remove(self, doc_id: str) -> None:
@@ -193,25 +216,83 @@ class TextIndex:
         self._main.remove(doc_id)
         self._context.remove(doc_id)
         self._context_text.pop(doc_id, None)
+        slot = self._slot_of.pop(doc_id)
+        self._slot_ids[slot] = None
+        self._main_len[slot] = self._context_len[slot] = 0
+        self._free_slots.append(slot)
         self._record(doc_id)
+
+    def _claim_slot(self, doc_id: str) -> int:
+        slot = self._slot_of.get(doc_id)
+        if slot is not None:
+            return slot
+        if not self._free_slots:
+            old = len(self._slot_ids)
+            new = max(64, 2 * old)
+            self._slot_ids.extend([None] * (new - old))
+            self._main_len = np.concatenate([self._main_len, np.zeros(new - old, np.float32)])
+            self._context_len = np.concatenate([self._context_len, np.zeros(new - old, np.float32)])
+            self._free_slots.extend(range(new - 1, old - 1, -1))
+        slot = self._free_slots.pop()
+        self._slot_of[doc_id] = slot
+        self._slot_ids[slot] = doc_id
+        return slot
 
     def idf(self, term: str) -> float:
         n = len(self._main.doc_len)
         df = len(self._main.postings.get(term, ()))
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
-    def scores(self, query: str | Iterable[str]) -> dict[str, float]:
-        """BM25 score of every document that shares at least one term with the query."""
+    def score_array(self, query: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, BM25 scores) of every document sharing a term with the query."""
         terms = tokenize(query, stem=self.stem) if isinstance(query, str) else list(query)
         n = len(self._main.doc_len)
         if not terms or not n:
-            return {}
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
         counts = Counter(terms)
-        out: dict[str, float] = {}
-        self._main.add_scores(out, counts, n, self.k1, self.b, 1.0)
+        acc = np.zeros(len(self._slot_ids), dtype=np.float32)
+        self._main.add_scores(acc, self._slot_of, self._main_len, counts, n, self.k1, self.b, 1.0)
         if self.context_weight > 0:
-            self._context.add_scores(out, counts, n, self.k1, self.b, self.context_weight)
-        return out
+            self._context.add_scores(
+                acc, self._slot_of, self._context_len, counts, n, self.k1, self.b,
+                self.context_weight,
+            )  # fmt: skip
+        slots = np.flatnonzero(acc)
+        return slots, acc[slots]
+
+    def top(
+        self, query: str | Iterable[str], k: int, allowed: Container[str] | None = None
+    ) -> dict[str, float]:
+        """The ``k`` best-scoring documents (among ``allowed`` ids), best first."""
+        slots, scores = self.score_array(query)
+        if not len(slots):
+            return {}
+        ids = self._slot_ids
+        out: dict[str, float] = {}
+        take = min(len(slots), max(k * 4, 64) if allowed is not None else k)
+        while True:
+            order = np.argpartition(-scores, take - 1)[:take] if take < len(slots) else None
+            order = (
+                order[np.argsort(-scores[order], kind="stable")]
+                if order is not None
+                else (np.argsort(-scores, kind="stable"))
+            )
+            out.clear()
+            for pos in order:
+                doc_id = ids[slots[pos]]
+                if allowed is None or doc_id in allowed:
+                    out[doc_id] = float(scores[pos])  # type: ignore[index]
+                    if len(out) >= k:
+                        return out
+            if take >= len(slots):
+                return out
+            take = min(len(slots), take * 4)
+
+    def scores(self, query: str | Iterable[str]) -> dict[str, float]:
+        """BM25 score of every document that shares at least one term with the query."""
+        slots, scores = self.score_array(query)
+        ids = self._slot_ids
+        return {ids[s]: float(v) for s, v in zip(slots.tolist(), scores.tolist(), strict=True)}  # type: ignore[misc]
 
     def size_estimate(self) -> dict[str, int]:
         """Postings entries per field (what the index costs, for the bench)."""

@@ -39,11 +39,11 @@ def test_reopening_a_store_does_not_re_embed(tmp_path, counting_embedder) -> Non
     store.search("gardening", now=NOW)
     cache.save()
     embedded = counting_embedder.texts
-    assert embedded == 6  # five memories and one query
+    assert embedded == 6  # five memories and the query
 
     store2, _ = open_with_dense()
-    store2.search("gardening", now=NOW)  # same query: cached too
-    assert counting_embedder.texts == embedded
+    store2.search("gardening", now=NOW)
+    assert counting_embedder.texts == embedded + 1  # only the query, never the memories
 
 
 def test_changing_content_re_embeds_only_that_memory(counting_embedder) -> None:
@@ -54,7 +54,7 @@ def test_changing_content_re_embeds_only_that_memory(counting_embedder) -> None:
     store.update(memories[3].id, content="note 3 on fish")
     store.touch(memories[4].id, now=NOW)  # a use changes no text: nothing to embed
     results = store.search("birds", now=NOW)
-    assert counting_embedder.texts == before + 1  # the edited memory; the query is cached
+    assert counting_embedder.texts == before + 2  # the edited memory and the query
     fish = store.search("fish", now=NOW)
     assert fish[0].memory.id == memories[3].id
     assert memories[3].id not in {r.memory.id for r in results[:1]}
