@@ -18,7 +18,6 @@ from storage.embeddings import (
     EmbeddingCache,
     SentenceTransformerEmbedder,
     default_embedder,
-    text_key,
 )
 from storage.models import MemoryStatus
 
@@ -57,9 +56,7 @@ class _Prefetched:
 def warm_embeddings(store: MemoryStore, cache: EmbeddingCache, batch_size: int = 1024) -> int:
     """Embed the active memories the cache lacks; returns how many were embedded."""
     texts = sorted({m.content for m in store.list(status=MemoryStatus.ACTIVE)})
-    # EmbeddingCache has no public "which do you lack?"; read its key set without changing it.
-    known = getattr(cache, "_vectors", {})
-    missing = [t for t in texts if text_key(t) not in known]
+    missing = cache.missing(texts)
     if not missing:
         return 0
     batches = [missing[i : i + batch_size] for i in range(0, len(missing), batch_size)]

@@ -81,3 +81,57 @@ def test_graph_summary(store):
     assert (g.nodes, g.edges, g.components, g.largest_component, g.isolated) == (5, 3, 1, 3, 2)
     assert {mid for mid, deg, _ in g.most_connected} == {m.id for m in ms[:3]}
     assert all(deg == 2 for _, deg, _ in g.most_connected)
+
+
+def test_ubiquitous_entities_relate_nothing_rare_ones_do(store):
+    # "Sam" is on every memory: sharing him (plus a tag) says nothing about two memories.
+    for i in range(30):
+        add(store, f"filler {i}", entities=["Sam", "billing", f"thing{i}"])
+    a = add(store, "a", entities=["Sam", "billing", "Kafka", "Outbox"])
+    b = add(store, "b", entities=["Sam", "billing", "Kafka", "Outbox"])
+    cfg = RelationshipConfig(max_entity_share=0.5, min_entity_ceiling=2)
+    report = RelationshipDiscovery(store, cfg).run(now=NOW, dry_run=True)
+    assert report.common_entities_skipped == ("billing", "sam")
+    assert [{d.from_id, d.to_id} for d in report.discovered] == [{a.id, b.id}]
+    assert report.discovered[0].shared_entities == ("kafka", "outbox")
+    # without the ceiling every pair of the 32 memories would qualify
+    loose = RelationshipConfig(max_entity_share=1.0, max_relations_per_memory=1000)
+    assert len(RelationshipDiscovery(store, loose).run(now=NOW, dry_run=True).discovered) == 496
+
+
+def test_rare_shared_entity_weighs_more_than_a_common_one(store):
+    for i in range(6):
+        add(store, f"kafka {i}", entities=["Kafka", f"x{i}"])
+    a = add(store, "a", entities=["Kafka", "Ledger", "Mei"])
+    b = add(store, "b", entities=["Kafka", "Ledger", "Diego"])  # shares the common Kafka
+    c = add(store, "c", entities=["Ledger", "Mei", "Oslo"])  # shares the rarer Mei
+    agent = RelationshipDiscovery(store)
+    report = agent.run(now=NOW, dry_run=True)
+    strength = {frozenset((d.from_id, d.to_id)): d.strength for d in report.discovered}
+    assert strength[frozenset((a.id, c.id))] > strength[frozenset((a.id, b.id))]
+    plain = agent.score(a, b).strength  # without IDF weights both pairs score the same
+    assert plain == pytest.approx(agent.score(a, c).strength)
+
+
+def test_relations_per_memory_are_capped_strongest_first_across_runs(store):
+    # spokes share two entities with the hub and only one with each other
+    hub = add(store, "hub", entities=["Ledger", "Mei", *(f"k{i}" for i in range(6))], tags=["db"])
+    spokes = [
+        add(
+            store,
+            f"s{i}",
+            entities=["Ledger", f"k{i}"] + (["Mei"] if i == 1 else []),
+            tags=["db"] if i == 0 else [],
+        )  # fmt: skip
+        for i in range(6)
+    ]
+    cfg = RelationshipConfig(max_relations_per_memory=3)
+    report = RelationshipDiscovery(store, cfg).run(now=NOW)
+    hub_edges = [d for d in report.discovered if hub.id in (d.from_id, d.to_id)]
+    assert len(hub_edges) == 3 and report.over_cap > 0
+    linked = {d.from_id if d.to_id == hub.id else d.to_id for d in hub_edges}
+    assert {spokes[0].id, spokes[1].id} <= linked  # the strongest pairs are kept
+    for m in [hub, *spokes]:
+        assert len(store.relations(memory_id=m.id, relation_type="related")) <= 3
+    again = RelationshipDiscovery(store, cfg).run(now=NOW)  # earlier edges count toward the cap
+    assert all(hub.id not in (d.from_id, d.to_id) for d in again.discovered)
