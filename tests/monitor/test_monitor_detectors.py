@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import LOOP_SESSIONS, QUIET_SESSIONS, session
+from monitor_sessions import LOOP_SESSIONS, QUIET_SESSIONS, session
 
 from activation.monitor import Monitor, make_call
 from activation.monitor.detectors import detect, rapid_retry, repeated_call, sequence

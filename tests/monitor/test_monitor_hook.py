@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import session
+from monitor_sessions import session
 
 from flows.hooks import post_tool_use_monitor as hook
 
@@ -49,7 +49,7 @@ def run(raw: str, now: float) -> tuple[int, str, str]:
 
 
 def test_ci_loop_through_the_hook_quotes_the_users_rule(env):
-    from conftest import SESSIONS
+    from monitor_sessions import SESSIONS
 
     calls = session(SESSIONS / "loop-ci-push-loop.json")["calls"]
     outputs = []
@@ -72,7 +72,7 @@ def test_ci_loop_through_the_hook_quotes_the_users_rule(env):
 
 
 def test_quiet_session_through_the_hook_prints_nothing(env):
-    from conftest import SESSIONS
+    from monitor_sessions import SESSIONS
 
     ts = 1_750_000_000.0
     for raw in session(SESSIONS / "quiet-test-fix-changing-errors.json")["calls"]:

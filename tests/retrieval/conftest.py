@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from retrieval_helpers import write_note
 
 from retrieval.tokens import default_counter
 from storage import InMemoryStore
-
-NOW = 1_700_000_000  # 2023-11-14
-DAY = 86_400
 
 
 @pytest.fixture(scope="session")
@@ -21,18 +17,6 @@ def counter():
 @pytest.fixture
 def store():
     return InMemoryStore()
-
-
-def write_note(vault: Path, rel: str, body: str, **frontmatter: object) -> Path:
-    path = vault / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    head = ""
-    if frontmatter:
-        lines = [f"{k}: {str(v).lower() if isinstance(v, bool) else v}"
-                 for k, v in frontmatter.items()]  # fmt: skip
-        head = "---\n" + "\n".join(lines) + "\n---\n"
-    path.write_text(head + body, encoding="utf-8")
-    return path
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DAY, NOW, write_note
+from retrieval_helpers import DAY, NOW, write_note
 
 from retrieval import RetrievalConfig, RetrievalWeights, memory_retrieve, set_core
 from storage.errors import InvalidInputError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import NOW
+from retrieval_helpers import NOW
 
 from retrieval.graph import graph_query
 from storage.errors import InvalidInputError

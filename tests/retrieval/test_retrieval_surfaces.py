@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import anyio
-from conftest import write_note
 from mcp import Client
+from retrieval_helpers import write_note
 from typer.testing import CliRunner
 
 from flows.cli.context_cmd import app as context_app

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DAY, NOW
+from retrieval_helpers import DAY, NOW
 
 from retrieval import memory_retrieve
 from retrieval.core import resolve_memory_id
