@@ -45,13 +45,22 @@ def test_mcp_server_command_is_a_console_script() -> None:
 
 def test_hooks_json_wires_each_event_to_a_real_handler() -> None:
     hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "PostToolUse"}
+    assert set(hooks) == {
+        "SessionStart", "UserPromptSubmit", "Stop", "PostToolUse", "PostToolUseFailure"
+    }  # fmt: skip
+    # The behaviour monitor listens on both tool events; every other hook on its own event.
+    monitor = {"PostToolUse", "PostToolUseFailure"}
     for event, groups in hooks.items():
         for group in groups:
             for hook in group["hooks"]:
                 assert hook["type"] == "command"
                 m = re.search(r'run-hook\.sh" ([a-z-]+)$', hook["command"])
-                assert m and resolve(m.group(1)) == resolve(event), hook["command"]
+                assert m, hook["command"]
+                handler = resolve(m.group(1))
+                expected = {resolve(event)} | (
+                    {"post-tool-use-monitor"} if event in monitor else set()
+                )
+                assert handler in expected, hook["command"]
                 assert "${CLAUDE_PLUGIN_ROOT}" in hook["command"]
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["timeout"] <= 3
     matcher = re.compile(hooks["PostToolUse"][0]["matcher"])
