@@ -7,28 +7,60 @@ loads at import time; spaCy and MiniLM load on first use and every component has
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from activation.analyze import (
-    Activation,
-    Enrichment,
-    MessageAnalysis,
-    RecallAnalysis,
-    Recommendation,
-    engine,
-    suggested_query,
-)
-from activation.config import ActivationConfig
-from activation.context import ConversationContext
-from activation.dedup import DeduplicationChecker, DeduplicationResult, DuplicateAction
-from activation.entities import EntityExtractor, ExtractedEntities
-from activation.errors import ActivationError, ClassifierArtefactError
-from activation.importance import ImportanceScore, ImportanceScorer
-from activation.intent import IntentClassifier, IntentPrediction
-from activation.intent_data import Intent
-from activation.phrases import PhraseDetector, PhraseSignals
-from activation.tags import TagSuggester, TagSuggestions
-from storage.base import MemoryStore
+if TYPE_CHECKING:
+    from activation.analyze import Enrichment, MessageAnalysis, RecallAnalysis
+    from activation.config import ActivationConfig
+    from activation.context import ConversationContext
+    from storage.base import MemoryStore
+
+# Names are imported on first use (PEP 562), so ``import activation.phrases`` or
+# ``activation.monitor`` from a hook costs only that module, not numpy and the whole layer.
+_LAZY = {
+    "Activation": "activation.analyze",
+    "Enrichment": "activation.analyze",
+    "MessageAnalysis": "activation.analyze",
+    "RecallAnalysis": "activation.analyze",
+    "Recommendation": "activation.analyze",
+    "engine": "activation.analyze",
+    "suggested_query": "activation.analyze",
+    "ActivationConfig": "activation.config",
+    "ConversationContext": "activation.context",
+    "DeduplicationChecker": "activation.dedup",
+    "DeduplicationResult": "activation.dedup",
+    "DuplicateAction": "activation.dedup",
+    "EntityExtractor": "activation.entities",
+    "ExtractedEntities": "activation.entities",
+    "ActivationError": "activation.errors",
+    "ClassifierArtefactError": "activation.errors",
+    "ImportanceScore": "activation.importance",
+    "ImportanceScorer": "activation.importance",
+    "IntentClassifier": "activation.intent",
+    "IntentPrediction": "activation.intent",
+    "Intent": "activation.intent_data",
+    "PhraseDetector": "activation.phrases",
+    "PhraseSignals": "activation.phrases",
+    "TagSuggester": "activation.tags",
+    "TagSuggestions": "activation.tags",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'activation' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _engine(config: ActivationConfig | None) -> Any:
+    from activation.analyze import engine
+
+    return engine(config)
 
 
 def analyze_message(
@@ -40,7 +72,7 @@ def analyze_message(
     session_id: str = "default",
 ) -> MessageAnalysis:
     """Should this message be saved (or searched for), and with which parameters?"""
-    return engine(config).analyze_message(
+    return _engine(config).analyze_message(
         message, store=store, context=context, session_id=session_id
     )
 
@@ -53,7 +85,7 @@ def analyze_for_recall(
     session_id: str = "default",
 ) -> RecallAnalysis:
     """Is this a request to recall something, and what should be searched for?"""
-    return engine(config).analyze_for_recall(message, context=context, session_id=session_id)
+    return _engine(config).analyze_for_recall(message, context=context, session_id=session_id)
 
 
 def enrich_for_save(
@@ -66,7 +98,7 @@ def enrich_for_save(
     config: ActivationConfig | None = None,
 ) -> Enrichment:
     """Entities, tags and strength for a save, filled only where the caller gave none."""
-    return engine(config).enrich_for_save(
+    return _engine(config).enrich_for_save(
         content, tags=tags, entities=entities, strength=strength, store=store
     )
 
