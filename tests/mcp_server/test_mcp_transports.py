@@ -171,7 +171,8 @@ def test_mcp_http_bearer_token_checked_on_every_request(tmp_path):
 
         async def go(token):
             headers = {"authorization": f"Bearer {token}"}
-            async with httpx2.AsyncClient(headers=headers) as http:
+            # The first save loads the enrichment models: allow far more than httpx's 5 s.
+            async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
                 async with Client(streamable_http_client(url, http_client=http)) as client:
                     saved = await client.call_tool("save_memory", {"content": "token works"})
                     return payload(saved)
