@@ -19,8 +19,13 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Container, Iterable
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where scoring needs it, not here: ``tokenize`` alone (the Claude Code
+# prompt hook) must stay cheap to import.
 
 _TOKEN_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]", re.UNICODE)
 
@@ -116,6 +121,8 @@ class _Field:
         terms: Counter[str], n_docs: int, k1: float, b: float, weight: float,
     ) -> None:  # fmt: skip
         """Add this field's BM25 contribution into ``acc`` (indexed by document slot)."""
+        import numpy as np
+
         if not self.doc_len:
             return
         avgdl = self.total_len / len(self.doc_len) or 1.0
@@ -155,6 +162,8 @@ class TextIndex:
         self._slot_of: dict[str, int] = {}
         self._slot_ids: list[str | None] = []
         self._free_slots: list[int] = []
+        import numpy as np
+
         self._main_len = np.zeros(0, dtype=np.float32)
         self._context_len = np.zeros(0, dtype=np.float32)
         self._context_text: dict[str, str] = {}
@@ -227,6 +236,8 @@ class TextIndex:
         if slot is not None:
             return slot
         if not self._free_slots:
+            import numpy as np
+
             old = len(self._slot_ids)
             new = max(64, 2 * old)
             self._slot_ids.extend([None] * (new - old))
@@ -245,6 +256,8 @@ class TextIndex:
 
     def score_array(self, query: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """(slots, BM25 scores) of every document sharing a term with the query."""
+        import numpy as np
+
         terms = tokenize(query, stem=self.stem) if isinstance(query, str) else list(query)
         n = len(self._main.doc_len)
         if not terms or not n:
@@ -264,6 +277,8 @@ class TextIndex:
         self, query: str | Iterable[str], k: int, allowed: Container[str] | None = None
     ) -> dict[str, float]:
         """The ``k`` best-scoring documents (among ``allowed`` ids), best first."""
+        import numpy as np
+
         slots, scores = self.score_array(query)
         if not len(slots):
             return {}
