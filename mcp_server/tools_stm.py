@@ -123,7 +123,8 @@ def search_memory(
     min_score: Annotated[float | None, Field(description="Minimum decay score (0-2).", ge=0,
                                              le=2)] = None,
     use_embeddings: Annotated[bool, Field(description="Also rank by semantic similarity "
-                                          "(loads an embedding model on first use).")] = False,
+                                          "(loads an embedding model on first use; falls back "
+                                          "to BM25 when the model is absent).")] = True,
     status: Annotated[StatusFilter, Field(description="Which memories to search.")] = "active",
     preview_length: PreviewLength = None,
 ) -> dict[str, Any]:  # fmt: skip

@@ -51,6 +51,17 @@ class LazyDenseScorer:
     def top(self, query: str, memories: Sequence[Memory], k: int) -> dict[str, float]:
         return self._call("top", query, memories, k)
 
+    # The incremental matrix API (storage.embeddings.DenseIndex): with these, a query is one
+    # matrix-vector product instead of re-stacking every memory's vector (O(n) per query).
+    def sync(self, memories: Sequence[Memory], removed: Any = ()) -> None:
+        self._call("sync", memories, removed)
+
+    def ranked(self, query: str, k: int, allowed: Any = None) -> dict[str, float]:
+        return self._call("ranked", query, k, allowed)
+
+    def scores_of(self, query: str, memory_ids: Any) -> dict[str, float]:
+        return self._call("scores_of", query, memory_ids)
+
     def _call(self, method: str, *args: Any) -> dict[str, float]:
         index = self._get()
         try:

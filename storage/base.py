@@ -227,7 +227,8 @@ class IndexedStore:
                 old,
                 keep_text=old.content == memory.content
                 and old.tags == memory.tags
-                and old.entities == memory.entities,
+                and old.entities == memory.entities
+                and old.meta.context == memory.meta.context,
             )
         self._memories[memory.id] = memory
         for tag in memory.tags:
@@ -236,7 +237,7 @@ class IndexedStore:
             self._by_entity.setdefault(ent.lower(), set()).add(memory.id)
         self._by_status[memory.status].add(memory.id)
         if memory.id not in self._text:
-            self._text.add(memory.id, searchable_text(memory))
+            self._text.add(memory.id, searchable_text(memory), context=memory.meta.context)
 
     def _unindex_memory(self, memory: Memory, keep_text: bool = False) -> None:
         self._memories.pop(memory.id, None)
