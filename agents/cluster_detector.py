@@ -2,16 +2,19 @@
 
 Similarity is the cosine of sentence embeddings (TF-IDF when no model is available; the report
 says which). Candidate pairs come from a neighbour search (agents.neighbours), never all n²
-pairs. Clusters grow by single linkage over pairs above the link threshold, strongest first,
-and stop at ``max_cluster_size``; cohesion is the mean pairwise similarity inside a cluster and
-decides the action: merge (>= 0.85), review (>= 0.65) or keep. Merge and review clusters become
-tracked issues that SemanticMerge (or a person) consumes.
+pairs; each memory keeps only its ``max_cluster_size`` strongest links. Clusters grow by single
+linkage, strongest pairs first, up to ``max_cluster_size``, and two groups never join when any
+member of one conflicts with any member of the other: swapped numbers or names mean different
+facts (agents.duplicates). Cohesion, the mean pairwise similarity inside a cluster, decides the
+action: merge (>= 0.75), review (>= 0.65) or keep. Merge and review clusters become tracked
+issues that SemanticMerge (or a person) consumes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations
@@ -19,6 +22,8 @@ from itertools import combinations
 import numpy as np
 
 from agents.common import LABEL_CLUSTER, ReportTable, short, snippet
+from agents.duplicates import DetailExtractor, conflict
+from agents.merge_ops import PROVENANCE_KEY
 from agents.protocols import Embedder, IssueTracker
 from agents.vectors import TextVectors, vectorize
 from storage.base import MemoryStore
@@ -36,17 +41,25 @@ class ClusterAction(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
-    link_threshold: float = 0.83  # embeddings cosine
+    # Tuned on half of the demo set's labelled groups (the other half held out; see
+    # docs/pipeline.md): paraphrases score 0.47-0.9 with MiniLM, so the bar is low and the
+    # lexical guards below keep swapped numbers and names apart.
+    link_threshold: float = 0.65  # embeddings cosine
     # TF-IDF is lexical: paraphrases score far lower (0.1-0.5 on the demo set), so its bar and
     # its merge/review cohesions are lower, and tuned to stay precise rather than complete.
     tfidf_link_threshold: float = 0.35
     tfidf_merge_cohesion: float = 0.6
     tfidf_review_cohesion: float = 0.35
     max_cluster_size: int = 12
-    merge_cohesion: float = 0.85
+    merge_cohesion: float = 0.75
     review_cohesion: float = 0.65
     open_issues: bool = True
     exact_limit: int = 6000  # above this many memories, an inverted-file index finds pairs
+    # Memories whose numbers or names are swapped are different facts, however similar the
+    # wording (agents.duplicates); they are never linked into one cluster.
+    guard_details: bool = True
+    names_min_overlap: float = 0.6
+    trim_to_core: bool = True  # a loose cluster yields its tight core for merging (see below)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.review_cohesion <= self.merge_cohesion <= 1.0:
@@ -80,6 +93,7 @@ class ClusterReport:
     compared_pairs: int
     clusters: tuple[Cluster, ...]
     issues_opened: int
+    refused_conflicts: int = 0  # links refused: numbers or names differ (agents.duplicates)
 
     def count(self, action: ClusterAction) -> int:
         return sum(c.action is action for c in self.clusters)
@@ -90,7 +104,8 @@ class ClusterReport:
             summary=(
                 f"{self.scanned} memories, similarity by {self.method} "
                 f"(link >= {self.link_threshold}), pairs via {self.neighbour_method}: "
-                f"{self.compared_pairs:,} compared, {self.candidate_pairs:,} linked; "
+                f"{self.compared_pairs:,} compared, {self.candidate_pairs:,} linked, "
+                f"{self.refused_conflicts} refused (numbers/names differ, or judged by a merge); "
                 f"merge {self.count(ClusterAction.MERGE)}, review "
                 f"{self.count(ClusterAction.REVIEW)}, keep {self.count(ClusterAction.KEEP)}; "
                 f"{self.issues_opened} issue(s)"
@@ -114,11 +129,89 @@ def cluster_id_for(memory_ids: tuple[str, ...]) -> str:
     return "c-" + hashlib.blake2b("|".join(sorted(memory_ids)).encode(), digest_size=5).hexdigest()
 
 
+def _merged_at(memory: Memory) -> float | None:
+    provenance = memory.meta.extra.get(PROVENANCE_KEY)
+    return provenance.get("merged_at") if isinstance(provenance, dict) else None
+
+
+def _judged_by_merge(a: Memory, b: Memory) -> bool:
+    """True when a merge already weighed these two: one is a merge, the other existed then.
+
+    A merged memory states the union of its sources' details, so the guards would judge it
+    more leniently than its sources; re-deciding an old pair on every run would snowball.
+    """
+    for merged, other in ((a, b), (b, a)):
+        at = _merged_at(merged)
+        if at is not None and other.created_at <= at:
+            return True
+    return False
+
+
+def _similarity_matrix(vectors: TextVectors, members: list[int]) -> np.ndarray:
+    a, b = zip(*combinations(range(len(members)), 2), strict=True)
+    m = np.array(members)
+    sims = np.eye(len(members), dtype=np.float64)
+    pair = vectors.pair_similarity(m[list(a)], m[list(b)])
+    sims[list(a), list(b)] = pair
+    sims[list(b), list(a)] = pair
+    return sims
+
+
+def _cohesion(sims: np.ndarray) -> float:
+    n = sims.shape[0]
+    return float((sims.sum() - np.trace(sims)) / (n * (n - 1))) if n > 1 else 1.0
+
+
+def _merge_core(sims: np.ndarray, bar: float) -> list[int] | None:
+    """The members left after dropping, one at a time, the one least like the rest, until the
+    cohesion reaches ``bar``; None when no core of two or more gets there (or none is needed).
+
+    Single linkage can hang a loosely related memory on a tight pair; without trimming the
+    pair is only reviewed this run and merged on a later one, once the stray has moved on.
+    """
+    keep = list(range(sims.shape[0]))
+    if _cohesion(sims) >= bar:
+        return None
+    while len(keep) > 2:
+        sub = sims[np.ix_(keep, keep)]
+        worst = int(np.argmin(sub.sum(axis=1)))
+        keep.pop(worst)
+        if _cohesion(sims[np.ix_(keep, keep)]) >= bar:
+            return keep
+    return None
+
+
+def strongest_per_row(
+    i: np.ndarray, j: np.ndarray, sim: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keep a pair only if it is among the ``k`` strongest of one of its two members.
+
+    A cluster never holds more than ``max_cluster_size`` members, so weaker links cannot
+    change it; dropping them bounds the union-find work to n·k pairs at a low link threshold.
+    """
+    if len(i) <= k:
+        return i, j, sim
+    ends = np.concatenate([i, j])
+    pair = np.concatenate([np.arange(len(i)), np.arange(len(i))])
+    order = np.lexsort((-np.concatenate([sim, sim]), ends))
+    ends, pair = ends[order], pair[order]
+    starts = np.searchsorted(ends, ends, side="left")
+    rank = np.arange(len(ends)) - starts
+    keep = np.zeros(len(i), dtype=bool)
+    keep[pair[rank < k]] = True
+    return i[keep], j[keep], sim[keep]
+
+
 class _CappedUnionFind:
-    def __init__(self, n: int, cap: int) -> None:
+    """Union-find whose sets stop at ``cap`` members and never join two conflicting members."""
+
+    def __init__(self, n: int, cap: int, conflicts: Callable[[int, int], bool] | None = None):
         self.parent = list(range(n))
         self.size = [1] * n
+        self.members: dict[int, list[int]] = {}
         self.cap = cap
+        self.conflicts = conflicts
+        self.refused = 0  # joins refused because some cross pair conflicts
 
     def find(self, a: int) -> int:
         while self.parent[a] != a:
@@ -130,10 +223,16 @@ class _CappedUnionFind:
         ra, rb = self.find(a), self.find(b)
         if ra == rb or self.size[ra] + self.size[rb] > self.cap:
             return
+        if self.conflicts is not None:
+            left, right = self.members.get(ra, [ra]), self.members.get(rb, [rb])
+            if any(self.conflicts(x, y) for x in left for y in right):
+                self.refused += 1
+                return
         if self.size[ra] < self.size[rb]:
             ra, rb = rb, ra
         self.parent[rb] = ra
         self.size[ra] += self.size[rb]
+        self.members[ra] = self.members.pop(ra, [ra]) + self.members.pop(rb, [rb])
 
 
 class ClusterDetector:
@@ -167,7 +266,7 @@ class ClusterDetector:
         vectors = vectorize([m.content for m in memories], self.embedder)
         threshold = cfg.link_threshold if vectors.is_semantic else cfg.tfidf_link_threshold
         pairs = vectors.neighbours(threshold, exact_limit=cfg.exact_limit)
-        clusters = self._group(memories, vectors, pairs.i, pairs.j, pairs.sim)
+        clusters, refused = self._group(memories, vectors, pairs.i, pairs.j, pairs.sim)
         opened = 0
         if self.tracker is not None and cfg.open_issues and not dry_run:
             clusters = [
@@ -190,6 +289,7 @@ class ClusterDetector:
             compared_pairs=pairs.compared,
             clusters=tuple(clusters),
             issues_opened=opened,
+            refused_conflicts=refused,
         )
 
     def _group(
@@ -199,32 +299,59 @@ class ClusterDetector:
         pi: np.ndarray,
         pj: np.ndarray,
         ps: np.ndarray,
-    ) -> list[Cluster]:
-        uf = _CappedUnionFind(len(memories), self.config.max_cluster_size)
+    ) -> tuple[list[Cluster], int]:
+        cfg = self.config
+        pi, pj, ps = strongest_per_row(pi, pj, ps, cfg.max_cluster_size)
+        uf = _CappedUnionFind(len(memories), cfg.max_cluster_size, self._conflicts(memories))
         for k in np.argsort(-ps, kind="stable"):
             uf.union(int(pi[k]), int(pj[k]))
         groups: dict[int, list[int]] = {}
         for idx in {int(x) for x in np.concatenate([pi, pj])}:
             groups.setdefault(uf.find(idx), []).append(idx)
         clusters = []
+        semantic = vectors.is_semantic
+        merge_bar = cfg.merge_cohesion if semantic else cfg.tfidf_merge_cohesion
         for members in groups.values():
             if len(members) < 2:
                 continue
             members.sort()
-            a, b = zip(*combinations(members, 2), strict=True)
-            cohesion = float(np.mean(vectors.pair_similarity(np.array(a), np.array(b))))
-            ids = tuple(memories[i].id for i in members)
-            clusters.append(
-                Cluster(
-                    cluster_id=cluster_id_for(ids),
-                    memory_ids=ids,
-                    cohesion=min(1.0, cohesion),
-                    action=self.action_for(cohesion, vectors.is_semantic),
-                    previews=tuple(snippet(memories[i].content) for i in members),
+            sims = _similarity_matrix(vectors, members)
+            core = _merge_core(sims, merge_bar) if cfg.trim_to_core else None
+            parts = [members] if core is None else [[members[k] for k in core]]
+            for part in parts:
+                idx = [members.index(m) for m in part]
+                cohesion = _cohesion(sims[np.ix_(idx, idx)])
+                ids = tuple(memories[i].id for i in part)
+                clusters.append(
+                    Cluster(
+                        cluster_id=cluster_id_for(ids),
+                        memory_ids=ids,
+                        cohesion=min(1.0, cohesion),
+                        action=self.action_for(cohesion, semantic),
+                        previews=tuple(snippet(memories[i].content) for i in part),
+                    )
                 )
-            )
         clusters.sort(key=lambda c: (-c.cohesion, c.cluster_id))
-        return clusters
+        return clusters, uf.refused
+
+    def _conflicts(self, memories: list[Memory]) -> Callable[[int, int], bool] | None:
+        cfg = self.config
+        if not cfg.guard_details:
+            return None
+        extractor = DetailExtractor(memories)
+        details: dict[int, object] = {}
+
+        def of(i: int):  # computed only for memories that reach a candidate pair
+            if i not in details:
+                details[i] = extractor.details(memories[i])
+            return details[i]
+
+        def conflicts(i: int, j: int) -> bool:
+            if _judged_by_merge(memories[i], memories[j]):
+                return True
+            return conflict(of(i), of(j), cfg.names_min_overlap) is not None  # type: ignore[arg-type]
+
+        return conflicts
 
     def _open_issue(self, cluster: Cluster, method: str) -> Cluster:
         assert self.tracker is not None

@@ -52,26 +52,51 @@ PARAPHRASE = [
 
 
 def synthetic(n: int, seed: int = 7) -> tuple[list[Memory], dict[str, int]]:
+    """Facts in near-duplicate groups (paraphrases), among unrelated facts and hard negatives.
+
+    Entities are the person, technology and project the text names; half the facts carry a ticket
+    number. One fact in six gets a *hard negative*: the same sentence with the person, the
+    technology or the ticket swapped, a different fact that must not be merged with it.
+    Distinct facts differ in at least one entity while the 1,500 combinations last (so up to
+    about 2k memories; larger sets repeat combinations, and two facts with the same person,
+    technology and project but a different claim are beyond what the lexical guards can tell).
+    """
     rng = random.Random(seed)
     out: list[Memory] = []
     group_of: dict[str, int] = {}
     g = 0
+
+    def emit(text: str, p: str, t: str, x: str, group: int | None) -> None:
+        age = rng.uniform(0, 30)
+        m = Memory(id=new_id(), content=text, meta=MemoryMeta(tags=(x.replace(" ", "-"),)),
+                   entities=(p, t, x), created_at=int(NOW - age * 86400),
+                   last_used=int(NOW - age * 86400), use_count=rng.randint(0, 3))  # fmt: skip
+        out.append(m)
+        if group is not None:
+            group_of[m.id] = group
+
+    used: set[tuple[str, str, str]] = set()
     while len(out) < n:
-        fact = rng.choice(TEMPLATES).format(p=rng.choice(PEOPLE), t=rng.choice(TECH),
-                                            x=rng.choice(THINGS), r=rng.choice(REASONS))  # fmt: skip
-        fact += f" Ticket {rng.randint(1000, 99999)}."
-        size = rng.choice([1, 1, 1, 2, 3]) if len(out) + 3 < n else 1
+        p, t, x, r = rng.choice(PEOPLE), rng.choice(TECH), rng.choice(THINGS), rng.choice(REASONS)
+        if (p, t, x) in used and len(used) < len(PEOPLE) * len(TECH) * len(THINGS):
+            continue  # distinct facts differ in who, what or where (see the docstring)
+        used.add((p, t, x))
+        template = rng.choice(TEMPLATES)
+        ticket = f" Ticket {rng.randint(1000, 99999)}." if rng.random() < 0.5 else ""
+        fact = template.format(p=p, t=t, x=x, r=r) + ticket
+        size = rng.choice([1, 1, 1, 2, 3]) if len(out) + 4 < n else 1
         for k in range(size):
-            age = rng.uniform(0, 30)
-            m = Memory(id=new_id(), content=PARAPHRASE[k](fact),
-                       meta=MemoryMeta(tags=(rng.choice(THINGS).replace(" ", "-"),)),
-                       entities=tuple({rng.choice(PEOPLE), rng.choice(TECH)}),
-                       created_at=int(NOW - age * 86400), last_used=int(NOW - age * 86400),
-                       use_count=rng.randint(0, 3))  # fmt: skip
-            out.append(m)
-            if size > 1:
-                group_of[m.id] = g
+            emit(PARAPHRASE[k](fact), p, t, x, g if size > 1 else None)
         g += 1
+        if rng.random() < 1 / 6 and len(out) < n:
+            p2 = rng.choice([q for q in PEOPLE if q != p])
+            t2 = rng.choice([q for q in TECH if q != t])
+            swap = rng.choice(["person", "tech", "ticket"] if ticket else ["person", "tech"])
+            other = template.format(p=p2 if swap == "person" else p, t=t2 if swap == "tech" else t,
+                                    x=x, r=r)  # fmt: skip
+            other += f" Ticket {rng.randint(1000, 99999)}." if ticket else ""
+            emit(other, p2 if swap == "person" else p, t2 if swap == "tech" else t, x, None)
+            g += 1
     return out[:n], group_of
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -79,9 +80,15 @@ def pipeline_config(settings: Settings, merge_mode: str, gc: str) -> PipelineCon
     decay = settings.decay_config()
     return PipelineConfig(
         decay=DecayAnalyzerConfig(decay=decay, gc=GcMode(gc)),
-        cluster=ClusterConfig(
-            link_threshold=settings.cluster_link_threshold,
-            max_cluster_size=settings.cluster_max_size,
+        cluster=replace(
+            ClusterConfig(max_cluster_size=settings.cluster_max_size),
+            # The setting's default predates the tuned ClusterConfig default; only a value the
+            # user set overrides it.
+            **(
+                {"link_threshold": settings.cluster_link_threshold}
+                if "cluster_link_threshold" in settings.model_fields_set
+                else {}
+            ),
         ),
         merge=MergeConfig(mode=merge_mode),
     )

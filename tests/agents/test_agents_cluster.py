@@ -51,7 +51,7 @@ def test_review_and_keep_clusters_from_link_threshold(store, embedder):
     # Share 3 of 4 words: cosine 0.75 -> review at link 0.7; keep when review needs 0.8.
     a = add(store, "alpha beta gamma delta")
     b = add(store, "alpha beta gamma epsilon")
-    cfg = ClusterConfig(link_threshold=0.7)
+    cfg = ClusterConfig(link_threshold=0.7, merge_cohesion=0.85, review_cohesion=0.65)
     (c,) = ClusterDetector(store, embedder, config=cfg).run(now=NOW).clusters
     assert set(c.memory_ids) == {a.id, b.id} and c.action is ClusterAction.REVIEW
     cfg = ClusterConfig(link_threshold=0.7, review_cohesion=0.8, merge_cohesion=0.9)
@@ -80,7 +80,7 @@ def test_issues_opened_for_merge_and_review_only(store, tracker, embedder):
     dup, _ = _seed(store)
     add(store, "alpha beta gamma delta")
     add(store, "alpha beta gamma epsilon")
-    cfg = ClusterConfig(link_threshold=0.7)
+    cfg = ClusterConfig(link_threshold=0.7, merge_cohesion=0.85, review_cohesion=0.65)
     report = ClusterDetector(store, embedder, tracker, cfg).run(now=NOW)
     issues = tracker.query(labels=[LABEL_CLUSTER])
     assert report.issues_opened == 2 == len(issues)

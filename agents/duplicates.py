@@ -1,0 +1,81 @@
+"""Lexical guards for near-duplicate detection: what sentence embeddings do not see.
+
+Embeddings score "Sam chose Redis for billing (ticket 4411)" and "Aisha chose Redis for billing
+(ticket 9120)" as near-identical, yet they are different facts. Two memories *conflict* when
+both state numbers and neither's numbers contain the other's, or when both name things (their
+entities, plus any of the store's known entities their text mentions) and neither's names
+contain the other's. A paraphrase that adds a detail (one set inside the other) does not
+conflict; one that swaps a detail does. Conflicting memories are never merged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from storage.models import Memory
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
+# Counts that paraphrases spell differently ("1:1", "two weeks") are not facts worth guarding.
+_TRIVIAL_NUMBERS = frozenset({"1", "1:1", "0"})
+
+
+@dataclass(frozen=True, slots=True)
+class Details:
+    """The numbers and names one memory states."""
+
+    numbers: frozenset[str]
+    names: frozenset[str]
+
+
+def _normal(number: str) -> str:
+    number = number.rstrip(".,:")
+    return number[:-3] if number.endswith((":00", ".00")) else number  # 10:00 is 10
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    found = {_normal(n) for n in _NUMBER.findall(text)}
+    return frozenset(n for n in found if n and n not in _TRIVIAL_NUMBERS)
+
+
+def _mentions(text: str, vocabulary: frozenset[str]) -> set[str]:
+    words = _WORD.findall(text.lower())
+    grams = set(words)
+    grams.update(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))
+    return grams & vocabulary
+
+
+class DetailExtractor:
+    """Details of memories, with names drawn from a vocabulary of known entities."""
+
+    def __init__(self, memories: Iterable[Memory]) -> None:
+        self.vocabulary = frozenset(e.lower() for m in memories for e in m.entities)
+
+    def details(self, memory: Memory) -> Details:
+        names = {e.lower() for e in memory.entities} | _mentions(memory.content, self.vocabulary)
+        return Details(numbers_in(memory.content), frozenset(names))
+
+
+def _swapped(a: frozenset[str], b: frozenset[str], min_overlap: float) -> bool:
+    if not a or not b or a <= b or b <= a:
+        return False
+    return len(a & b) / len(a | b) < min_overlap
+
+
+def conflict(a: Details, b: Details, names_min_overlap: float = 0.6) -> str | None:
+    """Why ``a`` and ``b`` cannot be duplicates ("numbers ..." / "names ..."), or None.
+
+    Any swapped number conflicts. Names conflict when each side has one the other lacks and
+    they share less than ``names_min_overlap`` (Jaccard) of them: paraphrases often mention
+    one extra name each ("Sam said ..."), a different fact swaps the one that matters.
+    """
+    if _swapped(a.numbers, b.numbers, 1.01):
+        return f"numbers differ: {sorted(a.numbers ^ b.numbers)[:4]}"
+    if _swapped(a.names, b.names, names_min_overlap):
+        return f"names differ: {sorted(a.names ^ b.names)[:4]}"
+    return None
+
+
+__all__ = ["DetailExtractor", "Details", "conflict", "numbers_in"]
