@@ -9,11 +9,12 @@ threshold that are not worth saving are archived or deleted (never in a dry run)
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
 from agents.common import LABEL_DECAY, ReportTable, short, snippet
-from agents.protocols import IssueTracker
+from agents.protocols import IssueTracker, IssueView
 from storage.base import MemoryStore
 from storage.decay import DecayConfig, memory_score, promotion_reason
 from storage.errors import InvalidInputError
@@ -79,9 +80,12 @@ class DecayReport:
     danger_zone: int
     below_forget: int
     findings: tuple[DecayFinding, ...]
-    issues_opened: int
+    issues_opened: int  # new this run (a re-run finds its earlier issues, opens none)
     collected: tuple[str, ...]  # gc'd memory ids (would be, in a dry run)
     gc_mode: GcMode
+    issues_tracked: int = 0  # high-urgency findings whose issue was already open
+    issues_reopened: int = 0  # closed earlier, fading badly again
+    issues_closed: int = 0  # the memory recovered, was promoted, archived or deleted
 
     def count(self, action: DecayAction) -> int:
         return sum(f.action is action for f in self.findings)
@@ -94,7 +98,8 @@ class DecayReport:
             summary=(
                 f"{self.scanned} active scanned, {self.danger_zone} in the danger zone, "
                 f"{self.below_forget} below the forget threshold; {by_action}; "
-                f"{self.issues_opened} issue(s){gc}"
+                f"issues: {self.issues_opened} opened, {self.issues_tracked} already open, "
+                f"{self.issues_reopened} reopened, {self.issues_closed} closed{gc}"
             ),
             columns=("memory", "score", "urgency", "action", "issue", "content"),
             rows=tuple(
@@ -171,14 +176,14 @@ class DecayAnalyzer:
                 )
             )
         findings.sort(key=lambda f: (f.score, f.memory_id))
-        issues = 0
-        if self.tracker is not None and cfg.open_issues and not dry_run:
-            findings = [self._open_issue(f) if f.urgency is Urgency.HIGH else f for f in findings]
-            issues = sum(f.issue_id is not None for f in findings)
+        counts: Counter[str] = Counter()
         collected = self._collect(findings, dry_run)
+        if self.tracker is not None and cfg.open_issues and not dry_run:
+            findings = self._sync_issues(findings, set(collected), counts)
         log.info(
-            "decay: %d scanned, %d danger zone, %d below forget, %d findings, %d issues%s",
-            len(active), danger, below, len(findings), issues, " (dry run)" if dry_run else "",
+            "decay: %d scanned, %d danger zone, %d below forget, %d findings; issues %s%s",
+            len(active), danger, below, len(findings), dict(counts),
+            " (dry run)" if dry_run else "",
         )  # fmt: skip
         return DecayReport(
             dry_run=dry_run,
@@ -186,15 +191,65 @@ class DecayAnalyzer:
             danger_zone=danger,
             below_forget=below,
             findings=tuple(findings),
-            issues_opened=issues,
+            issues_opened=counts["opened"],
             collected=collected,
             gc_mode=cfg.gc,
+            issues_tracked=counts["tracked"],
+            issues_reopened=counts["reopened"],
+            issues_closed=counts["closed"],
         )
 
-    def _open_issue(self, finding: DecayFinding) -> DecayFinding:
+    def _sync_issues(
+        self, findings: list[DecayFinding], collected: set[str], counts: Counter[str]
+    ) -> list[DecayFinding]:
+        """One issue per high-urgency memory, kept in step with the memory across runs.
+
+        Issues are keyed by memory (dedupe key ``decay:<id>``), so re-runs never duplicate
+        them; one whose memory is no longer fading badly (used again, promoted, merged,
+        archived, deleted) is closed, and reopened if the memory fades again.
+        """
         assert self.tracker is not None
-        issue = self.tracker.create(
-            f"Fading memory {short(finding.memory_id)}: {finding.action.value}",
+        known = {
+            str(i.metadata.get("memory_id")): i for i in self.tracker.query(labels=(LABEL_DECAY,))
+        }
+        out: list[DecayFinding] = []
+        urgent: set[str] = set()
+        for f in findings:
+            if f.urgency is not Urgency.HIGH or f.memory_id in collected:
+                out.append(f)
+                continue
+            urgent.add(f.memory_id)
+            issue = known.get(f.memory_id)
+            if issue is None:
+                issue = self._open_issue(f)
+                counts["opened"] += 1
+            elif issue.status == "closed":
+                issue = self.tracker.update(issue.id, status="open")
+                counts["reopened"] += 1
+            else:
+                counts["tracked"] += 1
+            out.append(_with_issue(f, issue.id))
+        for memory_id, issue in known.items():
+            if issue.status != "closed" and memory_id not in urgent:
+                self.tracker.close(issue.id, self._why_resolved(memory_id, collected))
+                counts["closed"] += 1
+        return out
+
+    def _why_resolved(self, memory_id: str, collected: set[str]) -> str:
+        if memory_id in collected:
+            return f"memory {self.config.gc.value}d by gc"
+        memory = self.store.find(memory_id)
+        if memory is None:
+            return "memory deleted"
+        if memory.status is not MemoryStatus.ACTIVE:
+            return f"memory {memory.status.value}"
+        return "memory no longer fading badly (used or reinforced)"
+
+    def _open_issue(self, finding: DecayFinding) -> IssueView:
+        assert self.tracker is not None
+        return self.tracker.create(
+            f"Fading memory {short(finding.memory_id)} ({finding.action.value}): "
+            f"{snippet(finding.preview, 50)}",
             description=(
                 f"Memory {finding.memory_id} has decay score {finding.score:.3f} "
                 f"(urgency {finding.urgency.value}). Recommended: {finding.action.value}.\n\n"
@@ -209,7 +264,6 @@ class DecayAnalyzer:
             },
             dedupe_key=f"decay:{finding.memory_id}",
         )
-        return _with_issue(finding, issue.id)
 
     def _collect(self, findings: list[DecayFinding], dry_run: bool) -> tuple[str, ...]:
         if self.config.gc is GcMode.OFF:

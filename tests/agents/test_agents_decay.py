@@ -106,3 +106,28 @@ def test_table_rows_match_findings(store):
     table = DecayAnalyzer(store).run(now=NOW).table()
     assert len(table.rows) == 1 and "gc_candidate 1" in table.summary
     assert "| memory |" in table.to_markdown()
+
+
+def test_decay_issues_follow_their_memory_across_runs(store, tracker):
+    gone = add(store, "long forgotten", age_days=60)
+    other = add(store, "also forgotten", age_days=60)
+    agent = DecayAnalyzer(store, tracker)
+    first = agent.run(now=NOW)
+    assert (first.issues_opened, first.issues_tracked, first.issues_closed) == (2, 0, 0)
+    again = agent.run(now=NOW)  # a re-run opens nothing and counts them as already open
+    assert (again.issues_opened, again.issues_tracked) == (0, 2)
+    assert len(tracker.query(labels=[LABEL_DECAY])) == 2
+    (issue,) = [i for i in tracker.query(labels=[LABEL_DECAY])
+                if i.metadata["memory_id"] == gone.id]  # fmt: skip
+    assert "long forgotten" in issue.title and "gc_candidate" in issue.title
+    store.update(gone.id, last_used=int(NOW), use_count=4)  # used again: no longer fading
+    store.update(other.id, status=MemoryStatus.PROMOTED)
+    recovered = agent.run(now=NOW)
+    assert recovered.issues_closed == 2 and recovered.issues_opened == 0
+    assert tracker.query(labels=[LABEL_DECAY], status="open") == []
+    assert all(i.status == "closed" for i in tracker.query(labels=[LABEL_DECAY]))
+    store.update(gone.id, last_used=int(NOW - 60 * 86400), use_count=0)  # fades again
+    faded = agent.run(now=NOW)
+    assert faded.issues_reopened == 1 and faded.issues_opened == 0
+    (reopened,) = tracker.query(labels=[LABEL_DECAY], status="open")
+    assert reopened.id == issue.id
