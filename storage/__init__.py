@@ -10,14 +10,6 @@ from __future__ import annotations
 
 import os
 
-from storage.base import (
-    CompactionReport,
-    DenseScorer,
-    IndexedStore,
-    InMemoryStore,
-    MemoryStore,
-    StoreStats,
-)
 from storage.config import StoreConfig
 from storage.decay import DecayConfig, DecayModel, memory_score
 from storage.errors import (
@@ -30,7 +22,9 @@ from storage.errors import (
     StorageError,
 )
 from storage.jsonl_store import JSONLStore
+from storage.memory_store import IndexedStore, InMemoryStore
 from storage.models import Memory, MemoryMeta, MemoryStatus, Relation, SearchResult
+from storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
 
 
 def open_store(

@@ -190,6 +190,9 @@ class Memory:
         Strict about types and ranges, so that a record we would refuse to save is also one we
         refuse to load (the store quarantines it instead of serving nonsense).
         """
+        fast = _well_formed_memory(cls, data)
+        if fast is not None:
+            return fast
         if not isinstance(data, Mapping):
             raise InvalidInputError("a memory record must be a JSON object")
         try:
@@ -291,6 +294,81 @@ class SearchResult:
     @property
     def use_count(self) -> int:
         return self.memory.use_count
+
+
+_STATUS_OF = {s.value: s for s in MemoryStatus}
+_FAST_KEYS = frozenset(_MEMORY_FIELDS)
+_META_KEYS = frozenset(("tags", "source", "context", "extra"))
+
+
+def _clean_strings(values: Any) -> bool:
+    """A list of distinct, stripped, non-empty strings: what ``validate_tags`` keeps as is."""
+    return type(values) is list and (
+        not values
+        or (
+            all(type(v) is str and v and v.strip() == v for v in values)
+            and len(set(values)) == len(values)
+        )
+    )
+
+
+def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
+    """The memory a record written by this version describes, or None: use the full rules.
+
+    Opening a store builds every record, so the common case is checked with exact type tests
+    only; anything unusual (1.x forms, floats for times, unknown fields) takes the strict path,
+    which accepts or rejects it with a reason. Both paths accept the same memories."""
+    if type(d) is not dict or d.keys() != _FAST_KEYS:
+        return None
+    meta, mid, content, strength = d["meta"], d["id"], d["content"], d["strength"]
+    status = _STATUS_OF.get(d["status"]) if type(d["status"]) is str else None
+    if (
+        status is None
+        or type(mid) is not str
+        or not _ID_RE.match(mid)
+        or type(content) is not str
+        or type(meta) is not dict
+        or meta.keys() != _META_KEYS
+        or type(meta["extra"]) is not dict
+        or not _clean_strings(meta["tags"])
+        or not _clean_strings(d["entities"])
+        or type(strength) is not float
+        or not 0.0 <= strength <= MAX_STRENGTH
+    ):
+        return None
+    source, context = meta["source"], meta["context"]
+    ints = (d["created_at"], d["last_used"], d["use_count"], d["review_count"],
+            d["cross_domain_count"])  # fmt: skip
+    optional = (d["promoted_at"], d["last_review_at"])
+    priority, promoted_to = d["review_priority"], d["promoted_to"]
+    if (
+        any(type(v) is not int for v in ints)
+        or min(ints[2:]) < 0
+        or any(v is not None and type(v) is not int for v in optional)
+        or (source is not None and type(source) is not str)
+        or (context is not None and type(context) is not str)
+        or (promoted_to is not None and type(promoted_to) is not str)
+        or type(priority) is not float
+        or not math.isfinite(priority)
+    ):
+        return None
+    return cls(
+        id=mid,
+        content=content,
+        meta=MemoryMeta(tuple(meta["tags"]), source, context, dict(meta["extra"])),
+        entities=tuple(d["entities"]),
+        created_at=ints[0],
+        last_used=ints[1],
+        use_count=ints[2],
+        strength=strength,
+        status=status,
+        promoted_at=optional[0],
+        promoted_to=promoted_to,
+        review_priority=priority,
+        last_review_at=optional[1],
+        review_count=ints[3],
+        cross_domain_count=ints[4],
+    )
 
 
 def _int(value: Any, name: str, default: int) -> int:

@@ -51,13 +51,13 @@ DEFAULT_TUNING = SearchTuning()
 
 
 class _SideIndexState:
-    """How far a store's side indexes (context field, dense rows) have followed its text index."""
+    """How far a store's dense rows have followed its text index's change journal."""
 
-    __slots__ = ("context_at", "dense_at")
+    __slots__ = ("dense_at",)
 
     def __init__(self) -> None:
-        self.context_at: tuple[int, int] | None = None  # (id of TextIndex, journal version)
-        self.dense_at: dict[int, tuple[int, int]] = {}  # id(dense) -> same
+        # id(dense) -> (id of the TextIndex, journal version)
+        self.dense_at: dict[int, tuple[int, int]] = {}
 
 
 _STATE: weakref.WeakKeyDictionary[Any, _SideIndexState] = weakref.WeakKeyDictionary()
@@ -71,20 +71,6 @@ def _changed_ids(
         return (id(text), text.version), None
     version, ids = text.changes_since(seen[1])
     return (id(text), version), ids
-
-
-def sync_context(store: IndexedStore, state: _SideIndexState) -> None:
-    """Index each memory's ``meta.context`` as the low-weight context field of BM25."""
-    mark, ids = _changed_ids(store, state.context_at)
-    if ids is None:
-        ids = set(store._memories)
-    if not hasattr(store._text, "set_context"):
-        return
-    for memory_id in ids:
-        memory = store._memories.get(memory_id)
-        if memory is not None:
-            store._text.set_context(memory_id, memory.meta.context)
-    state.context_at = mark
 
 
 def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
@@ -157,11 +143,15 @@ def relevance_scores(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(ranking relevance, 0-1 text similarity) of every candidate for ``query``."""
     cfg = store.config
-    if tuning.use_context:
-        sync_context(store, _STATE.setdefault(store, _SideIndexState()))
     # Only the best lexical hits are re-ranked; a memory further down can still come in
     # through the dense pool. Keeps a query over 100k memories to a few milliseconds.
-    bm25 = store._text.top(query, max(tuning.lexical_pool, 20 * top_k), scope)
+    # The context field is indexed with the memory (add/load); ``use_context`` only weighs it.
+    bm25 = store._text.top(
+        query,
+        max(tuning.lexical_pool, 20 * top_k),
+        scope,
+        context_weight=None if tuning.use_context else 0.0,
+    )
     best = max(bm25.values(), default=0.0)
     lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
     dense: dict[str, float] = {}
@@ -263,6 +253,5 @@ __all__ = [
     "query_entities",
     "relevance_scores",
     "run_search",
-    "sync_context",
     "sync_dense",
 ]

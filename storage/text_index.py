@@ -8,138 +8,47 @@ surrounded the memory, e.g. the neighbouring turns of a conversation). A context
 ``context_weight`` times a main-text match: it rescues short memories ("Yes, last May!") without
 letting a neighbour outrank the memory that says the thing itself.
 
-Every add/remove is journalled (``changes_since``) so side indexes (the dense matrix, the
-context field) can follow the store incrementally instead of rescanning it.
+Opening a store indexes every memory at once with ``add_many`` (numpy-built segment, see
+``storage.postings``); later saves update dict postings in O(terms of the document).
+
+Every add/remove is journalled (``changes_since``) so side indexes (the dense matrix) can
+follow the store incrementally instead of rescanning it.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import threading
+from array import array
 from collections import Counter
 from collections.abc import Container, Iterable
+from itertools import chain
 from typing import TYPE_CHECKING
+
+from storage.postings import PostingsField, build_segment
+from storage.tokens import _TOKEN_RE, STOP_WORDS, raw_words, term_cache, tokenize, words
 
 if TYPE_CHECKING:
     import numpy as np
 
-# numpy is imported where scoring needs it, not here: ``tokenize`` alone (the Claude Code
-# prompt hook) must stay cheap to import.
-
-_TOKEN_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]", re.UNICODE)
-
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its itself
-    just me more most my myself no nor not now of off on once only or other our ours ourselves out
-    over own same she should so some such than that the their theirs them themselves then there
-    these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours yourself yourselves s t don shall may might
-    must let us also""".split()
-)
-
-_stemmers = threading.local()
+# numpy is imported where indexing and scoring need it, not here: ``tokenize`` alone (the
+# Claude Code prompt hook) must stay cheap to import.
 
 
-def _stem_words(words: list[str]) -> list[str]:
-    """Snowball English stems (PyStemmer); words unchanged if it is not installed."""
-    stemmer = getattr(_stemmers, "english", None)
-    if stemmer is None:
-        try:
-            import Stemmer  # type: ignore[import-not-found]
+class _TermIds(dict[str, tuple[int, ...]]):
+    """word -> ids of its terms in a vocabulary being built (bulk indexing)."""
 
-            stemmer = Stemmer.Stemmer("english")
-        except ImportError:  # still a working index, only without stemming
-            stemmer = False
-        _stemmers.english = stemmer
-    return stemmer.stemWords(words) if stemmer else words
+    __slots__ = ("vocab", "terms_of")
 
+    def __init__(self, vocab: dict[str, int], stem: bool) -> None:
+        super().__init__()
+        self.vocab = vocab
+        self.terms_of = term_cache(stem)
 
-def _split_compound(token: str) -> list[str]:
-    """'node.js' -> ['node.js', 'node', 'js']; 'may-2023' -> [..., 'may', '2023']."""
-    parts = [p for p in re.split(r"[.'-]+", token) if p]
-    return [token, *parts] if len(parts) > 1 else [token]
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens with stop words removed; keeps 'c++', 'node.js', 'o'neil'."""
-    return [
-        t.strip("'.-")
-        for t in _TOKEN_RE.findall(text.lower())
-        if t not in STOP_WORDS and t.strip("'.-")
-    ]
-
-
-def tokenize(text: str, *, stem: bool = True) -> list[str]:
-    """Index terms: words, compounds also split into parts, then stemmed ('running' -> 'run')."""
-    out: list[str] = []
-    for w in words(text):
-        out.extend(p for p in _split_compound(w) if p not in STOP_WORDS)
-    return _stem_words(out) if stem else out
-
-
-class _Field:
-    """Postings and lengths of one field; per-term numpy arrays are built lazily for scoring."""
-
-    __slots__ = ("postings", "doc_terms", "doc_len", "total_len", "_arrays")
-
-    def __init__(self) -> None:
-        self.postings: dict[str, dict[str, int]] = {}
-        self.doc_terms: dict[str, Counter[str]] = {}
-        self.doc_len: dict[str, int] = {}
-        self.total_len = 0
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def add(self, doc_id: str, terms: Counter[str]) -> None:
-        self.remove(doc_id)
-        self.doc_terms[doc_id] = terms
-        length = sum(terms.values())
-        self.doc_len[doc_id] = length
-        self.total_len += length
-        arrays = self._arrays
-        for term, tf in terms.items():
-            self.postings.setdefault(term, {})[doc_id] = tf
-            arrays.pop(term, None)
-
-    def remove(self, doc_id: str) -> None:
-        terms = self.doc_terms.pop(doc_id, None)
-        if terms is None:
-            return
-        self.total_len -= self.doc_len.pop(doc_id)
-        for term in terms:
-            self._arrays.pop(term, None)
-            posting = self.postings.get(term)
-            if posting is not None:
-                posting.pop(doc_id, None)
-                if not posting:
-                    del self.postings[term]
-
-    def add_scores(
-        self, acc: np.ndarray, slot_of: dict[str, int], lengths: np.ndarray,
-        terms: Counter[str], n_docs: int, k1: float, b: float, weight: float,
-    ) -> None:  # fmt: skip
-        """Add this field's BM25 contribution into ``acc`` (indexed by document slot)."""
-        import numpy as np
-
-        if not self.doc_len:
-            return
-        avgdl = self.total_len / len(self.doc_len) or 1.0
-        for term, qtf in terms.items():
-            posting = self.postings.get(term)
-            if not posting:
-                continue
-            arrays = self._arrays.get(term)
-            if arrays is None:
-                slots = np.fromiter((slot_of[d] for d in posting), np.int64, len(posting))
-                tfs = np.fromiter(posting.values(), np.float32, len(posting))
-                arrays = self._arrays[term] = (slots, tfs)
-            slots, tfs = arrays
-            df = len(posting)
-            idf = weight * qtf * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            dl = lengths[slots]
-            acc[slots] += idf * tfs * (k1 + 1.0) / (tfs + k1 * (1.0 - b + b * dl / avgdl))
+    def __missing__(self, word: str) -> tuple[int, ...]:
+        vocab = self.vocab
+        ids = tuple(vocab.setdefault(t, len(vocab)) for t in self.terms_of[word])
+        self[word] = ids
+        return ids
 
 
 class TextIndex:
@@ -152,18 +61,18 @@ class TextIndex:
     def __init__(
         self, k1: float = 1.2, b: float = 0.75, context_weight: float = 0.3, stem: bool = True
     ) -> None:
+        import numpy as np
+
         self.k1 = k1
         self.b = b
         self.context_weight = context_weight
         self.stem = stem
-        self._main = _Field()
-        self._context = _Field()
+        self._main = PostingsField()
+        self._context = PostingsField()
         # Documents get integer slots so that scoring runs on numpy arrays.
         self._slot_of: dict[str, int] = {}
         self._slot_ids: list[str | None] = []
         self._free_slots: list[int] = []
-        import numpy as np
-
         self._main_len = np.zeros(0, dtype=np.float32)
         self._context_len = np.zeros(0, dtype=np.float32)
         self._context_text: dict[str, str] = {}
@@ -171,10 +80,10 @@ class TextIndex:
         self._journal_base = 0  # version of _journal[0]
 
     def __len__(self) -> int:
-        return len(self._main.doc_len)
+        return len(self._slot_of)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._main.doc_len
+        return doc_id in self._slot_of
 
     @property
     def version(self) -> int:
@@ -183,9 +92,12 @@ class TextIndex:
     def _record(self, doc_id: str) -> None:
         self._journal.append(doc_id)
         if len(self._journal) > self.JOURNAL_LIMIT:
-            drop = len(self._journal) // 2
-            del self._journal[:drop]
-            self._journal_base += drop
+            self._trim_journal()
+
+    def _trim_journal(self) -> None:
+        drop = len(self._journal) // 2
+        del self._journal[:drop]
+        self._journal_base += drop
 
     def changes_since(self, version: int) -> tuple[int, set[str] | None]:
         """(current version, ids added/removed since ``version``), or None: resync everything."""
@@ -193,39 +105,110 @@ class TextIndex:
             return self.version, None
         return self.version, set(self._journal[version - self._journal_base :])
 
+    def _terms(self, text: str) -> Counter[str]:
+        return Counter(tokenize(text, stem=self.stem))
+
     def add(self, doc_id: str, text: str, context: str | None = None) -> None:
         """Index ``text`` (and optional ``context``) under ``doc_id``, replacing what it held."""
-        terms = Counter(tokenize(text, stem=self.stem))
+        terms = self._terms(text)
         slot = self._claim_slot(doc_id)
-        self._main.add(doc_id, terms)
+        self._main.add(doc_id, slot, terms)
         self._main_len[slot] = sum(terms.values())
-        self._context.remove(doc_id)
+        self._context.remove(doc_id, slot)
         self._context_len[slot] = 0
         self._context_text.pop(doc_id, None)
         if context:
             self.set_context(doc_id, context)
         self._record(doc_id)
 
+    def add_many(self, docs: Iterable[tuple[str, str, str | None]]) -> None:
+        """Index many (id, text, context) documents: opening a store.
+
+        Into an empty index this builds numpy segments (each distinct word tokenised once,
+        postings grouped by sorting); otherwise it is ``add`` in a loop."""
+        if self._slot_ids:
+            for doc_id, text, context in docs:
+                self.add(doc_id, text, context)
+            return
+        import numpy as np
+
+        ids: list[str] = []
+        contexts: dict[str, str] = {}
+        main_ids, ctx_ids = array("i"), array("i")
+        main_lens: list[int] = []
+        ctx_lens: list[int] = []
+        vocab: dict[str, int] = {}
+        get = _TermIds(vocab, self.stem).__getitem__
+        findall = _TOKEN_RE.findall
+        seen: set[str] = set()
+        repeats: list[tuple[str, str, str | None]] = []
+        for doc_id, text, context in docs:
+            if doc_id in seen:  # a repeated id replaces the first through ``add`` below
+                repeats.append((doc_id, text, context))
+                continue
+            seen.add(doc_id)
+            ids.append(doc_id)
+            n0 = len(main_ids)
+            main_ids.extend(chain.from_iterable(map(get, findall(text.lower()))))
+            main_lens.append(len(main_ids) - n0)
+            if context:
+                contexts[doc_id] = context
+                n0 = len(ctx_ids)
+                ctx_ids.extend(chain.from_iterable(map(get, findall(context.lower()))))
+                ctx_lens.append(len(ctx_ids) - n0)
+            else:
+                ctx_lens.append(0)
+        if not ids:
+            return
+        n = len(ids)
+        lens = np.array(main_lens, np.int64)
+        c_lens = np.array(ctx_lens, np.int64)
+        segment, n_docs, total = build_segment(
+            np.frombuffer(main_ids, np.int32).astype(np.int64), lens, np.ones(n, bool), vocab
+        )
+        self._main.set_segment(segment, n_docs, total)
+        if contexts:
+            has_context = np.fromiter((i in contexts for i in ids), bool, n)
+            segment, n_docs, total = build_segment(
+                np.frombuffer(ctx_ids, np.int32).astype(np.int64), c_lens, has_context, vocab
+            )
+            self._context.set_segment(segment, n_docs, total)
+        self._context_text = contexts
+        capacity = max(64, n)
+        self._slot_of = dict(zip(ids, range(n), strict=True))
+        self._slot_ids = [*ids, *([None] * (capacity - n))]
+        self._free_slots = list(range(capacity - 1, n - 1, -1))
+        self._main_len = np.zeros(capacity, np.float32)
+        self._main_len[:n] = lens
+        self._context_len = np.zeros(capacity, np.float32)
+        self._context_len[:n] = c_lens
+        self._journal.extend(ids)
+        while len(self._journal) > self.JOURNAL_LIMIT:
+            self._trim_journal()
+        for doc_id, text, context in repeats:
+            self.add(doc_id, text, context)
+
     def set_context(self, doc_id: str, context: str | None) -> None:
         """Replace the context field of an indexed document (no-op if unchanged)."""
-        if doc_id not in self._main.doc_len or self._context_text.get(doc_id) == (context or None):
+        slot = self._slot_of.get(doc_id)
+        if slot is None or self._context_text.get(doc_id) == (context or None):
             return
-        self._context.remove(doc_id)
+        self._context.remove(doc_id, slot)
         self._context_text.pop(doc_id, None)
-        self._context_len[self._slot_of[doc_id]] = 0
+        self._context_len[slot] = 0
         if context:
-            terms = Counter(tokenize(context, stem=self.stem))
-            self._context.add(doc_id, terms)
-            self._context_len[self._slot_of[doc_id]] = sum(terms.values())
+            terms = self._terms(context)
+            self._context.add(doc_id, slot, terms)
+            self._context_len[slot] = sum(terms.values())
             self._context_text[doc_id] = context
 
     def remove(self, doc_id: str) -> None:
-        if doc_id not in self._main.doc_len:
+        slot = self._slot_of.pop(doc_id, None)
+        if slot is None:
             return
-        self._main.remove(doc_id)
-        self._context.remove(doc_id)
+        self._main.remove(doc_id, slot)
+        self._context.remove(doc_id, slot)
         self._context_text.pop(doc_id, None)
-        slot = self._slot_of.pop(doc_id)
         self._slot_ids[slot] = None
         self._main_len[slot] = self._context_len[slot] = 0
         self._free_slots.append(slot)
@@ -250,36 +233,42 @@ class TextIndex:
         return slot
 
     def idf(self, term: str) -> float:
-        n = len(self._main.doc_len)
-        df = len(self._main.postings.get(term, ()))
+        n = len(self._slot_of)
+        df = self._main.df(term)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
-    def score_array(self, query: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+    def score_array(
+        self, query: str | Iterable[str], context_weight: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(slots, BM25 scores) of every document sharing a term with the query."""
         import numpy as np
 
         terms = tokenize(query, stem=self.stem) if isinstance(query, str) else list(query)
-        n = len(self._main.doc_len)
+        n = len(self._slot_of)
+        context_weight = self.context_weight if context_weight is None else context_weight
         if not terms or not n:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         counts = Counter(terms)
         acc = np.zeros(len(self._slot_ids), dtype=np.float32)
         self._main.add_scores(acc, self._slot_of, self._main_len, counts, n, self.k1, self.b, 1.0)
-        if self.context_weight > 0:
+        if context_weight > 0:
             self._context.add_scores(
-                acc, self._slot_of, self._context_len, counts, n, self.k1, self.b,
-                self.context_weight,
-            )  # fmt: skip
+                acc, self._slot_of, self._context_len, counts, n, self.k1, self.b, context_weight
+            )
         slots = np.flatnonzero(acc)
         return slots, acc[slots]
 
     def top(
-        self, query: str | Iterable[str], k: int, allowed: Container[str] | None = None
+        self,
+        query: str | Iterable[str],
+        k: int,
+        allowed: Container[str] | None = None,
+        context_weight: float | None = None,
     ) -> dict[str, float]:
         """The ``k`` best-scoring documents (among ``allowed`` ids), best first."""
         import numpy as np
 
-        slots, scores = self.score_array(query)
+        slots, scores = self.score_array(query, context_weight)
         if not len(slots):
             return {}
         ids = self._slot_ids
@@ -311,11 +300,8 @@ class TextIndex:
 
     def size_estimate(self) -> dict[str, int]:
         """Postings entries per field (what the index costs, for the bench)."""
-        return {
-            "terms": len(self._main.postings),
-            "postings": sum(len(p) for p in self._main.postings.values()),
-            "context_postings": sum(len(p) for p in self._context.postings.values()),
-        }
+        terms, postings = self._main.size()
+        return {"terms": terms, "postings": postings, "context_postings": self._context.size()[1]}
 
 
-__all__ = ["STOP_WORDS", "TextIndex", "tokenize", "words"]
+__all__ = ["STOP_WORDS", "TextIndex", "raw_words", "tokenize", "words"]

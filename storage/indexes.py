@@ -1,0 +1,116 @@
+"""The in-memory view of a store: records by id and the indexes searches and filters use.
+
+``StoreIndexes`` keeps memories and relations with id, tag, entity, status and BM25 text
+indexes. ``load`` indexes a whole snapshot in one pass (the hot path of opening a big store);
+``index_memory`` / ``unindex_memory`` keep everything in step one record at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from storage.models import Memory, MemoryStatus, Relation
+from storage.text_index import TextIndex
+
+
+def searchable_text(memory: Memory) -> str:
+    """What the text index sees: content plus tags and entities (tags split on '/', '-', '_')."""
+    extras = " ".join(memory.tags) + " " + " ".join(memory.entities)
+    extras = extras.replace("/", " ").replace("_", " ").replace("-", " ")
+    return f"{memory.content}\n{extras}"
+
+
+class StoreIndexes:
+    """Records and their indexes. Not thread-safe: the store serialises access."""
+
+    def __init__(self) -> None:
+        self._memories: dict[str, Memory] = {}
+        self._relations: dict[str, Relation] = {}
+        self._by_tag: dict[str, set[str]] = {}
+        self._by_entity: dict[str, set[str]] = {}
+        self._by_status: dict[MemoryStatus, set[str]] = {s: set() for s in MemoryStatus}
+        self._relations_by_memory: dict[str, set[str]] = {}
+        self._text = TextIndex()
+
+    def _load(self, memories: Iterable[Memory], relations: Iterable[Relation]) -> None:
+        """Index a whole snapshot (load, reload, copy); the last record per id wins."""
+        fresh: dict[str, Memory] = {}
+        for m in memories:
+            if m.id in self._memories:
+                self._index_memory(m)
+            else:
+                fresh[m.id] = m
+        by_tag, by_entity, by_status = self._by_tag, self._by_entity, self._by_status
+        for mid, m in fresh.items():
+            for tag in m.meta.tags:
+                by_tag.setdefault(tag.lower(), set()).add(mid)
+            for ent in m.entities:
+                by_entity.setdefault(ent.lower(), set()).add(mid)
+            by_status[m.status].add(mid)
+        self._memories.update(fresh)
+        self._text.add_many((mid, searchable_text(m), m.meta.context) for mid, m in fresh.items())
+        for r in relations:
+            self._index_relation(r)
+
+    def _index_memory(self, memory: Memory) -> None:
+        old = self._memories.get(memory.id)
+        if old is not None:
+            self._unindex_memory(
+                old,
+                keep_text=old.content == memory.content
+                and old.tags == memory.tags
+                and old.entities == memory.entities
+                and old.meta.context == memory.meta.context,
+            )
+        self._memories[memory.id] = memory
+        for tag in memory.tags:
+            self._by_tag.setdefault(tag.lower(), set()).add(memory.id)
+        for ent in memory.entities:
+            self._by_entity.setdefault(ent.lower(), set()).add(memory.id)
+        self._by_status[memory.status].add(memory.id)
+        if memory.id not in self._text:
+            self._text.add(memory.id, searchable_text(memory), context=memory.meta.context)
+
+    def _unindex_memory(self, memory: Memory, keep_text: bool = False) -> None:
+        self._memories.pop(memory.id, None)
+        for index, keys in ((self._by_tag, memory.tags), (self._by_entity, memory.entities)):
+            for key in keys:
+                ids = index.get(key.lower())
+                if ids is not None:
+                    ids.discard(memory.id)
+                    if not ids:
+                        del index[key.lower()]
+        self._by_status[memory.status].discard(memory.id)
+        if not keep_text:
+            self._text.remove(memory.id)
+
+    def _index_relation(self, relation: Relation) -> None:
+        if relation.id in self._relations:
+            self._unindex_relation(relation.id)
+        self._relations[relation.id] = relation
+        self._relations_by_memory.setdefault(relation.from_memory_id, set()).add(relation.id)
+        self._relations_by_memory.setdefault(relation.to_memory_id, set()).add(relation.id)
+
+    def _unindex_relation(self, relation_id: str) -> None:
+        relation = self._relations.pop(relation_id, None)
+        if relation is None:
+            return
+        for mid in (relation.from_memory_id, relation.to_memory_id):
+            ids = self._relations_by_memory.get(mid)
+            if ids is not None:
+                ids.discard(relation_id)
+                if not ids:
+                    del self._relations_by_memory[mid]
+
+    def _clear_indexes(self) -> None:
+        self._memories.clear()
+        self._relations.clear()
+        self._by_tag.clear()
+        self._by_entity.clear()
+        for ids in self._by_status.values():
+            ids.clear()
+        self._relations_by_memory.clear()
+        self._text = TextIndex()
+
+
+__all__ = ["StoreIndexes", "searchable_text"]
