@@ -29,6 +29,9 @@ def graph(
     storage_path: Annotated[Path | None, typer.Option("--storage-path")] = None,
     memories: Annotated[bool, typer.Option(help="Include short-term memories.")] = True,
     max_nodes: Annotated[int, typer.Option(min=1, help="Keep the best-connected nodes.")] = 400,
+    isolated: Annotated[
+        bool, typer.Option(help="Also draw nodes without any link (a ring of dots).")
+    ] = False,
 ) -> None:
     """Draw notes (linked by [[wikilinks]]) and memories (linked by relations)."""
     from vault_sync.ltm_index import LTMIndex
@@ -48,6 +51,10 @@ def graph(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     g = build_graph(index, mems, rels)
+    if not isolated:
+        import networkx as nx
+
+        g.remove_nodes_from(list(nx.isolates(g)))
     if g.number_of_nodes() > max_nodes:
         keep = sorted(g.degree, key=lambda nd: (-nd[1], nd[0]))[:max_nodes]
         g = g.subgraph(n for n, _ in keep).copy()
@@ -68,21 +75,38 @@ def _layout(g) -> dict:
     return nx.spring_layout(g, seed=7, k=None if len(g) < 50 else 1.5 / len(g) ** 0.5)
 
 
-def draw_png(g, path: Path) -> None:
+def draw_png(g, path: Path, labelled: int = 15) -> None:
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
     import networkx as nx
+    from matplotlib.lines import Line2D
 
     pos = _layout(g)
     fig, ax = plt.subplots(figsize=(14, 10), dpi=100)
+    degree = dict(g.degree)
     colors = [_COLORS.get(g.nodes[n].get("kind"), "#999999") for n in g]
-    nx.draw_networkx_edges(g, pos, ax=ax, alpha=0.3, arrows=False)
-    nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_size=60)
-    if len(g) <= 80:
-        labels = {n: str(g.nodes[n].get("label", n))[:30] for n in g}
-        nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=7)
+    # Size by connectedness, so hubs read as hubs; edges faint so structure shows through.
+    sizes = [30 + 12 * min(degree[n], 30) for n in g]
+    nx.draw_networkx_edges(g, pos, ax=ax, alpha=0.15, width=0.6, arrows=False)
+    nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_size=sizes, alpha=0.9)
+    # Label the best-connected nodes only: all labels of a big graph are unreadable.
+    top = sorted(g, key=lambda n: (-degree[n], n))[: len(g) if len(g) <= 80 else labelled]
+    labels = {n: str(g.nodes[n].get("label", n))[:32] for n in top}
+    nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=7)
+    counts = {k: sum(1 for n in g if g.nodes[n].get("kind") == k) for k in _COLORS}
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color=c, label=f"{k} ({counts[k]})")
+        for k, c in _COLORS.items()
+        if counts[k]
+    ]
+    ax.legend(handles=handles, loc="lower left", frameon=False)
+    ax.set_title(
+        f"cortexgraph: {len(g)} nodes, {g.number_of_edges()} links "
+        f"(labels: the {len(top)} best connected)",
+        fontsize=11,
+    )
     ax.set_axis_off()
     fig.tight_layout()
     fig.savefig(path)
