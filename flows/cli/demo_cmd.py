@@ -50,6 +50,37 @@ def _search_table(console: Console, title: str, rows: list[tuple[str, str, str]]
     console.print(table)
 
 
+def _embedder(storage_path: Path):  # noqa: ANN202 - EmbeddingCache or None
+    """The shipped MiniLM behind the store's embedding cache (the pipeline fills the same one)."""
+    from storage.embeddings import EmbeddingCache, default_embedder
+
+    model = default_embedder()
+    return None if model is None else EmbeddingCache(model, storage_path)
+
+
+def _open(settings, embedder):  # noqa: ANN001, ANN202
+    from storage import open_store
+    from storage.embeddings import DenseIndex
+
+    dense = None if embedder is None else DenseIndex(embedder)
+    return open_store(settings.storage_path, settings.store_config(), dense=dense)
+
+
+def _show_issues(console: Console, issues: list, where: str) -> None:
+    """Counts per kind, then the issues a person would look at first: open review clusters."""
+    kinds: dict[str, list] = {}
+    for issue in issues:
+        kind = next((lb for lb in issue.labels if lb.startswith("consolidation:")), "other")
+        kinds.setdefault(kind, []).append(issue)
+    console.print(f"[bold]{len(issues)} issues[/] — {where}", highlight=False)
+    for kind, group in sorted(kinds.items()):
+        closed = sum(1 for i in group if i.status == "closed")
+        console.print(f"  {kind}: {len(group)} ({closed} closed)", highlight=False)
+    first = sorted(issues, key=lambda i: ("action:review" not in i.labels, i.status == "closed"))
+    for issue in first[:6]:
+        console.print(f"  • {issue.id} [{issue.status}] {issue.title}", highlight=False)
+
+
 def demo(
     directory: Annotated[Path, typer.Option("--dir", help="demo folder")] = Path("demo"),
     keep: Annotated[bool, typer.Option("--keep", help="reuse the existing demo store")] = False,
@@ -61,7 +92,6 @@ def demo(
     from cortexgraph.demo_data import seed_store
     from flows.cli.consolidate import print_report_tables, run_with_progress
     from flows.cli.issues_cmd import open_issue_tracker
-    from storage import open_store
     from vault_sync import LTMIndex, search_unified
 
     console = Console()
@@ -72,7 +102,8 @@ def demo(
             storage_path=directory / "store", ltm_vault_path=directory / "vault"
         )
         now = time.time()
-        store = open_store(settings.storage_path, settings.store_config())
+        embedder = None if no_embeddings else _embedder(settings.storage_path)
+        store = _open(settings, embedder)
         if len(store) == 0:
             seeded = seed_store(store, now=now)
             console.print(f"[bold]Seeded {len(seeded)} memories[/] into {settings.storage_path}")
@@ -84,7 +115,7 @@ def demo(
             highlight=False,
         )
         for query in DEMO_QUERIES[:2]:
-            hits = store.search(query, top_k=3, now=now, use_embeddings=False)
+            hits = store.search(query, top_k=3, now=now)
             _search_table(console, f"search: {query!r}", [
                 (f"{h.score:.2f}", "STM", h.memory.content) for h in hits
             ])  # fmt: skip
@@ -101,18 +132,12 @@ def demo(
         for note in notes[:8]:
             console.print(f"  • {note.relative_to(settings.vault_path)}", highlight=False)
         tracker, where = open_issue_tracker(settings)
-        issues = tracker.query()
-        open_count = sum(1 for i in issues if i.status != "closed")
-        console.print(
-            f"[bold]{len(issues)} issues[/] ({open_count} open) — {where}", highlight=False
-        )
-        for issue in issues[:8]:
-            console.print(f"  • {issue.id} [{issue.status}] {issue.title}", highlight=False)
+        _show_issues(console, tracker.query(), where)
 
-        store = open_store(settings.storage_path, settings.store_config())
+        store = _open(settings, embedder)
         index = LTMIndex.open(settings.vault_path)
         query = DEMO_QUERIES[0]
-        hits = search_unified(store, index, query, limit=5, now=time.time())
+        hits = search_unified(store, index, query, limit=5, now=time.time(), embedder=embedder)
         _search_table(console, f"unified STM+LTM search: {query!r}", [
             (f"{h.score:.2f}", h.source.upper(), h.preview or h.title) for h in hits
         ])  # fmt: skip
