@@ -18,7 +18,6 @@ inode number alone is not enough, because the filesystem reuses freed inodes at 
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -32,21 +31,25 @@ from filelock import FileLock
 
 from storage.config import StoreConfig
 from storage.errors import CortexGraphError, InvalidInputError, StorageError
+from storage.jsonl_lines import (
+    BAD_LINE_ERRORS,
+    BadLine,
+    count_lines,
+    gc_paused,
+    live_records,
+    parse_line,
+    quarantine_path,
+    reason,
+    tombstone,
+)
 from storage.memory_store import IndexedStore
 from storage.models import Memory, Relation
 from storage.protocol import CompactionReport, DenseScorer
-
-try:  # about twice as fast as json on the lines of a big store; optional
-    import orjson
-except ImportError:  # pragma: no cover - json alone reads the same records
-    orjson = None
+from storage.snapshot import read_snapshot, write_snapshot
 
 log = logging.getLogger(__name__)
 
 _GEN_WIDTH = 20
-# What a line that cannot be read raises: json (ValueError), not an object / no id (TypeError,
-# KeyError), a bad field (InvalidInputError, a ValueError).
-_BAD_LINE = (ValueError, TypeError, KeyError, CortexGraphError)
 
 
 @dataclass(slots=True)
@@ -54,12 +57,6 @@ class _FileCursor:
     path: Path
     inode: int = -1
     offset: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class _BadLine:
-    raw: bytes
-    reason: str
 
 
 class JSONLStore(IndexedStore):
@@ -87,9 +84,12 @@ class JSONLStore(IndexedStore):
         self._gen_path = self.path / ".cortexgraph.generation"
         self._generation = -1
         self._flock = FileLock(str(self.path / ".cortexgraph.lock"))
+        self._snapshot_due: bytes | None = None
         try:
-            with self._lock, self._flock:
-                self._reload_all()
+            with self._lock:
+                with self._flock:
+                    self._reload_all()
+                self._write_snapshot_if_due()
         except OSError as exc:
             if isinstance(exc, CortexGraphError):
                 raise
@@ -174,77 +174,84 @@ class JSONLStore(IndexedStore):
 
     def _reload_all(self) -> None:
         """Read both files from the start; keep the last line per id, then index once."""
-        # Loading allocates millions of objects and creates no cycles: the collector's passes
-        # over them would cost about a third of the load.
-        with _gc_paused():
-            self._reload_files()
-
-    def _reload_files(self) -> None:
-        self._clear_indexes()
-        self._generation = self._read_generation()
-        for c in (self._mem, self._rel):
-            c.inode, c.offset = -1, 0
-        memories, bad = self._snapshot(self._mem, Memory.from_json)
-        if bad:
-            self._quarantine(self._mem, bad)
-        relations, bad = self._snapshot(self._rel, Relation.from_json)
-        if bad:
-            self._quarantine(self._rel, bad)
-        self._load(memories, relations)
+        with gc_paused():
+            self._clear_indexes()
+            self._generation = self._read_generation()
+            for c in (self._mem, self._rel):
+                c.inode, c.offset = -1, 0
+            self._load_memories()
+            relations, _ = self._read_all(self._rel, Relation.from_json)
+            self._load((), relations)
         self.quarantined_lines = sum(
-            _count_lines(_quarantine_path(c.path)) for c in (self._mem, self._rel)
+            count_lines(quarantine_path(c.path)) for c in (self._mem, self._rel)
         )
 
-    def _snapshot(self, cursor: _FileCursor, build: Callable[[Any], Any]) -> tuple[list, list]:
-        """Live records of one file (last line wins, tombstones delete) and its unreadable lines."""
+    def _read_all(self, cursor: _FileCursor, build: Callable[[Any], Any]) -> tuple[list, bool]:
+        """Live records of a whole file (bad lines quarantined), and whether there were any."""
         ino, end, data = self._read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
-        latest: dict[str, tuple[bytes, dict[str, Any]]] = {}
-        bad: list[_BadLine] = []
-        for raw in data.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                obj = _parse(raw)
-                rid = obj["id"]
-                if not isinstance(rid, str):
-                    raise InvalidInputError(f"id must be a string, got {rid!r}")
-            except _BAD_LINE as exc:
-                bad.append(_BadLine(raw, _reason(exc)))
-                continue
-            if obj.get("_deleted") is True:
-                latest.pop(rid, None)
-            else:
-                latest.pop(rid, None)  # re-insert so the dict keeps last-write order
-                latest[rid] = (raw, obj)
-        records: dict[str, Any] = {}
-        failed: set[str] = set()
-        for rid, (raw, obj) in latest.items():
-            try:
-                records[rid] = build(obj)
-            except _BAD_LINE as exc:
-                bad.append(_BadLine(raw, _reason(exc)))
-                failed.add(rid)
-        if failed:  # the newest line of these is bad: fall back to their last good one
-            records.update(_replay(data, failed, build))
-        return list(records.values()), bad
+        records, bad = live_records(data, build)
+        if bad:
+            self._quarantine(cursor, bad)
+        return records, bool(bad)
+
+    def _load_memories(self) -> None:
+        """From the snapshot plus the lines appended since, or else from the JSONL alone."""
+        ino, end, data = self._read_new_bytes(self._mem)
+        self._mem.inode, self._mem.offset = ino, end
+        big = len(data) >= self.config.snapshot_min_bytes
+        cached = read_snapshot(self.path, data) if big else None
+        if cached is not None and self._install_snapshot(cached[0]):
+            size = cached[1]
+            quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
+            stale = len(data) - size > size // 4  # many appends since: refresh it
+        else:
+            memories, bad = live_records(data, Memory.from_json)
+            if bad:
+                self._quarantine(self._mem, bad)
+            self._load(memories, ())
+            quarantined, stale = bool(bad), big
+        # Written by __init__/reload once the file lock is released (a second at 100k).
+        self._snapshot_due = data if stale and not quarantined else None
+
+    def _snapshot_state(self) -> tuple[Any, ...]:
+        return (self._memories, self._text, self._by_tag, self._by_entity, self._by_status)
+
+    def _install_snapshot(self, state: Any) -> bool:
+        expected = tuple(type(x) for x in self._snapshot_state())
+        if not isinstance(state, tuple) or tuple(type(x) for x in state) != expected:
+            return False
+        self._memories, self._text, self._by_tag, self._by_entity, self._by_status = state
+        return True
+
+    def _write_snapshot_if_due(self) -> None:
+        """Caller holds ``self._lock``: the in-memory view is still what ``data`` gives."""
+        data, self._snapshot_due = self._snapshot_due, None
+        if data is not None:
+            with gc_paused():
+                write_snapshot(self.path, data, self._snapshot_state())
 
     def _read_tail(self, cursor: _FileCursor, apply: Callable[[Any], None]) -> None:
         """Apply complete lines past the cursor; quarantine lines that cannot be read."""
         ino, end, data = self._read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
+        self._apply_lines(cursor, data, apply)
+
+    def _apply_lines(self, cursor: _FileCursor, data: bytes, apply: Callable[[Any], None]) -> bool:
+        """Apply lines in order; quarantine those that cannot be read (True if any)."""
         # We hold the lock, so no writer is mid-line: an unterminated tail is torn for good.
-        bad: list[_BadLine] = []
+        bad: list[BadLine] = []
         for raw in data.split(b"\n"):
             if not raw.strip():
                 continue
             try:
-                apply(_parse(raw))
-            except _BAD_LINE as exc:
-                bad.append(_BadLine(raw, _reason(exc)))
+                apply(parse_line(raw))
+            except BAD_LINE_ERRORS as exc:
+                bad.append(BadLine(raw, reason(exc)))
         if bad:
             self._quarantine(cursor, bad)
             self.quarantined_lines += len(bad)
+        return bool(bad)
 
     def _apply_memory(self, obj: Any) -> None:
         if obj.get("_deleted") is True:
@@ -260,9 +267,9 @@ class JSONLStore(IndexedStore):
             return
         self._index_relation(Relation.from_json(obj))
 
-    def _quarantine(self, cursor: _FileCursor, bad: list[_BadLine]) -> None:
+    def _quarantine(self, cursor: _FileCursor, bad: list[BadLine]) -> None:
         """Move unreadable lines aside (with the reason); rewrite the file without them."""
-        qpath = _quarantine_path(cursor.path)
+        qpath = quarantine_path(cursor.path)
         now = int(time.time())
         entries = [
             json.dumps({"quarantined_at": now, "file": cursor.path.name, "reason": b.reason,
@@ -320,8 +327,8 @@ class JSONLStore(IndexedStore):
 
     def _persist_deletions(self, memory_ids: Sequence[str], relation_ids: Sequence[str]) -> None:
         with self._exclusive():
-            self._append(self._rel, [_tombstone(r) for r in relation_ids])
-            self._append(self._mem, [_tombstone(m) for m in memory_ids])
+            self._append(self._rel, [tombstone(r) for r in relation_ids])
+            self._append(self._mem, [tombstone(m) for m in memory_ids])
 
     def _atomic_write(self, path: Path, chunks: Sequence[bytes]) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -344,7 +351,7 @@ class JSONLStore(IndexedStore):
         """Rewrite both files with one line per live record (fsync + atomic replace)."""
         with self._lock, self._flock:
             self._catch_up()
-            before_lines = sum(_count_lines(c.path) for c in (self._mem, self._rel))
+            before_lines = sum(count_lines(c.path) for c in (self._mem, self._rel))
             before_bytes = self._file_bytes()
             mem_lines = [
                 (json.dumps(m.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
@@ -373,67 +380,10 @@ class JSONLStore(IndexedStore):
 
     def reload(self) -> None:
         """Drop the in-memory view and read the files again."""
-        with self._lock, self._flock:
-            self._reload_all()
-
-
-def _replay(data: bytes, ids: set[str], build: Callable[[Any], Any]) -> dict[str, Any]:
-    """State of ``ids`` from applying their lines in order, skipping the unreadable ones."""
-    state: dict[str, Any] = {}
-    for raw in data.split(b"\n"):
-        try:
-            obj = _parse(raw)
-            rid = obj["id"]
-            if rid not in ids:
-                continue
-            if obj.get("_deleted") is True:
-                state.pop(rid, None)
-            else:
-                state[rid] = build(obj)
-        except _BAD_LINE:
-            continue
-    return state
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _parse(raw: bytes) -> Any:
-    """One JSON line. orjson first; whatever it refuses (NaN, huge ints) gets json's verdict."""
-    if orjson is not None:
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(raw)
-
-
-def _reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _quarantine_path(path: Path) -> Path:
-    return path.with_suffix(".quarantine.jsonl")
-
-
-def _tombstone(record_id: str) -> str:
-    return json.dumps({"id": record_id, "_deleted": True})
-
-
-def _count_lines(path: Path) -> int:
-    try:
-        with path.open("rb") as f:
-            return sum(1 for line in f if line.strip())
-    except FileNotFoundError:
-        return 0
+        with self._lock:
+            with self._flock:
+                self._reload_all()
+            self._write_snapshot_if_due()
 
 
 __all__ = ["JSONLStore"]

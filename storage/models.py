@@ -9,18 +9,27 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from storage.errors import InvalidInputError
-
-MAX_STRENGTH = 2.0
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+from storage.field_rules import (
+    ID_RE,
+    MAX_STRENGTH,
+    count_field,
+    float_field,
+    int_field,
+    json_list,
+    optional_int,
+    optional_str,
+    validate_id,
+    validate_strength,
+    validate_tags,
+)
 
 RELATION_TYPES = frozenset(
     {
@@ -50,48 +59,16 @@ def now_ts() -> int:
     return int(time.time())
 
 
-def validate_id(value: object, what: str = "memory id") -> str:
-    """Return ``value`` if it is a well-formed id, else raise InvalidInputError."""
-    if not isinstance(value, str) or not _ID_RE.match(value):
-        raise InvalidInputError(
-            f"malformed {what} {value!r}: expected a uuid such as "
-            "'3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b' (letters, digits, '-', '_', '.', ':')"
-        )
-    return value
-
-
-def validate_tags(tags: object, what: str = "tags") -> tuple[str, ...]:
-    """Tags are a list of non-empty strings; order kept, duplicates dropped."""
-    if tags is None:
-        return ()
-    if isinstance(tags, str) or not isinstance(tags, Iterable):
-        raise InvalidInputError(f"{what} must be a list of strings, got {type(tags).__name__}")
-    out: list[str] = []
-    for t in tags:
-        if not isinstance(t, str):
-            raise InvalidInputError(f"{what} must be strings; {t!r} is {type(t).__name__}")
-        t = t.strip()
-        if not t:
-            raise InvalidInputError(f"{what} must not contain empty strings")
-        if t not in out:
-            out.append(t)
-    return tuple(out)
-
-
-def validate_strength(value: object, upper: float = MAX_STRENGTH) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"strength must be a number, got {type(value).__name__}")
-    if not 0.0 <= float(value) <= upper:
-        raise InvalidInputError(f"strength must be between 0.0 and {upper}, got {value}")
-    return float(value)
-
-
 @dataclass(frozen=True, slots=True)
 class MemoryMeta:
     tags: tuple[str, ...] = ()
     source: str | None = None
     context: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as a constructor call: far quicker to load than per-field state (snapshot).
+        return (MemoryMeta, (self.tags, self.source, self.context, self.extra))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,8 +91,8 @@ class MemoryMeta:
             raise InvalidInputError(f"meta.extra must be an object, got {type(extra).__name__}")
         return cls(
             tags=validate_tags(data.get("tags") or ()),
-            source=_opt_str(data.get("source"), "meta.source"),
-            context=_opt_str(data.get("context"), "meta.context"),
+            source=optional_str(data.get("source"), "meta.source"),
+            context=optional_str(data.get("context"), "meta.context"),
             extra=dict(extra),
         )
 
@@ -127,6 +104,7 @@ _MEMORY_FIELDS = (
 )  # fmt: skip
 # ``embed`` is 1.x's inline vector: accepted on read, never written (vectors live in a sidecar).
 _MEMORY_KEYS = frozenset(_MEMORY_FIELDS) | {"embed"}
+_MEMORY_ATTRS = (*_MEMORY_FIELDS, "unknown")  # the dataclass's field order
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +132,9 @@ class Memory:
     @property
     def tags(self) -> tuple[str, ...]:
         return self.meta.tags
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Memory, tuple(map(self.__getattribute__, _MEMORY_ATTRS)))
 
     @property
     def is_core(self) -> bool:
@@ -204,24 +185,26 @@ class Memory:
             raise InvalidInputError("memory content must be a string")
         unknown = {k: v for k, v in data.items() if k not in _MEMORY_KEYS}
         try:
-            created_at = _int(data.get("created_at"), "created_at", 0)
+            created_at = int_field(data.get("created_at"), "created_at", 0)
             strength = data.get("strength", 1.0)
             return cls(
                 id=validate_id(data.get("id")),
                 content=content,
                 meta=MemoryMeta.from_json(data.get("meta")),
-                entities=validate_tags(_json_list(data.get("entities")), "entities"),
+                entities=validate_tags(json_list(data.get("entities")), "entities"),
                 created_at=created_at,
-                last_used=_int(data.get("last_used"), "last_used", created_at),
-                use_count=_count(data.get("use_count"), "use_count"),
+                last_used=int_field(data.get("last_used"), "last_used", created_at),
+                use_count=count_field(data.get("use_count"), "use_count"),
                 strength=validate_strength(1.0 if strength is None else strength),
                 status=status,
-                promoted_at=_opt_int(data.get("promoted_at"), "promoted_at"),
-                promoted_to=_opt_str(data.get("promoted_to"), "promoted_to"),
-                review_priority=_float(data.get("review_priority"), "review_priority"),
-                last_review_at=_opt_int(data.get("last_review_at"), "last_review_at"),
-                review_count=_count(data.get("review_count"), "review_count"),
-                cross_domain_count=_count(data.get("cross_domain_count"), "cross_domain_count"),
+                promoted_at=optional_int(data.get("promoted_at"), "promoted_at"),
+                promoted_to=optional_str(data.get("promoted_to"), "promoted_to"),
+                review_priority=float_field(data.get("review_priority"), "review_priority"),
+                last_review_at=optional_int(data.get("last_review_at"), "last_review_at"),
+                review_count=count_field(data.get("review_count"), "review_count"),
+                cross_domain_count=count_field(
+                    data.get("cross_domain_count"), "cross_domain_count"
+                ),
                 unknown=unknown,
             )
         except (TypeError, ValueError, OverflowError) as exc:
@@ -271,7 +254,7 @@ class Relation:
                 to_memory_id=validate_id(data.get("to_memory_id")),
                 relation_type=relation_type,
                 strength=validate_strength(1.0 if strength is None else strength, upper=1.0),
-                created_at=_int(data.get("created_at"), "created_at", 0),
+                created_at=int_field(data.get("created_at"), "created_at", 0),
                 metadata=dict(metadata),
             )
         except (TypeError, ValueError, OverflowError) as exc:
@@ -325,7 +308,7 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
     if (
         status is None
         or type(mid) is not str
-        or not _ID_RE.match(mid)
+        or not ID_RE.match(mid)
         or type(content) is not str
         or type(meta) is not dict
         or meta.keys() != _META_KEYS
@@ -369,48 +352,6 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
         review_count=ints[3],
         cross_domain_count=ints[4],
     )
-
-
-def _int(value: Any, name: str, default: int) -> int:
-    """A unix time or counter: ints as they are, whole floats accepted (1.x wrote some)."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"{name} must be a number, got {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidInputError(f"{name} must be finite, got {value!r}")
-    return int(value)
-
-
-def _count(value: Any, name: str) -> int:
-    n = _int(value, name, 0)
-    if n < 0:
-        raise InvalidInputError(f"{name} must not be negative, got {n}")
-    return n
-
-
-def _opt_int(value: Any, name: str = "value") -> int | None:
-    return None if value is None else _int(value, name, 0)
-
-
-def _float(value: Any, name: str) -> float:
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
-
-
-def _opt_str(value: Any, name: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise InvalidInputError(f"{name} must be a string or null, got {type(value).__name__}")
-    return value
-
-
-def _json_list(value: Any) -> Any:
-    if isinstance(value, str):  # 1.x SQLite keeps entities as a JSON string
-        return json.loads(value)
-    return value or ()
 
 
 __all__ = [

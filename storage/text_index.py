@@ -79,6 +79,10 @@ class TextIndex:
         self._journal: list[str] = []
         self._journal_base = 0  # version of _journal[0]
 
+    def __getstate__(self) -> dict[str, object]:
+        # A copy (snapshot) starts a journal of its own: followers resync from scratch.
+        return {**self.__dict__, "_journal": [], "_journal_base": 0}
+
     def __len__(self) -> int:
         return len(self._slot_of)
 

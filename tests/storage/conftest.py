@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,12 @@ NOW = 1_704_067_200.0
 def make_store(kind: str, path: Path, config: StoreConfig | None = None):
     if kind == "memory":
         return InMemoryStore(config)
+    if kind == "jsonl-snapshot":  # every open writes or reads the index snapshot
+        config = replace(config or StoreConfig(), snapshot_min_bytes=1)
     return JSONLStore(path / "stm", config=config)
 
 
-@pytest.fixture(params=["memory", "jsonl"])
+@pytest.fixture(params=["memory", "jsonl", "jsonl-snapshot"])
 def store_kind(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -35,6 +38,8 @@ def reopen(store_kind: str, tmp_path: Path):
     def _reopen(current):
         if store_kind == "memory":
             return current
+        if store_kind == "jsonl-snapshot":  # this open writes a snapshot, the next reads it
+            JSONLStore(tmp_path / "stm", config=current.config)
         return JSONLStore(tmp_path / "stm", config=current.config)
 
     return _reopen

@@ -29,3 +29,14 @@ def compact_repeatedly(path: str, times: int, start: Any) -> None:
     for _ in range(times):
         store.compact()
         time.sleep(0.01)
+
+
+def reopen_and_write(path: str, worker: int, count: int, start: Any) -> None:
+    """Open the store afresh (from its snapshot when there is one) before every save."""
+    from storage import JSONLStore, StoreConfig
+
+    config = StoreConfig(snapshot_min_bytes=1)
+    start.wait()
+    for i in range(count):
+        store = JSONLStore(Path(path), config=config)
+        store.save(f"reopener {worker} memory {i}", now=1_700_000_000 + i)

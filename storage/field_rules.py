@@ -1,0 +1,110 @@
+"""Rules for single fields of stored records: ids, tag lists, strengths, times, counters.
+
+Shared by the strict record parsers (storage.models) and the store's input checks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from storage.errors import InvalidInputError
+
+MAX_STRENGTH = 2.0
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+def validate_id(value: object, what: str = "memory id") -> str:
+    """Return ``value`` if it is a well-formed id, else raise InvalidInputError."""
+    if not isinstance(value, str) or not ID_RE.match(value):
+        raise InvalidInputError(
+            f"malformed {what} {value!r}: expected a uuid such as "
+            "'3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b' (letters, digits, '-', '_', '.', ':')"
+        )
+    return value
+
+
+def validate_tags(tags: object, what: str = "tags") -> tuple[str, ...]:
+    """Tags are a list of non-empty strings; order kept, duplicates dropped."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        raise InvalidInputError(f"{what} must be a list of strings, got {type(tags).__name__}")
+    out: list[str] = []
+    for t in tags:
+        if not isinstance(t, str):
+            raise InvalidInputError(f"{what} must be strings; {t!r} is {type(t).__name__}")
+        t = t.strip()
+        if not t:
+            raise InvalidInputError(f"{what} must not contain empty strings")
+        if t not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def validate_strength(value: object, upper: float = MAX_STRENGTH) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"strength must be a number, got {type(value).__name__}")
+    if not 0.0 <= float(value) <= upper:
+        raise InvalidInputError(f"strength must be between 0.0 and {upper}, got {value}")
+    return float(value)
+
+
+def int_field(value: Any, name: str, default: int) -> int:
+    """A unix time or counter: ints as they are, whole floats accepted (1.x wrote some)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{name} must be a number, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInputError(f"{name} must be finite, got {value!r}")
+    return int(value)
+
+
+def count_field(value: Any, name: str) -> int:
+    n = int_field(value, name, 0)
+    if n < 0:
+        raise InvalidInputError(f"{name} must not be negative, got {n}")
+    return n
+
+
+def optional_int(value: Any, name: str = "value") -> int | None:
+    return None if value is None else int_field(value, name, 0)
+
+
+def float_field(value: Any, name: str) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def optional_str(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string or null, got {type(value).__name__}")
+    return value
+
+
+def json_list(value: Any) -> Any:
+    if isinstance(value, str):  # 1.x SQLite keeps entities as a JSON string
+        return json.loads(value)
+    return value or ()
+
+
+__all__ = [
+    "ID_RE",
+    "MAX_STRENGTH",
+    "count_field",
+    "float_field",
+    "int_field",
+    "json_list",
+    "optional_int",
+    "optional_str",
+    "validate_id",
+    "validate_strength",
+    "validate_tags",
+]

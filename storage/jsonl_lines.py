@@ -1,0 +1,138 @@
+"""Reading the store's JSONL files: parsing lines, last-line-wins records, bad lines.
+
+Pure functions over bytes; ``storage.jsonl_store`` owns the files, the lock and the cursors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from storage.errors import CortexGraphError, InvalidInputError
+
+try:  # about twice as fast as json on the lines of a big store; optional
+    import orjson
+except ImportError:  # pragma: no cover - json alone reads the same records
+    orjson = None
+
+# What a line that cannot be read raises: json (ValueError), not an object / no id (TypeError,
+# KeyError), a bad field (InvalidInputError, a ValueError).
+BAD_LINE_ERRORS = (ValueError, TypeError, KeyError, CortexGraphError)
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    raw: bytes
+    reason: str
+
+
+def live_records(data: bytes, build: Callable[[Any], Any]) -> tuple[list[Any], list[BadLine]]:
+    """Live records of one file (last line wins, tombstones delete) and its unreadable lines."""
+    latest: dict[str, tuple[bytes, dict[str, Any]]] = {}
+    bad: list[BadLine] = []
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = parse_line(raw)
+            rid = obj["id"]
+            if not isinstance(rid, str):
+                raise InvalidInputError(f"id must be a string, got {rid!r}")
+        except BAD_LINE_ERRORS as exc:
+            bad.append(BadLine(raw, reason(exc)))
+            continue
+        if obj.get("_deleted") is True:
+            latest.pop(rid, None)
+        else:
+            latest.pop(rid, None)  # re-insert so the dict keeps last-write order
+            latest[rid] = (raw, obj)
+    records: dict[str, Any] = {}
+    failed: set[str] = set()
+    for rid, (raw, obj) in latest.items():
+        try:
+            records[rid] = build(obj)
+        except BAD_LINE_ERRORS as exc:
+            bad.append(BadLine(raw, reason(exc)))
+            failed.add(rid)
+    if failed:  # the newest line of these is bad: fall back to their last good one
+        records.update(_replay(data, failed, build))
+    return list(records.values()), bad
+
+
+def _replay(data: bytes, ids: set[str], build: Callable[[Any], Any]) -> dict[str, Any]:
+    """State of ``ids`` from applying their lines in order, skipping the unreadable ones."""
+    state: dict[str, Any] = {}
+    for raw in data.split(b"\n"):
+        try:
+            obj = parse_line(raw)
+            rid = obj["id"]
+            if rid not in ids:
+                continue
+            if obj.get("_deleted") is True:
+                state.pop(rid, None)
+            else:
+                state[rid] = build(obj)
+        except BAD_LINE_ERRORS:
+            continue
+    return state
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Loading allocates millions of objects and creates no cycles: the collector's passes
+    over them would cost about a third of the load."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def parse_line(raw: bytes) -> Any:
+    """One JSON line. orjson first; whatever it refuses (NaN, huge ints) gets json's verdict."""
+    if orjson is not None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw)
+
+
+def reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def quarantine_path(path: Path) -> Path:
+    return path.with_suffix(".quarantine.jsonl")
+
+
+def tombstone(record_id: str) -> str:
+    return json.dumps({"id": record_id, "_deleted": True})
+
+
+def count_lines(path: Path) -> int:
+    try:
+        with path.open("rb") as f:
+            return sum(1 for line in f if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
+__all__ = [
+    "BAD_LINE_ERRORS",
+    "BadLine",
+    "count_lines",
+    "gc_paused",
+    "live_records",
+    "parse_line",
+    "quarantine_path",
+    "reason",
+    "tombstone",
+]

@@ -1,0 +1,103 @@
+"""A cache of a store's loaded memories and indexes beside its JSONL: big stores open fast.
+
+``.cortexgraph-index.pickle`` holds the memories, the tag/entity/status indexes and the BM25
+text index as they were after loading the first ``size`` bytes of ``memories.jsonl``, with the
+blake2b digest of those bytes. It is used only when the memories file still starts with exactly
+those bytes (the lines appended since are then applied as usual); any other file, a different
+format version, or a snapshot that cannot be read is ignored and the JSONL is loaded. The JSONL
+stays the only source of truth: deleting the snapshot loses nothing.
+
+Only classes of this package, numpy arrays and builtin containers are unpickled
+(``_SnapshotUnpickler.find_class``), so a planted file cannot run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+SNAPSHOT_NAME = ".cortexgraph-index.pickle"
+
+_ALLOWED = {
+    ("storage.models", "Memory"),
+    ("storage.models", "MemoryMeta"),
+    ("storage.models", "MemoryStatus"),
+    ("storage.text_index", "TextIndex"),
+    ("storage.postings", "PostingsField"),
+    ("storage.postings", "Segment"),
+    ("collections", "Counter"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("numpy", "dtype"),
+    ("numpy", "ndarray"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy._core.numeric", "_frombuffer"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy.core.numeric", "_frombuffer"),
+}
+
+
+class _SnapshotUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a snapshot")
+        return super().find_class(module, name)
+
+
+def digest(data: bytes | memoryview) -> str:
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def read_snapshot(directory: Path, data: bytes) -> tuple[Any, int] | None:
+    """(state, bytes of ``data`` it covers) if the snapshot matches a prefix of ``data``."""
+    path = directory / SNAPSHOT_NAME
+    try:
+        stream = path.open("rb")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.info("cortexgraph: snapshot %s unreadable (%s); loading the JSONL", path, exc)
+        return None
+    try:
+        header = _SnapshotUnpickler(stream).load()
+        size = header["size"]
+        if (
+            header.get("format") != FORMAT
+            or not isinstance(size, int)
+            or not 0 < size <= len(data)
+            or header.get("digest") != digest(memoryview(data)[:size])
+        ):
+            return None
+        return _SnapshotUnpickler(stream).load(), size
+    except Exception as exc:  # noqa: BLE001 - any damage means: not usable, load the JSONL
+        log.info("cortexgraph: ignoring snapshot %s (%s: %s)", path, type(exc).__name__, exc)
+        return None
+    finally:
+        stream.close()
+
+
+def write_snapshot(directory: Path, data: bytes | memoryview, state: Any) -> bool:
+    """Store ``state`` as what loading ``data`` (the memories file's bytes) gives."""
+    path = directory / SNAPSHOT_NAME
+    tmp = path.with_name(f"{SNAPSHOT_NAME}.{os.getpid()}.tmp")
+    header = {"format": FORMAT, "size": len(data), "digest": digest(data)}
+    try:
+        with tmp.open("wb") as f:
+            pickle.dump(header, f, protocol=5)
+            pickle.dump(state, f, protocol=5)
+        os.replace(tmp, path)  # a cache: no fsync; a torn file is ignored on read
+    except (OSError, pickle.PicklingError) as exc:
+        tmp.unlink(missing_ok=True)
+        log.info("cortexgraph: could not write snapshot %s: %s", path, exc)
+        return False
+    return True
+
+
+__all__ = ["FORMAT", "SNAPSHOT_NAME", "read_snapshot", "write_snapshot"]

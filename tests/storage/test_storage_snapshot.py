@@ -1,0 +1,169 @@
+"""The index snapshot beside the JSONL: used only when it matches the file, never trusted over it."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import storage_workers
+
+import storage.jsonl_store as jsonl_store
+from storage import JSONLStore, StoreConfig
+from storage.models import Memory, MemoryMeta
+from storage.snapshot import FORMAT, SNAPSHOT_NAME, digest
+
+NOW = 1_700_000_000
+ALWAYS = StoreConfig(snapshot_min_bytes=1)
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[Path, list[Memory]]:
+    store = JSONLStore(tmp_path, config=ALWAYS)
+    saved = [
+        store.save(f"note {i} about kayak trips", tags=["t"], context=f"ctx word{i}", now=NOW)
+        for i in range(30)
+    ]
+    store.delete(saved[0].id)
+    JSONLStore(tmp_path, config=ALWAYS)  # a cold open writes the snapshot
+    assert (tmp_path / SNAPSHOT_NAME).exists()
+    return tmp_path, saved[1:]
+
+
+@pytest.fixture
+def json_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many memory records each open parses from JSONL (0 when the snapshot served)."""
+    calls: list[int] = []
+    real = jsonl_store.live_records
+
+    def counting(data, build):
+        records, bad = real(data, build)
+        if build == Memory.from_json:
+            calls.append(len(records))
+        return records, bad
+
+    monkeypatch.setattr(jsonl_store, "live_records", counting)
+    return calls
+
+
+def _view(store: JSONLStore) -> tuple:
+    hits = [r.memory.id for r in store.search("kayak word7", top_k=5, now=NOW)]
+    return sorted(store.list(), key=lambda m: m.id), hits, store.stats(now=NOW)
+
+
+def test_reopen_uses_snapshot_and_sees_the_same_store(built, json_loads) -> None:
+    path, saved = built
+    from_snapshot = JSONLStore(path, config=ALWAYS)
+    assert json_loads == []
+    from_jsonl = JSONLStore(path)  # below the default threshold: JSONL only
+    assert json_loads == [len(saved)]
+    assert _view(from_snapshot) == _view(from_jsonl)
+    assert _view(from_snapshot)[1][0] == saved[6].id  # context 'word7' indexed
+
+
+def test_lines_appended_after_the_snapshot_are_applied(built, json_loads) -> None:
+    path, saved = built
+    writer = JSONLStore(path)
+    new = writer.save("a new canoe trip", now=NOW)
+    writer.touch(saved[1].id, now=NOW + 5)
+    writer.delete(saved[2].id)
+    json_loads.clear()  # the writer's own open
+    store = JSONLStore(path, config=ALWAYS)
+    assert json_loads == []
+    assert store.get(new.id).content == "a new canoe trip"
+    assert store.get(saved[1].id).use_count == 1
+    assert saved[2].id not in store
+    assert [r.memory.id for r in store.search("canoe", now=NOW)] == [new.id]
+
+
+def test_edited_file_makes_the_snapshot_stale(built, json_loads) -> None:
+    path, saved = built
+    jsonl = path / "memories.jsonl"
+    jsonl.write_bytes(jsonl.read_bytes().replace(b"note 5 about", b"note 5 ABOUT"))  # same size
+    store = JSONLStore(path, config=ALWAYS)
+    assert json_loads == [len(saved)]
+    assert store.get(saved[4].id).content.startswith("note 5 ABOUT")
+
+
+def test_compaction_makes_the_snapshot_stale(built, json_loads) -> None:
+    path, saved = built
+    JSONLStore(path).compact()
+    json_loads.clear()  # the compacting store's own open
+    store = JSONLStore(path, config=ALWAYS)
+    assert json_loads == [len(saved)]
+    assert len(store) == len(saved)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other format", "empty"])
+def test_damaged_snapshot_is_ignored_and_rewritten(built, json_loads, damage: str) -> None:
+    path, saved = built
+    snap = path / SNAPSHOT_NAME
+    raw = snap.read_bytes()
+    snap.write_bytes(
+        {"garbage": b"\x00not a pickle", "truncated": raw[: len(raw) // 2], "empty": b"",
+         "other format": pickle.dumps({"format": FORMAT + 1, "size": 1, "digest": ""})}[damage]
+    )  # fmt: skip
+    store = JSONLStore(path, config=ALWAYS)
+    assert json_loads == [len(saved)]
+    assert sorted(m.id for m in store.list()) == sorted(m.id for m in saved)
+    JSONLStore(path, config=ALWAYS)
+    assert json_loads == [len(saved)]  # rewritten: the next open used it
+
+
+class _Planted:
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("touch PLANTED",))
+
+
+def test_planted_snapshot_cannot_run_code(built, json_loads, monkeypatch) -> None:
+    path, saved = built
+    monkeypatch.chdir(path)
+    data = (path / "memories.jsonl").read_bytes()
+    header = {"format": FORMAT, "size": len(data), "digest": digest(data)}
+    (path / SNAPSHOT_NAME).write_bytes(pickle.dumps(header) + pickle.dumps(_Planted()))
+    store = JSONLStore(path, config=ALWAYS)
+    assert not (path / "PLANTED").exists()
+    assert json_loads == [len(saved)]
+    assert len(store) == len(saved)
+
+
+def test_bad_line_after_the_snapshot_is_quarantined(built) -> None:
+    path, saved = built
+    with (path / "memories.jsonl").open("ab") as f:
+        f.write(b'{"id": "not valid", "content": 5}\n')
+    store = JSONLStore(path, config=ALWAYS)
+    assert store.stats().quarantined_lines == 1
+    assert len(store) == len(saved)
+
+
+def test_snapshot_pickles_memories_exactly() -> None:
+    m = Memory(id="m1", content="x", meta=MemoryMeta(tags=("a",), source="s", extra={"k": [1]}),
+               entities=("E",), created_at=5, last_used=6, use_count=2, strength=1.5,
+               review_priority=0.25, unknown={"future_field": 1})  # fmt: skip
+    back = pickle.loads(pickle.dumps(m, protocol=5))
+    assert back == m and back.unknown == {"future_field": 1}
+    assert replace(back, content="y") != m
+
+
+def test_processes_reopening_from_snapshots_while_compacting_lose_nothing(tmp_path) -> None:
+    path = tmp_path / "stm"
+    JSONLStore(path, config=ALWAYS).save("seed", now=NOW)
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Barrier(4)
+    procs = [ctx.Process(target=storage_workers.reopen_and_write, args=(str(path), w, 40, start))
+             for w in range(3)]  # fmt: skip
+    procs.append(
+        ctx.Process(target=storage_workers.compact_repeatedly, args=(str(path), 10, start))
+    )
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    expected = sorted(["seed"] + [f"reopener {w} memory {i}" for w in range(3) for i in range(40)])
+    assert sorted(m.content for m in JSONLStore(path, config=ALWAYS).list()) == expected
+    assert sorted(m.content for m in JSONLStore(path).list()) == expected
