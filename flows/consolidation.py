@@ -122,7 +122,10 @@ def execute(
             reports[name] = decay_task(pipeline, ts, dry_run)
         elif name == "cluster":
             if collab.embedder is not None:
-                warm_embeddings(collab.store, collab.embedder, embed_batch_size)
+                embedded = warm_embeddings(collab.store, collab.embedder, embed_batch_size)
+                batches = -(-embedded // embed_batch_size)
+                collab.notes.append(f"embedded {embedded} new text(s) in {batches} "
+                                    f"embed-batch task(s)")  # fmt: skip
             reports[name] = cluster_task(pipeline, ts, dry_run)
         elif name == "merge":
             reports[name] = merge_task(pipeline, ts, dry_run, reports.get("cluster"))
@@ -148,12 +151,14 @@ def consolidate(
     gc: str = "off",
     use_embeddings: bool = True,
     now: float | None = None,
+    embed_batch_size: int = 1024,
 ) -> PipelineReport:
     """Run the consolidation agents over one store; publish their tables as an artifact."""
     _route_agent_logs()
     settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
     report = execute(settings, dry_run=dry_run, agents=agents, merge_mode=merge_mode, gc=gc,
-                     use_embeddings=use_embeddings, now=now)  # fmt: skip
+                     use_embeddings=use_embeddings, now=now,
+                     embed_batch_size=embed_batch_size)  # fmt: skip
     create_markdown_artifact(report.to_markdown(), key="consolidation-report",
                              description="What each consolidation agent found and did")  # fmt: skip
     get_run_logger().info(
@@ -163,8 +168,13 @@ def consolidate(
     return report
 
 
-def make_task_runner(kind: str, workers: int = 2) -> Any:
-    """``threads`` (default, in-process) or ``dask`` (a local Dask cluster of processes)."""
+def make_task_runner(kind: str, workers: int = 2, address: str | None = None) -> Any:
+    """``threads`` (default, in-process) or ``dask``: a temporary local Dask cluster of
+    ``workers`` processes, or the running cluster at ``address`` (``tcp://host:8786``).
+
+    Dask worker processes are spawned, so a script that runs the flow with the Dask runner
+    needs the ``if __name__ == "__main__":`` guard (console scripts and pytest have it).
+    """
     if kind == "threads":
         from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -172,12 +182,15 @@ def make_task_runner(kind: str, workers: int = 2) -> Any:
     if kind == "dask":
         from prefect_dask import DaskTaskRunner
 
+        if address:
+            return DaskTaskRunner(address=address)
         return DaskTaskRunner(
             cluster_kwargs={
                 "n_workers": workers,
                 "threads_per_worker": 1,
                 "processes": True,
                 "dashboard_address": None,
+                "silence_logs": logging.WARNING,
             }
         )
     from storage.errors import InvalidInputError
@@ -196,9 +209,11 @@ def run_pipeline(
     now: float | None = None,
     task_runner: str = "threads",
     on_step: StepListener | None = None,
+    embed_batch_size: int = 1024,
+    dask_address: str | None = None,
 ) -> PipelineReport:
     """Run the ``consolidate`` flow in this process and return its report."""
-    runner = make_task_runner(task_runner)
+    runner = make_task_runner(task_runner, address=dask_address)
     flow_fn = consolidate.with_options(task_runner=runner)
     if on_step is not None:
         _listeners.append(on_step)
@@ -207,7 +222,7 @@ def run_pipeline(
             storage_path=str(settings.storage_path),
             vault_path=str(settings.vault_path),
             dry_run=dry_run, agents=list(agents) if agents else None, merge_mode=merge_mode,
-            gc=gc, use_embeddings=use_embeddings, now=now,
+            gc=gc, use_embeddings=use_embeddings, now=now, embed_batch_size=embed_batch_size,
         )  # fmt: skip
     finally:
         if on_step is not None:

@@ -78,6 +78,9 @@ def run(
     gc: Annotated[str, typer.Option(help="off | archive | delete forgotten memories")] = "off",
     no_embeddings: Annotated[bool, typer.Option("--no-embeddings", help="TF-IDF only")] = False,
     task_runner: Annotated[str, typer.Option(help="threads | dask")] = "threads",
+    dask_address: Annotated[
+        str | None, typer.Option(help="with --task-runner dask: a running scheduler, tcp://…")
+    ] = None,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"storage_path": storage_path, "vault": vault, "json": as_json}
@@ -94,6 +97,7 @@ def run(
         report = run_with_progress(
             settings, dry_run=dry_run, agents=agent, merge_mode=merge_mode, gc=gc,
             use_embeddings=not no_embeddings, task_runner=task_runner, quiet=as_json,
+            dask_address=dask_address,
         )  # fmt: skip
         if not dry_run:
             _record_run(settings.storage_path, report, time.time())
@@ -116,6 +120,7 @@ def run_with_progress(
     task_runner: str = "threads",
     quiet: bool = False,
     console: Any = None,
+    dask_address: str | None = None,
 ) -> Any:
     """Run the flow in-process; unless quiet, with a rich progress bar on stderr."""
     from agents.pipeline import select_agents
@@ -124,7 +129,8 @@ def run_with_progress(
     chosen = select_agents(agents)
     if quiet:
         return run_pipeline(settings, dry_run=dry_run, agents=chosen, merge_mode=merge_mode,
-                            gc=gc, use_embeddings=use_embeddings, task_runner=task_runner)  # fmt: skip
+                            gc=gc, use_embeddings=use_embeddings, task_runner=task_runner,
+                            dask_address=dask_address)  # fmt: skip
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -142,7 +148,7 @@ def run_with_progress(
 
         return run_pipeline(settings, dry_run=dry_run, agents=chosen, merge_mode=merge_mode,
                             gc=gc, use_embeddings=use_embeddings, task_runner=task_runner,
-                            on_step=on_step)  # fmt: skip
+                            on_step=on_step, dask_address=dask_address)  # fmt: skip
 
 
 def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) -> None:
