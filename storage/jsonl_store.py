@@ -137,10 +137,12 @@ class JSONLStore(IndexedStore):
         """Caller holds the lock: apply others' appends, or reload after a rewrite."""
         if self._read_generation() != self._generation:
             self._reload_all()
+            self._snapshot_due = None  # under the file lock: leave it to the next open
             return
         stats = [(c, self._stat(c)) for c in (self._mem, self._rel)]
         if any(ino != c.inode or size < c.offset for c, (ino, size) in stats):
             self._reload_all()
+            self._snapshot_due = None
             return
         for (c, (_, size)), apply in zip(
             stats, (self._apply_memory, self._apply_relation), strict=True

@@ -284,14 +284,21 @@ _FAST_KEYS = frozenset(_MEMORY_FIELDS)
 _META_KEYS = frozenset(("tags", "source", "context", "extra"))
 
 
+_STR_ONLY = frozenset({str})
+_INT_ONLY = frozenset({int})
+_INT_OR_NONE = frozenset({int, type(None)})
+_STR_OR_NONE = frozenset({str, type(None)})
+
+
 def _clean_strings(values: Any) -> bool:
     """A list of distinct, stripped, non-empty strings: what ``validate_tags`` keeps as is."""
-    return type(values) is list and (
-        not values
-        or (
-            all(type(v) is str and v and v.strip() == v for v in values)
-            and len(set(values)) == len(values)
-        )
+    if type(values) is not list:
+        return False
+    return not values or (
+        set(map(type, values)) == _STR_ONLY
+        and all(values)
+        and list(map(str.strip, values)) == values
+        and len(set(values)) == len(values)
     )
 
 
@@ -299,59 +306,51 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
     """The memory a record written by this version describes, or None: use the full rules.
 
     Opening a store builds every record, so the common case is checked with exact type tests
-    only; anything unusual (1.x forms, floats for times, unknown fields) takes the strict path,
-    which accepts or rejects it with a reason. Both paths accept the same memories."""
+    only (C-level maps, no per-field Python calls); anything unusual (1.x forms, floats for
+    times, unknown fields) takes the strict path, which accepts or rejects it with a reason.
+    Both paths accept the same memories (tests/storage/test_storage_record_fast_path.py)."""
     if type(d) is not dict or d.keys() != _FAST_KEYS:
         return None
-    meta, mid, content, strength = d["meta"], d["id"], d["content"], d["strength"]
-    status = _STATUS_OF.get(d["status"]) if type(d["status"]) is str else None
+    meta, mid, content, strength, status = (
+        d["meta"], d["id"], d["content"], d["strength"], d["status"]
+    )  # fmt: skip
+    status = _STATUS_OF.get(status) if type(status) is str else None
     if (
         status is None
         or type(mid) is not str
-        or not ID_RE.match(mid)
         or type(content) is not str
         or type(meta) is not dict
-        or meta.keys() != _META_KEYS
-        or type(meta["extra"]) is not dict
-        or not _clean_strings(meta["tags"])
-        or not _clean_strings(d["entities"])
         or type(strength) is not float
         or not 0.0 <= strength <= MAX_STRENGTH
+        or meta.keys() != _META_KEYS
+        or type(meta["extra"]) is not dict
+        or not ID_RE.match(mid)
     ):
         return None
-    source, context = meta["source"], meta["context"]
-    ints = (d["created_at"], d["last_used"], d["use_count"], d["review_count"],
-            d["cross_domain_count"])  # fmt: skip
-    optional = (d["promoted_at"], d["last_review_at"])
-    priority, promoted_to = d["review_priority"], d["promoted_to"]
+    source, context, promoted_to = meta["source"], meta["context"], d["promoted_to"]
+    created, used, uses, reviews, cross = (
+        d["created_at"], d["last_used"], d["use_count"], d["review_count"],
+        d["cross_domain_count"],
+    )  # fmt: skip
+    promoted_at, reviewed_at, priority = d["promoted_at"], d["last_review_at"], d["review_priority"]
     if (
-        any(type(v) is not int for v in ints)
-        or min(ints[2:]) < 0
-        or any(v is not None and type(v) is not int for v in optional)
-        or (source is not None and type(source) is not str)
-        or (context is not None and type(context) is not str)
-        or (promoted_to is not None and type(promoted_to) is not str)
+        set(map(type, (created, used, uses, reviews, cross))) != _INT_ONLY
+        or uses < 0
+        or reviews < 0
+        or cross < 0
+        or not set(map(type, (promoted_at, reviewed_at))) <= _INT_OR_NONE
+        or not set(map(type, (source, context, promoted_to))) <= _STR_OR_NONE
         or type(priority) is not float
         or not math.isfinite(priority)
+        or not _clean_strings(meta["tags"])
+        or not _clean_strings(d["entities"])
     ):
         return None
     return cls(
-        id=mid,
-        content=content,
-        meta=MemoryMeta(tuple(meta["tags"]), source, context, dict(meta["extra"])),
-        entities=tuple(d["entities"]),
-        created_at=ints[0],
-        last_used=ints[1],
-        use_count=ints[2],
-        strength=strength,
-        status=status,
-        promoted_at=optional[0],
-        promoted_to=promoted_to,
-        review_priority=priority,
-        last_review_at=optional[1],
-        review_count=ints[3],
-        cross_domain_count=ints[4],
-    )
+        mid, content, MemoryMeta(tuple(meta["tags"]), source, context, dict(meta["extra"])),
+        tuple(d["entities"]), created, used, uses, strength, status, promoted_at, promoted_to,
+        priority, reviewed_at, reviews, cross,
+    )  # fmt: skip
 
 
 __all__ = [

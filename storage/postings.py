@@ -25,14 +25,19 @@ class Segment:
 
     vocab: dict[str, int]  # term -> term id (shared by the fields built together)
     ptr: np.ndarray  # int64 [terms + 1]: postings of term t are [ptr[t], ptr[t+1])
-    rows: np.ndarray  # int32 [postings]: the row (slot) of each posting
+    rows: np.ndarray  # int32 [postings]: the row (slot) of each posting, ascending per term
     tfs: np.ndarray  # float32 [postings]
     df: np.ndarray  # int64 [terms]: live documents per term
-    fwd_ptr: np.ndarray  # int64 [rows + 1]: term ids of row r are fwd_terms[fwd_ptr[r]:...]
-    fwd_terms: np.ndarray  # int32 [postings]
+    tokens: np.ndarray  # int32 [tokens]: each row's term ids in text order (for removals)
+    row_ptr: np.ndarray  # int64 [rows + 1]: row r's tokens are tokens[row_ptr[r]:row_ptr[r+1]]
     lens: np.ndarray  # int64 [rows]: terms per row
     live: np.ndarray  # bool [rows]: row holds a document of this field, not since replaced
     dead: int = 0
+
+    def terms_of(self, row: int) -> np.ndarray:
+        import numpy as np
+
+        return np.unique(self.tokens[self.row_ptr[row] : self.row_ptr[row + 1]])
 
 
 def build_segment(
@@ -45,24 +50,23 @@ def build_segment(
 
     n_rows, n_terms = len(lens), max(1, len(vocab))
     rows = np.repeat(np.arange(n_rows, dtype=np.int64), lens)
-    # One sort gives each row's distinct terms with their counts (row-major), a stable
-    # argsort by term then gives the postings with rows ascending.
-    keys, tf = np.unique(rows * n_terms + term_ids, return_counts=True)
-    f_rows, f_terms = np.divmod(keys, n_terms)
-    fwd_ptr = np.zeros(n_rows + 1, np.int64)
-    np.cumsum(np.bincount(f_rows, minlength=n_rows), out=fwd_ptr[1:])
-    df = np.bincount(f_terms, minlength=n_terms).astype(np.int64)
+    # One sort of (term, row) keys gives the postings grouped by term, rows ascending, and
+    # each (term, row) once with its count: the term frequency.
+    keys, tf = np.unique(term_ids * n_rows + rows, return_counts=True)
+    p_terms, p_rows = np.divmod(keys, n_rows)
+    df = np.bincount(p_terms, minlength=n_terms).astype(np.int64)
     ptr = np.zeros(n_terms + 1, np.int64)
     np.cumsum(df, out=ptr[1:])
-    order = np.argsort(f_terms, kind="stable")
+    row_ptr = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(lens, out=row_ptr[1:])
     segment = Segment(
         vocab=vocab,
         ptr=ptr,
-        rows=f_rows[order].astype(np.int32),
-        tfs=tf[order].astype(np.float32),
+        rows=p_rows.astype(np.int32),
+        tfs=tf.astype(np.float32),
         df=df,
-        fwd_ptr=fwd_ptr,
-        fwd_terms=f_terms.astype(np.int32),
+        tokens=term_ids.astype(np.int32),
+        row_ptr=row_ptr,
         lens=lens.astype(np.int64),
         live=present.astype(bool),
     )
@@ -118,7 +122,7 @@ class PostingsField:
         if seg is not None and slot is not None and slot < len(seg.live) and seg.live[slot]:
             seg.live[slot] = False
             seg.dead += 1
-            seg.df[seg.fwd_terms[seg.fwd_ptr[slot] : seg.fwd_ptr[slot + 1]]] -= 1
+            seg.df[seg.terms_of(slot)] -= 1
             self.total_len -= int(seg.lens[slot])
             self.n_docs -= 1
 

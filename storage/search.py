@@ -56,7 +56,7 @@ class _SideIndexState:
     __slots__ = ("dense_at",)
 
     def __init__(self) -> None:
-        # id(dense) -> (id of the TextIndex, journal version)
+        # id(dense) -> (serial of the TextIndex, journal version)
         self.dense_at: dict[int, tuple[int, int]] = {}
 
 
@@ -67,10 +67,10 @@ def _changed_ids(
     store: IndexedStore, seen: tuple[int, int] | None
 ) -> tuple[tuple[int, int], set[str] | None]:
     text = store._text
-    if seen is None or seen[0] != id(text):
-        return (id(text), text.version), None
+    if seen is None or seen[0] != text.serial:
+        return (text.serial, text.version), None
     version, ids = text.changes_since(seen[1])
-    return (id(text), version), ids
+    return (text.serial, version), ids
 
 
 def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+# Bump whenever a pickled class (Memory, TextIndex, PostingsField, Segment ...) changes shape.
+FORMAT = 2
 SNAPSHOT_NAME = ".cortexgraph-index.pickle"
 
 _ALLOWED = {

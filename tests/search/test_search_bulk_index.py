@@ -80,3 +80,12 @@ def test_update_of_a_bulk_loaded_memory_replaces_its_postings(tmp_path) -> None:
     assert [r.memory.id for r in reopened.search("bicycles", now=NOW)] == [m.id]
     reopened.delete(m.id)
     assert reopened.search("bicycles", now=NOW) == []
+
+
+def test_tokenizer_import_stays_free_of_numpy() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, storage.text_index as t; t.tokenize('x'); print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
