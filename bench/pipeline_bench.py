@@ -1,193 +1,202 @@
-"""Pipeline wall time and peak memory at several store sizes; merge precision/recall.
+"""Consolidation pipeline: wall time, peak memory, merge quality, graph and issue noise.
 
-    OMP_NUM_THREADS=1 python bench/pipeline_bench.py --sizes 1000 10000 [100000]
+    OMP_NUM_THREADS=1 python bench/pipeline_bench.py --sizes 1000 10000 100000 --cold-max 10000
+    OMP_NUM_THREADS=1 python bench/pipeline_bench.py --build-cache 100000   # once, ~background
+    OMP_NUM_THREADS=1 python bench/pipeline_bench.py --reference            # + cortexgraph 1.2.1
 
-Synthetic memories come in near-duplicate groups (paraphrases of one fact) among unrelated
-facts; the groups are the ground truth for merge quality, measured also on the shipped demo set.
-Cold = empty embedding cache; warm = the cache a previous run left. Ratios are against the
-smallest size measured in the same run; n log n growth is printed beside them.
+Each size runs all five agents live (merges, relations, notes, in-memory issues) on a fresh
+JSONL store of synthetic memories (bench/_pipeline_data.py). Cold = empty embedding cache (the
+model embeds every memory); warm = the persistent cache in ``--cache-dir`` (filled by a cold
+run or ``--build-cache``). Ratios are against the smallest size in the same run, beside the
+n log n ratio. Peak memory is the process's peak RSS growth during the run (numpy included).
+The demo set reports merge P/R on its two labelled halves (thresholds were tuned on half A),
+and the relation graph and decay issue counts with the beads tracker, before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import random
+import resource
 import shutil
+import sys
 import tempfile
 import time
-import tracemalloc
-from itertools import combinations
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from agents.memory_tracker import InMemoryIssueTracker
-from agents.pipeline import Pipeline, PipelineConfig, run_agents
-from storage import open_store
-from storage.embeddings import EmbeddingCache, default_embedder
-from storage.models import Memory, MemoryMeta, new_id
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-NOW = 1_760_000_000
-PEOPLE = ["Sam", "Aisha", "Diego", "Mei", "Tom", "Kofi", "Elena", "Priya", "Lars", "Noor"]
-TECH = ["PostgreSQL", "Redis", "Kafka", "Terraform", "Grafana", "Airflow", "Rust", "Go",
-        "FastAPI", "React", "Kubernetes", "Celery", "DuckDB", "Sentry", "Vault"]  # fmt: skip
-THINGS = ["billing", "search", "auth", "ledger", "mobile app", "data pipeline", "docs site",
-          "payments API", "analytics", "CI"]  # fmt: skip
-REASONS = ["it is cheaper to run", "the team already knows it", "latency was too high",
-           "it scales better", "the old one is end of life", "compliance asks for it"]  # fmt: skip
-TEMPLATES = [
-    "{p} decided to use {t} for the {x} because {r}.",
-    "{p} reported that {t} in {x} failed twice this week; {r}.",
-    "The {x} team wants {p} to own the {t} migration next sprint.",
-    "{p} prefers {t} over the alternatives for {x} work since {r}.",
-]
-PARAPHRASE = [
-    lambda s: s,
-    lambda s: s.replace("decided to use", "chose").replace("wants", "would like"),
-    lambda s: s.rstrip(".") + ", as noted in the review.",
-    lambda s: s.lower(),
-]
+from _pipeline_data import NOW, demo_labelled, merged_groups, pair_quality, synthetic  # noqa: E402
+
+from agents.cluster_detector import ClusterConfig  # noqa: E402
+from agents.memory_tracker import InMemoryIssueTracker  # noqa: E402
+from agents.pipeline import Pipeline, PipelineConfig, run_agents  # noqa: E402
+from agents.relationship_discovery import RelationshipConfig  # noqa: E402
+from storage import open_store  # noqa: E402
+from storage.embeddings import EmbeddingCache, default_embedder  # noqa: E402
+
+# What the agents did before this round of changes, for the "before" rows.
+BEFORE = PipelineConfig(
+    cluster=ClusterConfig(link_threshold=0.83, merge_cohesion=0.85, review_cohesion=0.65,
+                          guard_details=False, trim_to_core=False),
+    relations=RelationshipConfig(max_entity_share=1.0, max_relations_per_memory=10**9),
+)  # fmt: skip
+console = Console()
 
 
-def synthetic(n: int, seed: int = 7) -> tuple[list[Memory], dict[str, int]]:
-    """Facts in near-duplicate groups (paraphrases), among unrelated facts and hard negatives.
-
-    Entities are the person, technology and project the text names; half the facts carry a ticket
-    number. One fact in six gets a *hard negative*: the same sentence with the person, the
-    technology or the ticket swapped, a different fact that must not be merged with it.
-    Distinct facts differ in at least one entity while the 1,500 combinations last (so up to
-    about 2k memories; larger sets repeat combinations, and two facts with the same person,
-    technology and project but a different claim are beyond what the lexical guards can tell).
-    """
-    rng = random.Random(seed)
-    out: list[Memory] = []
-    group_of: dict[str, int] = {}
-    g = 0
-
-    def emit(text: str, p: str, t: str, x: str, group: int | None) -> None:
-        age = rng.uniform(0, 30)
-        m = Memory(id=new_id(), content=text, meta=MemoryMeta(tags=(x.replace(" ", "-"),)),
-                   entities=(p, t, x), created_at=int(NOW - age * 86400),
-                   last_used=int(NOW - age * 86400), use_count=rng.randint(0, 3))  # fmt: skip
-        out.append(m)
-        if group is not None:
-            group_of[m.id] = group
-
-    used: set[tuple[str, str, str]] = set()
-    while len(out) < n:
-        p, t, x, r = rng.choice(PEOPLE), rng.choice(TECH), rng.choice(THINGS), rng.choice(REASONS)
-        if (p, t, x) in used and len(used) < len(PEOPLE) * len(TECH) * len(THINGS):
-            continue  # distinct facts differ in who, what or where (see the docstring)
-        used.add((p, t, x))
-        template = rng.choice(TEMPLATES)
-        ticket = f" Ticket {rng.randint(1000, 99999)}." if rng.random() < 0.5 else ""
-        fact = template.format(p=p, t=t, x=x, r=r) + ticket
-        size = rng.choice([1, 1, 1, 2, 3]) if len(out) + 4 < n else 1
-        for k in range(size):
-            emit(PARAPHRASE[k](fact), p, t, x, g if size > 1 else None)
-        g += 1
-        if rng.random() < 1 / 6 and len(out) < n:
-            p2 = rng.choice([q for q in PEOPLE if q != p])
-            t2 = rng.choice([q for q in TECH if q != t])
-            swap = rng.choice(["person", "tech", "ticket"] if ticket else ["person", "tech"])
-            other = template.format(p=p2 if swap == "person" else p, t=t2 if swap == "tech" else t,
-                                    x=x, r=r)  # fmt: skip
-            other += f" Ticket {rng.randint(1000, 99999)}." if ticket else ""
-            emit(other, p2 if swap == "person" else p, t2 if swap == "tech" else t, x, None)
-            g += 1
-    return out[:n], group_of
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def pair_quality(report, group_of: dict[str, int]) -> tuple[float, float]:
-    truth = {frozenset(p) for ids in _groups(group_of).values() for p in combinations(ids, 2)}
-    merged = {frozenset(p) for o in report.reports["merge"].outcomes if o.status in
-              ("merged", "previewed") for p in combinations(o.source_ids, 2)}  # fmt: skip
-    tp = len(truth & merged)
-    return (tp / len(merged) if merged else 1.0), (tp / len(truth) if truth else 1.0)
-
-
-def _groups(group_of: dict[str, int]) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for mid, g in group_of.items():
-        out.setdefault(g, []).append(mid)
-    return out
-
-
-def run_once(
-    root: Path, memories: list[Memory] | None, cache_dir: Path
-) -> tuple[float, float, object]:
+def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfig | None = None,
+             tracker=None):  # fmt: skip
+    """One live pipeline run on a fresh store; (wall s, peak RSS growth MiB, report)."""
     from vault_sync import ObsidianNoteSink
 
-    store_dir = root / "store"
-    if memories is not None:
-        shutil.rmtree(store_dir, ignore_errors=True)
-        shutil.rmtree(root / "vault", ignore_errors=True)
-        open_store(store_dir).put_many(memories)
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    store = open_store(store_dir)
+    shutil.rmtree(root / "store", ignore_errors=True)
+    shutil.rmtree(root / "vault", ignore_errors=True)
+    open_store(root / "store").put_many(memories)
     model = default_embedder()
-    cache = EmbeddingCache(model, cache_dir) if model else None
+    rss0 = _rss_mib()
+    t0 = time.perf_counter()
+    store = open_store(root / "store")
+    cache = EmbeddingCache(model, cache_dir) if model is not None and cache_dir else None
     pipeline = Pipeline(store, embedder=cache, sink=ObsidianNoteSink(root / "vault"),
-                        tracker=InMemoryIssueTracker(), config=PipelineConfig())  # fmt: skip
-    report = run_agents(pipeline, now=NOW, dry_run=True)  # preview: the store stays comparable
+                        tracker=tracker or InMemoryIssueTracker(), config=config)  # fmt: skip
+    report = run_agents(pipeline, now=NOW + 3600)
     if cache is not None:
         cache.save()
-    wall = time.perf_counter() - t0
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return wall, peak, report
+    return time.perf_counter() - t0, _rss_mib() - rss0, report
+
+
+def build_cache(n: int, cache_dir: Path) -> None:
+    model = default_embedder()
+    if model is None:
+        raise SystemExit("no embedding model installed")
+    cache = EmbeddingCache(model, cache_dir)
+    texts = list(dict.fromkeys(m.content for m in synthetic(n)[0]))
+    todo = cache.missing(texts)
+    console.print(f"{len(texts):,} distinct texts, {len(todo):,} to embed into {cache_dir}")
+    t0 = time.perf_counter()
+    step = 2048
+    for k in range(0, len(todo), step):
+        cache.embed(todo[k : k + step])
+        done = min(k + step, len(todo))
+        rate = done / (time.perf_counter() - t0)
+        console.print(f"  {done:,}/{len(todo):,}  {rate:.0f} texts/s  eta "
+                      f"{(len(todo) - done) / rate / 60:.1f} min", highlight=False)  # fmt: skip
+        if (k // step) % 8 == 7:
+            cache.save()
+    cache.save()
+    console.print(f"cache built in {time.perf_counter() - t0:.0f} s")
+
+
+def scale_table(sizes: list[int], cold_max: int, cache_dir: Path) -> None:
+    table = Table(title="Consolidation pipeline, live run of all five agents (JSONL store)")
+    for col in ("memories", "cache", "wall s", "peak RSS MiB", "ratio", "n log n ratio",
+                "decay", "cluster", "merge", "promote", "relations", "merge P", "merge R",
+                "pairs compared", "merged", "edges"):  # fmt: skip
+        table.add_column(col, justify="right")
+    base: dict[str, tuple[int, float]] = {}
+    for n in sizes:
+        memories, group_of = synthetic(n)
+        root = Path(tempfile.mkdtemp(prefix=f"cgbench{n}-"))
+        runs = []
+        if n <= cold_max:  # warm is then the cache the cold run left
+            runs = [("cold", root / "cache"), ("warm", root / "cache")]
+        else:
+            runs = [("warm", cache_dir)]
+        for label, cdir in runs:
+            cdir.mkdir(parents=True, exist_ok=True)
+            if label == "warm" and EmbeddingCache(default_embedder(), cdir).missing(
+                [m.content for m in memories]
+            ):
+                console.print(f"[yellow]{n:,}: warm cache incomplete; this run fills it[/]")
+            wall, peak, report = run_once(root, memories, cdir)
+            p, r = pair_quality(merged_groups(report), group_of)
+            b = base.setdefault(label, (n, wall))
+            nlogn = (n * math.log(n)) / (b[0] * math.log(b[0]))
+            s = report.seconds
+            cl, rel = report.reports["cluster"], report.reports["relations"]
+            table.add_row(f"{n:,}", label, f"{wall:.2f}", f"{peak:.0f}", f"{wall / b[1]:.2f}",
+                          f"{nlogn:.2f}", *(f"{s[a]:.2f}" for a in report.agents),
+                          f"{p:.3f}", f"{r:.3f}", f"{cl.compared_pairs:,}",
+                          str(report.reports["merge"].count("merged")),
+                          f"{rel.graph.edges:,}")  # fmt: skip
+            console.print(f"{n:,} {label}: {wall:.2f} s", highlight=False)
+        shutil.rmtree(root, ignore_errors=True)
+    console.print(table)
+
+
+def demo_tables(cache_dir: Path) -> None:
+    from flows.cli.issues_cmd import open_issue_tracker
+
+    ms, group_of, half_a, half_b = demo_labelled()
+    warm = EmbeddingCache(default_embedder(), cache_dir)  # both rows start from a warm cache
+    warm.embed([m.content for m in ms])
+    warm.save()
+    table = Table(title=f"Demo set ({len(ms)} memories, {len(set(group_of.values()))} labelled "
+                        "near-duplicate groups), live run with the beads tracker")  # fmt: skip
+    for col in ("agents", "merge P (A, tuned)", "merge R (A)", "merge P (B, held out)",
+                "merge R (B)", "merge P all", "merge R all", "edges", "largest comp.",
+                "top hub", "decay issues", "re-run: opened", "duplicates", "decay s", "total s"):  # fmt: skip
+        table.add_column(col, justify="right")
+    for label, config in (("before", BEFORE), ("after", None)):
+        root = Path(tempfile.mkdtemp(prefix="cgbench-demo-"))
+        from cortexgraph.settings import load_settings
+
+        settings = load_settings(storage_path=root / "store", ltm_vault_path=root / "vault")
+        (root / "issues").mkdir(parents=True)
+        tracker, where = open_issue_tracker(settings, root / "issues")  # run_once resets store/
+        assert "beads" in where or ".beads" in where, where
+        wall, _, report = run_once(root, ms, cache_dir, config, tracker)
+        groups = merged_groups(report)
+        pa, ra = pair_quality(groups, group_of, half_a)
+        pb, rb = pair_quality(groups, group_of, half_b)
+        p, r = pair_quality(groups, group_of)
+        g = report.reports["relations"].graph
+        store = open_store(root / "store")
+        hub = store.get(g.most_connected[0][0]) if g.most_connected else None
+        hub_text = f"{g.most_connected[0][1]}: {', '.join(hub.entities)}" if hub else "-"
+        decay = report.reports["decay"]
+        pipeline = Pipeline(store, tracker=tracker, config=config)
+        again = run_agents(pipeline, now=NOW + 3600, agents=["decay"]).reports["decay"]
+        per_memory = Counter(str(i.metadata.get("memory_id"))
+                             for i in tracker.query(labels=("consolidation:decay",)))  # fmt: skip
+        table.add_row(label, f"{pa:.3f}", f"{ra:.3f}", f"{pb:.3f}", f"{rb:.3f}", f"{p:.3f}",
+                      f"{r:.3f}", f"{g.edges:,}", str(g.largest_component), hub_text,
+                      str(decay.issues_opened), str(again.issues_opened),
+                      str(sum(c - 1 for c in per_memory.values())),
+                      f"{report.seconds['decay']:.2f}", f"{wall:.2f}")  # fmt: skip
+        shutil.rmtree(root, ignore_errors=True)
+    console.print(table)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    ap.add_argument("--no-cold", action="store_true", help="skip the cold (empty cache) runs")
+    ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000])
+    ap.add_argument("--cold-max", type=int, default=10000, help="skip cold runs above this n")
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/cgbench-cache"))
+    ap.add_argument("--build-cache", type=int, metavar="N", help="only embed synthetic(N)")
+    ap.add_argument("--reference", action="store_true", help="also run cortexgraph 1.2.1 on 1k")
+    ap.add_argument("--no-demo", action="store_true")
     args = ap.parse_args()
-    console = Console()
-    table = Table(title="Consolidation pipeline (dry run of all five agents, JSONL store)")
-    for col in ("memories", "cache", "wall s", "peak MiB (py)", "ratio", "n log n ratio",
-                "merge P", "merge R", "pairs compared", "clusters"):  # fmt: skip
-        table.add_column(col, justify="right")
-    base: dict[str, tuple[int, float]] = {}
-    for n in args.sizes:
-        memories, group_of = synthetic(n)
-        root = Path(tempfile.mkdtemp(prefix=f"cgbench{n}-"))
-        cache_dir = root / "cache"
-        cache_dir.mkdir()
-        for label in (["cold"] if not args.no_cold else []) + ["warm"]:
-            if label == "warm" and args.no_cold:
-                run_once(root, memories, cache_dir)  # fill the cache first
-            wall, peak, report = run_once(root, memories, cache_dir)
-            p, r = pair_quality(report, group_of)
-            b = base.setdefault(label, (n, wall))
-            ratio = wall / b[1]
-            nlogn = (n * math.log(n)) / (b[0] * math.log(b[0]))
-            cl = report.reports["cluster"]
-            table.add_row(f"{n:,}", label, f"{wall:.2f}", f"{peak:.0f}", f"{ratio:.2f}",
-                          f"{nlogn:.2f}", f"{p:.3f}", f"{r:.3f}", f"{cl.compared_pairs:,}",
-                          f"{len(cl.clusters):,}")  # fmt: skip
-            console.print(f"{n:,} {label}: {wall:.2f} s; " + "; ".join(
-                f"{k} {v:.2f}s" for k, v in report.seconds.items()))  # fmt: skip
-        shutil.rmtree(root, ignore_errors=True)
-    console.print(table)
-    demo_quality(console)
+    args.cache_dir.mkdir(parents=True, exist_ok=True)
+    if args.build_cache:
+        build_cache(args.build_cache, args.cache_dir)
+        return
+    if not args.no_demo:
+        demo_tables(args.cache_dir)
+    if args.sizes:
+        scale_table(args.sizes, args.cold_max, args.cache_dir)
+    if args.reference:
+        from _pipeline_reference import reference_table
 
-
-def demo_quality(console: Console) -> None:
-    from cortexgraph.demo_data import demo_memories
-
-    ms = demo_memories(now=NOW)
-    group_of = {m.id: m.meta.extra["demo_group"] for m in ms if m.meta.extra.get("demo_group")}
-    root = Path(tempfile.mkdtemp(prefix="cgbench-demo-"))
-    (root / "cache").mkdir()
-    _, _, report = run_once(root, ms, root / "cache")
-    p, r = pair_quality(report, group_of)
-    console.print(f"demo set ({len(ms)} memories, {len(set(group_of.values()))} labelled groups): "
-                  f"merge precision {p:.3f}, recall {r:.3f}")  # fmt: skip
-    shutil.rmtree(root, ignore_errors=True)
+        reference_table(console, args.cache_dir)
 
 
 if __name__ == "__main__":
