@@ -165,10 +165,13 @@ class RelationshipDiscovery:
         common = frozenset(e for e, ids in postings.items() if len(ids) > ceiling)
         n = max(1, len(memories))
         idf = {e: math.log(n / len(ids)) + 1.0 for e, ids in postings.items() if e not in common}
+        # A memory with fewer informative entities than a pair must share can pair with none.
+        eligible = {mid for mid, m in memories.items()
+                    if len(_entities(m) - common) >= cfg.min_shared_entities}  # fmt: skip
         shared: Counter[tuple[str, str]] = Counter()
         for e, ids in postings.items():
             if e not in common:
-                shared.update(combinations(sorted(ids), 2))
+                shared.update(combinations(sorted(i for i in ids if i in eligible), 2))
         relations = self.store.relations()
         existing = {frozenset((r.from_memory_id, r.to_memory_id)) for r in relations}
         degree: Counter[str] = Counter()
