@@ -52,8 +52,26 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class PlainFileSink:
+    """One markdown file per promoted memory and nothing else: the agents' own cost, without
+    vault_sync's per-note work (it re-reads the vault and rewrites its ledger for every note,
+    O(vault) each; measured with the real sink up to ``--vault-max``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def write_note(self, memory, *, related=(), relations=(), reason="", now):
+        from agents.protocols import NoteRef
+
+        path = self.root / f"{memory.id}.md"
+        created = not path.exists()
+        path.write_text(f"# {memory.content[:60]}\n\n{memory.content}\n", encoding="utf-8")
+        return NoteRef(memory.id, path.name, created)
+
+
 def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfig | None = None,
-             tracker=None):  # fmt: skip
+             tracker=None, real_vault: bool = True):  # fmt: skip
     """One live pipeline run on a fresh store; (wall s, peak RSS growth MiB, report)."""
     from vault_sync import ObsidianNoteSink
 
@@ -65,7 +83,8 @@ def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfi
     t0 = time.perf_counter()
     store = open_store(root / "store")
     cache = EmbeddingCache(model, cache_dir) if model is not None and cache_dir else None
-    pipeline = Pipeline(store, embedder=cache, sink=ObsidianNoteSink(root / "vault"),
+    sink = ObsidianNoteSink(root / "vault") if real_vault else PlainFileSink(root / "vault")
+    pipeline = Pipeline(store, embedder=cache, sink=sink,
                         tracker=tracker or InMemoryIssueTracker(), config=config)  # fmt: skip
     report = run_agents(pipeline, now=NOW + 3600)
     if cache is not None:
@@ -95,11 +114,11 @@ def build_cache(n: int, cache_dir: Path) -> None:
     console.print(f"cache built in {time.perf_counter() - t0:.0f} s")
 
 
-def scale_table(sizes: list[int], cold_max: int, cache_dir: Path) -> None:
+def scale_table(sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int) -> None:
     table = Table(title="Consolidation pipeline, live run of all five agents (JSONL store)")
-    for col in ("memories", "cache", "wall s", "peak RSS MiB", "ratio", "n log n ratio",
-                "decay", "cluster", "merge", "promote", "relations", "merge P", "merge R",
-                "pairs compared", "merged", "edges"):  # fmt: skip
+    for col in ("memories", "cache", "sink", "wall s", "excl. notes s", "peak RSS MiB", "ratio",
+                "n log n ratio", "decay", "cluster", "merge", "promote", "relations", "merge P",
+                "merge R", "pairs compared", "merged", "notes", "edges"):  # fmt: skip
         table.add_column(col, justify="right")
     base: dict[str, tuple[int, float]] = {}
     for n in sizes:
@@ -116,16 +135,19 @@ def scale_table(sizes: list[int], cold_max: int, cache_dir: Path) -> None:
                 [m.content for m in memories]
             ):
                 console.print(f"[yellow]{n:,}: warm cache incomplete; this run fills it[/]")
-            wall, peak, report = run_once(root, memories, cdir)
+            real = n <= vault_max
+            wall, peak, report = run_once(root, memories, cdir, real_vault=real)
             p, r = pair_quality(merged_groups(report), group_of)
             b = base.setdefault(label, (n, wall))
             nlogn = (n * math.log(n)) / (b[0] * math.log(b[0]))
             s = report.seconds
             cl, rel = report.reports["cluster"], report.reports["relations"]
-            table.add_row(f"{n:,}", label, f"{wall:.2f}", f"{peak:.0f}", f"{wall / b[1]:.2f}",
+            notes = len(report.reports["promote"].promotions)
+            table.add_row(f"{n:,}", label, "vault" if real else "plain", f"{wall:.2f}",
+                          f"{wall - s['promote']:.2f}", f"{peak:.0f}", f"{wall / b[1]:.2f}",
                           f"{nlogn:.2f}", *(f"{s[a]:.2f}" for a in report.agents),
                           f"{p:.3f}", f"{r:.3f}", f"{cl.compared_pairs:,}",
-                          str(report.reports["merge"].count("merged")),
+                          str(report.reports["merge"].count("merged")), f"{notes:,}",
                           f"{rel.graph.edges:,}")  # fmt: skip
             console.print(f"{n:,} {label}: {wall:.2f} s", highlight=False)
         shutil.rmtree(root, ignore_errors=True)
@@ -180,6 +202,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000])
     ap.add_argument("--cold-max", type=int, default=10000, help="skip cold runs above this n")
+    ap.add_argument("--vault-max", type=int, default=10000,
+                    help="above this n, notes go to plain files (see PlainFileSink)")  # fmt: skip
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/cgbench-cache"))
     ap.add_argument("--build-cache", type=int, metavar="N", help="only embed synthetic(N)")
     ap.add_argument("--reference", action="store_true", help="also run cortexgraph 1.2.1 on 1k")
@@ -192,7 +216,7 @@ def main() -> None:
     if not args.no_demo:
         demo_tables(args.cache_dir)
     if args.sizes:
-        scale_table(args.sizes, args.cold_max, args.cache_dir)
+        scale_table(args.sizes, args.cold_max, args.cache_dir, args.vault_max)
     if args.reference:
         from _pipeline_reference import reference_table
 
