@@ -186,8 +186,10 @@ def strongest_per_row(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keep a pair only if it is among the ``k`` strongest of one of its two members.
 
-    A cluster never holds more than ``max_cluster_size`` members, so weaker links cannot
-    change it; dropping them bounds the union-find work to n·k pairs at a low link threshold.
+    The detector uses k = 2 × ``max_cluster_size``: a cluster never holds more members than
+    that cap, so a memory's weaker links seldom decide anything, and dropping them bounds the
+    neighbour search's output and the union-find work to n·k pairs at a low link threshold
+    (100k synthetic memories: 28M pairs above 0.65 otherwise).
     """
     if len(i) <= k:
         return i, j, sim
@@ -265,7 +267,8 @@ class ClusterDetector:
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
         vectors = vectorize([m.content for m in memories], self.embedder)
         threshold = cfg.link_threshold if vectors.is_semantic else cfg.tfidf_link_threshold
-        pairs = vectors.neighbours(threshold, exact_limit=cfg.exact_limit)
+        pairs = vectors.neighbours(threshold, exact_limit=cfg.exact_limit,
+                                   max_per_row=2 * cfg.max_cluster_size)  # fmt: skip
         clusters, refused = self._group(memories, vectors, pairs.i, pairs.j, pairs.sim)
         opened = 0
         if self.tracker is not None and cfg.open_issues and not dry_run:
@@ -301,7 +304,7 @@ class ClusterDetector:
         ps: np.ndarray,
     ) -> tuple[list[Cluster], int]:
         cfg = self.config
-        pi, pj, ps = strongest_per_row(pi, pj, ps, cfg.max_cluster_size)
+        pi, pj, ps = strongest_per_row(pi, pj, ps, 2 * cfg.max_cluster_size)
         uf = _CappedUnionFind(len(memories), cfg.max_cluster_size, self._conflicts(memories))
         for k in np.argsort(-ps, kind="stable"):
             uf.union(int(pi[k]), int(pj[k]))

@@ -40,18 +40,22 @@ def radius_pairs(
     probes: int = 3,
     rescore: Rescore | None = None,
     seed: int = 0,
+    max_per_row: int | None = None,
 ) -> NeighbourPairs:
+    """Pairs at or above ``threshold``; with ``max_per_row``, only each row's strongest ones
+    (a pair stays if it is among the ``max_per_row`` best of either of its rows)."""
     n = matrix.shape[0]
     if n < 2:
         empty = np.zeros(0, dtype=np.int64)
         return NeighbourPairs(empty, empty, np.zeros(0, dtype=np.float32), "exact", 0)
     x = np.ascontiguousarray(matrix, dtype=np.float32)
+    k = None if rescore is not None else max_per_row  # re-scored pairs are ranked after
     if n <= exact_limit:
-        i, j, s, compared = _exact(x, threshold if rescore is None else threshold * 0.8)
+        i, j, s, compared = _exact(x, threshold if rescore is None else threshold * 0.8, k)
         method = "exact"
     else:
         i, j, s, compared = _ivf(x, threshold if rescore is None else threshold * 0.8,
-                                 cell_size, probes, seed)  # fmt: skip
+                                 cell_size, probes, seed, k)  # fmt: skip
         method = f"ivf(cells≈{cell_size}, probes={probes})"
     if rescore is not None and len(i):
         s = rescore(i, j).astype(np.float32)
@@ -59,22 +63,52 @@ def radius_pairs(
     return NeighbourPairs(i[keep], j[keep], s[keep], method, compared)
 
 
-def _exact(x: np.ndarray, threshold: float, block: int = 1024):
+def _row_pairs(sims: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float,
+               k: int | None):  # fmt: skip
+    """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row, self pairs left out."""
+    mask = (sims >= threshold) & (rows[:, None] != cols[None, :])
+    if k is not None and sims.shape[1] > k:
+        masked = np.where(mask, sims, -np.inf)
+        top = np.argpartition(-masked, k - 1, axis=1)[:, :k]
+        r = np.repeat(np.arange(sims.shape[0]), k)
+        c = top.ravel()
+        keep = np.isfinite(masked[r, c])
+        r, c = r[keep], c[keep]
+    else:
+        r, c = np.nonzero(mask)
+    gi, gj = rows[r], cols[c]
+    return np.minimum(gi, gj), np.maximum(gi, gj), sims[r, c]
+
+
+def _dedupe(lo: np.ndarray, hi: np.ndarray, sim: np.ndarray, n: int):
+    keys = lo.astype(np.int64) * n + hi
+    uniq, first = np.unique(keys, return_index=True)
+    return uniq // n, uniq % n, sim[first].astype(np.float32)
+
+
+def _exact(x: np.ndarray, threshold: float, k: int | None = None, block: int = 1024):
     n = x.shape[0]
     out_i, out_j, out_s = [], [], []
+    everyone = np.arange(n)
     for start in range(0, n, block):
         stop = min(n, start + block)
-        sims = x[start:stop] @ x[start:].T  # only columns >= start: the upper triangle
-        rows, cols = np.nonzero(sims >= threshold)
-        cols_abs = cols + start
-        rows_abs = rows + start
-        keep = cols_abs > rows_abs
-        out_i.append(rows_abs[keep])
-        out_j.append(cols_abs[keep])
-        out_s.append(sims[rows[keep], cols[keep]])
+        if k is None:  # only columns >= start, then only the upper triangle
+            sims = x[start:stop] @ x[start:].T
+            rows, cols = np.nonzero(sims >= threshold)
+            keep = cols + start > rows + start
+            lo, hi = rows[keep] + start, cols[keep] + start
+            s = sims[rows[keep], cols[keep]]
+        else:  # a row's strongest partners may sit on either side of the diagonal
+            lo, hi, s = _row_pairs(x[start:stop] @ x.T, everyone[start:stop], everyone,
+                                   threshold, k)  # fmt: skip
+        out_i.append(lo)
+        out_j.append(hi)
+        out_s.append(s)
     compared = n * (n - 1) // 2
-    return (np.concatenate(out_i).astype(np.int64), np.concatenate(out_j).astype(np.int64),
-            np.concatenate(out_s).astype(np.float32), compared)  # fmt: skip
+    i, j, s = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_s)
+    if k is not None:
+        return (*_dedupe(i, j, s, n), compared)
+    return i.astype(np.int64), j.astype(np.int64), s.astype(np.float32), compared
 
 
 def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.ndarray:
@@ -94,7 +128,8 @@ def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.nd
     return centroids
 
 
-def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int):
+def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int,
+         k: int | None = None):  # fmt: skip
     n = x.shape[0]
     k = max(2, min(4096, math.ceil(n / cell_size)))
     probes = min(probes, k)
@@ -110,7 +145,8 @@ def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int
         for c in range(k):
             if bounds[c] < bounds[c + 1]:
                 cells[c].append(rows[order[bounds[c] : bounds[c + 1]]])
-    keys: list[np.ndarray] = []
+    los: list[np.ndarray] = []
+    his: list[np.ndarray] = []
     sims: list[np.ndarray] = []
     compared = 0
     for parts in cells:
@@ -121,18 +157,16 @@ def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int
             continue
         members.sort()
         sub = x[members]
-        s = sub @ sub.T
         compared += len(members) * (len(members) - 1) // 2
-        r, c = np.nonzero(np.triu(s >= threshold, k=1))
-        keys.append(members[r] * n + members[c])
-        sims.append(s[r, c])
-    if not keys:
+        lo, hi, s = _row_pairs(sub @ sub.T, members, members, threshold, k)
+        los.append(lo)
+        his.append(hi)
+        sims.append(s)
+    if not los:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0, dtype=np.float32), compared
-    all_keys = np.concatenate(keys)
-    all_sims = np.concatenate(sims)
-    uniq, first = np.unique(all_keys, return_index=True)
-    return uniq // n, uniq % n, all_sims[first].astype(np.float32), compared
+    return (*_dedupe(np.concatenate(los), np.concatenate(his), np.concatenate(sims), n),
+            compared)  # fmt: skip
 
 
 __all__ = ["NeighbourPairs", "radius_pairs"]

@@ -121,3 +121,20 @@ def test_ivf_neighbour_search_matches_exact_and_compares_far_fewer_pairs():
         np.sort(ivf.sim), np.sort(exact.sim[np.isin(exact.i * len(x) + exact.j,
                                                     ivf.i * len(x) + ivf.j)]), rtol=1e-5
     )  # fmt: skip
+
+
+def test_max_per_row_keeps_each_rows_strongest_pairs_exact_and_ivf():
+    from agents.cluster_detector import strongest_per_row
+
+    x = _clustered_vectors(n_groups=60, per_group=8, noise=0.3, singles=300)
+    full = radius_pairs(x, 0.5, exact_limit=10**9)
+    want = set(zip(*(a.tolist() for a in strongest_per_row(full.i, full.j, full.sim, 4)[:2]),
+                   strict=True))  # fmt: skip
+    exact = radius_pairs(x, 0.5, exact_limit=10**9, max_per_row=4)
+    assert set(zip(exact.i.tolist(), exact.j.tolist(), strict=True)) == want
+    assert len(want) < 0.8 * len(full)  # the cap did drop pairs
+    ivf = radius_pairs(x, 0.5, exact_limit=100, cell_size=100, max_per_row=4)
+    found = set(zip(ivf.i.tolist(), ivf.j.tolist(), strict=True))
+    assert found <= set(zip(full.i.tolist(), full.j.tolist(), strict=True))
+    kept = strongest_per_row(ivf.i, ivf.j, ivf.sim, 4)
+    assert len(set(zip(kept[0].tolist(), kept[1].tolist(), strict=True)) & want) >= 0.9 * len(want)
