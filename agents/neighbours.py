@@ -129,7 +129,7 @@ def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.nd
 
 
 def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int,
-         k: int | None = None):  # fmt: skip
+         per_row: int | None = None):  # fmt: skip
     n = x.shape[0]
     k = max(2, min(4096, math.ceil(n / cell_size)))
     probes = min(probes, k)
@@ -158,7 +158,7 @@ def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int
         members.sort()
         sub = x[members]
         compared += len(members) * (len(members) - 1) // 2
-        lo, hi, s = _row_pairs(sub @ sub.T, members, members, threshold, k)
+        lo, hi, s = _row_pairs(sub @ sub.T, members, members, threshold, per_row)
         los.append(lo)
         his.append(hi)
         sims.append(s)
