@@ -349,8 +349,10 @@ class ClusterDetector:
                 details[i] = extractor.details(memories[i])
             return details[i]
 
+        merges = {i for i, m in enumerate(memories) if _merged_at(m) is not None}
+
         def conflicts(i: int, j: int) -> bool:
-            if _judged_by_merge(memories[i], memories[j]):
+            if (i in merges or j in merges) and _judged_by_merge(memories[i], memories[j]):
                 return True
             return conflict(of(i), of(j), cfg.names_min_overlap) is not None  # type: ignore[arg-type]
 
