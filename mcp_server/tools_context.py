@@ -71,6 +71,10 @@ def after_save(state: ServerState, memory: Memory, supersedes: list[str] | None 
     """Temporal truth for a just-saved memory; save_memory may call this (one line)."""
     store = state.store
     ids = [resolve_memory_id(store, i) for i in supersedes or []]
+    if not ids and not any(store.ids_with_entity(e) - {memory.id} for e in memory.entities):
+        # Nothing shares a subject with it, so nothing can be superseded: skip the classifier
+        # (it would cost every ordinary save an embedding).
+        return {"update_cue": "no memory shares an entity", "superseded": []}
     cue, how = (True, "explicit supersedes") if ids else update_cue(state, memory.content)
     outcomes = record_update(store, memory, update_cue=cue, supersedes=ids)
     return {"update_cue": how, "superseded": [

@@ -86,6 +86,10 @@ def save_memory(
     strength: Annotated[float | None, Field(
         description="Importance 0.0-2.0 (1.0 normal); estimated from the text when omitted.",
         ge=0.0, le=2.0)] = None,
+    supersedes: Annotated[list[str] | None, Field(
+        description="Ids of memories this one replaces (e.g. 'we now use Postgres instead of "
+                    "MySQL'); they are kept as history. Detected automatically when omitted.",
+        max_length=20)] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Save a memory to short-term storage. It fades unless used; important ones get promoted."""
     from mcp_server.tools_activation import enrich
@@ -100,6 +104,9 @@ def save_memory(
         content, tags=enrichment.tags, entities=enrichment.entities, source=source,
         context=context, extra=extra, strength=enrichment.strength,
     )  # fmt: skip
+    from mcp_server.tools_context import after_save
+
+    temporal = after_save(state, memory, supersedes)
     return {
         "success": True,
         "memory_id": memory.id,
@@ -107,6 +114,7 @@ def save_memory(
         "entities": list(memory.entities),
         "strength": memory.strength,
         "enrichment": enrichment.label,
+        "temporal": temporal,
         "message": f"Memory saved with ID: {memory.id}",
     }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,10 @@ class SearchTuning:
     lexical_pool: int = 200
     # Use the memory's context (neighbouring text) in BM25 and embeddings.
     use_context: bool = True
+    # Temporal truth: a fact replaced by a newer one (``meta.extra["superseded_by"]``) or marked
+    # ``deprecated`` stays findable as history, but ranks below current facts; the fact that
+    # replaced it takes the rank the old one earned (a query about Paris finds "moved to London").
+    outdated_factor: float = 0.3
 
 
 DEFAULT_TUNING = SearchTuning()
@@ -175,6 +179,30 @@ def relevance_scores(
     return relevance, similarity
 
 
+def _lift_successors(
+    store: IndexedStore,
+    results: list[SearchResult],
+    rank: dict[str, float],
+    scope: Container[str] | None,
+    now: float,
+) -> list[SearchResult]:
+    """Give the memory that replaced a matching fact at least the rank the old fact earned."""
+    by_id = {r.memory.id: i for i, r in enumerate(results)}
+    for successor_id, score in rank.items():
+        memory = store._memories.get(successor_id)
+        if memory is None or (scope is not None and successor_id not in scope):
+            continue
+        i = by_id.get(successor_id)
+        if i is None:
+            decay = memory_score(memory, now, store.config.decay)
+            age = max(0.0, (now - memory.created_at) / DAY)
+            results.append(SearchResult(memory, score, 0.0, decay, age))
+        elif results[i].score < score:
+            r = results[i]
+            results[i] = SearchResult(r.memory, score, r.similarity, r.decay_score, r.age_days)
+    return results
+
+
 def run_search(
     store: IndexedStore,
     query: str | None,
@@ -203,6 +231,7 @@ def run_search(
         candidates = [store._memories[i] for i in ids]
 
     results: list[SearchResult] = []
+    successor_rank: dict[str, float] = {}
     w = cfg.decay_rerank_weight
     for m in candidates:
         if window_days is not None and (now - m.last_used) > window_days * DAY:
@@ -212,6 +241,11 @@ def run_search(
             continue
         rel = relevance.get(m.id, 1.0)
         score = rel * (1.0 - w + w * min(decay, 1.0)) if relevance else decay
+        if m.meta.extra and (m.meta.extra.get("superseded_by") or m.meta.extra.get("deprecated")):
+            successor = m.meta.extra.get("superseded_by")
+            if isinstance(successor, str):
+                successor_rank[successor] = max(successor_rank.get(successor, 0.0), score)
+            score *= tuning.outdated_factor
         results.append(
             SearchResult(
                 memory=m,
@@ -221,6 +255,8 @@ def run_search(
                 age_days=max(0.0, (now - m.created_at) / DAY),
             )
         )
+    if successor_rank:
+        results = _lift_successors(store, results, successor_rank, scope, now)
     results.sort(key=lambda r: (-r.score, -r.memory.last_used, r.memory.id))
     head = results[:top_k]
     if relevance and cfg.review_blend_ratio > 0 and len(results) > top_k:

@@ -185,3 +185,26 @@ def test_mcp_unreadable_store_path_is_reported_per_call(tmp_path):
     tools, result = run(go)
     assert tools.tools  # listing works without a store
     assert "CORTEXGRAPH_STORAGE_PATH" in error_text(result)
+
+
+def test_mcp_save_with_supersedes_keeps_the_old_fact_as_history(tmp_path):
+    async def go():
+        async with Client(build_server(make_settings(tmp_path))) as client:
+            old = payload(await client.call_tool(
+                "save_memory", {"content": "The team uses MySQL for billing",
+                                "entities": ["billing"], "strength": 1.0}))  # fmt: skip
+            new = payload(await client.call_tool(
+                "save_memory", {"content": "The team now uses Postgres for billing",
+                                "entities": ["billing"], "strength": 1.0,
+                                "supersedes": [old["memory_id"]]}))  # fmt: skip
+            found = payload(
+                await client.call_tool(
+                    "search_memory", {"query": "MySQL billing", "use_embeddings": False}
+                )
+            )
+            return old, new, found
+
+    old, new, found = run(go)
+    assert new["temporal"]["superseded"][0]["memory_id"] == old["memory_id"]
+    ranked = [r["id"] for r in found["results"]]
+    assert ranked.index(new["memory_id"]) < ranked.index(old["memory_id"])
