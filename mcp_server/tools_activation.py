@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from mcp_server.app import ServerState
+from mcp_server.app import ServerState, state_of
 from mcp_server.errors import DependencyUnavailableError, tool_errors
 from mcp_server.wiring import optional_module
 
@@ -29,6 +29,7 @@ class Enrichment:
     entities: tuple[str, ...]
     strength: float
     label: str  # what was filled in automatically, or why nothing was
+    applied: tuple[str, ...] = ()  # which of entities / tags / strength were filled
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
@@ -62,18 +63,21 @@ def enrich(
             "activation", "automatic entities and strength", "enrich_for_save"
         )
         enriched = activation.enrich_for_save(
-            content, tags=list(tags), entities=entities, strength=strength
-        )
+            content, tags=list(tags), entities=entities, strength=strength, store=state.store,
+            config=activation.ActivationConfig.from_mapping(state.settings),
+        )  # fmt: skip
     except DependencyUnavailableError as exc:
         log.info("cortexgraph: saving without enrichment: %s", exc)
         return Enrichment(tags, given_entities, 1.0 if strength is None else strength,
                           f"unavailable: {exc}")  # fmt: skip
     data = _as_dict(enriched)
+    applied = data.get("enrichment_applied") or []
     return Enrichment(
         tuple(data.get("tags") or tags),
         tuple(data.get("entities") or given_entities),
         float(data.get("strength", 1.0 if strength is None else strength)),
-        str(data.get("label") or data.get("method") or "activation"),
+        "filled " + ", ".join(applied) if applied else "nothing to fill",
+        tuple(applied),
     )
 
 
@@ -82,7 +86,10 @@ def analyze_message(ctx: Context, message: Message) -> dict[str, Any]:
     """Decide whether a user message holds something worth remembering, with suggested tags,
     entities and strength for save_memory."""
     activation = optional_module("activation", "analyze_message", "analyze_message")
-    return {"success": True, **_as_dict(activation.analyze_message(message))}
+    state = state_of(ctx)
+    config = activation.ActivationConfig.from_mapping(state.settings)
+    result = activation.analyze_message(message, store=state.store, config=config)
+    return {"success": True, **_as_dict(result)}
 
 
 @tool_errors

@@ -114,6 +114,7 @@ def save_memory(
         "entities": list(memory.entities),
         "strength": memory.strength,
         "enrichment": enrichment.label,
+        "enrichment_applied": list(enrichment.applied),
         "temporal": temporal,
         "message": f"Memory saved with ID: {memory.id}",
     }
