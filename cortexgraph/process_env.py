@@ -7,6 +7,8 @@ import os
 DEFAULTS = {
     # Agents log through logging.getLogger("agents..."); Prefect shows them in the run log.
     "PREFECT_LOGGING_EXTRA_LOGGERS": "agents",
+    # ...and outside a flow run (MCP tools, plain Python) those logs stay local, without a warning.
+    "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
     # No telemetry from the CLI or its temporary in-process server (and no failed DNS lookups).
     "DO_NOT_TRACK": "1",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",

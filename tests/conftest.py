@@ -15,5 +15,7 @@ for key, value in {
     "DO_NOT_TRACK": "1",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    # Agents run outside flows too (MCP tools, plain Python): their logs stay local then.
+    "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
 }.items():
     os.environ.setdefault(key, value)
