@@ -37,6 +37,7 @@ class InMemoryIssueTracker:
     def __init__(self, prefix: str = "mem", *, on_change: Callable[[str], None] | None = None):
         self._prefix = prefix
         self._records: dict[str, _Record] = {}
+        self._by_key: dict[str, str] = {}  # dedupe key -> issue id (a scan was O(n) per create)
         self._lock = threading.Lock()
         self._next = 1
         self._on_change = on_change  # e.g. a logger: what a commit message would have said
@@ -58,10 +59,8 @@ class InMemoryIssueTracker:
         if dedupe_key is not None:
             meta[DEDUPE_KEY] = dedupe_key
         with self._lock:
-            if dedupe_key is not None:
-                for rec in self._records.values():
-                    if rec.issue.metadata.get(DEDUPE_KEY) == dedupe_key:
-                        return rec.issue
+            if dedupe_key is not None and dedupe_key in self._by_key:
+                return self._records[self._by_key[dedupe_key]].issue
             issue_id = f"{self._prefix}-{self._next}"
             self._next += 1
             issue = TrackedIssue(
@@ -73,6 +72,8 @@ class InMemoryIssueTracker:
                 description=description,
             )
             self._records[issue_id] = _Record(issue, priority)
+            if dedupe_key is not None:
+                self._by_key[dedupe_key] = issue_id
             self._changed(f"{issue_id}: created ({title})")
             return issue
 
@@ -128,6 +129,8 @@ class InMemoryIssueTracker:
                     fields["labels"] = _labels(value)
                 elif key == "metadata":
                     fields["metadata"] = {**rec.issue.metadata, **dict(value or {})}
+                    if DEDUPE_KEY in fields["metadata"]:
+                        self._by_key[str(fields["metadata"][DEDUPE_KEY])] = issue_id
                 else:
                     fields[key] = value
             issue = replace(rec.issue, **fields)
