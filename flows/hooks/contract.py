@@ -32,18 +32,21 @@ class HookInput:
     tool_name: str = ""
     tool_input: Mapping[str, Any] = field(default_factory=dict)
     tool_response: Any = None
+    error: str = ""  # PostToolUseFailure: what went wrong
 
     @classmethod
-    def parse(cls, raw: str, expected_event: str) -> HookInput:
+    def parse(cls, raw: str, expected_event: str | tuple[str, ...]) -> HookInput:
+        """Read stdin; ``expected_event`` names the event(s) this hook serves (first: default)."""
+        allowed = (expected_event,) if isinstance(expected_event, str) else expected_event
         try:
             data = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             raise HookInputError(f"stdin is not JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise HookInputError("stdin must be a JSON object")
-        event = data.get("hook_event_name") or expected_event
-        if event != expected_event:
-            raise HookInputError(f"this is the {expected_event} hook, got event {event!r}")
+        event = data.get("hook_event_name") or allowed[0]
+        if event not in allowed:
+            raise HookInputError(f"this is the {'/'.join(allowed)} hook, got event {event!r}")
 
         def text(key: str) -> str:
             value = data.get(key)
@@ -61,6 +64,7 @@ class HookInput:
             tool_name=text("tool_name"),
             tool_input=tool_input if isinstance(tool_input, dict) else {},
             tool_response=data.get("tool_response"),
+            error=text("error") or text("error_message"),
         )
 
 

@@ -28,7 +28,7 @@ from activation.monitor import (
     load_pattern_set,
     make_call,
 )
-from flows.hooks.contract import HookInput, HookInputError, additional_context
+from flows.hooks.contract import HookInput, additional_context
 from flows.hooks.runtime import HookRuntime, load_runtime
 
 EVENTS = ("PostToolUse", "PostToolUseFailure")
@@ -38,19 +38,9 @@ PROJECT_PATTERNS = Path(".claude") / "cortexgraph-patterns.yaml"
 
 def parse(raw: str) -> tuple[HookInput, str]:
     """The hook input and the failure text ('' after a successful call)."""
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise HookInputError(f"stdin is not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise HookInputError("stdin must be a JSON object")
-    event = data.get("hook_event_name") or "PostToolUse"
-    if event not in EVENTS:
-        raise HookInputError(f"this is the PostToolUse monitor hook, got event {event!r}")
-    error = data.get("error") or data.get("error_message") or ""
-    if event == "PostToolUseFailure" and not error:
-        error = "the tool call failed"
-    return HookInput.parse(raw, event), error if isinstance(error, str) else str(error)
+    hook_input = HookInput.parse(raw, EVENTS)
+    failed = hook_input.event == "PostToolUseFailure"
+    return hook_input, hook_input.error or ("the tool call failed" if failed else "")
 
 
 def monitor_dir(runtime: HookRuntime) -> Path:
