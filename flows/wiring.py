@@ -7,11 +7,9 @@ exists, and no vault sink is made. ``notes`` says in words what was wired, fallb
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agents.memory_tracker import InMemoryIssueTracker
@@ -20,7 +18,6 @@ from cortexgraph.settings import Settings
 from storage import InMemoryStore, MemoryStore, open_store
 from storage.embeddings import EmbeddingCache, default_embedder
 from storage.errors import CortexGraphError, InvalidInputError
-from storage.models import Memory, Relation
 
 log = logging.getLogger(__name__)
 
@@ -48,36 +45,7 @@ def read_store_snapshot(settings: Settings) -> InMemoryStore:
         raise InvalidInputError(
             f"no store at {path}: nothing to preview (run once without --dry-run)"
         )
-    config = settings.store_config()
-    memories = _latest(path / config.memories_filename, Memory.from_json)
-    relations = _latest(path / config.relations_filename, Relation.from_json)
-    store = InMemoryStore(config)
-    for m in memories.values():
-        store._index_memory(m)  # noqa: SLF001 - the same bulk load InMemoryStore.copy_of does
-    for r in relations.values():
-        if r.from_memory_id in memories and r.to_memory_id in memories:
-            store._index_relation(r)  # noqa: SLF001
-    return store
-
-
-def _latest(path: Path, build: Callable[[Any], Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return out
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-            if obj.get("_deleted") is True:
-                out.pop(obj["id"], None)
-                continue
-            out[obj["id"]] = build(obj)
-        except (ValueError, KeyError, TypeError, AttributeError, CortexGraphError):
-            continue  # the live store quarantines these; a preview just skips them
-    return out
+    return InMemoryStore.from_files(path, settings.store_config())
 
 
 def open_collaborators(

@@ -7,11 +7,13 @@ three persistence hooks; ``InMemoryStore`` uses no-op hooks, ``JSONLStore`` appe
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from storage.config import StoreConfig
@@ -293,6 +295,35 @@ class InMemoryStore(IndexedStore):
         """A scratch copy of another store's records (a dry run works on this)."""
         clone = cls(store.config, dense=getattr(store, "dense", None))
         clone._load(store.list(), store.relations())
+        return clone
+
+    @classmethod
+    def from_files(
+        cls, path: str | os.PathLike[str], config: StoreConfig | None = None
+    ) -> InMemoryStore:
+        """A JSONL store's records read into memory without writing anything (no lock file, no
+        quarantine rewrite, no snapshot): what a dry run previews. Unreadable lines are skipped
+        here; the live store quarantines them."""
+        from storage.jsonl_lines import live_records
+
+        config = config or StoreConfig()
+        directory = Path(path).expanduser()
+
+        def read(name: str, build: Any) -> list[Any]:
+            try:
+                data = (directory / name).read_bytes()
+            except FileNotFoundError:
+                return []
+            return live_records(data, build)[0]
+
+        memories = read(config.memories_filename, Memory.from_json)
+        ids = {m.id for m in memories}
+        relations = [
+            r for r in read(config.relations_filename, Relation.from_json)
+            if r.from_memory_id in ids and r.to_memory_id in ids
+        ]  # fmt: skip
+        clone = cls(config)
+        clone._load(memories, relations)
         return clone
 
 
