@@ -1,9 +1,17 @@
 """What cortexgraph last wrote to each note, so a person's later edits are recognised.
 
-Kept at ``<vault>/.cortexgraph/write-ledger.json``: memory id -> vault-relative path and the
-checksum of the body as written. Unlike the LTM index it cannot be rebuilt from the notes, so it
-is written atomically and a damaged file only makes cortexgraph more careful (it then treats every
-existing note as edited by a person).
+Kept at ``<vault>/.cortexgraph/``: ``write-ledger.json`` (a snapshot: memory id -> vault-relative
+path and the checksum of the body as written) plus ``write-ledger.journal`` (one JSON line per
+entry set since the snapshot). A write appends one short line instead of rewriting the whole
+ledger (that made promotion O(ledger) per note); ``flush()`` folds the journal into a new
+snapshot, atomically. Unlike the LTM index the ledger cannot be rebuilt from the notes, so:
+
+- a crash loses nothing that reached the OS; a torn last journal line is ignored;
+- other processes see our entries at their next ``refresh()`` (one ``stat`` when nothing changed);
+- a lost or damaged ledger only makes cortexgraph more careful: a note without an entry counts as
+  edited by a person unless its body is exactly what cortexgraph would write now.
+
+Writers hold the sink's cross-process lock around ``refresh``/``set``/``flush``.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ log = logging.getLogger(__name__)
 
 STATE_DIR = ".cortexgraph"
 LEDGER_FILE = "write-ledger.json"
+JOURNAL_FILE = "write-ledger.journal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,27 +37,73 @@ class LedgerEntry:
     conflict_checksum: str | None = None  # body of the last conflict copy written
 
 
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 class WriteLedger:
     def __init__(self, vault: Path) -> None:
         self.file = vault / STATE_DIR / LEDGER_FILE
+        self.journal = vault / STATE_DIR / JOURNAL_FILE
         self.entries: dict[str, LedgerEntry] = {}
+        self._snapshot_sig: tuple[int, int, int] | None = None
+        self._journal_offset = 0  # bytes of the journal already applied
+        self._journal_lines = 0
         self._load()
 
+    # -- reading --------------------------------------------------------------------------------
     def _load(self) -> None:
+        self.entries = {}
+        self._snapshot_sig = _signature(self.file)
+        self._journal_offset = self._journal_lines = 0
         try:
             raw = json.loads(self.file.read_text(encoding="utf-8"))
             self.entries = {k: LedgerEntry(**v) for k, v in raw.get("notes", {}).items()}
         except FileNotFoundError:
-            return
+            pass
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             log.warning("ignoring unreadable write ledger %s: %s", self.file, exc)
             self.entries = {}
+        self._read_journal()
+
+    def _read_journal(self) -> None:
+        try:
+            with open(self.journal, "rb") as fh:
+                fh.seek(self._journal_offset)
+                data = fh.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1  # a line still being written is read next time
+        for line in data[:end].splitlines():
+            try:
+                record = json.loads(line)
+                memory_id = record.pop("id")
+                self.entries[memory_id] = LedgerEntry(**record)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                log.warning("ignoring a damaged line of %s", self.journal)
+            self._journal_lines += 1
+        self._journal_offset += end
+
+    def refresh(self) -> None:
+        """Pick up what other processes wrote since we last looked (cheap when nothing did)."""
+        if _signature(self.file) != self._snapshot_sig:
+            self._load()  # another process compacted: its snapshot holds everything
+            return
+        try:
+            size = self.journal.stat().st_size
+        except OSError:
+            size = 0
+        if size < self._journal_offset:
+            self._load()
+        elif size > self._journal_offset:
+            self._read_journal()
 
     def get(self, memory_id: str) -> LedgerEntry | None:
         return self.entries.get(memory_id)
-
-    def set(self, memory_id: str, entry: LedgerEntry) -> None:
-        self.entries[memory_id] = entry
 
     def memory_id_for_path(self, rel_path: str) -> str | None:
         for memory_id, entry in self.entries.items():
@@ -56,9 +111,33 @@ class WriteLedger:
                 return memory_id
         return None
 
+    @property
+    def pending(self) -> int:
+        """Journal lines not yet folded into the snapshot."""
+        return self._journal_lines
+
+    # -- writing --------------------------------------------------------------------------------
+    def set(self, memory_id: str, entry: LedgerEntry) -> None:
+        self.entries[memory_id] = entry
+        line = json.dumps({"id": memory_id, **asdict(entry)}, ensure_ascii=False) + "\n"
+        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        # Opened per line: another process may compact (truncate) the journal between writes.
+        with open(self.journal, "ab") as fh:
+            fh.write(line.encode("utf-8"))
+            self._journal_offset = fh.tell()
+        self._journal_lines += 1
+
     def save(self) -> None:
+        """Fold the journal into a new snapshot (atomic), then empty the journal. A crash between
+        the two only replays entries the snapshot already has."""
         data = {"version": 1, "notes": {k: asdict(v) for k, v in sorted(self.entries.items())}}
         atomic_write_text(self.file, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        with open(self.journal, "wb"):
+            pass
+        self._snapshot_sig = _signature(self.file)
+        self._journal_offset = self._journal_lines = 0
+
+    flush = save
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -77,4 +156,11 @@ def atomic_write_text(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-__all__ = ["LEDGER_FILE", "STATE_DIR", "LedgerEntry", "WriteLedger", "atomic_write_text"]
+__all__ = [
+    "JOURNAL_FILE",
+    "LEDGER_FILE",
+    "STATE_DIR",
+    "LedgerEntry",
+    "WriteLedger",
+    "atomic_write_text",
+]

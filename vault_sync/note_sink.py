@@ -1,13 +1,17 @@
 """ObsidianNoteSink: writes promoted memories as notes, idempotently and without clobbering edits.
 
 It satisfies ``agents.protocols.NoteSink`` structurally (vault_sync may not import agents).
+One sink serves a whole run: it walks the vault once (``NoteLocator``) and appends one journal
+line per note to the write ledger; ``close()`` (or leaving ``with sink:``) folds the journal into
+the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes. Nothing is lost without
+``close()``: the journal is read back by the next sink.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +29,8 @@ from vault_sync.note_format import (
     parse_note_text,
     render_note,
 )
+from vault_sync.note_locator import NoteLocator, iter_markdown_files, note_id
 from vault_sync.paths import (
-    SKIPPED_DIRS,
     ensure_inside,
     relative_posix,
     safe_filename,
@@ -37,6 +41,7 @@ from vault_sync.paths import (
 _BLOCK_START = "<!-- cortexgraph:mentions -->"
 _BLOCK_END = "<!-- /cortexgraph:mentions -->"
 CONFLICT_MARK = "cortexgraph conflict"
+FLUSH_EVERY = 500  # journal lines before the ledger snapshot is rewritten
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +77,8 @@ class ObsidianNoteSink:
         self.entity_notes = entity_notes
         self.version = version
         self._lock = FileLock(str(self.vault / STATE_DIR / "write.lock"))
+        self._ledger: WriteLedger | None = None
+        self.locator = NoteLocator(self.vault)
 
     # -- NoteSink -------------------------------------------------------------------------------
     def write_note(
@@ -83,22 +90,51 @@ class ObsidianNoteSink:
         reason: str = "",
         now: float,
     ) -> WrittenNote:
-        (self.vault / STATE_DIR).mkdir(parents=True, exist_ok=True)
         try:
             with self._lock:
-                ledger = WriteLedger(self.vault)
+                ledger = self._fresh_ledger()
                 result = self._write_locked(memory, related, relations, reason, now, ledger)
-                ledger.save()
+                if ledger.pending >= FLUSH_EVERY:
+                    ledger.save()
                 return result
         except OSError as exc:
             raise VaultWriteError(f"cannot write the note for {memory.id}: {exc}") from exc
 
+    def flush(self) -> None:
+        """Fold the ledger journal into its snapshot (atomic); cheap when nothing is pending."""
+        if self._ledger is None or not self._ledger.pending:
+            return
+        try:
+            with self._lock:
+                self._fresh_ledger().save()
+        except OSError as exc:
+            raise VaultWriteError(f"cannot write the write ledger: {exc}") from exc
+
+    close = flush
+
+    def __enter__(self) -> ObsidianNoteSink:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def find_note(self, memory_id: str, hint: str | None = None) -> Path | None:
         """The note whose frontmatter ``id`` is ``memory_id``, wherever a person moved it."""
-        ledger = WriteLedger(self.vault)
+        ledger = self._ledger or WriteLedger(self.vault)
+        ledger.refresh()
+        self._ledger = ledger
         return self._find_existing(memory_id, ledger, hint)
 
     # -- internals ------------------------------------------------------------------------------
+    def _fresh_ledger(self) -> WriteLedger:
+        """The ledger with other processes' entries applied; call under the lock."""
+        if self._ledger is None:
+            (self.vault / STATE_DIR).mkdir(parents=True, exist_ok=True)
+            self._ledger = WriteLedger(self.vault)
+        else:
+            self._ledger.refresh()
+        return self._ledger
+
     def _write_locked(
         self,
         memory: Memory,
@@ -118,6 +154,7 @@ class ObsidianNoteSink:
             path = unique_note_path(directory, safe_filename(rendered.title))
             ensure_inside(self.vault, path.relative_to(self.vault))
             atomic_write_text(path, rendered.text())
+            self.locator.record(memory.id, path)
             rel = relative_posix(self.vault, path)
             ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
             self._update_entity_notes(memory, path.stem)
@@ -142,10 +179,12 @@ class ObsidianNoteSink:
                 metadata[keep] = parsed.metadata[keep]
         if not edited:
             atomic_write_text(existing, note_text(metadata, rendered.body))
+            self.locator.record(memory.id, existing)
             ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
             self._update_entity_notes(memory, existing.stem)
             return WrittenNote(memory.id, rel, created=False)
         atomic_write_text(existing, note_text(metadata, parsed.body))
+        self.locator.record(memory.id, existing)
         conflict = None
         ours_changed = entry is None or new_sum != entry.body_checksum
         if ours_changed and (entry is None or entry.conflict_checksum != new_sum):
@@ -176,24 +215,16 @@ class ObsidianNoteSink:
         if hint:
             candidates.append(hint)
         for rel in candidates:
-            path = self.vault / rel
             try:
-                ensure_inside(self.vault, Path(rel))
+                path = ensure_inside(self.vault, Path(rel))
             except ValueError:
                 continue
-            if path.is_file() and _note_id(path) == memory_id:
+            if path.is_file() and note_id(path) == memory_id:
                 return path
-        # Moved or renamed by a person: look for the id in every note's frontmatter.
-        needle = memory_id.encode("utf-8")
-        for path in iter_markdown_files(self.vault):
-            try:
-                with open(path, "rb") as fh:
-                    head = fh.read(8192)
-            except OSError:
-                continue
-            if needle in head and _note_id(path) == memory_id:
-                return path
-        return None
+        # Moved or renamed by a person: the locator knows every note's id (one walk per sink).
+        # A ledger entry or hint means a note existed, so a miss then re-walks the vault even
+        # if the locator's map is recent (another process may have written it after our walk).
+        return self.locator.find(memory_id, expected=bool(candidates))
 
     def _links(
         self,
@@ -262,33 +293,6 @@ def update_entity_note(path: Path, entity: str, note_stem: str, version: str) ->
     lines.append(line)
     new_block = _BLOCK_START + "\n" + "\n".join(lines) + "\n"
     atomic_write_text(path, text[:start] + new_block + text[end:])
-
-
-def iter_markdown_files(vault: Path) -> Iterator[Path]:
-    """Every .md file, skipping hidden folders (.obsidian, .trash, .cortexgraph) and temp files."""
-    stack = [vault]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.name.startswith(".") or entry.name in SKIPPED_DIRS:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.name.lower().endswith(".md") and entry.is_file():
-                yield Path(entry.path)
-
-
-def _note_id(path: Path) -> str | None:
-    try:
-        parsed = parse_note_text(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return None
-    value = parsed.metadata.get("id")
-    return str(value) if value is not None else None
 
 
 def _with_conflict(entry: LedgerEntry | None, rel: str, now: float, new_sum: str) -> LedgerEntry:

@@ -1,0 +1,102 @@
+"""Promotion into a populated vault: N memories promoted through ``promote_memory`` with one
+``ObsidianNoteSink`` into a vault that already holds M of the person's notes, then all of them
+promoted again (the idempotent update pass).
+
+    OMP_NUM_THREADS=1 python bench/vault_promote_bench.py [--notes 2000] [--memories 2000]
+
+Baseline measured in the same run: the floor of the same file work without any lookup or
+ledger (one atomic, fsynced write per note), so the ratio is what vault_sync adds on top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from storage import InMemoryStore
+from vault_sync import ObsidianNoteSink, promote_memory
+from vault_sync.ledger import atomic_write_text
+
+NOW = 1_760_000_000.0
+PEOPLE = ["Sam", "Aisha", "Diego", "Mei", "Tom", "Kofi", "Elena", "Priya", "Lars", "Noor"]
+TECH = ["PostgreSQL", "Redis", "Kafka", "Terraform", "Grafana", "Airflow", "Rust", "DuckDB"]
+
+
+def make_vault(root: Path, n: int) -> None:
+    for i in range(n):
+        folder = root / f"area{i % 20}"
+        folder.mkdir(parents=True, exist_ok=True)
+        body = " ".join(f"word{(i * 7 + k) % 997}" for k in range(150))
+        fm = f"---\ntitle: note {i}\ntags: [t{i % 30}]\n---\n"
+        (folder / f"note {i}.md").write_text(f"{fm}# note {i}\n\n{body}\n")
+
+
+def make_store(n: int, rng: random.Random) -> InMemoryStore:
+    store = InMemoryStore()
+    ids = []
+    for i in range(n):
+        p, t = rng.choice(PEOPLE), rng.choice(TECH)
+        m = store.save(f"Fact {i}: {p} chose {t} for service {i % 97}.", tags=["bench"],
+                       entities=[p, t], now=NOW - 86400)  # fmt: skip
+        ids.append(m.id)
+        if i and i % 3 == 0:
+            store.add_relation(m.id, ids[rng.randrange(i)], "related", now=NOW - 86400)
+    return store
+
+
+def run(notes: int, memories: int) -> list[tuple[str, float, float]]:
+    rng = random.Random(7)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cgpromote-") as tmp:
+        root = Path(tmp)
+        floor = root / "floor"
+        floor.mkdir()
+        t = time.perf_counter()
+        for i in range(memories):
+            atomic_write_text(floor / f"n{i}.md", f"---\nid: {i}\n---\nFact {i}\n")
+        rows.append(("floor: atomic write only", time.perf_counter() - t, 1.0))
+        base = rows[0][1]
+
+        vault = root / "vault"
+        make_vault(vault, notes)
+        store = make_store(memories, rng)
+        ids = [m.id for m in store.list()]
+        for label, when in (("first promotion", NOW), ("promote again", NOW + 60)):
+            sink = ObsidianNoteSink(vault, "cortexgraph")
+            t = time.perf_counter()
+            for mid in ids:
+                promote_memory(store, sink, mid, now=when, force=True)
+            close = getattr(sink, "close", None)
+            if close is not None:
+                close()
+            wall = time.perf_counter() - t
+            rows.append((label, wall, wall / base))
+        found = sum(1 for _ in (vault / "cortexgraph").glob("*.md"))
+        if found != memories:
+            raise SystemExit(f"expected {memories} notes, found {found}: duplicates or losses")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--notes", type=int, default=2000, help="the person's notes already there")
+    ap.add_argument("--memories", type=int, default=2000, help="memories to promote")
+    args = ap.parse_args()
+    rows = run(args.notes, args.memories)
+    table = Table(title=f"Promote {args.memories:,} memories into a {args.notes:,}-note vault")
+    for col in ("pass", "wall s", "ms / note", "x floor"):
+        table.add_column(col, justify="right")
+    for label, wall, ratio in rows:
+        ms = f"{1000 * wall / args.memories:.2f}"
+        table.add_row(label, f"{wall:.2f}", ms, f"{ratio:.1f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Promotion at scale: one vault walk per sink, a journaled ledger, and the same guarantees."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from storage import InMemoryStore
+from vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
+from vault_sync import note_locator as locator_module
+from vault_sync.ledger import JOURNAL_FILE, LEDGER_FILE, STATE_DIR, WriteLedger
+
+NOW = 1_750_000_000.0
+
+
+def _person_notes(vault: Path, n: int) -> None:
+    for i in range(n):
+        folder = vault / f"area{i % 4}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note {i}.md").write_text(f"---\ntitle: note {i}\n---\n# note {i}\n\nText.\n")
+
+
+def _spy_reads(monkeypatch) -> list[Path]:
+    reads: list[Path] = []
+    real = locator_module.read_head
+
+    def spy(path: Path) -> bytes | None:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(locator_module, "read_head", spy)
+    return reads
+
+
+def test_many_promotions_walk_the_vault_once(store: InMemoryStore, vault: Path, monkeypatch):
+    _person_notes(vault, 40)
+    reads = _spy_reads(monkeypatch)
+    sink = ObsidianNoteSink(vault, "cortexgraph")
+    ids = [store.save(f"fact number {i}", now=NOW - 86400).id for i in range(25)]
+    for mid in ids:
+        promote_memory(store, sink, mid, now=NOW, force=True)
+    for mid in ids:  # the update pass finds every note through the ledger
+        assert not promote_memory(store, sink, mid, now=NOW + 60, force=True).created
+    sink.close()
+    assert sink.locator.walks == 1
+    assert len(reads) == 40  # each of the person's notes was looked at once, ours never
+    assert len(list((vault / "cortexgraph").glob("*.md"))) == 25
+
+
+def test_ledger_is_journaled_and_folded_on_close(store: InMemoryStore, vault: Path) -> None:
+    sink = ObsidianNoteSink(vault, "cortexgraph")
+    ids = [store.save(f"fact {i}", now=NOW - 86400).id for i in range(3)]
+    for mid in ids:
+        promote_memory(store, sink, mid, now=NOW, force=True)
+    state = vault / STATE_DIR
+    assert not (state / LEDGER_FILE).exists()  # no whole-ledger rewrite per note
+    assert len((state / JOURNAL_FILE).read_text().splitlines()) == 3
+    # A sink that was never closed (a crash) loses nothing: the next one reads the journal.
+    assert set(WriteLedger(vault).entries) == set(ids)
+    sink.close()
+    snapshot = json.loads((state / LEDGER_FILE).read_text())
+    assert set(snapshot["notes"]) == set(ids)
+    assert (state / JOURNAL_FILE).read_text() == ""
+    assert set(WriteLedger(vault).entries) == set(ids)
+
+
+def test_torn_journal_line_is_ignored(vault: Path, store: InMemoryStore) -> None:
+    with ObsidianNoteSink(vault) as sink:
+        m = store.save("kept", now=NOW - 86400)
+        promote_memory(store, sink, m.id, now=NOW, force=True)
+    journal = vault / STATE_DIR / JOURNAL_FILE
+    journal.write_text('{"id": "x", "path": "a.md"}\n{"id": "half", "pa')
+    ledger = WriteLedger(vault)
+    assert m.id in ledger.entries and "half" not in ledger.entries
+
+
+def test_a_second_process_sees_the_first_ones_notes(store: InMemoryStore, vault: Path) -> None:
+    """Two sinks on one vault (as the MCP server and a CLI run): no duplicate note, and the
+    second one's update reaches the note the first one wrote and then the person moved."""
+    first, second = ObsidianNoteSink(vault), ObsidianNoteSink(vault)
+    m = store.save("Deploys happen on Tuesdays", now=NOW - 86400)
+    promote_memory(store, second, store.save("warm up", now=NOW - 86400).id, now=NOW, force=True)
+    rel = first.write_note(store.get(m.id), now=NOW).path  # store not told: no promoted_to hint
+    moved = vault / "Ops" / "deploy days.md"
+    moved.parent.mkdir()
+    (vault / rel).rename(moved)
+    out = second.write_note(store.get(m.id), now=NOW + 5)
+    assert out.path == "Ops/deploy days.md" and not out.created
+    assert [p.name for p in vault.rglob("*Tuesdays*.md")] == []
+
+
+def test_a_note_dropped_in_later_is_found_once_the_map_is_old(
+    store: InMemoryStore, vault: Path
+) -> None:
+    sink = ObsidianNoteSink(vault)
+    promote_memory(store, sink, store.save("first", now=NOW - 86400).id, now=NOW, force=True)
+    m = store.save("Restored from the trash", now=NOW - 86400)
+    other = ObsidianNoteSink(vault)
+    rel = other.write_note(m, now=NOW).path
+    (vault / STATE_DIR / JOURNAL_FILE).unlink()  # as if it came from a 1.x vault: no ledger
+    sink.locator.max_age = 0.0
+    out = sink.write_note(m, now=NOW + 1)
+    assert out.path == rel and not out.created
+
+
+def test_lost_ledger_never_clobbers_an_edit_and_never_blocks_an_unchanged_note(
+    store: InMemoryStore, vault: Path
+) -> None:
+    m = store.save("The cache TTL is five minutes", now=NOW - 86400)
+    with ObsidianNoteSink(vault) as sink:
+        rel = promote_memory(store, sink, m.id, now=NOW, force=True).path
+    edited = store.save("Queues are drained nightly", now=NOW - 86400)
+    with ObsidianNoteSink(vault) as sink:
+        edited_rel = promote_memory(store, sink, edited.id, now=NOW, force=True).path
+    path = vault / edited_rel
+    path.write_text(path.read_text() + "\nMy own remark.\n")
+    for name in (LEDGER_FILE, JOURNAL_FILE):
+        (vault / STATE_DIR / name).unlink(missing_ok=True)
+
+    store.update(m.id, use_count=4)  # frontmatter only: the body we would write is the same
+    store.update(edited.id, use_count=4)
+    with ObsidianNoteSink(vault) as sink:
+        same = promote_memory(store, sink, m.id, now=NOW + 10, force=True)
+        kept = promote_memory(store, sink, edited.id, now=NOW + 10, force=True)
+    assert same.path == rel and same.conflict_path is None
+    assert parse_note_text((vault / rel).read_text()).metadata["use_count"] == 4
+    assert kept.path == edited_rel
+    assert "My own remark." in path.read_text()  # treated as the person's: body left alone
+    assert parse_note_text(path.read_text()).metadata["use_count"] == 4

@@ -1,0 +1,125 @@
+"""Find a memory's note by the ``id`` in its frontmatter without reading the vault every time.
+
+One walk of the vault builds an id -> path map; after that a lookup is a dict hit plus a check
+that the cached file still carries the id. The vault is walked again (incrementally: only files
+whose mtime or size changed are re-read) when a cached path fails that check (the person moved,
+renamed or edited the note) or when a miss finds the map older than ``max_age`` seconds (a
+long-lived sink, e.g. the MCP server's, then sees notes added behind its back).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from vault_sync.note_format import parse_note_text
+from vault_sync.paths import SKIPPED_DIRS
+
+HEAD_BYTES = 8192  # an id further down than this is not looked for (as before)
+_HAS_ID = re.compile(rb"^[\"']?id[\"']?[ \t]*:", re.MULTILINE)
+_FM_START = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
+
+
+def iter_markdown_files(vault: Path) -> Iterator[Path]:
+    """Every .md file, skipping hidden folders (.obsidian, .trash, .cortexgraph) and temp files."""
+    stack = [vault]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name.startswith(".") or entry.name in SKIPPED_DIRS:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.name.lower().endswith(".md") and entry.is_file():
+                yield Path(entry.path)
+
+
+def read_head(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError:
+        return None
+
+
+def note_id(path: Path) -> str | None:
+    """The frontmatter ``id`` of the note at ``path`` (None: no note, no id, or broken YAML)."""
+    try:
+        parsed = parse_note_text(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    value = parsed.metadata.get("id")
+    return str(value) if value is not None else None
+
+
+def _stat_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+class NoteLocator:
+    def __init__(self, vault: Path, *, max_age: float = 60.0) -> None:
+        self.vault = vault
+        self.max_age = max_age
+        self.walks = 0  # full directory walks so far (tests and benchmarks read it)
+        self._by_id: dict[str, Path] = {}
+        self._seen: dict[Path, tuple[tuple[int, int] | None, str | None]] = {}
+        self._built_at: float | None = None
+
+    def find(self, memory_id: str, *, expected: bool = False) -> Path | None:
+        """The note carrying ``memory_id``, verified on disk; walks the vault only when needed.
+        ``expected``: the caller knows the note existed, so a miss is worth a fresh walk."""
+        if self._built_at is None:
+            self.rescan()
+        assert self._built_at is not None
+        path = self._by_id.get(memory_id)
+        if path is not None:
+            if note_id(path) == memory_id:
+                return path
+        elif not expected and time.monotonic() - self._built_at < self.max_age:
+            return None
+        self.rescan()
+        path = self._by_id.get(memory_id)
+        return path if path is not None and note_id(path) == memory_id else None
+
+    def record(self, memory_id: str, path: Path) -> None:
+        """We just wrote ``path`` carrying ``memory_id`` (under the write lock)."""
+        self._by_id[memory_id] = path
+        self._seen[path] = (_stat_key(path), memory_id)
+
+    def rescan(self) -> None:
+        self.walks += 1
+        seen: dict[Path, tuple[tuple[int, int] | None, str | None]] = {}
+        by_id: dict[str, Path] = {}
+        for path in iter_markdown_files(self.vault):
+            key = _stat_key(path)
+            old = self._seen.get(path)
+            found = old[1] if old is not None and old[0] == key and key is not None else None
+            if old is None or old[0] != key or key is None:
+                found = self._read_id(path)
+            seen[path] = (key, found)
+            if found is not None:
+                by_id.setdefault(found, path)  # two notes with one id: the first in walk order
+        self._seen, self._by_id = seen, by_id
+        self._built_at = time.monotonic()
+
+    @staticmethod
+    def _read_id(path: Path) -> str | None:
+        head = read_head(path)
+        # Most of a person's notes have no ``id:`` key: skip them without parsing YAML.
+        if not head or not _FM_START.match(head) or not _HAS_ID.search(head):
+            return None
+        return note_id(path)
+
+
+__all__ = ["NoteLocator", "iter_markdown_files", "note_id", "read_head"]
