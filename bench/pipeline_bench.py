@@ -54,8 +54,8 @@ def _rss_mib() -> float:
 
 class PlainFileSink:
     """One markdown file per promoted memory and nothing else: the agents' own cost, without
-    vault_sync's per-note work (it re-reads the vault and rewrites its ledger for every note,
-    O(vault) each; measured with the real sink up to ``--vault-max``)."""
+    vault_sync's per-note work (lookup by id, edit guard, entity notes; measured with the real
+    sink up to ``--vault-max``)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
