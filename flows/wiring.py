@@ -33,9 +33,15 @@ class Collaborators:
     notes: list[str] = field(default_factory=list)
 
     def finish(self) -> None:
-        """Persist what a live run should keep (the embedding cache); a dry run keeps nothing."""
-        if not self.dry_run and self.embedder is not None:
+        """Persist what a live run should keep (the embedding cache, the vault's write ledger);
+        a dry run keeps nothing."""
+        if self.dry_run:
+            return
+        if self.embedder is not None:
             self.embedder.save()
+        close = getattr(self.sink, "close", None)
+        if callable(close):
+            close()  # folds the ledger journal into write-ledger.json
 
 
 def read_store_snapshot(settings: Settings) -> InMemoryStore:
