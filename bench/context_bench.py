@@ -13,13 +13,11 @@ whole conversation, and the top-10 of ``store.search`` pasted as plain text.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,8 +27,11 @@ from retrieval import RetrievalConfig, RetrievalWeights, memory_retrieve  # noqa
 from retrieval.tokens import default_counter  # noqa: E402
 from storage import InMemoryStore  # noqa: E402
 
+# The LoCoMo loading helpers of the retrieval bench (same folder), not a second copy of them.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo import load_scorer, session_time  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data" / "locomo_dev" / "locomo_dev.json"
-SCORER = ROOT.parent / "shared" / "bench" / "locomo_retrieval.py"
 BUDGETS = (500, 1000, 2000)
 # Ablations at the same budgets: what the default weights and the per-item dates cost here.
 VARIANTS = {
@@ -39,23 +40,6 @@ VARIANTS = {
     ", no dates on items": RetrievalConfig(show_dates=False),
 }
 DAY = 86_400
-
-
-def load_scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("locomo_retrieval", SCORER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def session_time(date_time: str) -> int:
-    from datetime import datetime
-
-    try:
-        return int(datetime.strptime(date_time.strip(), "%I:%M %p on %d %B, %Y").timestamp())
-    except ValueError:
-        return 0
 
 
 def build(conv: dict[str, Any], dense: Any) -> tuple[InMemoryStore, dict[str, str], float]:
