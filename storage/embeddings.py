@@ -80,7 +80,7 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
 
             # Two cores: more threads than that collapse under load (and in test workers).
-            torch.set_num_threads(max(1, min(torch.get_num_threads(), 1)))
+            torch.set_num_threads(1)
             return SentenceTransformer(str(path), device="cpu")
         except Exception as exc:  # noqa: BLE001 - any load failure means "no model"
             raise EmbeddingUnavailableError(
@@ -99,6 +99,13 @@ class SentenceTransformerEmbedder:
 def default_embedder() -> SentenceTransformerEmbedder | None:
     """The shipped model if it is installed, else None (callers fall back and say so)."""
     return SentenceTransformerEmbedder() if model_path() is not None else None
+
+
+def default_cache(directory: str | os.PathLike[str]) -> EmbeddingCache | None:
+    """The shipped model behind the embedding cache kept in ``directory`` (a store's folder:
+    the pipeline, search and the demo share its vectors), or None if the model is absent."""
+    model = default_embedder()
+    return None if model is None else EmbeddingCache(model, directory)
 
 
 def text_key(text: str) -> str:
@@ -322,6 +329,7 @@ __all__ = [
     "EmbeddingCache",
     "EmbeddingUnavailableError",
     "SentenceTransformerEmbedder",
+    "default_cache",
     "default_embedder",
     "dense_text",
     "model_path",

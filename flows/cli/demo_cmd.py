@@ -50,14 +50,6 @@ def _search_table(console: Console, title: str, rows: list[tuple[str, str, str]]
     console.print(table)
 
 
-def _embedder(storage_path: Path):  # noqa: ANN202 - EmbeddingCache or None
-    """The shipped MiniLM behind the store's embedding cache (the pipeline fills the same one)."""
-    from storage.embeddings import EmbeddingCache, default_embedder
-
-    model = default_embedder()
-    return None if model is None else EmbeddingCache(model, storage_path)
-
-
 def _open(settings, embedder):  # noqa: ANN001, ANN202
     from storage import open_store
     from storage.embeddings import DenseIndex
@@ -92,6 +84,7 @@ def demo(
     from cortexgraph.demo_data import seed_store
     from flows.cli.consolidate import print_report_tables, run_with_progress
     from flows.cli.issues_cmd import open_issue_tracker
+    from storage.embeddings import default_cache
     from vault_sync import LTMIndex, search_unified
 
     console = Console()
@@ -102,7 +95,7 @@ def demo(
             storage_path=directory / "store", ltm_vault_path=directory / "vault"
         )
         now = time.time()
-        embedder = None if no_embeddings else _embedder(settings.storage_path)
+        embedder = None if no_embeddings else default_cache(settings.storage_path)
         store = _open(settings, embedder)
         if len(store) == 0:
             seeded = seed_store(store, now=now)
