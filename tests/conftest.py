@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import os
 
-# Before any test imports torch or prefect: two cores collapse with more threads than that,
-# and nothing may phone home or reach a model hub.
+from cortexgraph.process_env import prepare_process
+
+# Before any test imports torch or prefect: two cores collapse with more threads than that, and
+# a loaded CI machine wants more time for Prefect's temporary server than the CLI default.
 for key, value in {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "DO_NOT_TRACK": "1",
-    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
-    # Agents run outside flows too (MCP tools, plain Python): their logs stay local then.
-    "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
 }.items():
     os.environ.setdefault(key, value)
+# The rest is what every cortexgraph process sets where it starts (offline hubs, no telemetry,
+# agents' logs local outside flow runs): tests run the way the product runs.
+prepare_process()
