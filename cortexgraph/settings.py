@@ -29,6 +29,15 @@ class Settings(BaseSettings):
     memories_filename: str = "memories.jsonl"
     relations_filename: str = "relations.jsonl"
     max_content_bytes: int = Field(default=100_000, ge=1)
+    # Limits of the other fields of a memory, and of a whole stored record (storage.validation)
+    max_tags: int = Field(default=64, ge=0)
+    max_tag_chars: int = Field(default=200, ge=1)
+    max_entities: int = Field(default=256, ge=0)
+    max_entity_chars: int = Field(default=200, ge=1)
+    max_source_chars: int = Field(default=2_000, ge=1)
+    max_context_chars: int = Field(default=20_000, ge=1)
+    max_extra_bytes: int = Field(default=64_000, ge=2)
+    max_record_bytes: int = Field(default=1_000_000, ge=1_000)
 
     # Decay (names as in cortexgraph 1.x)
     decay_model: DecayModel = DecayModel.POWER_LAW
@@ -56,8 +65,22 @@ class Settings(BaseSettings):
     # Clustering
     # Chosen on half of the demo's labelled duplicate groups, checked on the other half
     # (docs/pipeline.md); 1.x used 0.83 with no guard against swapped numbers or names.
-    cluster_link_threshold: float = Field(default=0.65, ge=0, le=1)
+    # 1.x called it CORTEXGRAPH_CLUSTER_THRESHOLD (default 0.83); both names are read, an explicit
+    # value wins, the tuned default stays.
+    cluster_link_threshold: float = Field(
+        default=0.65, ge=0, le=1,
+        validation_alias=AliasChoices(
+            "CORTEXGRAPH_CLUSTER_LINK_THRESHOLD", "CORTEXGRAPH_CLUSTER_THRESHOLD"
+        ),
+    )  # fmt: skip
     cluster_max_size: int = Field(default=12, ge=2)
+    min_cluster_size: int = Field(default=2, ge=2, description="smaller clusters are not reported")
+
+    # Consolidation (1.x names): the scheduler's interval, reinforcement on observed use, and
+    # whether decay opens one issue per fading memory (high urgency) besides its digests.
+    consolidation_interval: int = Field(default=3600, ge=60, description="seconds between runs")
+    auto_reinforce: bool = True
+    decay_memory_issues: bool = False
 
     # Long-term memory (Obsidian vault); 1.x reads these without the prefix.
     ltm_vault_path: Path | None = Field(
@@ -117,11 +140,30 @@ class Settings(BaseSettings):
         return StoreConfig(
             decay=self.decay_config(),
             max_content_bytes=self.max_content_bytes,
+            max_tags=self.max_tags,
+            max_tag_chars=self.max_tag_chars,
+            max_entities=self.max_entities,
+            max_entity_chars=self.max_entity_chars,
+            max_source_chars=self.max_source_chars,
+            max_context_chars=self.max_context_chars,
+            max_extra_bytes=self.max_extra_bytes,
+            max_record_bytes=self.max_record_bytes,
             memories_filename=self.memories_filename,
             relations_filename=self.relations_filename,
             review_blend_ratio=self.review_blend_ratio,
             semantic_weight=self.semantic_weight,
         )
+
+
+    def pipeline_options(self) -> dict[str, Any]:
+        """The consolidation settings every edge hands to ``agents.pipeline.pipeline_config``,
+        so the flow, the MCP tools and the Python API cluster by one rule."""
+        return {
+            "link_threshold": self.cluster_link_threshold,
+            "max_cluster_size": self.cluster_max_size,
+            "min_cluster_size": self.min_cluster_size,
+            "decay_memory_issues": self.decay_memory_issues,
+        }
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -25,6 +25,7 @@ from storage.jsonl_store import JSONLStore
 from storage.memory_store import IndexedStore, InMemoryStore
 from storage.models import Memory, MemoryMeta, MemoryStatus, Relation, SearchResult
 from storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
+from storage.validation import validate_new_memory
 
 
 def open_store(
@@ -61,4 +62,5 @@ __all__ = [
     "StoreStats",
     "memory_score",
     "open_store",
+    "validate_new_memory",
 ]

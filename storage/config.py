@@ -11,6 +11,16 @@ from storage.decay import DecayConfig
 class StoreConfig:
     decay: DecayConfig = field(default_factory=DecayConfig)
     max_content_bytes: int = 100_000
+    # Every other field is bounded too, and so is a whole record (its JSON line, in bytes):
+    # one rule for saving and loading (storage.validation), so nothing huge gets in or stays.
+    max_tags: int = 64
+    max_tag_chars: int = 200
+    max_entities: int = 256
+    max_entity_chars: int = 200
+    max_source_chars: int = 2_000
+    max_context_chars: int = 20_000
+    max_extra_bytes: int = 64_000  # meta.extra, and a relation's metadata, as JSON
+    max_record_bytes: int = 1_000_000
     memories_filename: str = "memories.jsonl"
     relations_filename: str = "relations.jsonl"
     # Share of search results that may be danger-zone memories blended in for review.
@@ -23,6 +33,16 @@ class StoreConfig:
     # A memories file at least this big gets an index snapshot beside it (storage.snapshot),
     # so the next open skips parsing and indexing what it already covers.
     snapshot_min_bytes: int = 1_000_000
+
+
+    def record_limits(self) -> tuple[int, ...]:
+        """The limits a loaded record is checked against (a snapshot built under others is
+        not reused)."""
+        return (
+            self.max_content_bytes, self.max_tags, self.max_tag_chars, self.max_entities,
+            self.max_entity_chars, self.max_source_chars, self.max_context_chars,
+            self.max_extra_bytes, self.max_record_bytes,
+        )  # fmt: skip
 
 
 __all__ = ["StoreConfig"]

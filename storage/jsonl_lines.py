@@ -13,16 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.errors import CortexGraphError, InvalidInputError
+from storage.errors import InvalidInputError
 
 try:  # about twice as fast as json on the lines of a big store; optional
     import orjson
 except ImportError:  # pragma: no cover - json alone reads the same records
     orjson = None
 
-# What a line that cannot be read raises: json (ValueError), not an object / no id (TypeError,
-# KeyError), a bad field (InvalidInputError, a ValueError).
-BAD_LINE_ERRORS = (ValueError, TypeError, KeyError, CortexGraphError)
+# A line that cannot be read may raise anything: json (ValueError, RecursionError on deep
+# nesting), not an object / no id (TypeError, KeyError, AttributeError), a bad field
+# (InvalidInputError). Whatever it is, that one line is quarantined; the store still opens.
+BAD_LINE_ERRORS = (Exception,)
+# A quarantine reason is a hint for a person, not a copy of the line.
+REASON_CHARS = 300
+
+LineCheck = Callable[[bytes, Any], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,18 +36,20 @@ class BadLine:
     reason: str
 
 
-def live_records(data: bytes, build: Callable[[Any], Any]) -> tuple[list[Any], list[BadLine]]:
-    """Live records of one file (last line wins, tombstones delete) and its unreadable lines."""
+def live_records(
+    data: bytes, build: Callable[[Any], Any], check: LineCheck | None = None
+) -> tuple[list[Any], list[BadLine]]:
+    """Live records of one file (last line wins, tombstones delete) and its unreadable lines.
+
+    ``check(raw, obj)`` applies the rules on whole lines (size, valid Unicode)."""
     latest: dict[str, tuple[bytes, dict[str, Any]]] = {}
     bad: list[BadLine] = []
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
         try:
-            obj = parse_line(raw)
+            obj = parse_record(raw, check)
             rid = obj["id"]
-            if not isinstance(rid, str):
-                raise InvalidInputError(f"id must be a string, got {rid!r}")
         except BAD_LINE_ERRORS as exc:
             bad.append(BadLine(raw, reason(exc)))
             continue
@@ -60,16 +67,18 @@ def live_records(data: bytes, build: Callable[[Any], Any]) -> tuple[list[Any], l
             bad.append(BadLine(raw, reason(exc)))
             failed.add(rid)
     if failed:  # the newest line of these is bad: fall back to their last good one
-        records.update(_replay(data, failed, build))
+        records.update(_replay(data, failed, build, check))
     return list(records.values()), bad
 
 
-def _replay(data: bytes, ids: set[str], build: Callable[[Any], Any]) -> dict[str, Any]:
+def _replay(
+    data: bytes, ids: set[str], build: Callable[[Any], Any], check: LineCheck | None
+) -> dict[str, Any]:
     """State of ``ids`` from applying their lines in order, skipping the unreadable ones."""
     state: dict[str, Any] = {}
     for raw in data.split(b"\n"):
         try:
-            obj = parse_line(raw)
+            obj = parse_record(raw, check)
             rid = obj["id"]
             if rid not in ids:
                 continue
@@ -105,8 +114,25 @@ def parse_line(raw: bytes) -> Any:
     return json.loads(raw)
 
 
+def parse_record(raw: bytes, check: LineCheck | None = None) -> dict[str, Any]:
+    """One line as a record object with a string id (or a tombstone); raises if it is not."""
+    obj = parse_line(raw)
+    if type(obj) is not dict:
+        raise InvalidInputError(f"a record must be a JSON object, got {type(obj).__name__}")
+    rid = obj.get("id")
+    if not isinstance(rid, str):
+        raise InvalidInputError("a record needs a string id")
+    if check is not None:
+        check(raw, obj)
+    return obj
+
+
 def reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - an exception whose str() fails still gets a reason
+        text = type(exc).__name__
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS] + "..."
 
 
 def quarantine_path(path: Path) -> Path:
@@ -132,6 +158,7 @@ __all__ = [
     "gc_paused",
     "live_records",
     "parse_line",
+    "parse_record",
     "quarantine_path",
     "reason",
     "tombstone",

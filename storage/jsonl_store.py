@@ -17,7 +17,9 @@ inode number alone is not enough, because the filesystem reuses freed inodes at 
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -37,7 +39,7 @@ from storage.jsonl_lines import (
     count_lines,
     gc_paused,
     live_records,
-    parse_line,
+    parse_record,
     quarantine_path,
     reason,
     tombstone,
@@ -46,6 +48,7 @@ from storage.memory_store import IndexedStore
 from storage.models import Memory, Relation
 from storage.protocol import CompactionReport, DenseScorer
 from storage.snapshot import read_snapshot, write_snapshot
+from storage.validation import check_loaded_line, loaded_memory, loaded_relation
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +87,10 @@ class JSONLStore(IndexedStore):
         self._gen_path = self.path / ".cortexgraph.generation"
         self._generation = -1
         self._flock = FileLock(str(self.path / ".cortexgraph.lock"))
+        # One rule for what may be stored, on save (storage.validation) and here, on load.
+        self._build_memory = functools.partial(loaded_memory, config=self.config)
+        self._build_relation = functools.partial(loaded_relation, config=self.config)
+        self._check_line = functools.partial(check_loaded_line, config=self.config)
         self._snapshot_due: bytes | None = None
         try:
             with self._lock:
@@ -182,7 +189,7 @@ class JSONLStore(IndexedStore):
             for c in (self._mem, self._rel):
                 c.inode, c.offset = -1, 0
             self._load_memories()
-            relations, _ = self._read_all(self._rel, Relation.from_json)
+            relations, _ = self._read_all(self._rel, self._build_relation)
             self._load((), relations)
         self.quarantined_lines = sum(
             count_lines(quarantine_path(c.path)) for c in (self._mem, self._rel)
@@ -192,7 +199,7 @@ class JSONLStore(IndexedStore):
         """Live records of a whole file (bad lines quarantined), and whether there were any."""
         ino, end, data = self._read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
-        records, bad = live_records(data, build)
+        records, bad = live_records(data, build, self._check_line)
         if bad:
             self._quarantine(cursor, bad)
         return records, bool(bad)
@@ -208,7 +215,7 @@ class JSONLStore(IndexedStore):
             quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
             stale = len(data) - size > size // 4  # many appends since: refresh it
         else:
-            memories, bad = live_records(data, Memory.from_json)
+            memories, bad = live_records(data, self._build_memory, self._check_line)
             if bad:
                 self._quarantine(self._mem, bad)
             self._load(memories, ())
@@ -247,7 +254,7 @@ class JSONLStore(IndexedStore):
             if not raw.strip():
                 continue
             try:
-                apply(parse_line(raw))
+                apply(parse_record(raw, self._check_line))
             except BAD_LINE_ERRORS as exc:
                 bad.append(BadLine(raw, reason(exc)))
         if bad:
@@ -261,23 +268,19 @@ class JSONLStore(IndexedStore):
             if old is not None:
                 self._unindex_memory(old)
             return
-        self._index_memory(Memory.from_json(obj))
+        self._index_memory(self._build_memory(obj))
 
     def _apply_relation(self, obj: Any) -> None:
         if obj.get("_deleted") is True:
             self._unindex_relation(obj["id"])
             return
-        self._index_relation(Relation.from_json(obj))
+        self._index_relation(self._build_relation(obj))
 
     def _quarantine(self, cursor: _FileCursor, bad: list[BadLine]) -> None:
         """Move unreadable lines aside (with the reason); rewrite the file without them."""
         qpath = quarantine_path(cursor.path)
         now = int(time.time())
-        entries = [
-            json.dumps({"quarantined_at": now, "file": cursor.path.name, "reason": b.reason,
-                        "line": b.raw.decode("utf-8", "replace")}, ensure_ascii=False) + "\n"
-            for b in bad
-        ]  # fmt: skip
+        entries = [json.dumps(quarantine_entry(b, cursor.path.name, now)) + "\n" for b in bad]
         try:
             with qpath.open("a", encoding="utf-8") as q:
                 q.writelines(entries)
@@ -388,4 +391,16 @@ class JSONLStore(IndexedStore):
             self._write_snapshot_if_due()
 
 
-__all__ = ["JSONLStore"]
+def quarantine_entry(bad: BadLine, filename: str, now: int) -> dict[str, Any]:
+    """A quarantine line: ``line_base64`` holds the original bytes exactly; ``line`` repeats
+    them as text when they are valid UTF-8 (never a copy with replacement characters)."""
+    entry: dict[str, Any] = {"quarantined_at": now, "file": filename, "reason": bad.reason}
+    try:
+        entry["line"] = bad.raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    entry["line_base64"] = base64.b64encode(bad.raw).decode("ascii")
+    return entry
+
+
+__all__ = ["JSONLStore", "quarantine_entry"]

@@ -32,7 +32,12 @@ from storage.models import (
     validate_tags,
 )
 from storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
-from storage.validation import apply_changes, check_extra, checked_memory, checked_relation
+from storage.validation import (
+    apply_changes,
+    checked_memory,
+    checked_relation,
+    validate_new_memory,
+)
 
 
 class IndexedStore(StoreIndexes):
@@ -79,9 +84,7 @@ class IndexedStore(StoreIndexes):
         now: float | None = None,
     ) -> Memory:
         ts = int(time.time() if now is None else now)
-        if not isinstance(content, str):
-            raise InvalidInputError(f"content must be a string, got {type(content).__name__}")
-        check_extra(extra)
+        validate_new_memory(content, tags, entities, source, context, extra, self.config)
         memory = Memory(
             id=new_id(),
             content=content.strip(),
@@ -202,7 +205,7 @@ class IndexedStore(StoreIndexes):
 
     def put_relation(self, relation: Relation) -> Relation:
         """Insert or replace a relation between two existing memories."""
-        relation, line = checked_relation(relation)
+        relation, line = checked_relation(relation, self.config)
         with self._lock, self._exclusive():
             self.get(relation.from_memory_id)
             self.get(relation.to_memory_id)
@@ -304,9 +307,13 @@ class InMemoryStore(IndexedStore):
         """A JSONL store's records read into memory without writing anything (no lock file, no
         quarantine rewrite, no snapshot): what a dry run previews. Unreadable lines are skipped
         here; the live store quarantines them."""
+        from functools import partial
+
         from storage.jsonl_lines import live_records
+        from storage.validation import check_loaded_line, loaded_memory, loaded_relation
 
         config = config or StoreConfig()
+        check = partial(check_loaded_line, config=config)
         directory = Path(path).expanduser()
 
         def read(name: str, build: Any) -> list[Any]:
@@ -314,12 +321,12 @@ class InMemoryStore(IndexedStore):
                 data = (directory / name).read_bytes()
             except FileNotFoundError:
                 return []
-            return live_records(data, build)[0]
+            return live_records(data, build, check)[0]
 
-        memories = read(config.memories_filename, Memory.from_json)
+        memories = read(config.memories_filename, partial(loaded_memory, config=config))
         ids = {m.id for m in memories}
         relations = [
-            r for r in read(config.relations_filename, Relation.from_json)
+            r for r in read(config.relations_filename, partial(loaded_relation, config=config))
             if r.from_memory_id in ids and r.to_memory_id in ids
         ]  # fmt: skip
         clone = cls(config)

@@ -19,13 +19,16 @@ from typing import Any
 from storage.errors import InvalidInputError
 from storage.field_rules import (
     ID_RE,
+    MAX_COUNT,
     MAX_STRENGTH,
+    MAX_TIME,
     count_field,
     float_field,
     int_field,
     json_list,
     optional_int,
     optional_str,
+    short_repr,
     validate_id,
     validate_strength,
     validate_tags,
@@ -179,10 +182,14 @@ class Memory:
         try:
             status = MemoryStatus(data.get("status") or "active")
         except ValueError as exc:
-            raise InvalidInputError(f"unknown memory status {data.get('status')!r}") from exc
+            raise InvalidInputError(
+                f"unknown memory status {short_repr(data.get('status'))}"
+            ) from exc
         content = data.get("content")
         if not isinstance(content, str):
             raise InvalidInputError("memory content must be a string")
+        if not content or content.isspace():
+            raise InvalidInputError("memory content must not be empty")
         unknown = {k: v for k, v in data.items() if k not in _MEMORY_KEYS}
         try:
             created_at = int_field(data.get("created_at"), "created_at", 0)
@@ -210,7 +217,7 @@ class Memory:
         except (TypeError, ValueError, OverflowError) as exc:
             if isinstance(exc, InvalidInputError):
                 raise
-            raise InvalidInputError(f"bad memory record: {exc}") from exc
+            raise InvalidInputError(f"bad memory record: {short_repr(str(exc), 200)}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +253,9 @@ class Relation:
                 raise InvalidInputError("relation metadata must be an object")
             relation_type = data.get("relation_type") or "related"
             if not isinstance(relation_type, str):
-                raise InvalidInputError(f"relation_type must be a string, got {relation_type!r}")
+                raise InvalidInputError(
+                    f"relation_type must be a string, got {short_repr(relation_type)}"
+                )
             strength = data.get("strength", 1.0)
             return cls(
                 id=validate_id(data.get("id"), "relation id"),
@@ -260,7 +269,7 @@ class Relation:
         except (TypeError, ValueError, OverflowError) as exc:
             if isinstance(exc, InvalidInputError):
                 raise
-            raise InvalidInputError(f"bad relation record: {exc}") from exc
+            raise InvalidInputError(f"bad relation record: {short_repr(str(exc), 200)}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,12 +328,14 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
         status is None
         or type(mid) is not str
         or type(content) is not str
+        or not content
+        or content.isspace()
         or type(meta) is not dict
         or type(strength) is not float
         or not 0.0 <= strength <= MAX_STRENGTH
         or meta.keys() != _META_KEYS
         or type(meta["extra"]) is not dict
-        or not ID_RE.match(mid)
+        or not ID_RE.fullmatch(mid)
     ):
         return None
     source, context, promoted_to = meta["source"], meta["context"], d["promoted_to"]
@@ -335,10 +346,14 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
     promoted_at, reviewed_at, priority = d["promoted_at"], d["last_review_at"], d["review_priority"]
     if (
         set(map(type, (created, used, uses, reviews, cross))) != _INT_ONLY
-        or uses < 0
-        or reviews < 0
-        or cross < 0
+        or not 0 <= uses <= MAX_COUNT
+        or not 0 <= reviews <= MAX_COUNT
+        or not 0 <= cross <= MAX_COUNT
+        or not -MAX_TIME <= created <= MAX_TIME
+        or not -MAX_TIME <= used <= MAX_TIME
         or not set(map(type, (promoted_at, reviewed_at))) <= _INT_OR_NONE
+        or (promoted_at is not None and not -MAX_TIME <= promoted_at <= MAX_TIME)
+        or (reviewed_at is not None and not -MAX_TIME <= reviewed_at <= MAX_TIME)
         or not set(map(type, (source, context, promoted_to))) <= _STR_OR_NONE
         or type(priority) is not float
         or not math.isfinite(priority)

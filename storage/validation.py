@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sized
 from dataclasses import replace
 from typing import Any
 
 from storage.config import StoreConfig
 from storage.errors import ContentTooLargeError, InvalidInputError
+from storage.field_rules import short_repr
 from storage.models import (
     RELATION_TYPES,
     Memory,
@@ -33,13 +35,203 @@ UPDATABLE_FIELDS = frozenset(
 META_FIELDS = ("tags", "source", "context", "extra")
 
 
+# Nesting allowed inside meta.extra and relation metadata: deeper is damage or an attack
+# (a parser's recursion limit is near 1000), never data.
+MAX_JSON_DEPTH = 32
+# A JSON escape of a UTF-16 surrogate: the only way a stored line can hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def encode_record(record: dict[str, Any], what: str) -> str:
     try:
         return json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInputError(
-            f"{what} cannot be stored as JSON ({exc}); use strings, numbers, lists and objects"
+            f"{what} cannot be stored as JSON ({short_repr(str(exc), 120)}); "
+            "use strings, numbers, lists and objects"
         ) from exc
+
+
+def line_bytes(line: str, config: StoreConfig, what: str = "record") -> bytes:
+    """The stored bytes of a record's JSON line; the rules every stored line obeys."""
+    try:
+        raw = line.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"{what} contains a lone surrogate (U+D800-U+DFFF): text must be valid Unicode"
+        ) from exc
+    _check_line_size(len(raw), config, what)
+    return raw
+
+
+def check_loaded_line(raw: bytes, obj: Any, config: StoreConfig) -> None:
+    """The same rules for a line read from a file (``line_bytes`` is the saving side)."""
+    _check_line_size(len(raw), config, "record")
+    if _SURROGATE_ESCAPE.search(raw):  # only then can a string hold a lone surrogate
+        line_bytes(json.dumps(obj, ensure_ascii=False), config)
+
+
+def _check_line_size(size: int, config: StoreConfig, what: str) -> None:
+    if size > config.max_record_bytes:
+        raise InvalidInputError(
+            f"{what} is {size:,} bytes as stored; the limit is {config.max_record_bytes:,} "
+            "(CORTEXGRAPH_MAX_RECORD_BYTES)"
+        )
+
+
+def _utf8_over(text: str, limit: int) -> int:
+    """Bytes of ``text`` in UTF-8 if over ``limit``, else 0 (encodes only when it must)."""
+    if len(text) * 4 <= limit:
+        return 0
+    if len(text) > limit:
+        return len(text.encode("utf-8", "surrogatepass"))
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else 0
+
+
+def _check_content(content: object, config: StoreConfig) -> None:
+    if not isinstance(content, str):
+        raise InvalidInputError(f"content must be a string, got {type(content).__name__}")
+    size = _utf8_over(content, config.max_content_bytes)
+    if size:
+        raise ContentTooLargeError(
+            f"content is {size:,} bytes; the limit is {config.max_content_bytes:,} "
+            "(CORTEXGRAPH_MAX_CONTENT_BYTES). Split it into smaller memories."
+        )
+    if not content or content.isspace():
+        raise InvalidInputError("content must be a non-empty string; nothing to remember")
+
+
+def _check_text(value: object, what: str, limit: int, setting: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string or null, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInputError(
+            f"{what} is {len(value):,} characters; the limit is {limit:,} (CORTEXGRAPH_{setting})"
+        )
+
+
+def _check_strings(
+    values: object, what: str, max_items: int, max_chars: int, setting: str
+) -> None:
+    """A list of at most ``max_items`` strings of at most ``max_chars`` each (counted before
+    anything iterates a huge list)."""
+    if values is None:
+        return
+    if isinstance(values, str) or not isinstance(values, Sized | Iterable):
+        raise InvalidInputError(f"{what} must be a list of strings, got {type(values).__name__}")
+    if isinstance(values, Sized) and len(values) > max_items:
+        raise InvalidInputError(
+            f"{what}: {len(values):,} given; the limit is {max_items:,} "
+            f"(CORTEXGRAPH_MAX_{setting}S)"
+        )
+    for value in values:  # type: ignore[union-attr]
+        if isinstance(value, str) and len(value) > max_chars:
+            raise InvalidInputError(
+                f"{what}: {short_repr(value)} is too long; the limit is {max_chars:,} "
+                f"characters (CORTEXGRAPH_MAX_{setting}_CHARS)"
+            )
+
+
+def _check_object(value: object, what: str, config: StoreConfig) -> None:
+    """A JSON object (meta.extra, relation metadata): shallow enough, small enough."""
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{what} must be an object (a mapping of names to values)")
+    if not value:
+        return
+    _check_depth(value, what)
+    encoded = encode_record(dict(value), what)
+    size = _utf8_over(encoded, config.max_extra_bytes)
+    if size:
+        raise InvalidInputError(
+            f"{what} is {size:,} bytes as JSON; the limit is {config.max_extra_bytes:,} "
+            "(CORTEXGRAPH_MAX_EXTRA_BYTES)"
+        )
+
+
+def _check_depth(value: object, what: str) -> None:
+    level: list[object] = [value]
+    for _ in range(MAX_JSON_DEPTH):
+        level = [
+            child
+            for node in level
+            if isinstance(node, Mapping | list | tuple)
+            for child in (node.values() if isinstance(node, Mapping) else node)
+            if isinstance(child, Mapping | list | tuple)
+        ]
+        if not level:
+            return
+    raise InvalidInputError(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep")
+
+
+def validate_new_memory(
+    content: object,
+    tags: object = None,
+    entities: object = None,
+    source: object = None,
+    context: object = None,
+    extra: object = None,
+    config: StoreConfig | None = None,
+) -> None:
+    """Raise InvalidInputError (short message) unless a memory with these fields may be saved.
+
+    Pure and cheap: sizes are checked before anything else looks at the values, so an edge
+    (MCP tool, CLI) can call it before enrichment or any write. ``save`` applies the same rules.
+    """
+    config = config or StoreConfig()
+    _check_content(content, config)
+    _check_strings(tags, "tags", config.max_tags, config.max_tag_chars, "TAG")
+    _check_strings(entities, "entities", config.max_entities, config.max_entity_chars, "ENTITY")
+    _check_text(source, "source", config.max_source_chars, "MAX_SOURCE_CHARS")
+    _check_text(context, "context", config.max_context_chars, "MAX_CONTEXT_CHARS")
+    _check_object(extra, "extra", config)
+    validate_tags(tags)
+    validate_tags(entities, "entities")
+    for name, text in (("content", content), ("source", source), ("context", context)):
+        if isinstance(text, str):
+            line_bytes(text, config, name)
+
+
+def check_memory_fields(memory: Memory, config: StoreConfig) -> None:
+    """The size rules of one memory, as saved and as loaded."""
+    meta = memory.meta
+    _check_content(memory.content, config)
+    _check_strings(meta.tags, "tags", config.max_tags, config.max_tag_chars, "TAG")
+    _check_strings(
+        memory.entities, "entities", config.max_entities, config.max_entity_chars, "ENTITY"
+    )
+    _check_text(meta.source, "source", config.max_source_chars, "MAX_SOURCE_CHARS")
+    _check_text(meta.context, "context", config.max_context_chars, "MAX_CONTEXT_CHARS")
+    _check_object(meta.extra, "extra", config)
+
+
+def check_relation_fields(relation: Relation, config: StoreConfig) -> None:
+    """The rules of one relation, as saved and as loaded."""
+    if not isinstance(relation.relation_type, str) or relation.relation_type not in RELATION_TYPES:
+        raise InvalidInputError(
+            f"unknown relation_type {short_repr(relation.relation_type)}; "
+            f"choose one of {', '.join(sorted(RELATION_TYPES))}"
+        )
+    validate_strength(relation.strength, upper=1.0)
+    if relation.from_memory_id == relation.to_memory_id:
+        raise InvalidInputError("a relation needs two different memories")
+    _check_object(relation.metadata, "relation metadata", config)
+
+
+def loaded_memory(obj: Any, config: StoreConfig) -> Memory:
+    memory = Memory.from_json(obj)
+    check_memory_fields(memory, config)
+    return memory
+
+
+def loaded_relation(obj: Any, config: StoreConfig) -> Relation:
+    relation = Relation.from_json(obj)
+    check_relation_fields(relation, config)
+    return relation
 
 
 def content_hash(text: str) -> str:
@@ -50,33 +242,24 @@ def checked_memory(memory: Memory, config: StoreConfig) -> tuple[Memory, str]:
     """The memory as it will be stored, and its JSON line."""
     if not isinstance(memory, Memory):
         raise InvalidInputError(f"expected a Memory, got {type(memory).__name__}")
-    if not isinstance(memory.content, str) or not memory.content.strip():
-        raise InvalidInputError("content must be a non-empty string; nothing to remember")
-    size = len(memory.content.encode("utf-8"))
-    if size > config.max_content_bytes:
-        raise ContentTooLargeError(
-            f"content is {size:,} bytes; the limit is {config.max_content_bytes:,} "
-            "(CORTEXGRAPH_MAX_CONTENT_BYTES). Split it into smaller memories."
-        )
+    check_memory_fields(memory, config)
     validate_id(memory.id)
     validate_strength(memory.strength)
     line = encode_record(memory.to_json(), "memory")
+    line_bytes(line, config, "memory")
     return Memory.from_json(json.loads(line)), line
 
 
-def checked_relation(relation: Relation) -> tuple[Relation, str]:
+def checked_relation(
+    relation: Relation, config: StoreConfig | None = None
+) -> tuple[Relation, str]:
     """The relation as it will be stored, and its JSON line."""
     if not isinstance(relation, Relation):
         raise InvalidInputError(f"expected a Relation, got {type(relation).__name__}")
-    if not isinstance(relation.relation_type, str) or relation.relation_type not in RELATION_TYPES:
-        raise InvalidInputError(
-            f"unknown relation_type {relation.relation_type!r}; "
-            f"choose one of {', '.join(sorted(RELATION_TYPES))}"
-        )
-    validate_strength(relation.strength, upper=1.0)
-    if relation.from_memory_id == relation.to_memory_id:
-        raise InvalidInputError("a relation needs two different memories")
+    config = config or StoreConfig()
+    check_relation_fields(relation, config)
     line = encode_record(relation.to_json(), "relation")
+    line_bytes(line, config, "relation")
     return Relation.from_json(json.loads(line)), line
 
 
@@ -109,11 +292,19 @@ def apply_changes(memory: Memory, changes: dict[str, Any]) -> Memory:
 
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "UPDATABLE_FIELDS",
     "apply_changes",
     "check_extra",
+    "check_loaded_line",
+    "check_memory_fields",
+    "check_relation_fields",
     "checked_memory",
     "checked_relation",
     "content_hash",
     "encode_record",
+    "line_bytes",
+    "loaded_memory",
+    "loaded_relation",
+    "validate_new_memory",
 ]
