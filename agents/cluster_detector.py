@@ -21,7 +21,7 @@ from itertools import combinations
 
 import numpy as np
 
-from agents.common import LABEL_CLUSTER, ReportTable, short, snippet
+from agents.common import LABEL_CLUSTER, LABEL_MERGE, ReportTable, short, snippet
 from agents.duplicates import DetailExtractor, conflict
 from agents.merge_ops import PROVENANCE_KEY
 from agents.protocols import Embedder, IssueTracker
@@ -51,6 +51,7 @@ class ClusterConfig:
     tfidf_merge_cohesion: float = 0.6
     tfidf_review_cohesion: float = 0.35
     max_cluster_size: int = 12
+    min_cluster_size: int = 2  # smaller groups are not reported (CORTEXGRAPH_MIN_CLUSTER_SIZE)
     merge_cohesion: float = 0.75
     review_cohesion: float = 0.65
     open_issues: bool = True
@@ -66,6 +67,8 @@ class ClusterConfig:
             raise InvalidInputError("need 0 <= review_cohesion <= merge_cohesion <= 1")
         if self.max_cluster_size < 2:
             raise InvalidInputError("max_cluster_size must be at least 2")
+        if not 2 <= self.min_cluster_size <= self.max_cluster_size:
+            raise InvalidInputError("need 2 <= min_cluster_size <= max_cluster_size")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,14 @@ class Cluster:
     @property
     def size(self) -> int:
         return len(self.memory_ids)
+
+    @property
+    def id(self) -> str:  # 1.x name
+        return self.cluster_id
+
+    @property
+    def suggested_action(self) -> str:  # 1.x name
+        return self.action.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +134,13 @@ class ClusterReport:
                 for c in self.clusters
             ),  # fmt: skip
         )
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicatePair:
+    id1: str
+    id2: str
+    similarity: float
 
 
 def cluster_id_for(memory_ids: tuple[str, ...]) -> str:
@@ -322,6 +340,8 @@ class ClusterDetector:
             core = _merge_core(sims, merge_bar) if cfg.trim_to_core else None
             parts = [members] if core is None else [[members[k] for k in core]]
             for part in parts:
+                if len(part) < cfg.min_cluster_size:
+                    continue
                 idx = [members.index(m) for m in part]
                 cohesion = _cohesion(sims[np.ix_(idx, idx)])
                 ids = tuple(memories[i].id for i in part)
@@ -336,6 +356,24 @@ class ClusterDetector:
                 )
         clusters.sort(key=lambda c: (-c.cohesion, c.cluster_id))
         return clusters, uf.refused
+
+    def duplicate_pairs(self, threshold: float) -> tuple[str, list[DuplicatePair]]:
+        """Pairs of active memories at least ``threshold`` similar that the detail guards let
+        through (the detector's own neighbour search and guards), strongest first; with the
+        similarity method's name."""
+        memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
+        vectors = vectorize([m.content for m in memories], self.embedder)
+        pairs = vectors.neighbours(threshold, exact_limit=self.config.exact_limit,
+                                   max_per_row=2 * self.config.max_cluster_size)  # fmt: skip
+        conflicts = self._conflicts(memories)
+        out = [
+            DuplicatePair(memories[i].id, memories[j].id, min(1.0, float(sim)))
+            for i, j, sim in zip(pairs.i.tolist(), pairs.j.tolist(), pairs.sim.tolist(),
+                                 strict=True)
+            if conflicts is None or not conflicts(i, j)
+        ]  # fmt: skip
+        out.sort(key=lambda p: (-p.similarity, p.id1, p.id2))
+        return vectors.method, out
 
     def _conflicts(self, memories: list[Memory]) -> Callable[[int, int], bool] | None:
         cfg = self.config
@@ -368,7 +406,9 @@ class ClusterDetector:
         issue = self.tracker.create(
             f"{verb} {cluster.size} similar memories (cohesion {cluster.cohesion:.2f})",
             description=f"Similarity by {method}.\n\n{listing}",
-            labels=(LABEL_CLUSTER, f"action:{cluster.action.value}"),
+            # A merge request is tracked under merge as well (SemanticMerge claims and closes it).
+            labels=(LABEL_CLUSTER, f"action:{cluster.action.value}")
+            + ((LABEL_MERGE,) if cluster.action is ClusterAction.MERGE else ()),
             priority=2 if cluster.action is ClusterAction.MERGE else 3,
             metadata={
                 "cluster_id": cluster.cluster_id,
@@ -383,4 +423,4 @@ class ClusterDetector:
 
 
 __all__ = ["Cluster", "ClusterAction", "ClusterConfig", "ClusterDetector", "ClusterReport",
-           "cluster_id_for"]  # fmt: skip
+           "DuplicatePair", "cluster_id_for"]  # fmt: skip

@@ -12,6 +12,9 @@ from storage.errors import CortexGraphError
 
 LABEL_DECAY = "consolidation:decay"
 LABEL_CLUSTER = "consolidation:cluster"
+LABEL_MERGE = "consolidation:merge"  # merge requests (cluster issues with action:merge)
+LABEL_PROMOTE = "consolidation:promote"  # promotions that need a person
+LABEL_RELATIONS = "consolidation:relations"  # relations worth a look
 
 
 class AgentError(CortexGraphError):
@@ -68,6 +71,9 @@ def snippet(text: str, width: int = 60) -> str:
 __all__ = [
     "LABEL_CLUSTER",
     "LABEL_DECAY",
+    "LABEL_MERGE",
+    "LABEL_PROMOTE",
+    "LABEL_RELATIONS",
     "AgentError",
     "ReportTable",
     "short",

@@ -1,8 +1,10 @@
 """DecayAnalyzer: finds memories that are fading and says what to do about each.
 
 Urgency comes from the score (high < 0.15, medium < 0.25, low up to the danger zone's top);
-the recommendation from score, use count and strength. High-urgency findings become tracked
-issues so a person (or another agent) can act. With ``gc`` set, memories below the forget
+the recommendation from score, use count and strength. Findings become tracked issues so a
+person (or another agent) can act: one digest issue per urgency level listing its memories (kept
+in step with them run after run), and, when ``memory_issues`` asks for them, one issue per
+high-urgency memory as well. With ``gc`` set, memories below the forget
 threshold that are not worth saving are archived or deleted (never in a dry run).
 """
 
@@ -52,6 +54,10 @@ class DecayAnalyzerConfig:
     valuable_strength: float = 1.2
     open_issues: bool = True
     gc: GcMode = GcMode.OFF
+    # One issue per high-urgency memory besides the digests (CORTEXGRAPH_DECAY_MEMORY_ISSUES):
+    # 302 demo memories made 124 of them, too many for a person to read.
+    memory_issues: bool = False
+    digest_max_lines: int = 200
 
     def __post_init__(self) -> None:
         if not self.high_below <= self.medium_below <= self.decay.danger_zone_max:
@@ -86,6 +92,11 @@ class DecayReport:
     issues_tracked: int = 0  # high-urgency findings whose issue was already open
     issues_reopened: int = 0  # closed earlier, fading badly again
     issues_closed: int = 0  # the memory recovered, was promoted, archived or deleted
+    digests: tuple[tuple[str, str, int], ...] = ()  # (urgency, issue id, memories listed)
+
+    @property
+    def results(self) -> tuple[DecayFinding, ...]:  # 1.x: DecayAnalyzer.run() -> DecayResult
+        return self.findings
 
     def count(self, action: DecayAction) -> int:
         return sum(f.action is action for f in self.findings)
@@ -99,7 +110,8 @@ class DecayReport:
                 f"{self.scanned} active scanned, {self.danger_zone} in the danger zone, "
                 f"{self.below_forget} below the forget threshold; {by_action}; "
                 f"issues: {self.issues_opened} opened, {self.issues_tracked} already open, "
-                f"{self.issues_reopened} reopened, {self.issues_closed} closed{gc}"
+                f"{self.issues_reopened} reopened, {self.issues_closed} closed; digests "
+                f"{', '.join(f'{u} {n}' for u, _, n in self.digests) or 'none'}{gc}"
             ),
             columns=("memory", "score", "urgency", "action", "issue", "content"),
             rows=tuple(
@@ -178,8 +190,9 @@ class DecayAnalyzer:
         findings.sort(key=lambda f: (f.score, f.memory_id))
         counts: Counter[str] = Counter()
         collected = self._collect(findings, dry_run)
+        digests: list[tuple[str, str, int]] = []
         if self.tracker is not None and cfg.open_issues and not dry_run:
-            findings = self._sync_issues(findings, set(collected), counts)
+            findings = self._sync_issues(findings, set(collected), counts, digests, now)
         log.info(
             "decay: %d scanned, %d danger zone, %d below forget, %d findings; issues %s%s",
             len(active), danger, below, len(findings), dict(counts),
@@ -197,26 +210,45 @@ class DecayAnalyzer:
             issues_tracked=counts["tracked"],
             issues_reopened=counts["reopened"],
             issues_closed=counts["closed"],
+            digests=tuple(digests),
         )
 
     def _sync_issues(
-        self, findings: list[DecayFinding], collected: set[str], counts: Counter[str]
+        self,
+        findings: list[DecayFinding],
+        collected: set[str],
+        counts: Counter[str],
+        digests: list[tuple[str, str, int]],
+        now: float,
     ) -> list[DecayFinding]:
-        """One issue per high-urgency memory, kept in step with the memory across runs.
+        """Digests per urgency level, and (if asked) one issue per high-urgency memory.
 
-        Issues are keyed by memory (dedupe key ``decay:<id>``), so re-runs never duplicate
-        them; one whose memory is no longer fading badly (used again, promoted, merged,
-        archived, deleted) is closed, and reopened if the memory fades again.
+        Per-memory issues are keyed by memory (dedupe key ``decay:<id>``), so re-runs never
+        duplicate them; one whose memory is no longer fading badly (used again, promoted,
+        merged, archived, deleted) is closed, and reopened if the memory fades again. Issues
+        opened by earlier runs keep following their memories when ``memory_issues`` is off.
         """
         assert self.tracker is not None
-        known = {
-            str(i.metadata.get("memory_id")): i for i in self.tracker.query(labels=(LABEL_DECAY,))
-        }
+        known: dict[str, IssueView] = {}
+        digest_issues: dict[str, IssueView] = {}
+        for i in self.tracker.query(labels=(LABEL_DECAY,)):
+            if i.metadata.get("digest"):
+                digest_issues[str(i.metadata["digest"])] = i
+            else:
+                known[str(i.metadata.get("memory_id"))] = i
+        live = [f for f in findings if f.memory_id not in collected]
+        digest_ids = self._sync_digests(live, digest_issues, counts, digests, now)
         out: list[DecayFinding] = []
         urgent: set[str] = set()
         for f in findings:
-            if f.urgency is not Urgency.HIGH or f.memory_id in collected:
+            if f.memory_id in collected:
                 out.append(f)
+                continue
+            digest_id = digest_ids.get(f.urgency)
+            earlier = known.get(f.memory_id)
+            followed = earlier is not None and earlier.status != "closed"
+            if f.urgency is not Urgency.HIGH or not (self.config.memory_issues or followed):
+                out.append(f if digest_id is None else _with_issue(f, digest_id))
                 continue
             urgent.add(f.memory_id)
             issue = known.get(f.memory_id)
@@ -234,6 +266,66 @@ class DecayAnalyzer:
                 self.tracker.close(issue.id, self._why_resolved(memory_id, collected))
                 counts["closed"] += 1
         return out
+
+    def _sync_digests(
+        self,
+        findings: list[DecayFinding],
+        known: dict[str, IssueView],
+        counts: Counter[str],
+        digests: list[tuple[str, str, int]],
+        now: float,
+    ) -> dict[Urgency, str]:
+        """One open digest per urgency level listing its memories; rewritten only when the list
+        changed, closed when the level is empty, reopened when it fills again."""
+        assert self.tracker is not None
+        ids: dict[Urgency, str] = {}
+        for level in Urgency:
+            members = [f for f in findings if f.urgency is level]
+            issue = known.get(level.value)
+            if not members:
+                if issue is not None and issue.status != "closed":
+                    self.tracker.close(issue.id, f"no fading memories of {level.value} urgency")
+                    counts["digests_closed"] += 1
+                continue
+            memory_ids = [f.memory_id for f in members]
+            fields = self._digest_fields(level, members, now)
+            if issue is None:
+                issue = self.tracker.create(
+                    fields["title"], description=fields["description"],
+                    labels=fields["labels"], priority=fields["priority"],
+                    metadata=fields["metadata"], dedupe_key=f"decay-digest:{level.value}",
+                )  # fmt: skip
+                counts["digests_opened"] += 1
+            elif issue.status == "closed" or list(issue.metadata.get("memory_ids") or ()) != (
+                memory_ids
+            ):
+                issue = self.tracker.update(issue.id, status="open", **fields)
+                counts["digests_updated"] += 1
+            ids[level] = issue.id
+            digests.append((level.value, issue.id, len(members)))
+        return ids
+
+    def _digest_fields(self, level: Urgency, members: list[DecayFinding], now: float) -> dict:
+        cap = self.config.digest_max_lines
+        lines = [f"- {f.memory_id} score {f.score:.3f}, {f.action.value}: {f.preview}"
+                 for f in members[:cap]]  # fmt: skip
+        if len(members) > cap:
+            lines.append(f"- … and {len(members) - cap} more (metadata.memory_ids lists all)")
+        actions = Counter(f.action.value for f in members)
+        return {
+            "title": f"{len(members)} fading memories, {level.value} urgency",
+            "description": (
+                f"Memories whose decay score puts them at {level.value} urgency "
+                f"({', '.join(f'{a} {n}' for a, n in sorted(actions.items()))}). Reinforce "
+                f"the ones worth keeping (touch_memory / observe_memory_usage); this digest is "
+                f"rewritten by every decay run and closed when none are left.\n\n"
+                + "\n".join(lines)
+            ),
+            "labels": (LABEL_DECAY, f"urgency:{level.value}", "decay:digest"),
+            "priority": {Urgency.HIGH: 1, Urgency.MEDIUM: 2, Urgency.LOW: 3}[level],
+            "metadata": {"digest": level.value, "memory_ids": [f.memory_id for f in members],
+                         "count": len(members), "updated_at": round(now, 3)},
+        }  # fmt: skip
 
     def _why_resolved(self, memory_id: str, collected: set[str]) -> str:
         if memory_id in collected:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agents.common import AgentError, ReportTable, short, snippet
-from agents.protocols import NoteSink
+from agents.common import LABEL_PROMOTE, AgentError, ReportTable, short, snippet
+from agents.protocols import IssueTracker, NoteSink
 from storage.base import MemoryStore
 from storage.decay import DecayConfig, memory_score, promotion_reason
 from storage.errors import CortexGraphError
@@ -46,6 +46,15 @@ class Promotion:
     preview: str
     note_path: str | None = None  # None in a dry run
     created: bool | None = None
+    conflict_path: str | None = None  # a person had edited the note: our version went here
+
+    @property
+    def vault_path(self) -> str | None:  # 1.x PromotionResult names
+        return self.note_path
+
+    @property
+    def criteria_met(self) -> list[str]:
+        return [self.reason]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +64,7 @@ class PromoteReport:
     promotions: tuple[Promotion, ...]
     failed: tuple[tuple[str, str], ...]  # (memory id, error)
     sink: str
+    issues_opened: int = 0  # promotions that need a person (failure, edited note)
 
     def table(self) -> ReportTable:
         verb = "would promote" if self.dry_run else "promoted"
@@ -87,11 +97,13 @@ class LTMPromoter:
         sink: NoteSink | None,
         config: PromoterConfig | None = None,
         promote: PromoteFn | None = None,
+        tracker: IssueTracker | None = None,
     ) -> None:
         self.store = store
         self.sink = sink
         self.config = config or PromoterConfig(decay=store.config.decay)
         self.promote = promote
+        self.tracker = tracker
 
     def candidates(self, now: float) -> list[tuple[Memory, str]]:
         forced = set(self.config.force_ids)
@@ -131,12 +143,41 @@ class LTMPromoter:
                  "would be promoted" if dry_run else "promoted", len(failed))  # fmt: skip
         sink = type(self.sink).__name__ if self.sink is not None else (
             "promote hook" if self.promote is not None else "no sink")  # fmt: skip
-        return PromoteReport(dry_run, scanned, tuple(promotions), tuple(failed), sink)
+        opened = 0 if dry_run else self._open_issues(promotions, failed)
+        return PromoteReport(dry_run, scanned, tuple(promotions), tuple(failed), sink, opened)
+
+    def _open_issues(self, promotions: list[Promotion], failed: list[tuple[str, str]]) -> int:
+        """A promotion that needs a person gets a ``consolidation:promote`` issue: a note the
+        person had edited (our version was written beside it) or a note that failed."""
+        if self.tracker is None:
+            return 0
+        opened = 0
+        for p in promotions:
+            if p.conflict_path:
+                self._issue(p.memory_id, f"Promoted memory {short(p.memory_id)}: your edited "
+                            f"note was kept", f"The note {p.note_path} had been edited by a "
+                            f"person, so cortexgraph's newer version went to {p.conflict_path}. "
+                            f"Merge the two by hand.\n\n> {p.preview}",
+                            {"note_path": p.note_path, "conflict_path": p.conflict_path})  # fmt: skip
+                opened += 1
+        for memory_id, error in failed:
+            self._issue(memory_id, f"Promotion of {short(memory_id)} failed",
+                        f"Writing the note failed: {error}. The memory stays active; the next "
+                        f"run retries it.", {"error": error[:500]})  # fmt: skip
+            opened += 1
+        return opened
+
+    def _issue(self, memory_id: str, title: str, text: str, meta: dict[str, Any]) -> None:
+        assert self.tracker is not None
+        self.tracker.create(title, description=text, labels=(LABEL_PROMOTE,), priority=2,
+                            metadata={"memory_id": memory_id, **meta},
+                            dedupe_key=f"promote:{memory_id}:{meta.get('conflict_path') or 'x'}")  # fmt: skip
 
     def _promote(self, memory: Memory, promo: Promotion, now: float) -> Promotion:
         if self.promote is not None:
             outcome = self.promote(memory.id, promo.reason, now)
-            return replace(promo, note_path=outcome.path, created=outcome.created)
+            return replace(promo, note_path=outcome.path, created=outcome.created,
+                           conflict_path=getattr(outcome, "conflict_path", None))  # fmt: skip
         assert self.sink is not None
         relations = [r for r in self.store.relations(memory_id=memory.id)
                      if r.relation_type != "consolidated_from"]  # fmt: skip
@@ -150,7 +191,8 @@ class LTMPromoter:
                                    reason=promo.reason, now=now)  # fmt: skip
         self.store.update(memory.id, status=MemoryStatus.PROMOTED, promoted_at=int(now),
                           promoted_to=ref.path)  # fmt: skip
-        return replace(promo, note_path=ref.path, created=ref.created)
+        return replace(promo, note_path=ref.path, created=ref.created,
+                       conflict_path=getattr(ref, "conflict_path", None))  # fmt: skip
 
 
 __all__ = ["LTMPromoter", "PromoteReport", "PromoterConfig", "Promotion", "PromotionFailedError"]

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
 from agents.common import ReportTable, to_jsonable
-from agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig
+from agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig, GcMode
 from agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from agents.protocols import Embedder, IssueTracker, NoteSink
 from agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
 from agents.semantic_merge import MergeConfig, SemanticMerge
 from storage.base import MemoryStore
+from storage.decay import DecayConfig
 from storage.errors import InvalidInputError
 
 AGENT_ORDER = ("decay", "cluster", "merge", "promote", "relations")
@@ -71,6 +72,31 @@ class PipelineReport:
         }
 
 
+def pipeline_config(
+    decay: DecayConfig,
+    *,
+    link_threshold: float | None = None,
+    max_cluster_size: int = 12,
+    min_cluster_size: int = 2,
+    decay_memory_issues: bool = False,
+    merge_mode: str = "apply",
+    gc: str = "off",
+    relations: RelationshipConfig | None = None,
+) -> PipelineConfig:
+    """The one configuration every edge runs the agents with (the flow, the MCP tools, the
+    Python API): ``cortexgraph.settings.Settings.pipeline_options()`` supplies the keywords."""
+    cluster = ClusterConfig(max_cluster_size=max_cluster_size,
+                            min_cluster_size=min(min_cluster_size, max_cluster_size))  # fmt: skip
+    if link_threshold is not None:
+        cluster = replace(cluster, link_threshold=link_threshold)
+    return PipelineConfig(
+        decay=DecayAnalyzerConfig(decay=decay, gc=GcMode(gc), memory_issues=decay_memory_issues),
+        cluster=cluster,
+        merge=MergeConfig(mode=merge_mode),
+        relations=relations or RelationshipConfig(),
+    )
+
+
 def select_agents(names: Iterable[str] | None) -> tuple[str, ...]:
     if names is None:
         return AGENT_ORDER
@@ -101,8 +127,9 @@ class Pipeline:
         self.decay = DecayAnalyzer(store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay))
         self.cluster = ClusterDetector(store, embedder, tracker, cfg.cluster)
         self.merge = SemanticMerge(store, tracker, cfg.merge)
-        self.promote = LTMPromoter(store, sink, cfg.promote or PromoterConfig(decay=decay), promote)
-        self.relations = RelationshipDiscovery(store, cfg.relations)
+        self.promote = LTMPromoter(store, sink, cfg.promote or PromoterConfig(decay=decay), promote,
+                                   tracker)  # fmt: skip
+        self.relations = RelationshipDiscovery(store, cfg.relations, tracker)
 
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         if name == "merge":
@@ -142,5 +169,5 @@ def run_agents(
                           time.perf_counter() - start, tuple(notes))  # fmt: skip
 
 
-__all__ = ["AGENT_ORDER", "Pipeline", "PipelineConfig", "PipelineReport", "run_agents",
-           "select_agents"]  # fmt: skip
+__all__ = ["AGENT_ORDER", "Pipeline", "PipelineConfig", "PipelineReport", "pipeline_config",
+           "run_agents", "select_agents"]  # fmt: skip

@@ -12,6 +12,10 @@ Jaccard over the rest weights each entity by its IDF, log(N / df): sharing a rar
 for more than sharing a common one. Each memory keeps at most ``max_relations_per_memory``
 ``related`` edges, the strongest first, counting those earlier runs made. A pair that is already
 related in any way gets no new relation. The report summarises the memory graph (networkx).
+
+Relations worth a person's look become ``consolidation:relations`` issues (live runs with a
+tracker): a new link that joins two components of at least ``bridge_component_size`` memories,
+and a related pair whose numbers disagree (a possible contradiction, agents.duplicates).
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from itertools import combinations
 
 import networkx as nx
 
-from agents.common import ReportTable, short, snippet
+from agents.common import LABEL_RELATIONS, ReportTable, short, snippet
+from agents.duplicates import Details, conflict, numbers_in
+from agents.protocols import IssueTracker
 from storage.base import MemoryStore
 from storage.models import Memory, MemoryStatus, Relation
 
@@ -42,6 +48,8 @@ class RelationshipConfig:
     max_relations_per_memory: int = 5
     entity_weight: float = 0.7
     tag_weight: float = 0.3
+    bridge_component_size: int = 5  # a link joining two components this large gets an issue
+    open_issues: bool = True
 
     def entity_ceiling(self, memories: int) -> int:
         """Entities on more memories than this are too common to relate two of them."""
@@ -58,6 +66,15 @@ class DiscoveredRelation:
     strength: float
     confidence: float
     relation_id: str | None = None  # None in a dry run
+
+    @property
+    def relation_type(self) -> str:  # 1.x RelationResult names
+        return "related"
+
+    @property
+    def reasoning(self) -> str:
+        return (f"shares {', '.join(self.shared_entities) or 'no entities'}"
+                + (f" and tags {', '.join(self.shared_tags)}" if self.shared_tags else ""))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +98,7 @@ class RelationshipReport:
     graph: GraphSummary
     entity_ceiling: int = 0  # entities on more memories than this were left out
     over_cap: int = 0  # qualifying pairs dropped by max_relations_per_memory
+    issues_opened: int = 0  # bridges between large components, possible contradictions
 
     def table(self) -> ReportTable:
         g = self.graph
@@ -129,9 +147,15 @@ def _entities(m: Memory) -> set[str]:
 class RelationshipDiscovery:
     name = "relations"
 
-    def __init__(self, store: MemoryStore, config: RelationshipConfig | None = None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        config: RelationshipConfig | None = None,
+        tracker: IssueTracker | None = None,
+    ) -> None:
         self.store = store
         self.config = config or RelationshipConfig()
+        self.tracker = tracker
 
     def score(
         self,
@@ -198,15 +222,67 @@ class RelationshipDiscovery:
                 continue
             degree.update((d.from_id, d.to_id))
             found.append(d)
+        opened = 0
         if not dry_run:
+            components = self._components(memories, relations)
             found = [self._create(d, now) for d in found]
+            if self.tracker is not None and cfg.open_issues:
+                opened = self._open_issues(found, memories, components)
         graph = self._graph(memories, found)
         log.info("relations: %d candidate pairs, %d %s, %d already related, %d over the cap",
                  len(shared), len(found), "would be added" if dry_run else "added", skipped,
                  len(candidates) - len(found))  # fmt: skip
         return RelationshipReport(dry_run, len(memories), len(shared), tuple(found), skipped,
                                   tuple(sorted(common)), graph, ceiling,
-                                  len(candidates) - len(found))  # fmt: skip
+                                  len(candidates) - len(found), opened)  # fmt: skip
+
+    def _components(self, memories: dict[str, Memory], relations: list[Relation]) -> dict:
+        """memory id -> (component id, size) of the graph before this run's links."""
+        g = nx.Graph()
+        g.add_nodes_from(memories)
+        g.add_edges_from((r.from_memory_id, r.to_memory_id) for r in relations
+                         if r.from_memory_id in memories and r.to_memory_id in memories)  # fmt: skip
+        out = {}
+        for k, comp in enumerate(nx.connected_components(g)):
+            for node in comp:
+                out[node] = (k, len(comp))
+        return out
+
+    def _open_issues(
+        self, found: list[DiscoveredRelation], memories: dict[str, Memory], components: dict
+    ) -> int:
+        assert self.tracker is not None
+        bar = self.config.bridge_component_size
+        opened, bridged = 0, set()
+        for d in found:
+            (ca, na), (cb, nb) = components[d.from_id], components[d.to_id]
+            a, b = memories[d.from_id], memories[d.to_id]
+            if ca != cb and min(na, nb) >= bar and frozenset((ca, cb)) not in bridged:
+                bridged.add(frozenset((ca, cb)))
+                self._issue(d, f"New link joins two groups of {na} and {nb} memories",
+                            f"{short(a.id)} ({snippet(a.content)}) and {short(b.id)} "
+                            f"({snippet(b.content)}) now link two previously separate groups "
+                            f"through {d.reasoning}. Check that they belong together.",
+                            "bridge")  # fmt: skip
+                opened += 1
+            why = conflict(Details(numbers_in(a.content), frozenset()),
+                           Details(numbers_in(b.content), frozenset()))  # fmt: skip
+            if why is not None:
+                self._issue(d, f"Possible contradiction: {short(a.id)} and {short(b.id)}",
+                            f"These related memories ({d.reasoning}) state different "
+                            f"details ({why}):\n\n> {a.content[:300]}\n\n> {b.content[:300]}",
+                            "contradiction")  # fmt: skip
+                opened += 1
+        return opened
+
+    def _issue(self, d: DiscoveredRelation, title: str, text: str, kind: str) -> None:
+        assert self.tracker is not None
+        self.tracker.create(
+            title, description=text, labels=(LABEL_RELATIONS, f"relations:{kind}"), priority=3,
+            metadata={"kind": kind, "memory_ids": [d.from_id, d.to_id],
+                      "relation_id": d.relation_id, "strength": d.strength},
+            dedupe_key=f"relations:{kind}:{d.from_id}:{d.to_id}",
+        )  # fmt: skip
 
     def _create(self, d: DiscoveredRelation, now: float) -> DiscoveredRelation:
         from dataclasses import replace

@@ -59,6 +59,14 @@ class MergeOutcome:
     sentences_collapsed: int = 0
     relations_repointed: int = 0
 
+    @property
+    def new_memory_id(self) -> str | None:  # 1.x MergeResult names
+        return self.merged_id
+
+    @property
+    def success(self) -> bool:
+        return self.status in ("merged", "previewed", "linked")
+
 
 @dataclass(frozen=True, slots=True)
 class MergeReport:

@@ -15,21 +15,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from agents.cluster_detector import ClusterConfig
-from agents.decay_analyzer import DecayAnalyzerConfig, GcMode
 from agents.ltm_promoter import PromoteReport, PromotionFailedError
-from agents.pipeline import Pipeline, PipelineConfig, PipelineReport, select_agents
-from agents.semantic_merge import MergeConfig
+from agents.pipeline import Pipeline, PipelineReport, select_agents
 from cortexgraph.settings import Settings, load_settings
 from flows.embedding_tasks import warm_embeddings
-from flows.wiring import open_collaborators
+from flows.pipeline_setup import build_pipeline, pipeline_config
 
 StepListener = Callable[[str, Any, float], None]
 _listeners: list[StepListener] = []  # the CLI's progress display; in-process runs only
@@ -76,24 +72,6 @@ def _route_agent_logs() -> None:
         logger.setLevel(logging.INFO)
 
 
-def pipeline_config(settings: Settings, merge_mode: str, gc: str) -> PipelineConfig:
-    decay = settings.decay_config()
-    return PipelineConfig(
-        decay=DecayAnalyzerConfig(decay=decay, gc=GcMode(gc)),
-        cluster=replace(
-            ClusterConfig(max_cluster_size=settings.cluster_max_size),
-            # The setting's default predates the tuned ClusterConfig default; only a value the
-            # user set overrides it.
-            **(
-                {"link_threshold": settings.cluster_link_threshold}
-                if "cluster_link_threshold" in settings.model_fields_set
-                else {}
-            ),
-        ),
-        merge=MergeConfig(mode=merge_mode),
-    )
-
-
 def execute(
     settings: Settings,
     *,
@@ -109,11 +87,8 @@ def execute(
     chosen = select_agents(agents)
     ts = time.time() if now is None else float(now)
     started = time.perf_counter()
-    collab = open_collaborators(settings, dry_run=dry_run, use_embeddings=use_embeddings)
-    pipeline = Pipeline(
-        collab.store, embedder=collab.embedder, sink=collab.sink, tracker=collab.tracker,
-        config=pipeline_config(settings, merge_mode, gc), promote=collab.promote,
-    )  # fmt: skip
+    pipeline, collab = build_pipeline(settings, dry_run=dry_run, use_embeddings=use_embeddings,
+                                      merge_mode=merge_mode, gc=gc)  # fmt: skip
     reports: dict[str, Any] = {}
     seconds: dict[str, float] = {}
     for name in chosen:

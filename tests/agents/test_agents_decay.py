@@ -58,20 +58,54 @@ def test_archived_and_promoted_are_not_scanned(store):
     assert report.scanned == 0 and report.findings == ()
 
 
-def test_high_urgency_findings_open_issues_once(store, tracker):
+def _memory_issues(tracker, **kw):
+    return [i for i in tracker.query(labels=[LABEL_DECAY], **kw) if "decay:digest" not in i.labels]
+
+
+PER_MEMORY = DecayAnalyzerConfig(memory_issues=True)
+
+
+def test_high_urgency_findings_open_issues_once_when_asked(store, tracker):
     gone = add(store, "long forgotten", age_days=60)
     medium = add(store, "fading", age_days=10)
-    agent = DecayAnalyzer(store, tracker)
+    agent = DecayAnalyzer(store, tracker, PER_MEMORY)
     report = agent.run(now=NOW)
-    issues = tracker.query(labels=[LABEL_DECAY])
+    issues = _memory_issues(tracker)
     assert len(issues) == 1 and report.issues_opened == 1
     issue = issues[0]
     assert "urgency:high" in issue.labels
     assert issue.metadata["memory_id"] == gone.id
     assert issue.metadata["action"] == "gc_candidate"
-    assert {f.memory_id: f.issue_id for f in report.findings}[medium.id] is None
+    by_id = {f.memory_id: f.issue_id for f in report.findings}
+    assert by_id[gone.id] == issue.id
+    (medium_digest,) = tracker.query(labels=["decay:digest", "urgency:medium"])
+    assert by_id[medium.id] == medium_digest.id  # a medium finding is listed in its digest
     agent.run(now=NOW)  # a second run finds the same issue, opens no second one
-    assert len(tracker.query(labels=[LABEL_DECAY])) == 1
+    assert len(_memory_issues(tracker)) == 1
+
+
+def test_decay_opens_one_digest_per_urgency_level_by_default(store, tracker):
+    gone = [add(store, f"long forgotten detail number {k}", age_days=60) for k in range(5)]
+    fading = add(store, "fading", age_days=10)
+    agent = DecayAnalyzer(store, tracker)
+    report = agent.run(now=NOW)
+    issues = tracker.query(labels=[LABEL_DECAY])
+    assert report.issues_opened == 0 and _memory_issues(tracker) == []
+    assert sorted(i.metadata["digest"] for i in issues) == ["high", "medium"]
+    (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"])
+    assert sorted(high.metadata["memory_ids"]) == sorted(m.id for m in gone)
+    assert all(m.id in high.description for m in gone) and high.title.startswith("5 fading")
+    assert {u: n for u, _, n in report.digests} == {"high": 5, "medium": 1}
+    agent.run(now=NOW)  # a re-run keeps the same digests
+    assert len(tracker.query(labels=[LABEL_DECAY])) == 2
+    store.update(fading.id, last_used=int(NOW))  # used again: the medium level empties
+    agent.run(now=NOW)
+    (medium,) = tracker.query(labels=[LABEL_DECAY, "urgency:medium"])
+    assert medium.status == "closed"
+    store.update(gone[0].id, status=MemoryStatus.PROMOTED)
+    agent.run(now=NOW)  # the digest follows its memories
+    (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"])
+    assert gone[0].id not in high.metadata["memory_ids"] and len(high.metadata["memory_ids"]) == 4
 
 
 def test_dry_run_opens_no_issue_and_collects_nothing(store, tracker):
@@ -111,23 +145,23 @@ def test_table_rows_match_findings(store):
 def test_decay_issues_follow_their_memory_across_runs(store, tracker):
     gone = add(store, "long forgotten", age_days=60)
     other = add(store, "also forgotten", age_days=60)
-    agent = DecayAnalyzer(store, tracker)
+    agent = DecayAnalyzer(store, tracker, PER_MEMORY)
     first = agent.run(now=NOW)
     assert (first.issues_opened, first.issues_tracked, first.issues_closed) == (2, 0, 0)
     again = agent.run(now=NOW)  # a re-run opens nothing and counts them as already open
     assert (again.issues_opened, again.issues_tracked) == (0, 2)
-    assert len(tracker.query(labels=[LABEL_DECAY])) == 2
-    (issue,) = [i for i in tracker.query(labels=[LABEL_DECAY])
+    assert len(_memory_issues(tracker)) == 2
+    (issue,) = [i for i in _memory_issues(tracker)
                 if i.metadata["memory_id"] == gone.id]  # fmt: skip
     assert "long forgotten" in issue.title and "gc_candidate" in issue.title
     store.update(gone.id, last_used=int(NOW), use_count=4)  # used again: no longer fading
     store.update(other.id, status=MemoryStatus.PROMOTED)
     recovered = agent.run(now=NOW)
     assert recovered.issues_closed == 2 and recovered.issues_opened == 0
-    assert tracker.query(labels=[LABEL_DECAY], status="open") == []
+    assert tracker.query(labels=[LABEL_DECAY], status="open") == []  # digests closed too
     assert all(i.status == "closed" for i in tracker.query(labels=[LABEL_DECAY]))
     store.update(gone.id, last_used=int(NOW - 60 * 86400), use_count=0)  # fades again
     faded = agent.run(now=NOW)
     assert faded.issues_reopened == 1 and faded.issues_opened == 0
-    (reopened,) = tracker.query(labels=[LABEL_DECAY], status="open")
+    (reopened,) = _memory_issues(tracker, status="open")
     assert reopened.id == issue.id

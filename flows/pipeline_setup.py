@@ -1,0 +1,43 @@
+"""The agents' pipeline built from Settings: one place for the flow and the 1.x Python API.
+
+``build_pipeline`` wires the collaborators (flows.wiring) and the configuration every edge
+shares (agents.pipeline.pipeline_config with ``Settings.pipeline_options()``). No Prefect here:
+the flow wraps the steps in tasks, the Python API runs them directly (agents.pipeline.run_agents).
+"""
+
+from __future__ import annotations
+
+from agents.pipeline import Pipeline, PipelineConfig
+from agents.pipeline import pipeline_config as _pipeline_config
+from cortexgraph.settings import Settings
+from flows.wiring import Collaborators, open_collaborators
+
+
+def pipeline_config(settings: Settings, merge_mode: str = "apply", gc: str = "off",
+                    **overrides: object) -> PipelineConfig:  # fmt: skip
+    """Settings -> the agents' configuration; ``overrides`` replace single options (the 1.x
+    agents' constructor arguments, e.g. ``link_threshold``)."""
+    options = {**settings.pipeline_options(), **overrides}
+    return _pipeline_config(settings.decay_config(), merge_mode=merge_mode, gc=gc,
+                            **options)  # type: ignore[arg-type]  # fmt: skip
+
+
+def build_pipeline(
+    settings: Settings,
+    *,
+    dry_run: bool,
+    use_embeddings: bool = True,
+    merge_mode: str = "apply",
+    gc: str = "off",
+    config: PipelineConfig | None = None,
+) -> tuple[Pipeline, Collaborators]:
+    """The five agents over the configured store, embeddings, vault and tracker."""
+    collab = open_collaborators(settings, dry_run=dry_run, use_embeddings=use_embeddings)
+    pipeline = Pipeline(
+        collab.store, embedder=collab.embedder, sink=collab.sink, tracker=collab.tracker,
+        config=config or pipeline_config(settings, merge_mode, gc), promote=collab.promote,
+    )  # fmt: skip
+    return pipeline, collab
+
+
+__all__ = ["build_pipeline", "pipeline_config"]
