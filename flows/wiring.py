@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from activation.monitor.ledger_store import drop_monitor_records, isolate_monitor_records
 from agents.memory_tracker import InMemoryIssueTracker
 from agents.protocols import IssueTracker, NoteSink
 from cortexgraph.settings import Settings
@@ -60,10 +61,15 @@ def open_collaborators(
     notes: list[str] = []
     if dry_run:
         store: MemoryStore = read_store_snapshot(settings)
+        drop_monitor_records(store)  # the behaviour monitor's ledger is not the user's memory
         notes.append(f"dry run: read {len(store)} memories from {settings.storage_path}; "
                      "nothing will be written")  # fmt: skip
     else:
         store = open_store(settings.storage_path, settings.store_config())
+        moved = isolate_monitor_records(store, settings.storage_path)
+        if moved.moved:
+            notes.append(f"moved {moved.memories_moved} behaviour-monitor records out of the "
+                         f"store into {moved.ledger}")  # fmt: skip
         notes.append(f"store {settings.storage_path} ({len(store)} memories)")
     embedder = None
     if use_embeddings and settings.enable_embeddings:

@@ -57,6 +57,13 @@ class ServerState:
             )
             log.info("cortexgraph: opened store %s (%d memories)", self._store.path,
                      len(self._store))  # fmt: skip
+            from activation.monitor.ledger_store import isolate_monitor_records
+
+            # Stores from before the monitor had its own ledger hold its records as memories.
+            moved = isolate_monitor_records(self._store, self.settings.storage_path)
+            if moved.moved:
+                log.info("cortexgraph: moved %d behaviour-monitor records out of the store "
+                         "into %s", moved.memories_moved, moved.ledger)  # fmt: skip
         except BaseException as exc:  # noqa: BLE001 - reported to every tool call below
             self._store_error = exc
             log.error("cortexgraph: cannot open store %s: %s", self.settings.storage_path, exc)
@@ -131,6 +138,9 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
     from mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
 
     tools_monitor.register(server)
+    from mcp_server.errors import clip_errors
+
+    server.middleware.append(clip_errors)  # no error text echoes a huge input
     return server
 
 

@@ -1,8 +1,9 @@
 """Behaviour monitor over MCP: record a tool call, ask for an intervention, report whether it
 helped, read the history; resources for the patterns, active alerts and the user's directives.
 
-Uses the same files as the Claude Code hook (<storage>/monitor/) and the server's store for
-learning, so the hook's alerts and the model's reports meet in one history.
+Uses the same files as the Claude Code hook (<storage>/monitor/, the learning ledger in
+<storage>/monitor/ledger), so the hook's alerts and the model's reports meet in one history.
+The ledger is never the user's store: nothing here shows up in search, stats or the graph.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from activation.monitor import (
     load_directives,
     load_pattern_set,
     make_call,
+    open_ledger,
     render_reminder,
 )
 from activation.monitor.calls import normalize_text, similarity, tokens
@@ -62,6 +64,12 @@ ContextText = Annotated[str | None, Field(description="Where it happened, e.g. "
 
 def monitor_dir(state: ServerState) -> Path:
     return state.settings.storage_path / "monitor"
+
+
+def ledger_of(state: ServerState) -> BehaviorLedger:
+    """The monitor's own ledger store, opened once per server (never the user's store)."""
+    state.store  # noqa: B018 - opening the user's store first moves any old bm.* records out
+    return state.service("monitor-ledger", lambda: open_ledger(state.settings.storage_path))
 
 
 def project_dir() -> Path:
@@ -104,7 +112,7 @@ def record_tool_call(
     detected pattern and a reminder to follow (for clients without the Claude Code hook)."""
     state = state_of(ctx)
     monitor = Monitor(patterns_of(state), directives=directives_of,
-                      ledger=lambda: BehaviorLedger(state.store))  # fmt: skip
+                      ledger=lambda: ledger_of(state))  # fmt: skip
     call = make_call(tool_name, tool_input or {}, tool_response, ts=time.time(), error=error)
     obs = monitor.observe(SessionLog(monitor_dir(state), session_id), call, context or "global")
     return {"success": True, **obs.to_json()}
@@ -123,7 +131,7 @@ def report_outcome(
     """Say whether a behaviour-monitor reminder helped; future reminders favour what worked."""
     state = state_of(ctx)
     spec = _spec(patterns_of(state), pattern_id)
-    ledger = BehaviorLedger(state.store)
+    ledger = ledger_of(state)
     rel = ledger.record_outcome(spec, intervention_id, context, worked, notes=notes)
     stats = ledger.effectiveness(spec, rel.metadata.get("context"))
     return {"success": True, "relation_id": rel.id, "context": rel.metadata.get("context"),
@@ -141,7 +149,7 @@ def query_pattern_history(
     """How often a pattern (or an error) occurred, where, and which interventions worked."""
     state = state_of(ctx)
     patterns = patterns_of(state)
-    ledger = BehaviorLedger(state.store)
+    ledger = ledger_of(state)
     if patterns.get(signature) is not None:
         specs, wanted = [patterns.get(signature)], None
     else:
@@ -182,7 +190,7 @@ def request_intervention(
     state = state_of(ctx)
     spec = _spec(patterns_of(state), pattern_id)
     ctx_name = context or "global"
-    iv_id, why = BehaviorLedger(state.store).best_intervention(spec, ctx_name)
+    iv_id, why = ledger_of(state).best_intervention(spec, ctx_name)
     det = Detection(spec.id, "loop", spec.trigger.threshold, spec.trigger.threshold,
                     f"req:{spec.id}", "", "", "", spec.description.rstrip("."))  # fmt: skip
     embedder = None
@@ -230,7 +238,7 @@ def register(server: MCPServer) -> None:
         spec = patterns().get(pattern_id)
         if spec is None:
             raise ResourceNotFoundError(f"no behaviour pattern {pattern_id!r}")
-        ledger = BehaviorLedger(state.store)
+        ledger = ledger_of(state)
         return json.dumps({**spec.to_json(), "effectiveness": [
             s.to_json() for s in ledger.effectiveness(spec)]}, ensure_ascii=False)  # fmt: skip
 

@@ -1,5 +1,6 @@
 """Behaviour monitor: catch an assistant stuck in a loop, remind it of the user's own rules,
-learn which reminders help. Pure logic; the Claude Code hook and MCP tools wire it up.
+learn which reminders help. Pure logic; the Claude Code hook and MCP tools wire it up. Its
+learning ledger is a store of its own under ``<storage>/monitor/ledger`` (``ledger_store``).
 
     from activation.monitor import Monitor, SessionLog, load_pattern_set, make_call
     monitor = Monitor(load_pattern_set())
@@ -21,6 +22,12 @@ from activation.monitor.directives import (
 from activation.monitor.engine import Monitor, MonitorConfig, Observation
 from activation.monitor.errors import MonitorError, PatternConfigError
 from activation.monitor.learning import BehaviorLedger, InterventionStats
+from activation.monitor.ledger_store import (
+    IsolationReport,
+    isolate_monitor_records,
+    open_ledger,
+    open_ledger_store,
+)
 from activation.monitor.patterns import (
     PatternSet,
     PatternSpec,
@@ -38,6 +45,7 @@ __all__ = [
     "Directive",
     "DirectiveMatch",
     "InterventionStats",
+    "IsolationReport",
     "Monitor",
     "MonitorConfig",
     "MonitorError",
@@ -52,12 +60,15 @@ __all__ = [
     "claude_md_files",
     "detect",
     "error_signature",
+    "isolate_monitor_records",
     "load_directives",
     "load_pattern_set",
     "load_patterns",
     "make_call",
     "match_directives",
     "normalize_text",
+    "open_ledger",
+    "open_ledger_store",
     "parse_directives",
     "render_reminder",
 ]

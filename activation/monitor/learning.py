@@ -1,6 +1,8 @@
-"""What helped before: occurrences, interventions shown and their outcomes, in the memory store.
+"""What helped before: occurrences, interventions shown and their outcomes.
 
-Records (all tagged ``behavior-monitor``, marked core so decay and gc leave them alone):
+The ledger is written to a store of its own (``activation.monitor.ledger_store``:
+``<storage>/monitor/ledger``), never to the user's memories. Records (all tagged
+``behavior-monitor``, marked core so decay and gc would leave them alone anywhere):
 
     memory   bm.pattern.<pattern>                 one per pattern
     memory   bm.context.<slug>                    one per context (e.g. "project:cortexgraph")
@@ -65,7 +67,8 @@ class InterventionStats:
 
 
 class BehaviorLedger:
-    """Reads and writes the monitor's learning records in any ``MemoryStore``."""
+    """Reads and writes the monitor's learning records in a ``MemoryStore`` of their own (the
+    ledger store, or an in-memory one in tests); never hand it the user's store."""
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store

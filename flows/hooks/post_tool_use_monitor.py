@@ -58,9 +58,10 @@ def build_monitor(runtime: HookRuntime) -> Monitor:
         return load_directives(claude_md_files(runtime.project_dir, Path.home()), Path.home())
 
     def ledger() -> BehaviorLedger:
-        from storage import open_store  # only when an alert or an outcome is recorded
+        # Only when an alert or an outcome is recorded; the monitor's own store, never the user's.
+        from activation.monitor import open_ledger
 
-        return BehaviorLedger(open_store(runtime.storage_path, runtime.store_config))
+        return open_ledger(runtime.storage_path)
 
     return Monitor(patterns, directives=directives, ledger=ledger)
 

@@ -32,6 +32,20 @@ try:  # a prefect dependency; ~5x faster than json for this
 except ImportError:  # pragma: no cover - exercised only without orjson
     _loads = json.loads
 
+def _drop_monitor_records(records: dict[str, dict[str, Any]], raw: dict[str, bytes]) -> list[str]:
+    """Remove the monitor's ``bm.*`` records; the id test is all the common case pays."""
+    candidates = [rid for rid in records if rid.startswith("bm.")]
+    if not candidates:
+        return []
+    from activation.monitor.ledger_store import is_monitor_record
+
+    dropped = [rid for rid in candidates if is_monitor_record(records[rid])]
+    for rid in dropped:
+        records.pop(rid)
+        raw.pop(rid, None)
+    return dropped
+
+
 K1, B = 1.2, 0.75
 AVGDL_SAMPLE = 64  # tokenising is the costly part; 64 documents give avgdl within a few %
 
@@ -57,6 +71,9 @@ class StoreSnapshot:
         self.config = config
         # Lower-cased JSON line of each record: a cheap first filter for ASCII query terms.
         self.raw = raw or {}
+        # Behaviour-monitor records left in a store from before the monitor had its own ledger:
+        # never shown; SessionStart moves them out (activation.monitor.ledger_store).
+        self.monitor_ids: list[str] = []
 
     @classmethod
     def read(cls, path: Path, config: StoreConfig | None = None) -> StoreSnapshot:
@@ -77,7 +94,9 @@ class StoreSnapshot:
         finally:
             if gc_was_on:
                 gc.enable()
-        return cls(records, config, raw)
+        snapshot = cls(records, config, raw)
+        snapshot.monitor_ids = _drop_monitor_records(records, raw)
+        return snapshot
 
     @staticmethod
     def _parse(data: bytes, records: dict[str, dict[str, Any]], raw: dict[str, bytes]) -> None:

@@ -36,8 +36,19 @@ def project_hits(snapshot: StoreSnapshot, project: str, now: float, limit: int) 
     return out[:limit]
 
 
+def move_monitor_records_out(runtime: HookRuntime) -> None:
+    """A store from before the monitor had its own ledger: move its records there, once."""
+    from activation.monitor.ledger_store import isolate_monitor_records
+    from storage import open_store
+
+    store = open_store(runtime.storage_path, runtime.store_config)
+    isolate_monitor_records(store, runtime.storage_path)
+
+
 def session_context(runtime: HookRuntime, source: str, now: float) -> str | None:
     snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
+    if snapshot.monitor_ids:
+        move_monitor_records_out(runtime)
     if not len(snapshot):
         return None
     plugin = runtime.plugin
