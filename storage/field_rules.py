@@ -116,7 +116,7 @@ def optional_str(value: Any, name: str) -> str | None:
 def json_list(value: Any) -> Any:
     if isinstance(value, str):  # 1.x SQLite keeps entities as a JSON string
         return json.loads(value)
-    return value or ()
+    return () if value is None else value
 
 
 __all__ = [

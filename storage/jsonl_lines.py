@@ -111,7 +111,8 @@ def parse_line(raw: bytes) -> Any:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(raw)
+    # Strict UTF-8: json.loads(bytes) would let encoded surrogates (b"\xed\xa0\x80") through.
+    return json.loads(raw.decode("utf-8"))
 
 
 def parse_record(raw: bytes, check: LineCheck | None = None) -> dict[str, Any]:

@@ -89,11 +89,11 @@ class MemoryMeta:
             data = json.loads(data)
         if not isinstance(data, Mapping):
             raise InvalidInputError("meta must be an object")
-        extra = data.get("extra") or {}
+        extra = _or_default(data.get("extra"), {})
         if not isinstance(extra, Mapping):
             raise InvalidInputError(f"meta.extra must be an object, got {type(extra).__name__}")
         return cls(
-            tags=validate_tags(data.get("tags") or ()),
+            tags=validate_tags(_or_default(data.get("tags"), ())),
             source=optional_str(data.get("source"), "meta.source"),
             context=optional_str(data.get("context"), "meta.context"),
             extra=dict(extra),
@@ -180,8 +180,8 @@ class Memory:
         if not isinstance(data, Mapping):
             raise InvalidInputError("a memory record must be a JSON object")
         try:
-            status = MemoryStatus(data.get("status") or "active")
-        except ValueError as exc:
+            status = MemoryStatus(_or_default(data.get("status"), "active"))
+        except (ValueError, TypeError) as exc:
             raise InvalidInputError(
                 f"unknown memory status {short_repr(data.get('status'))}"
             ) from exc
@@ -246,12 +246,12 @@ class Relation:
         if not isinstance(data, Mapping):
             raise InvalidInputError("a relation record must be a JSON object")
         try:
-            metadata = data.get("metadata") or {}
+            metadata = _or_default(data.get("metadata"), {})
             if isinstance(metadata, str):  # 1.x's SQLite rows keep metadata as a JSON string
                 metadata = json.loads(metadata)
             if not isinstance(metadata, Mapping):
                 raise InvalidInputError("relation metadata must be an object")
-            relation_type = data.get("relation_type") or "related"
+            relation_type = _or_default(data.get("relation_type"), "related")
             if not isinstance(relation_type, str):
                 raise InvalidInputError(
                     f"relation_type must be a string, got {short_repr(relation_type)}"
@@ -286,6 +286,12 @@ class SearchResult:
     @property
     def use_count(self) -> int:
         return self.memory.use_count
+
+
+def _or_default(value: Any, default: Any) -> Any:
+    """Missing or null means the default; any other falsy value ([], 0, "") is kept, and
+    rejected by the field's rule like any wrong value (``or`` would have accepted it)."""
+    return default if value is None else value
 
 
 _STATUS_OF = {s.value: s for s in MemoryStatus}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ import pytest
 from storage import (
     ContentTooLargeError,
     InvalidInputError,
-    JSONLStore,
     StoreConfig,
     open_store,
     validate_new_memory,
@@ -57,16 +55,16 @@ SMALL = StoreConfig(
 )  # fmt: skip
 
 OVERSIZED = {
-    "content": dict(content="x" * 101),
-    "content multibyte": dict(content="é" * 51),
-    "tag count": dict(content="c", tags=["a", "b", "c", "d"]),
-    "tag length": dict(content="c", tags=["a" * 11]),
-    "entity count": dict(content="c", entities=["a", "b", "c", "d"]),
-    "entity length": dict(content="c", entities=["e" * 11]),
-    "source": dict(content="c", source="s" * 21),
-    "context": dict(content="c", context="k" * 31),
-    "extra": dict(content="c", extra={"k": "v" * 60}),
-    "extra nesting": dict(content="c", extra={"k": json.loads("[" * 40 + "]" * 40)}),
+    "content": {"content": "x" * 101},
+    "content multibyte": {"content": "é" * 51},
+    "tag count": {"content": "c", "tags": ["a", "b", "c", "d"]},
+    "tag length": {"content": "c", "tags": ["a" * 11]},
+    "entity count": {"content": "c", "entities": ["a", "b", "c", "d"]},
+    "entity length": {"content": "c", "entities": ["e" * 11]},
+    "source": {"content": "c", "source": "s" * 21},
+    "context": {"content": "c", "context": "k" * 31},
+    "extra": {"content": "c", "extra": {"k": "v" * 60}},
+    "extra nesting": {"content": "c", "extra": {"k": json.loads("[" * 40 + "]" * 40)}},
 }  # fmt: skip
 
 
@@ -132,3 +130,163 @@ def test_loading_applies_the_same_limits_as_saving(tmp_path, changes):
     store = open_store(tmp_path, SMALL)
     assert [m.id for m in store.list()] == [good["id"]]
     assert quarantined_bytes(tmp_path) == [bad]
+
+
+# -- high 1: any failure on one line quarantines that line, byte-exactly ---------------------
+
+try:
+    from hypothesis import HealthCheck, assume, given, settings
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover - a dev dependency
+    pytest.skip("hypothesis is not installed", allow_module_level=True)
+
+
+def _bad_id(n: int) -> str:
+    return f"bad-{n}"
+
+
+WRONG_VALUES = {
+    "id": [3, None, [], "", "a b", "x\n", "é", "a" * 200],
+    "content": [3, None, [], {}, "", "   "],
+    "meta": [3, [], "not json", {"tags": "t"}, {"extra": []}, {"source": 5}],
+    "entities": [3, {"a": 1}, [1], [""], "[1"],
+    "created_at": ["now", [], 1e400, 10**30, True],
+    "use_count": [-1, 10**30, "3", 1.5e300, None and 0 or "x"],
+    "strength": [-0.1, 2.5, "1", 1e400, None and 0 or []],
+    "status": ["deleted", 3, []],
+    "review_count": [-5, 10**13],
+    "last_review_at": ["yesterday", 2**41],
+}
+
+json_text = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=8,
+)
+
+
+@st.composite
+def hostile_line(draw, n: int) -> bytes:
+    """One line no store may accept, of many kinds; ``n`` keeps its id distinct."""
+    kind = draw(st.sampled_from(
+        ["bytes", "nesting", "wrong type", "huge number", "surrogate", "not an object",
+         "invalid utf-8", "oversized"]
+    ))  # fmt: skip
+    if kind == "bytes":
+        raw = draw(st.binary(min_size=1, max_size=200).map(lambda b: b.replace(b"\n", b" ")))
+        assume(raw.strip())
+        try:
+            obj = json.loads(raw)
+        except Exception:  # noqa: BLE001 - unreadable: what we want
+            return raw
+        assume(not isinstance(obj, dict))
+        return raw
+    if kind == "nesting":
+        depth = draw(st.integers(900, 5000))
+        opener, closer = draw(st.sampled_from([("[", "]"), ('{"a":', "}")]))
+        middle = "1" if opener != "[" else ""
+        return (opener * depth + middle + closer * depth).encode()
+    if kind == "wrong type":
+        field = draw(st.sampled_from(sorted(WRONG_VALUES)))
+        value = draw(st.sampled_from(WRONG_VALUES[field]))
+        record = _record(**{"id": _bad_id(n), field: value})
+        return json.dumps(record).encode()
+    if kind == "huge number":
+        digits = draw(st.integers(20, 6000))
+        field = draw(st.sampled_from(["use_count", "created_at", "review_count", "strength"]))
+        line = json.dumps(_record(id=_bad_id(n), **{field: 0}))
+        return line.replace(f'"{field}": 0', f'"{field}": 9{"9" * digits}').encode()
+    if kind == "surrogate":
+        where = draw(st.sampled_from(["content", "tag", "source", "extra"]))
+        cp = draw(st.integers(0xD800, 0xDFFF))
+        text = f"x\\u{cp:04x}y"
+        line = json.dumps(_record(id=_bad_id(n), content="PLACEHOLDER"))
+        if where == "tag":
+            line = line.replace('"tags": []', '"tags": ["PLACEHOLDER"]')
+        elif where == "source":
+            line = line.replace('"source": null', '"source": "PLACEHOLDER"')
+        elif where == "extra":
+            line = line.replace('"extra": {}', '"extra": {"k": "PLACEHOLDER"}')
+        return line.replace("PLACEHOLDER", text, 1).encode()
+    if kind == "not an object":
+        value = draw(json_text)
+        assume(not isinstance(value, dict))
+        return json.dumps(value).encode()
+    if kind == "invalid utf-8":
+        line = json.dumps(_record(id=_bad_id(n), content="PLACEHOLDER")).encode()
+        junk = draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80\x80"]))
+        return line.replace(b"PLACEHOLDER", b"a" + junk + b"b")
+    extra = {"k": "v" * draw(st.integers(70_000, 120_000))}
+    return json.dumps(_record(id=_bad_id(n), meta={"tags": [], "source": None,
+                                                   "context": None, "extra": extra})).encode()
+
+
+@st.composite
+def hostile_file(draw):
+    """Bad lines interleaved with the good ones, the last one possibly without a newline."""
+    bad = [draw(hostile_line(n)) for n in range(draw(st.integers(1, 6)))]
+    slots = [draw(st.integers(0, 3)) for _ in bad]
+    return bad, slots, draw(st.booleans())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=hostile_file())
+def test_hostile_lines_are_quarantined_byte_exactly_and_good_records_load(case):
+    import tempfile
+
+    bad, slots, torn_tail = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp)
+        store = open_store(path)
+        good = [store.save(f"good memory {i}", tags=["g"], now=NOW) for i in range(3)]
+        store.add_relation(good[0].id, good[1].id, now=NOW)
+        for name in ("memories", "relations"):
+            file = path / f"{name}.jsonl"
+            lines = file.read_bytes().split(b"\n")[:-1]
+            for line, slot in zip(bad, slots, strict=True):
+                lines.insert(min(slot, len(lines)), line)
+            data = b"\n".join(lines) + (b"" if torn_tail and lines[-1] in bad else b"\n")
+            file.write_bytes(data)
+        again = open_store(path)
+        assert sorted(m.id for m in again.list()) == sorted(m.id for m in good)
+        assert len(again.relations()) == 1
+        for name in ("memories", "relations"):
+            assert sorted(quarantined_bytes(path, name)) == sorted(bad)
+        assert again.stats().quarantined_lines == 2 * len(bad)
+        report = again.compact()
+        assert (report.memories_kept, report.relations_kept) == (3, 1)
+        assert sorted(m.id for m in open_store(path).list()) == sorted(m.id for m in good)
+
+
+def test_issue_repro_deep_nesting_store_opens_and_maintenance_cli_works(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli.maintenance import app
+
+    store = open_store(tmp_path)
+    kept = store.save("ok", now=NOW)
+    deep = b"[" * 1100 + b"]" * 1100
+    with (tmp_path / "memories.jsonl").open("ab") as f:
+        f.write(deep + b"\n")
+    runner = CliRunner()
+    stats = runner.invoke(app, ["stats", "--storage-path", str(tmp_path), "--json"])
+    assert stats.exit_code == 0, stats.output
+    data = json.loads(stats.output)
+    assert (data["memories"], data["quarantined_lines"]) == (1, 1)
+    compact = runner.invoke(app, ["compact", "--storage-path", str(tmp_path), "--json"])
+    assert compact.exit_code == 0, compact.output
+    assert json.loads(compact.output)["memories_kept"] == 1
+    assert quarantined_bytes(tmp_path) == [deep]
+    assert [m.id for m in open_store(tmp_path).list()] == [kept.id]
+
+
+def test_quarantine_keeps_invalid_utf8_bytes_not_a_replacement_copy(tmp_path):
+    store = open_store(tmp_path)
+    store.save("ok", now=NOW)
+    bad = json.dumps(_record(content="PLACEHOLDER")).encode().replace(b"PLACEHOLDER", b"\xff\xfe")
+    with (tmp_path / "memories.jsonl").open("ab") as f:
+        f.write(bad + b"\n")
+    assert len(open_store(tmp_path).list()) == 1
+    entry = json.loads((tmp_path / "memories.quarantine.jsonl").read_bytes())
+    assert base64.b64decode(entry["line_base64"]) == bad
+    assert "line" not in entry  # no U+FFFD copy that would pass for the original
