@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +28,7 @@ from storage.beads import (
     issue_as_json,
     open_tracker,
 )
-from storage.errors import CortexGraphError, NotFoundError
+from storage.errors import CortexGraphError
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,15 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
+@contextmanager
+def _clean_errors() -> Iterator[None]:
+    """A tracker that cannot be used is a short message and exit status 1, not a traceback."""
+    try:
+        yield
+    except CortexGraphError as e:
+        raise _fail(str(e)) from None
+
+
 def _line(issue: BeadsIssue) -> str:
     who = f"  @{issue.assignee}" if issue.assignee else ""
     labels = f"  [{', '.join(issue.labels)}]" if issue.labels else ""
@@ -113,12 +124,13 @@ def list_issues(
     as_json: JsonOption = False,
 ) -> None:
     """List issues (open ones unless --all or --status)."""
-    tracker = _open_for_reading(repo)
-    issues = (
-        []
-        if tracker is None
-        else tracker.query(labels=label or (), status=status, assignee=assignee)
-    )
+    with _clean_errors():
+        tracker = _open_for_reading(repo)
+        issues = (
+            []
+            if tracker is None
+            else tracker.query(labels=label or (), status=status, assignee=assignee)
+        )
     if status is None and not all_:
         issues = [i for i in issues if i.status != "closed"]
     if as_json:
@@ -138,11 +150,12 @@ def show_issue(
     as_json: JsonOption = False,
 ) -> None:
     """Show one issue with its metadata and the commits that changed it."""
-    tracker = _open_for_reading(repo)
-    issue = tracker.find(issue_id) if tracker is not None else None
-    if tracker is None or issue is None:
-        raise _fail(f"no issue {issue_id!r}")
-    history = tracker.history(issue.id)
+    with _clean_errors():
+        tracker = _open_for_reading(repo)
+        issue = tracker.find(issue_id) if tracker is not None else None
+        if tracker is None or issue is None:
+            raise _fail(f"no issue {issue_id!r}")
+        history = tracker.history(issue.id)
     if as_json:
         record: dict[str, Any] = issue_as_json(issue)
         record["history"] = [
@@ -186,15 +199,11 @@ def close_issue(
     as_json: JsonOption = False,
 ) -> None:
     """Close an issue with a reason (committed to git)."""
-    tracker = _open_for_reading(repo)
-    if tracker is None:
-        raise _fail("nothing to close")
-    try:
+    with _clean_errors():
+        tracker = _open_for_reading(repo)
+        if tracker is None:
+            raise _fail("nothing to close")
         issue = tracker.close(issue_id, reason)
-    except NotFoundError as e:
-        raise _fail(str(e)) from None
-    except CortexGraphError as e:
-        raise _fail(str(e)) from None
     if as_json:
         typer.echo(json.dumps(issue_as_json(issue), indent=2, ensure_ascii=False))
     else:

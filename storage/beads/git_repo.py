@@ -2,17 +2,20 @@
 
 A commit of ours is built from HEAD's tree with only our file's blob replaced, so staged or
 unstaged changes the user has elsewhere are never swept in (what ``git commit -- <file>``
-does). Objects are written with GitPython's pure-Python object database, so a change starts no
-process (GitPython runs ``git version`` at import and ``git init`` for a new repository).
-The index entry of our file is then refreshed so ``git status`` stays clean for it and a later
-``git commit`` by the user cannot revert our change. The author is set explicitly: a fresh
-machine has no git identity.
+does). Within our file too, only our change is committed: given ``rebase``, the committed blob
+is HEAD's version of the file with our change made to it, so a person's uncommitted edit of
+the file stays uncommitted (and, if it was staged, staged). Objects are written with GitPython's
+pure-Python object database, so a change starts no process (GitPython runs ``git version`` at
+import and ``git init`` for a new repository). The index entry of our file is then updated so
+``git status`` shows only the person's own edits and a later ``git commit`` by them cannot
+revert our change. The author is set explicitly: a fresh machine has no git identity.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -136,19 +139,31 @@ class GitFileCommitter:
     def lock_path(self) -> Path:
         return Path(self.repo.git_dir) / "cortexgraph-beads.lock"
 
-    def commit_file(self, path: Path, message: str) -> str | None:
-        """Commit the file's current bytes; the new commit's sha, or None if nothing changed."""
+    def commit_file(
+        self, path: Path, message: str, rebase: Callable[[bytes], bytes] | None = None
+    ) -> str | None:
+        """Commit the file; the new commit's sha, or None if nothing changed.
+
+        Without ``rebase`` the file's current bytes are committed. With it, ``rebase(HEAD's
+        bytes of the file)`` is: our change alone, whatever else the work tree holds.
+        """
         git = _import_git()
         from git.objects.tree import Tree
 
         rel = path.resolve().relative_to(self.root)
         try:
-            blob = _store(self.repo, b"blob", path.read_bytes())
+            work = path.read_bytes()
             try:
                 head = self.repo.head.commit
             except ValueError:  # no commits yet
                 head = None
             parts = [os.fsencode(p) for p in rel.parts]
+            old = _blob_at(self.repo, head.tree.binsha if head else None, parts)
+            if rebase is None:
+                content = work
+            else:
+                content = rebase(self.repo.odb.stream(old).read() if old is not None else b"")
+            blob = _store(self.repo, b"blob", content)
             tree_sha = _replace_path(self.repo, head.tree.binsha if head else None, parts, blob)
             if head is not None and tree_sha == head.tree.binsha:
                 return None
@@ -164,17 +179,56 @@ class GitFileCommitter:
             )
         except (git.GitError, OSError, ValueError) as e:
             raise CommitError(f"wrote {rel} but could not commit it: {e}") from e
-        self._refresh_index(rel)
+        self._update_index(rel, old, blob, content == work, rebase)
         return commit.hexsha
 
-    def _refresh_index(self, rel: Path) -> None:
+    def _update_index(
+        self,
+        rel: Path,
+        old: bytes | None,
+        blob: bytes,
+        matches_work: bool,
+        rebase: Callable[[bytes], bytes] | None,
+    ) -> None:
+        """Our file's index entry after our commit: our blob, or, if the person had staged an
+        edit of the file, their staged version with our change made to it too."""
         git = _import_git()
+        from git.index.typ import IndexEntry
+        from git.objects.blob import Blob
+
+        name = rel.as_posix()
         try:
             index = self.repo.index
-            index.add([rel.as_posix()], write=True)
+            if any((name, stage) in index.entries for stage in (1, 2, 3)):
+                log.warning("committed %s; left its index entry alone (a merge is under way)", rel)
+                return
+            entry = index.entries.get((name, 0))
+            mode = entry.mode if entry is not None else int(_BLOB_MODE, 8)
+            if entry is not None and entry.binsha != old and rebase is not None:
+                staged = rebase(self.repo.odb.stream(entry.binsha).read())
+                matches_work = staged == Path(self.root, rel).read_bytes()
+                blob = _store(self.repo, b"blob", staged)
+            if matches_work:  # stat data too, so `git status` needs not re-read the file
+                index.add([name], write=True)
+                return
+            index.entries[(name, 0)] = IndexEntry.from_blob(Blob(self.repo, blob, mode, name))
+            index.write()
         except (git.GitError, OSError, ValueError, AssertionError) as e:
             # The commit stands; only `git status` will show the file as changed in the index.
-            log.warning("committed %s but could not refresh the git index: %s", rel, e)
+            log.warning("committed %s but could not update the git index: %s", rel, e)
+
+
+def _blob_at(repo: Repo, tree: bytes | None, parts: list[bytes]) -> bytes | None:
+    """The sha of the blob at ``parts`` under ``tree``; None if there is none."""
+    for i, name in enumerate(parts):
+        entry = next((e for e in _read_tree(repo, tree) if e[1] == name), None)
+        if entry is None:
+            return None
+        is_tree = entry[0] == _TREE_MODE
+        if is_tree != (i < len(parts) - 1):
+            return None
+        tree = entry[2]
+    return tree
 
 
 __all__ = ["GitFileCommitter", "GitIdentity", "open_repo"]

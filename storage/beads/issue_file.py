@@ -3,44 +3,184 @@
 Every line is kept as its original text; only the lines of issues we change are re-serialised.
 Lines of another ``_type``, or lines we cannot parse, are written back byte for byte (with a
 warning for the unreadable ones), so bd's own records and hand edits survive our rewrites.
+
+Lines are split on ``\\n`` only: U+2028 and its kin inside a string are text, not line breaks
+(and we write them escaped). Two kinds of damage are handled on reading:
+
+* an issue that an older version split apart (it read with ``str.splitlines()`` and wrote the
+  pieces back on separate lines) is glued together again, with U+2028 where the break was;
+* a line that is not UTF-8 is skipped (held with its bytes as ``surrogateescape`` text), and
+  at the next change moved with its original bytes to ``issues.quarantine.jsonl`` beside the
+  file, as the memory store quarantines its bad lines.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
-from dataclasses import dataclass, field
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from storage.beads.errors import IssueRecordError
-from storage.beads.schema import BeadsIssue, issue_from_line, issue_to_line
+from storage.beads.schema import BeadsIssue, escape_unsafe_chars, issue_from_line, issue_to_line
 from storage.errors import StorageError
+from storage.jsonl_lines import BadLine, quarantine_path
+from storage.jsonl_store import quarantine_entry
 
 log = logging.getLogger(__name__)
+
+REJOIN_SEPARATOR = "\u2028"  # stands in for whichever line-breaking character was lost
+MAX_PIECES = 16  # pieces of one split record looked for (one per break in its text)
+NOT_UTF8 = "not UTF-8"
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantinedLine:
+    number: int  # in the file as it was read
+    reason: str
+    raw: bytes  # the line's original bytes
 
 
 @dataclass(slots=True)
 class Snapshot:
-    """The file as read: raw lines, and where each issue id's (last) line is."""
+    """The file as read: its lines, and where each issue id's (last) line is.
+
+    A line that is not UTF-8 is held as ``surrogateescape`` text, so writing it back gives its
+    bytes; ``unreadable`` numbers a line by its place in ``lines`` (1-based).
+    """
 
     lines: list[str] = field(default_factory=list)
     issues: dict[str, BeadsIssue] = field(default_factory=dict)
     line_of: dict[str, int] = field(default_factory=dict)
     unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line number, why)
+    quarantined: list[QuarantinedLine] = field(default_factory=list)  # left out of ``lines``
 
-    def with_changes(self, changed: list[BeadsIssue]) -> Snapshot:
-        """A new snapshot: changed issues replaced in place, new ones appended."""
-        new = Snapshot(list(self.lines), dict(self.issues), dict(self.line_of), self.unreadable)
+    def with_changes(self, changed: Sequence[BeadsIssue]) -> Snapshot:
+        """A new snapshot: changed issues replaced in place, new ones appended, and the lines
+        that are not UTF-8 taken out into ``quarantined`` (IssueFile.write moves them aside)."""
+        lines, line_of, issues = list(self.lines), dict(self.line_of), dict(self.issues)
         for issue in changed:
             text = issue_to_line(issue)
-            if issue.id in new.line_of:
-                new.lines[new.line_of[issue.id]] = text
+            if issue.id in line_of:
+                lines[line_of[issue.id]] = text
             else:
-                new.line_of[issue.id] = len(new.lines)
-                new.lines.append(text)
-            new.issues[issue.id] = issue
-        return new
+                line_of[issue.id] = len(lines)
+                lines.append(text)
+            issues[issue.id] = issue
+        why = dict(self.unreadable)
+        out = [i for i in (n - 1 for n in why) if 0 <= i < len(lines) and not _is_utf8(lines[i])]
+        if not out:
+            return Snapshot(lines, issues, line_of, list(self.unreadable), [])
+        gone = set(out)
+        kept = [i for i in range(len(lines)) if i not in gone]
+        moved = {old: new for new, old in enumerate(kept)}
+        return Snapshot(
+            [lines[i] for i in kept],
+            issues,
+            {issue_id: moved[i] for issue_id, i in line_of.items() if i in moved},
+            [(moved[n - 1] + 1, r) for n, r in self.unreadable if n - 1 in moved],
+            [QuarantinedLine(i + 1, why[i + 1], _encode(lines[i])) for i in out],
+        )
+
+    def to_bytes(self) -> bytes:
+        return b"".join(_encode(line) + b"\n" for line in self.lines)
+
+
+def parse_issue_lines(data: bytes, source: str = "issues.jsonl") -> Snapshot:
+    """A snapshot of a file's bytes; never raises for what a line holds."""
+    physical = data.split(b"\n")
+    snap = Snapshot()
+    i = 0
+    while i < len(physical):
+        raw = physical[i]
+        i += 1
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            why = f"{NOT_UTF8} ({e.reason} at byte {e.start}); moved aside at the next change"
+            _add_unreadable(snap, raw.decode("utf-8", "surrogateescape"), why, source)
+            continue
+        try:
+            issue = issue_from_line(text)
+        except Exception as e:  # noqa: BLE001 - whatever breaks on one line is that line's
+            rejoined = _rejoin(text, physical, i)
+            if rejoined is None:
+                _add_unreadable(snap, text, _short(e), source)
+                continue
+            text, issue, used = rejoined
+            log.warning("%s: lines %d-%d are one record split by a line separator; read as one",
+                        source, len(snap.lines) + 1, len(snap.lines) + used)  # fmt: skip
+            i += used - 1
+        if issue is not None:
+            snap.issues[issue.id] = issue
+            snap.line_of[issue.id] = len(snap.lines)
+        snap.lines.append(text)
+    return snap
+
+
+def apply_changes(data: bytes, changed: Sequence[BeadsIssue]) -> bytes:
+    """``data`` (another version of the file: the committed or the staged one) with only our
+    changes made to it: the changed issues' lines, and lines that are not UTF-8 left out."""
+    return parse_issue_lines(data).with_changes(changed).to_bytes()
+
+
+def _add_unreadable(snap: Snapshot, text: str, why: str, source: str) -> None:
+    snap.lines.append(text)
+    snap.unreadable.append((len(snap.lines), why))
+    log.warning("%s line %d skipped: %s", source, len(snap.lines), why)
+
+
+def _rejoin(
+    first: str, physical: list[bytes], nxt: int
+) -> tuple[str, BeadsIssue | None, int] | None:
+    """The record that starts with ``first`` if it goes on over the next lines: the pieces an
+    older version made of a text holding U+2028 (or kin). Each piece is unreadable alone; a
+    blank line, a line that is not UTF-8 or one that is a record by itself ends the search."""
+    texts = [first]
+    for j in range(nxt, min(len(physical), nxt + MAX_PIECES - 1)):
+        try:
+            piece = physical[j].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if not piece.strip() or _is_record(piece):
+            return None
+        texts.append(piece)
+        joined = REJOIN_SEPARATOR.join(texts)
+        try:
+            issue = issue_from_line(joined)
+        except Exception:  # noqa: BLE001, S112 - not whole yet: try one more piece
+            continue
+        return escape_unsafe_chars(joined), issue, len(texts)
+    return None
+
+
+def _is_record(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except Exception:  # noqa: BLE001 - whatever cannot be parsed is not a record
+        return False
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _short(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class IssueFile:
@@ -52,6 +192,7 @@ class IssueFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.quarantine_path = quarantine_path(path)
         self._data: bytes | None = None
         self._snapshot = Snapshot()
 
@@ -62,43 +203,28 @@ class IssueFile:
             self._data, self._snapshot = None, Snapshot()
             return self._snapshot
         except OSError as e:
-            raise StorageError(f"cannot read {self.path}: {e}") from e
+            raise StorageError(f"cannot read {self.path}: {e.strerror or e}") from e
         if data != self._data:
-            self._snapshot = self._parse(self.path, data)
+            self._snapshot = parse_issue_lines(data, str(self.path))
             self._data = data
         return self._snapshot
 
-    @staticmethod
-    def _parse(path: Path, data: bytes) -> Snapshot:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise StorageError(f"cannot read {path}: {e}") from e
-        snap = Snapshot(lines=[line for line in text.splitlines() if line.strip()])
-        for i, line in enumerate(snap.lines):
-            try:
-                issue = issue_from_line(line)
-            except IssueRecordError as e:
-                snap.unreadable.append((i + 1, str(e)))
-                log.warning("%s line %d kept as is, not read as an issue: %s", path, i + 1, e)
-                continue
-            if issue is not None:
-                snap.issues[issue.id] = issue
-                snap.line_of[issue.id] = i
-        return snap
-
     def write(self, snapshot: Snapshot) -> None:
-        """Replace the file atomically: a reader sees the old or the new file, never half."""
+        """Replace the file atomically: a reader sees the old or the new file, never half.
+        Lines ``with_changes`` took out go to the quarantine file first."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        lines = snapshot.lines
-        text = ("\n".join(lines) + "\n") if lines else ""
+        if snapshot.quarantined:
+            self._quarantine(snapshot.quarantined)
+            snapshot = replace(snapshot, quarantined=[])
+        data = snapshot.to_bytes()
         try:
             mode = os.stat(self.path).st_mode & 0o777
         except FileNotFoundError:
             mode = 0o644
+        except OSError as e:
+            raise StorageError(f"cannot write {self.path}: {e.strerror or e}") from e
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".issues.", suffix=".tmp")
         try:
-            data = text.encode("utf-8")
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
@@ -107,9 +233,27 @@ class IssueFile:
             os.replace(tmp, self.path)
         except OSError as e:
             Path(tmp).unlink(missing_ok=True)
-            raise StorageError(f"cannot write {self.path}: {e}") from e
+            raise StorageError(f"cannot write {self.path}: {e.strerror or e}") from e
         # what we just wrote is what the next load would parse: skip that work
         self._data, self._snapshot = data, snapshot
 
+    def _quarantine(self, lines: list[QuarantinedLine]) -> None:
+        """Append each line's original bytes and why (the memory store's quarantine entry),
+        fsynced before the issue file loses them."""
+        now = int(time.time())
+        entries = []
+        for q in lines:
+            entry = quarantine_entry(BadLine(q.raw, q.reason), self.path.name, now)
+            entries.append(json.dumps({**entry, "line_number": q.number}) + "\n")
+        try:
+            with self.quarantine_path.open("a", encoding="utf-8") as fh:
+                fh.writelines(entries)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as e:
+            raise StorageError(f"cannot write {self.quarantine_path}: {e.strerror or e}") from e
+        log.warning("moved %d line(s) that are not UTF-8 from %s to %s",
+                    len(lines), self.path, self.quarantine_path)  # fmt: skip
 
-__all__ = ["IssueFile", "Snapshot"]
+
+__all__ = ["IssueFile", "QuarantinedLine", "Snapshot", "apply_changes", "parse_issue_lines"]

@@ -22,6 +22,13 @@ STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
 BD_ONLY_STATUSES = ("tombstone", "pinned", "hooked")
 ISSUE_TYPES = ("bug", "feature", "task", "epic", "chore")
 RECORD_TYPE = "issue"
+# Characters str.splitlines() (and so many editors and tools) break lines on, besides "\n" and
+# "\r" (which json.dumps always escapes, and which outside strings is JSON whitespace). json.dumps
+# escapes the control characters among them too but, with ensure_ascii=False, writes U+0085,
+# U+2028 and U+2029 raw; all are escaped so that a record is one line to any reader. So are
+# lone surrogates (a JSON "\\udc80" reads as one), which have no UTF-8 encoding.
+LINE_BREAK_CHARS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_ESCAPES = {c: f"\\u{c:04x}" for c in [*map(ord, LINE_BREAK_CHARS), *range(0xD800, 0xE000)]}
 
 _TIME_RE = re.compile(
     r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})?$"
@@ -314,7 +321,14 @@ def issue_to_record(issue: BeadsIssue) -> dict[str, Any]:
 
 
 def issue_to_line(issue: BeadsIssue) -> str:
-    return json.dumps(issue_to_record(issue), ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(issue_to_record(issue), ensure_ascii=False, separators=(",", ":"))
+    return escape_unsafe_chars(text)
+
+
+def escape_unsafe_chars(json_text: str) -> str:
+    """JSON text with every line-breaking character and lone surrogate written as a ``\\uXXXX``
+    escape (raw, they can only sit inside strings: none of them is JSON whitespace)."""
+    return json_text.translate(_ESCAPES)
 
 
 def issue_from_line(line: str) -> BeadsIssue | None:
@@ -340,10 +354,12 @@ def issue_as_json(issue: BeadsIssue) -> dict[str, Any]:
 __all__ = [
     "BD_ONLY_STATUSES",
     "ISSUE_TYPES",
+    "LINE_BREAK_CHARS",
     "STATUSES",
     "BeadsIssue",
     "Comment",
     "Dependency",
+    "escape_unsafe_chars",
     "format_time",
     "issue_as_json",
     "issue_from_line",

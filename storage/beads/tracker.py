@@ -22,6 +22,7 @@ from storage.beads.errors import IssueNotFoundError
 from storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
 from storage.beads.ids import check_prefix, new_issue_id
 from storage.beads.issue_file import IssueFile, Snapshot
+from storage.beads.own_commit import commit_own_changes
 from storage.beads.schema import ISSUE_TYPES, STATUSES, BeadsIssue, time_from_timestamp
 from storage.errors import InvalidInputError, StorageError
 
@@ -274,8 +275,8 @@ class BeadsTracker:
                 result, done = change(snap, time_from_timestamp(self._clock()))
                 if done is not None:
                     self._file.write(snap.with_changes([done.issue]))
-                    # a CommitError leaves the change in the file; the next commit carries it
-                    self._committer.commit_file(self.path, done.message)
+                    # only our lines: a person's uncommitted edit of the file stays theirs
+                    commit_own_changes(self._committer, self._file, [done.issue.id], done.message)
                 return result
             finally:
                 self._flock.release()

@@ -1,0 +1,62 @@
+"""Committing our issue changes alone, never a person's uncommitted edit of the same file.
+
+A person may edit ``.beads/issues.jsonl`` by hand and not commit it yet. Our commit is then
+HEAD's version of the file with only our changed issues' lines replaced (and lines that are not
+UTF-8 left out, as in the work tree): their edit stays uncommitted, where they left it. If a
+commit of ours fails, the ids it carried are kept in ``.git/cortexgraph-beads.pending`` and the
+next commit carries them too: a change of ours is never left behind as if it were a hand edit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from storage.beads.errors import CommitError
+from storage.beads.git_repo import GitFileCommitter
+from storage.beads.issue_file import IssueFile, apply_changes
+
+
+def commit_own_changes(
+    committer: GitFileCommitter, file: IssueFile, ids: Iterable[str], message: str
+) -> str | None:
+    """Commit the current lines of the issues ``ids`` (and of earlier failed commits); the
+    caller holds the tracker's lock and has just written the file."""
+    pending_path = committer.lock_path.with_suffix(".pending")
+    pending = read_ids(pending_path) | set(ids)
+    snap = file.load()  # what we just wrote: cached, not read again
+    # in file order: new issues are appended to HEAD's version in the order the work tree has
+    ours = [snap.issues[i] for i in sorted(pending & snap.issues.keys(), key=snap.line_of.get)]
+    try:
+        sha = committer.commit_file(
+            file.path, message, rebase=lambda base: apply_changes(base, ours)
+        )
+    except CommitError:
+        write_ids(pending_path, pending)  # the change stays in the file; the next commit carries it
+        raise
+    pending_path.unlink(missing_ok=True)
+    return sha
+
+
+def commit_ids(subjects: Iterable[str]) -> set[str]:
+    """The issue ids a batch's commit message lines name (each starts ``<id>: ...``)."""
+    return {s.split(":", 1)[0] for s in subjects if ":" in s}
+
+
+def read_ids(path: Path) -> set[str]:
+    try:
+        ids = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {x for x in ids if isinstance(x, str)} if isinstance(ids, list) else set()
+
+
+def write_ids(path: Path, ids: set[str]) -> None:
+    try:
+        path.write_text(json.dumps(sorted(ids)), encoding="utf-8")
+    except OSError:  # pragma: no cover - .git/ not writable: what failed the commit, likely
+        pass
+
+
+__all__ = ["commit_ids", "commit_own_changes", "read_ids", "write_ids"]
