@@ -17,7 +17,6 @@ inode number alone is not enough, because the filesystem reuses freed inodes at 
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import json
@@ -33,6 +32,16 @@ from filelock import FileLock
 
 from storage.config import StoreConfig
 from storage.errors import CortexGraphError, InvalidInputError, StorageError
+from storage.file_ops import (
+    append_quarantine,
+    atomic_write,
+    bump_generation,
+    quarantine_entry,
+    read_compaction_note,
+    read_generation,
+    remove_stale_temp_files,
+    write_compaction_note,
+)
 from storage.jsonl_lines import (
     BAD_LINE_ERRORS,
     BadLine,
@@ -51,8 +60,6 @@ from storage.snapshot import read_snapshot, write_snapshot
 from storage.validation import check_loaded_line, loaded_memory, loaded_relation
 
 log = logging.getLogger(__name__)
-
-_GEN_WIDTH = 20
 
 
 @dataclass(slots=True)
@@ -91,10 +98,14 @@ class JSONLStore(IndexedStore):
         self._build_memory = functools.partial(loaded_memory, config=self.config)
         self._build_relation = functools.partial(loaded_relation, config=self.config)
         self._check_line = functools.partial(check_loaded_line, config=self.config)
+        self._rules = repr(self.config.record_limits())
         self._snapshot_due: bytes | None = None
         try:
             with self._lock:
                 with self._flock:
+                    remove_stale_temp_files(
+                        self.path, (self._mem.path.name, self._rel.path.name)
+                    )
                     self._reload_all()
                 self._write_snapshot_if_due()
         except OSError as exc:
@@ -112,28 +123,11 @@ class JSONLStore(IndexedStore):
         return (st.st_ino, st.st_size)
 
     def _read_generation(self) -> int:
-        try:
-            fd = os.open(self._gen_path, os.O_RDONLY)
-        except FileNotFoundError:
-            return 0
-        try:
-            raw = os.pread(fd, _GEN_WIDTH, 0)
-        finally:
-            os.close(fd)
-        try:
-            return int(raw.strip() or 0)
-        except ValueError:
-            return 0
+        return read_generation(self._gen_path)
 
     def _bump_generation(self) -> None:
-        """Caller holds the lock. Written in place (fixed width) so its identity never changes."""
-        gen = self._read_generation() + 1
-        fd = os.open(self._gen_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            os.pwrite(fd, str(gen).rjust(_GEN_WIDTH).encode(), 0)
-        finally:
-            os.close(fd)
-        self._generation = gen
+        """Caller holds the lock."""
+        self._generation = bump_generation(self._gen_path)
 
     def _changed(self) -> bool:
         if self._read_generation() != self._generation:
@@ -142,7 +136,8 @@ class JSONLStore(IndexedStore):
 
     def _catch_up(self) -> None:
         """Caller holds the lock: apply others' appends, or reload after a rewrite."""
-        if self._read_generation() != self._generation:
+        generation = self._read_generation()
+        if generation != self._generation and not self._follow_compaction(generation):
             self._reload_all()
             self._snapshot_due = None  # under the file lock: leave it to the next open
             return
@@ -209,7 +204,7 @@ class JSONLStore(IndexedStore):
         ino, end, data = self._read_new_bytes(self._mem)
         self._mem.inode, self._mem.offset = ino, end
         big = len(data) >= self.config.snapshot_min_bytes
-        cached = read_snapshot(self.path, data) if big else None
+        cached = read_snapshot(self.path, data, self._rules) if big else None
         if cached is not None and self._install_snapshot(cached[0]):
             size = cached[1]
             quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
@@ -238,7 +233,7 @@ class JSONLStore(IndexedStore):
         data, self._snapshot_due = self._snapshot_due, None
         if data is not None:
             with gc_paused():
-                write_snapshot(self.path, data, self._snapshot_state())
+                write_snapshot(self.path, data, self._snapshot_state(), self._rules)
 
     def _read_tail(self, cursor: _FileCursor, apply: Callable[[Any], None]) -> None:
         """Apply complete lines past the cursor; quarantine lines that cannot be read."""
@@ -280,14 +275,7 @@ class JSONLStore(IndexedStore):
         """Move unreadable lines aside (with the reason); rewrite the file without them."""
         qpath = quarantine_path(cursor.path)
         now = int(time.time())
-        entries = [json.dumps(quarantine_entry(b, cursor.path.name, now)) + "\n" for b in bad]
-        try:
-            with qpath.open("a", encoding="utf-8") as q:
-                q.writelines(entries)
-                q.flush()
-                os.fsync(q.fileno())
-        except OSError as exc:
-            raise StorageError(f"cannot write quarantine file {qpath}: {exc}") from exc
+        append_quarantine(qpath, [quarantine_entry(b, cursor.path.name, now) for b in bad])
         bad_lines = {b.raw for b in bad}
         kept = [
             line + b"\n"
@@ -336,40 +324,34 @@ class JSONLStore(IndexedStore):
             self._append(self._mem, [tombstone(m) for m in memory_ids])
 
     def _atomic_write(self, path: Path, chunks: Sequence[bytes]) -> None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            with tmp.open("wb") as f:
-                f.writelines(chunks)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-            dir_fd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise StorageError(f"cannot rewrite {path}: {exc}") from exc
+        atomic_write(path, chunks)
 
     def compact(self) -> CompactionReport:
-        """Rewrite both files with one line per live record (fsync + atomic replace)."""
+        """Rewrite both files with one line per live record (fsync + atomic replace).
+
+        The records written are parsed from the files themselves, never taken from the
+        in-memory view: whatever a snapshot held, compaction writes only what the JSONL holds."""
         with self._lock, self._flock:
             self._catch_up()
+            before = {c.path.name: (c.inode, c.offset) for c in (self._mem, self._rel)}
             before_lines = sum(count_lines(c.path) for c in (self._mem, self._rel))
             before_bytes = self._file_bytes()
+            memories, relations = self._records_in_files()
             mem_lines = [
                 (json.dumps(m.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
-                for m in sorted(self._memories.values(), key=lambda m: (m.created_at, m.id))
+                for m in sorted(memories, key=lambda m: (m.created_at, m.id))
             ]
             rel_lines = [
                 (json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
-                for r in sorted(self._relations.values(), key=lambda r: (r.created_at, r.id))
+                for r in sorted(relations, key=lambda r: (r.created_at, r.id))
             ]
             self._atomic_write(self._mem.path, mem_lines)
             self._atomic_write(self._rel.path, rel_lines)
             for c in (self._mem, self._rel):
                 c.inode, c.offset = self._stat(c)
+            after = {c.path.name: (*before[c.path.name], c.inode, c.offset)
+                     for c in (self._mem, self._rel)}  # fmt: skip
+            write_compaction_note(self.path, self._read_generation() + 1, after, self._rules)
             self._bump_generation()
             return CompactionReport(
                 memories_kept=len(mem_lines),
@@ -379,6 +361,54 @@ class JSONLStore(IndexedStore):
                 bytes_before=before_bytes,
                 bytes_after=self._file_bytes(),
             )
+
+    def _records_in_files(self) -> tuple[list[Memory], list[Relation]]:
+        """Caller holds the lock and has caught up: the live records the JSONL files hold.
+
+        If the in-memory view differs (it came from a snapshot that lied), the view is
+        rebuilt from these records."""
+        found = []
+        for c, build in ((self._mem, self._build_memory), (self._rel, self._build_relation)):
+            _, _, data = self._read_new_bytes(_FileCursor(c.path))
+            records, bad = live_records(data, build, self._check_line)
+            if bad:  # caught up, so nothing the view holds; moved aside all the same
+                self._quarantine(c, bad)
+            found.append(records)
+        memories, relations = found
+        if {m.id: m for m in memories} != self._memories or {
+            r.id: r for r in relations
+        } != self._relations:
+            log.warning("cortexgraph: in-memory view of %s differed from its files; rebuilt",
+                        self.path)  # fmt: skip
+            with gc_paused():
+                self._clear_indexes()
+                self._load(memories, relations)
+        return memories, relations
+
+    def _follow_compaction(self, generation: int) -> bool:
+        """Caller holds the lock. After another process's compaction of exactly the bytes this
+        view was read from, point the cursors at the new files instead of reloading."""
+        if generation != self._generation + 1:
+            return False
+        note = read_compaction_note(self.path, generation, self._rules)
+        if note is None:
+            return False
+        moves = []
+        for c in (self._mem, self._rel):
+            entry = note["files"].get(c.path.name)
+            if (
+                not isinstance(entry, list)
+                or len(entry) != 4
+                or (entry[0], entry[1]) != (c.inode, c.offset)
+                or self._stat(c)[0] != entry[2]
+                or self._stat(c)[1] < entry[3]
+            ):
+                return False
+            moves.append((c, entry[2], entry[3]))
+        for c, inode, size in moves:
+            c.inode, c.offset = inode, size
+        self._generation = generation
+        return True
 
     def _file_bytes(self) -> int:
         return sum(self._stat(c)[1] for c in (self._mem, self._rel))
@@ -391,16 +421,4 @@ class JSONLStore(IndexedStore):
             self._write_snapshot_if_due()
 
 
-def quarantine_entry(bad: BadLine, filename: str, now: int) -> dict[str, Any]:
-    """A quarantine line: ``line_base64`` holds the original bytes exactly; ``line`` repeats
-    them as text when they are valid UTF-8 (never a copy with replacement characters)."""
-    entry: dict[str, Any] = {"quarantined_at": now, "file": filename, "reason": bad.reason}
-    try:
-        entry["line"] = bad.raw.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    entry["line_base64"] = base64.b64encode(bad.raw).decode("ascii")
-    return entry
-
-
-__all__ = ["JSONLStore", "quarantine_entry"]
+__all__ = ["JSONLStore"]

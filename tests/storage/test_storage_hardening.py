@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from storage import (
     ContentTooLargeError,
     InvalidInputError,
+    JSONLStore,
     StoreConfig,
     open_store,
     validate_new_memory,
@@ -290,3 +292,127 @@ def test_quarantine_keeps_invalid_utf8_bytes_not_a_replacement_copy(tmp_path):
     entry = json.loads((tmp_path / "memories.quarantine.jsonl").read_bytes())
     assert base64.b64decode(entry["line_base64"]) == bad
     assert "line" not in entry  # no U+FFFD copy that would pass for the original
+
+
+# -- medium 8: the snapshot is checksummed, and never the source of what compaction writes ----
+
+SNAP = StoreConfig(snapshot_min_bytes=1)
+
+
+def _meaning(path: Path) -> dict[str, dict]:
+    lines = (path / "memories.jsonl").read_bytes().split(b"\n")
+    return {json.loads(line)["id"]: json.loads(line) for line in lines if line.strip()}
+
+
+def _snapshotted_store(path: Path) -> list:
+    store = open_store(path, SNAP)
+    saved = [store.save(f"kayak trip number {i:03d}", tags=["t"], now=NOW) for i in range(20)]
+    open_store(path, SNAP)  # writes the snapshot
+    return saved
+
+
+def test_tampered_snapshot_is_ignored_and_compaction_keeps_the_jsonl(tmp_path):
+    from storage.snapshot import SNAPSHOT_NAME
+
+    saved = _snapshotted_store(tmp_path)
+    before = _meaning(tmp_path)
+    snap = tmp_path / SNAPSHOT_NAME
+    raw = snap.read_bytes()
+    at = raw.rindex(b"trip number 007")
+    snap.write_bytes(raw[:at] + b"TAMPERED" + raw[at + 8 :])  # an 8-byte edit of the body
+    store = open_store(tmp_path, SNAP)
+    assert {m.id: m.content for m in store.list()} == {m.id: m.content for m in saved}
+    store.compact()
+    assert _meaning(tmp_path) == before
+
+
+def test_a_snapshot_with_a_forged_checksum_still_cannot_change_the_jsonl(tmp_path):
+    from storage.snapshot import read_snapshot, write_snapshot
+
+    saved = _snapshotted_store(tmp_path)
+    before = _meaning(tmp_path)
+    data = (tmp_path / "memories.jsonl").read_bytes()
+    rules = repr(SNAP.record_limits())
+    state, _ = read_snapshot(tmp_path, data, rules)
+    victim = saved[7].id
+    state[0][victim] = replace(state[0][victim], content="forged content")
+    write_snapshot(tmp_path, data, state, rules)  # checksum recomputed: a deliberate forgery
+    store = open_store(tmp_path, SNAP)
+    store.compact()
+    assert _meaning(tmp_path) == before
+    assert store.get(victim).content == saved[7].content  # the view was rebuilt from the files
+
+
+# -- low: surrogates, strict loading, stale temp files, following a compaction ---------------
+
+
+def test_escaped_lone_surrogate_is_quarantined_on_load_so_compaction_works(tmp_path):
+    store = open_store(tmp_path)
+    kept = store.save("ok", now=NOW)
+    bad = json.dumps(_record(content="a\ud800b")).encode()  # json writes it as \\ud800
+    assert b"\\ud800" in bad
+    with (tmp_path / "memories.jsonl").open("ab") as f:
+        f.write(bad + b"\n")
+    again = open_store(tmp_path)
+    assert [m.id for m in again.list()] == [kept.id]
+    assert quarantined_bytes(tmp_path) == [bad]
+    assert again.compact().memories_kept == 1
+    with pytest.raises(InvalidInputError, match="surrogate"):
+        again.save("a\ud800b")
+    pair = again.save("emoji \U0001f600 kept")  # a real astral character is fine
+    assert open_store(tmp_path).get(pair.id).content == "emoji \U0001f600 kept"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"content": ""}, {"content": " \n "}, {"use_count": 10**30}, {"id": GOOD_ID + "\n"},
+     {"review_count": 10**13}, {"created_at": 10**20}, {"status": []}, {"entities": 0}],
+    ids=["empty", "blank", "use_count", "id newline", "review_count", "time", "status", "ents"],
+)  # fmt: skip
+def test_loading_is_as_strict_as_saving(tmp_path, changes):
+    bad = json.dumps(_record(**changes)).encode()
+    (tmp_path / "memories.jsonl").write_bytes(bad + b"\n")
+    assert open_store(tmp_path).list() == []
+    assert quarantined_bytes(tmp_path) == [bad]
+
+
+def test_stale_temp_files_of_killed_compactions_are_removed_on_open(tmp_path):
+    store = open_store(tmp_path)
+    store.save("ok", now=NOW)
+    dead = tmp_path / ".memories.jsonl.999999.tmp"
+    dead.write_bytes(b"x" * 1000)
+    (tmp_path / ".relations.jsonl.12.tmp").write_bytes(b"y")
+    (tmp_path / ".cortexgraph-index.pickle.999999.tmp").write_bytes(b"z")
+    import os
+
+    live = tmp_path / f".cortexgraph-index.pickle.{os.getpid()}.tmp"  # a writer still running
+    live.write_bytes(b"w")
+    open_store(tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("*.tmp")) == [live.name]
+
+
+def test_a_writer_follows_anothers_compaction_without_a_full_reload(tmp_path, monkeypatch):
+    a, b = open_store(tmp_path), open_store(tmp_path)
+    first = a.save("first", now=NOW)
+    a.update(first.id, content="first, edited")
+    b.save("from b", now=NOW)
+    reloads: list[int] = []
+    real = JSONLStore._reload_all
+    monkeypatch.setattr(JSONLStore, "_reload_all", lambda self: (reloads.append(1), real(self)))
+    a.compact()
+    later = b.save("after the compaction", now=NOW)
+    assert reloads == []  # b moved its cursors to the compacted files
+    assert {m.content for m in b.list()} == {"first, edited", "from b", "after the compaction"}
+    fresh = open_store(tmp_path)
+    assert {m.id: m for m in fresh.list()} == {m.id: m for m in b.list()}
+    assert later.id in a  # and a sees b's append as usual
+
+
+def test_a_writer_that_missed_lines_before_a_compaction_reloads_in_full(tmp_path):
+    a, b = open_store(tmp_path), open_store(tmp_path)
+    b.save("b knows this", now=NOW)
+    a.save("b has not read this yet", now=NOW)
+    c = open_store(tmp_path)
+    c.save("nor this", now=NOW)
+    c.compact()
+    assert {m.content for m in b.list()} == {"b knows this", "b has not read this yet", "nor this"}

@@ -124,8 +124,10 @@ def test_planted_snapshot_cannot_run_code(built, json_loads, monkeypatch) -> Non
     path, saved = built
     monkeypatch.chdir(path)
     data = (path / "memories.jsonl").read_bytes()
-    header = {"format": FORMAT, "size": len(data), "digest": digest(data)}
-    (path / SNAPSHOT_NAME).write_bytes(pickle.dumps(header) + pickle.dumps(_Planted()))
+    body = pickle.dumps(_Planted())  # with a valid checksum: the unpickler itself refuses it
+    header = {"format": FORMAT, "size": len(data), "digest": digest(data),
+              "body_digest": digest(body), "rules": repr(ALWAYS.record_limits())}  # fmt: skip
+    (path / SNAPSHOT_NAME).write_bytes(pickle.dumps(header) + body)
     store = JSONLStore(path, config=ALWAYS)
     assert not (path / "PLANTED").exists()
     assert json_loads == [len(saved)]
