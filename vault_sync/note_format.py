@@ -29,6 +29,11 @@ _TAG_BAD = re.compile(r"[^\w/-]+", re.UNICODE)
 _TEMPLATE = re.compile(r"\{\{[^{}\n]*\}\}")
 _FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+# In one line of markdown: link brackets, tag / heading '#', block-id '^', HTML '<', and a
+# backslash that would escape the next character (CommonMark escapes ASCII punctuation only).
+_MD_SPECIAL = re.compile(r"[\[\]#^<]|\\(?=[!-/:-@\[-`{-~])")
+_LABEL_BREAKERS = re.compile(r"[\[\]|]")  # end a wikilink or start a second label
 try:
     _Loader: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - libyaml missing
@@ -45,8 +50,9 @@ class LinkTarget:
     relation_type: str | None = None
 
     def wikilink(self) -> str:
-        if self.label and self.label != self.stem:
-            return f"[[{self.stem}|{self.label}]]"
+        label = link_label(self.label)
+        if label and label != self.stem:
+            return f"[[{self.stem}|{label}]]"
         return f"[[{self.stem}]]"
 
 
@@ -66,6 +72,18 @@ class ParsedNote:
     body: str = ""
     frontmatter_error: str | None = None
     has_frontmatter: bool = False
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as one line of markdown that reads as itself (a heading of a name): line
+    breaks become spaces; brackets, '#', '^', '<' and escaping backslashes are escaped."""
+    flat = _LINE_BREAKS.sub(" ", text)
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), flat)
+
+
+def link_label(text: str) -> str:
+    """``text`` as the label of a ``[[stem|label]]`` link: no bracket or pipe, one line."""
+    return " ".join(_LABEL_BREAKERS.sub(" ", _LINE_BREAKS.sub(" ", text)).split())
 
 
 def note_text(metadata: Mapping[str, Any], body: str) -> str:
@@ -132,7 +150,7 @@ def render_note(
     first_line = content.splitlines()[0].lstrip("#> ").strip() if content else ""
     # A heading only when it adds something: a title cut from the first line would repeat it.
     parts = [content] if title.rstrip("…") and first_line.startswith(title.rstrip("…")) else []
-    parts = parts or [f"# {title}", content]
+    parts = parts or [f"# {markdown_text(title)}", content]
     if memory.meta.context and memory.meta.context.strip():
         parts.append("## Context\n\n" + memory.meta.context.strip())
     if links:
@@ -236,6 +254,8 @@ __all__ = [
     "body_checksum",
     "iso",
     "json_safe",
+    "link_label",
+    "markdown_text",
     "merge_metadata",
     "metadata_list",
     "note_text",

@@ -10,7 +10,9 @@ the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes. Nothing is 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +20,13 @@ from pathlib import Path
 from filelock import FileLock
 
 from storage.models import Memory, Relation
-from vault_sync.errors import VaultNotFoundError, VaultWriteError
+from vault_sync.errors import UnsafePathError, VaultNotFoundError, VaultWriteError
 from vault_sync.ledger import STATE_DIR, LedgerEntry, WriteLedger, atomic_write_text
 from vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
     body_checksum,
+    markdown_text,
     merge_metadata,
     note_text,
     parse_note_text,
@@ -37,6 +40,8 @@ from vault_sync.paths import (
     safe_folder,
     unique_note_path,
 )
+
+log = logging.getLogger(__name__)
 
 _BLOCK_START = "<!-- cortexgraph:mentions -->"
 _BLOCK_END = "<!-- /cortexgraph:mentions -->"
@@ -266,10 +271,19 @@ class ObsidianNoteSink:
     def _update_entity_notes(self, memory: Memory, note_stem: str) -> None:
         if not self.entity_notes or not memory.entities:
             return
-        directory = ensure_inside(self.vault, self.folder / "entities")
-        directory.mkdir(parents=True, exist_ok=True)
+        try:  # a symlink out of the vault (folder or note) is skipped, never followed
+            directory = ensure_inside(self.vault, self.folder / "entities")
+            directory.mkdir(parents=True, exist_ok=True)
+        except UnsafePathError as exc:
+            log.warning("cortexgraph: entity notes skipped: %s", exc)
+            return
         for entity in memory.entities:
-            path = directory / f"{safe_filename(entity)}.md"
+            try:
+                name = self.folder / "entities" / f"{safe_filename(entity)}.md"
+                path = ensure_inside(self.vault, name)
+            except UnsafePathError as exc:
+                log.warning("cortexgraph: entity note skipped: %s", exc)
+                continue
             update_entity_note(path, entity, note_stem, self.version)
 
 
@@ -278,11 +292,14 @@ def update_entity_note(path: Path, entity: str, note_stem: str, version: str) ->
     line = f"- [[{note_stem}]]"
     if not path.exists():
         meta = {"title": entity, "cortexgraph": {"version": version, "entity": entity}}
-        body = f"# {entity}\n\nMentioned in:\n\n{_BLOCK_START}\n{line}\n{_BLOCK_END}\n"
+        heading = markdown_text(entity)
+        body = f"# {heading}\n\nMentioned in:\n\n{_BLOCK_START}\n{line}\n{_BLOCK_END}\n"
         atomic_write_text(path, note_text(meta, body))
         return
     text = path.read_text(encoding="utf-8")
-    start, end = text.find(_BLOCK_START), text.find(_BLOCK_END)
+    # markers on lines of their own: an entity named like one (title, heading) is not one
+    start = _marker_at(text, _BLOCK_START, 0)
+    end = _marker_at(text, _BLOCK_END, start) if start >= 0 else -1
     if start < 0 or end < start:  # the person removed our markers: append a fresh block
         atomic_write_text(path, text.rstrip("\n") + f"\n\n{_BLOCK_START}\n{line}\n{_BLOCK_END}\n")
         return
@@ -293,6 +310,11 @@ def update_entity_note(path: Path, entity: str, note_stem: str, version: str) ->
     lines.append(line)
     new_block = _BLOCK_START + "\n" + "\n".join(lines) + "\n"
     atomic_write_text(path, text[:start] + new_block + text[end:])
+
+
+def _marker_at(text: str, marker: str, after: int) -> int:
+    found = re.search(rf"^{re.escape(marker)}[ \t]*$", text[after:], re.MULTILINE)
+    return after + found.start() if found else -1
 
 
 def _with_conflict(entry: LedgerEntry | None, rel: str, now: float, new_sum: str) -> LedgerEntry:

@@ -13,8 +13,12 @@ MAX_NAME_BYTES = 120  # of the stem; leaves room for " 99", ".md" and conflict s
 # Windows forbids <>:"/\|?* and control characters; Obsidian links break on #^[]|.
 _FORBIDDEN = re.compile(r'[<>:"/\\|?*#^\[\]\x00-\x1f\x7f]')
 _SPACES = re.compile(r"\s+")
-_WINDOWS_RESERVED = frozenset(
-    {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
+# Device names Windows opens instead of a file, whatever the extension ("nul.txt"), trailing
+# spaces ("nul .md") or superscript digit ("COM¹": NFKC folds it to "COM1").
+_WINDOWS_DEVICES = frozenset(
+    {"con", "prn", "aux", "nul", "conin$", "conout$"}
+    | {f"com{i}" for i in range(10)}
+    | {f"lpt{i}" for i in range(10)}
 )
 SKIPPED_DIRS = frozenset({".obsidian", ".trash", ".cortexgraph", ".git"})
 
@@ -27,8 +31,9 @@ def safe_filename(title: str, max_bytes: int = MAX_NAME_BYTES) -> str:
     name = _truncate_utf8(name, max_bytes).rstrip(" .-")
     if not name:
         return "untitled"
-    if name.split(".")[0].lower() in _WINDOWS_RESERVED:
-        name = f"{name}_"
+    head, dot, tail = name.partition(".")
+    if unicodedata.normalize("NFKC", head).rstrip(" ").lower() in _WINDOWS_DEVICES:
+        name = f"{head.rstrip(' ')}_{dot}{tail}"  # "nul.txt" -> "nul_.txt"
     return name
 
 

@@ -19,7 +19,7 @@ from vault_sync.paths import ensure_inside, safe_filename, safe_folder, unique_n
         ("C:\\Windows\\system32", "C Windows system32"),
         ("  .hidden. ", "hidden"),
         ("CON", "CON_"),
-        ("nul.txt", "nul.txt_"),
+        ("nul.txt", "nul_.txt"),
         ("com1", "com1_"),
         ("Café — 東京 notes", "Café — 東京 notes"),
         ("", "untitled"),
