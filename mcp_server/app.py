@@ -115,12 +115,17 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
         server_version = version("cortexgraph")
     except PackageNotFoundError:  # running from a source tree that is not installed
         server_version = "2.0.0.dev0"
+    from mcp.server.subscriptions import InMemorySubscriptionBus
+
+    # Held here so tools_lifecycle can publish cortexgraph://stats updates (subscriptions/listen).
+    state.subscriptions = InMemorySubscriptionBus()  # type: ignore[attr-defined]
     server: MCPServer[ServerState] = MCPServer(
         "cortexgraph",
         version=server_version,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         log_level=_level(settings.log_level),
+        subscriptions=state.subscriptions,  # type: ignore[attr-defined]
     )
     server.state = state  # type: ignore[attr-defined]  # for resources, tests, the HTTP runner
     from mcp_server import (
@@ -128,12 +133,13 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
         tools_activation,
         tools_consolidation,
         tools_context,
+        tools_lifecycle,
         tools_ltm,
         tools_stm,
     )
 
     for module in (tools_stm, tools_ltm, tools_activation, tools_consolidation, tools_context,
-                   resources):  # fmt: skip
+                   tools_lifecycle, resources):  # fmt: skip
         module.register(server)
     from mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
 

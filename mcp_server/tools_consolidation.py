@@ -24,16 +24,29 @@ MAX_CLUSTERS_RETURNED = 50
 MAX_REPORT_CHARS = 20_000
 
 
-def _detect(state: ServerState, threshold: float | None, max_size: int | None) -> tuple[Any, str]:
-    cd = optional_module("agents.cluster_detector", "cluster_memories", "ClusterDetector",
-                         "ClusterConfig")  # fmt: skip
-    embedder, note = embedder_for(state)
+def _pipeline_config(state: ServerState, dry_run: bool = True) -> Any:
+    """The configuration the flow runs the agents with (agents.pipeline.pipeline_config)."""
+    pl = optional_module("agents.pipeline", "consolidation", "pipeline_config")
     s = state.settings
-    link = s.cluster_link_threshold if threshold is None else threshold
-    config = cd.ClusterConfig(link_threshold=link, tfidf_link_threshold=min(link, 0.6)
-                              if threshold is None else link,
-                              max_cluster_size=max_size or s.cluster_max_size,
-                              open_issues=False)  # fmt: skip
+    return pl.pipeline_config(s.decay_config(), **s.pipeline_options())
+
+
+def _cluster_config(state: ServerState, threshold: float | None, max_size: int | None) -> Any:
+    """The pipeline's cluster rule; an explicit ``threshold`` is the bar for either similarity
+    (MiniLM or TF-IDF), as 1.x's was."""
+    config = replace(_pipeline_config(state).cluster, open_issues=False)
+    if threshold is not None:
+        config = replace(config, link_threshold=threshold, tfidf_link_threshold=threshold)
+    if max_size is not None:
+        config = replace(config, max_cluster_size=max_size,
+                         min_cluster_size=min(config.min_cluster_size, max_size))  # fmt: skip
+    return config
+
+
+def _detect(state: ServerState, threshold: float | None, max_size: int | None) -> tuple[Any, str]:
+    cd = optional_module("agents.cluster_detector", "cluster_memories", "ClusterDetector")
+    embedder, note = embedder_for(state)
+    config = _cluster_config(state, threshold, max_size)
     report = cd.ClusterDetector(state.store, embedder, None, config).run(
         now=time.time(), dry_run=True
     )
@@ -44,9 +57,39 @@ def _detect(state: ServerState, threshold: float | None, max_size: int | None) -
 
 
 def _cluster_view(c: Any) -> dict[str, Any]:
-    return {"cluster_id": c.cluster_id, "size": c.size, "cohesion": round(c.cohesion, 4),
-            "suggested_action": c.action.value, "memory_ids": list(c.memory_ids),
-            "previews": list(c.previews)[:5]}  # fmt: skip
+    previews = list(c.previews)[:5]
+    return {"id": c.cluster_id, "cluster_id": c.cluster_id, "size": c.size,
+            "cohesion": round(c.cohesion, 4), "suggested_action": c.action.value,
+            "memory_ids": list(c.memory_ids), "content_previews": previews,
+            "previews": previews}  # fmt: skip
+
+
+def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> dict[str, Any]:
+    """1.x's duplicate pairs {id1, id2, similarity}, by the detector's search and guards."""
+    from mcp_server.views import preview
+
+    cd = optional_module("agents.cluster_detector", "cluster_memories", "ClusterDetector")
+    embedder, note = embedder_for(state)
+    config = _cluster_config(state, threshold, max_size)
+    method, pairs = cd.ClusterDetector(state.store, embedder, None, config).duplicate_pairs(
+        threshold
+    )
+    store = state.store
+    shown = pairs[:MAX_CLUSTERS_RETURNED * 4]
+    return {
+        "success": True,
+        "mode": "duplicate_detection",
+        "similarity": method,
+        "note": note,
+        "threshold": threshold,
+        "duplicates_found": len(pairs),
+        "duplicates": [{"id1": p.id1, "id2": p.id2, "similarity": round(p.similarity, 4),
+                        "content1_preview": preview(store.get(p.id1).content, 120),
+                        "content2_preview": preview(store.get(p.id2).content, 120)}
+                       for p in shown],
+        "truncated": len(pairs) > len(shown),
+        "message": f"Found {len(pairs)} potential duplicate pairs",
+    }  # fmt: skip
 
 
 @tool_errors
@@ -63,23 +106,29 @@ def cluster_memories(
     duplicate_threshold: Annotated[float | None, Field(description="Duplicate similarity 0-1 "
                                                        "(default 0.9).", ge=0, le=1)] = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Group similar memories into clusters (or find near-duplicates); changes nothing. Pass a
-    cluster_id to consolidate_memories to merge or link one."""
+    """Group similar memories into clusters by the consolidation pipeline's rule (or list
+    near-duplicate pairs); changes nothing. Pass a cluster_id to consolidate_memories to merge
+    or link one."""
     state = state_of(ctx)
     if find_duplicates:
-        threshold = 0.9 if duplicate_threshold is None else duplicate_threshold
+        dup = 0.9 if duplicate_threshold is None else duplicate_threshold
+        return _duplicates(state, dup, max_cluster_size)
     report, note = _detect(state, threshold, max_cluster_size)
     clusters = sorted(report.clusters, key=lambda c: (-c.cohesion, c.cluster_id))
     return {
         "success": True,
-        "mode": "duplicates" if find_duplicates else "clusters",
+        "mode": "clustering",
+        "strategy": strategy,
         "similarity": report.method,
         "note": note,
         "scanned": report.scanned,
+        "threshold": report.link_threshold,
         "link_threshold": report.link_threshold,
+        "clusters_found": len(clusters),
         "count": len(clusters),
         "clusters": [_cluster_view(c) for c in clusters[:MAX_CLUSTERS_RETURNED]],
         "truncated": len(clusters) > MAX_CLUSTERS_RETURNED,
+        "message": f"Found {len(clusters)} clusters using {strategy} strategy",
     }
 
 
@@ -148,7 +197,8 @@ def run_consolidation(
     embedder, similarity = embedder_for(state)
     tracker, tracking = issue_tracker(state, create=not dry_run)
     sink = None if dry_run else note_sink(state)
-    pipe = pipeline.Pipeline(state.store, embedder=embedder, sink=sink, tracker=tracker)
+    pipe = pipeline.Pipeline(state.store, embedder=embedder, sink=sink, tracker=tracker,
+                             config=_pipeline_config(state))  # fmt: skip
     report = pipeline.run_agents(pipe, now=time.time(), dry_run=dry_run, agents=agents,
                                  notes=(similarity, tracking))  # fmt: skip
     full = report.to_json()

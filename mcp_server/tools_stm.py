@@ -191,7 +191,11 @@ def observe_memory_usage(
                     "tags counts as cross-domain and strengthens it more.", max_length=50)] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Record that memories were used in a response (natural spaced repetition)."""
-    store = state_of(ctx).store
+    state = state_of(ctx)
+    if not state.settings.auto_reinforce:  # CORTEXGRAPH_AUTO_REINFORCE=false, as in 1.x
+        return {"success": True, "reinforced": False, "count": 0, "cross_domain_count": 0,
+                "results": [], "reason": "auto_reinforce is disabled in config"}  # fmt: skip
+    store = state.store
     ids = _ids(memory_ids)
     ctx_tags = {t.lower() for t in validate_tags(context_tags, "context_tags")}
     memories = [store.find(i) for i in ids]
@@ -212,13 +216,15 @@ def observe_memory_usage(
             strength=min(2.0, m.strength + CROSS_DOMAIN_BOOST) if cross else m.strength,
         )  # fmt: skip
         updated.append(new)
-        report.append({"id": m.id, "cross_domain": cross,
+        report.append({"id": m.id, "status": "reinforced", "cross_domain": cross,
                        "tag_jaccard": None if jaccard is None else round(jaccard, 3),
+                       "new_use_count": new.use_count, "new_review_count": new.review_count,
                        "use_count": new.use_count, "review_count": new.review_count,
                        "strength": round(new.strength, 4)})  # fmt: skip
     store.put_many(updated)
     return {
         "success": True,
+        "reinforced": True,
         "count": len(updated),
         "cross_domain_count": sum(r["cross_domain"] for r in report),
         "results": report,
@@ -263,6 +269,18 @@ def open_memories(
             "pagination": pg.meta()}  # fmt: skip
 
 
+def _graph_stats(memories: list[Any], relations: int, now: float, decay: Any,
+                 status: str) -> dict[str, Any]:  # fmt: skip
+    """1.x's stats (total_memories, total_relations, avg_score, avg_use_count) and today's."""
+    n = len(memories)
+    return {
+        "total_memories": n, "total_relations": relations,
+        "avg_score": round(sum(memory_score(m, now, decay) for m in memories) / n, 4) if n else 0.0,
+        "avg_use_count": round(sum(m.use_count for m in memories) / n, 4) if n else 0.0,
+        "status_filter": status, "memories": n, "relations": relations,
+    }  # fmt: skip
+
+
 @tool_errors
 def read_graph(
     ctx: Context,
@@ -272,7 +290,7 @@ def read_graph(
                                        "(newest first).", ge=1, le=10_000)] = None,
     page: Annotated[int, Field(description="Page number, from 1.", ge=1)] = 1,
     page_size: Annotated[int, Field(description="Memories per page (1-100).", ge=1,
-                                    le=MAX_PAGE_SIZE)] = 50,
+                                    le=MAX_PAGE_SIZE)] = 10,
     preview_length: PreviewLength = None,
 ) -> dict[str, Any]:  # fmt: skip
     """The memory graph, one page at a time: memories and the relations among them."""
@@ -295,8 +313,9 @@ def read_graph(
         "memories": [memory_view(m, preview_length=length, now=now if include_scores else None,
                                  decay=store.config.decay) for m in pg.items],
         "relations": sorted(relations.values(), key=lambda r: (r["created_at"], r["id"]))[:500],
-        "stats": {"memories": len(memories), "relations": len(store.relations())},
-        "pagination": pg.meta(),
+        "stats": _graph_stats(memories, len(store.relations()), now, store.config.decay,
+                              status),
+        "pagination": {**pg.meta(), "total_count": pg.total},
     }  # fmt: skip
 
 

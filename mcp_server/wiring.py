@@ -79,6 +79,11 @@ class LazyDenseScorer:
     def loaded(self) -> bool:
         return self._index is not None
 
+    def reset(self) -> None:
+        """Forget the loaded vectors (memory_wipe: nothing is written back at shutdown)."""
+        with self._lock:
+            self._index, self._error = None, None
+
     def save(self) -> None:
         if self._index is not None:
             try:

@@ -1,0 +1,189 @@
+"""The work behind memory_status and memory_wipe (mcp_server/tools_lifecycle.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from mcp_server.app import ServerState
+from storage.errors import InvalidInputError
+from storage.models import MemoryStatus
+
+RUNS_FILE = "consolidation-runs.jsonl"  # written by cortexgraph-consolidate and the Python API
+SNAPSHOT_FILE = ".cortexgraph-index.pickle"
+_FILE_LIKE = re.compile(r"[\w-]+\.[a-z0-9]{1,5}$|/")
+_IDENTIFIER = re.compile(r"^[a-z]+[A-Z]\w*$|^\w+_\w+$")
+_DATE = re.compile(r"\d{4}|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|\bq[1-4]\b|"
+                   r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")  # fmt: skip
+
+
+def entity_kind(entity: str) -> str:
+    """A coarse type for an entity string (entities are stored as plain text): technology,
+    file, identifier, date or name."""
+    from activation.entities import TECH_TERMS
+
+    text = entity.strip()
+    low = text.lower()
+    if low in TECH_TERMS or low.split(" ")[0] in TECH_TERMS:
+        return "technology"
+    if _FILE_LIKE.search(low):
+        return "file"
+    if _IDENTIFIER.match(text):
+        return "identifier"
+    if _DATE.search(low):
+        return "date"
+    return "name"
+
+
+def _files(directory: Path) -> dict[str, int]:
+    """Bytes per kind of file in the store's directory (git and beads history apart)."""
+    sizes: Counter[str] = Counter()
+    if not directory.is_dir():
+        return {}
+    for path in directory.rglob("*"):
+        rel = path.relative_to(directory).parts
+        if not path.is_file() or rel[0] in (".git", ".beads"):
+            continue
+        name = path.name
+        kind = ("memories" if name.endswith("memories.jsonl") and "quarantine" not in name
+                else "relations" if name.endswith("relations.jsonl") and "quarantine" not in name
+                else "quarantine" if "quarantine" in name
+                else "text_index" if name == SNAPSHOT_FILE
+                else "embeddings" if name.startswith(".embeddings-")
+                else "other")  # fmt: skip
+        sizes[kind] += path.stat().st_size
+    return dict(sizes)
+
+
+def _last_run(directory: Path) -> dict[str, Any] | None:
+    try:
+        lines = (directory / RUNS_FILE).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(lines):
+        try:
+            run = json.loads(line)
+        except ValueError:
+            continue
+        return {k: run.get(k) for k in ("finished_at", "agents", "total_seconds", "summaries")}
+    return None
+
+
+def status_report(state: ServerState) -> dict[str, Any]:
+    s = state.settings
+    store = state.store
+    memories = store.list()
+    by_status = Counter(m.status.value for m in memories)
+    entities = Counter(e.lower() for m in memories for e in m.entities)
+    kinds: Counter[str] = Counter()
+    for entity in entities:
+        kinds[entity_kind(entity)] += 1
+    sizes = _files(s.storage_path)
+    dense = store.dense
+    vault_index = s.vault_path / ".cortexgraph" / "ltm-index.jsonl"
+    return {
+        "storage_path": str(s.storage_path),
+        "vault_path": str(s.vault_path),
+        "tiers": {
+            "stm_active": by_status.get("active", 0),
+            "ltm_promoted": by_status.get("promoted", 0),
+            "archived": by_status.get("archived", 0),
+            "core": sum(m.is_core for m in memories),
+            "summaries": sum("summary" in m.tags for m in memories),
+        },
+        "by_status": {st.value: by_status.get(st.value, 0) for st in MemoryStatus},
+        "entities": len(entities),
+        "by_entity_type": dict(kinds.most_common()),
+        "relations": len(store.relations()),
+        "disk_bytes": sum(sizes.values()),
+        "disk_bytes_by_kind": sizes,
+        "last_consolidation": _last_run(s.storage_path),
+        "indexes": {
+            "text_index": "in memory (BM25); snapshot on disk" if sizes.get("text_index")
+            else "in memory (BM25); no snapshot on disk yet",
+            "embeddings": ("off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)" if dense is None
+                           else "loaded" if getattr(dense, "loaded", False)
+                           else "not loaded yet (loads on the first semantic search)"),
+            "embedding_cache_bytes": sizes.get("embeddings", 0),
+            "ltm_index": (f"{vault_index} ({vault_index.stat().st_size} bytes)"
+                          if vault_index.is_file() else "not built yet"),
+            "quarantined_lines": store.quarantined_lines,
+        },
+    }  # fmt: skip
+
+
+def _same_path(given: str, path: Path) -> bool:
+    text = given.strip()
+    if not text:
+        return False
+    try:
+        return text == str(path) or Path(text).expanduser().resolve() == path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> dict[str, Any]:
+    """Every memory and relation, the index files, the run history; optionally the vault notes
+    cortexgraph wrote and nobody edited since. Beads issues (a git history) are left."""
+    s = state.settings
+    if not _same_path(confirm, s.storage_path):
+        raise InvalidInputError(
+            f"memory_wipe deletes every memory in {s.storage_path}; to confirm, pass that path "
+            f"as confirm (got {confirm[:200]!r}). Nothing was deleted."
+        )
+    store = state.store
+    memories, relations = store.list(), store.relations()
+    for m in memories:
+        store.delete(m.id)
+    for r in store.relations():  # relations whose memories were already gone
+        store.delete_relation(r.id)
+    store.compact()
+    removed = []
+    for pattern in (SNAPSHOT_FILE, ".embeddings-*.npz", "*.quarantine.jsonl", RUNS_FILE):
+        for path in sorted(s.storage_path.glob(pattern)):
+            path.unlink(missing_ok=True)
+            removed.append(path.name)
+    reset = getattr(store.dense, "reset", None)
+    if callable(reset):
+        reset()  # forget the loaded vectors, so shutdown does not write them back
+    state.service("clusters", dict).clear()
+    out: dict[str, Any] = {"storage_path": str(s.storage_path), "memories_deleted": len(memories),
+                           "relations_deleted": len(relations), "files_removed": removed,
+                           "kept": "beads issues (.beads/) and the behaviour monitor's logs"}  # fmt: skip
+    if include_vault_notes:
+        out.update(remove_unedited_notes(s.vault_path))
+    return out
+
+
+def remove_unedited_notes(vault: Path) -> dict[str, Any]:
+    """Delete the notes cortexgraph wrote (its write ledger) whose body is still what it wrote;
+    keep every note a person edited and every file the ledger does not know."""
+    from vault_sync.ledger import WriteLedger
+    from vault_sync.note_format import body_checksum, parse_note_text
+
+    if not vault.is_dir():
+        return {"vault_notes_deleted": 0, "vault_notes_kept": []}
+    ledger = WriteLedger(vault)
+    deleted, kept = [], []
+    root = vault.resolve()
+    for memory_id, entry in sorted(ledger.entries.items()):
+        path = (vault / entry.path).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            ledger.entries.pop(memory_id)
+            continue
+        body = parse_note_text(path.read_text(encoding="utf-8")).body
+        if body_checksum(body) != entry.body_checksum:
+            kept.append(entry.path)  # a person edited it: theirs now
+            continue
+        path.unlink()
+        deleted.append(entry.path)
+        ledger.entries.pop(memory_id)
+    ledger.save()
+    (vault / ".cortexgraph" / "ltm-index.jsonl").unlink(missing_ok=True)  # rebuilt on next use
+    return {"vault_notes_deleted": len(deleted), "vault_notes_kept": kept}
+
+
+__all__ = ["entity_kind", "remove_unedited_notes", "status_report", "wipe_store"]

@@ -1,0 +1,253 @@
+"""The memory lifecycle (LatentContext): memory_status, memory_wipe, memory_compress, and the
+resources cortexgraph://session/current and cortexgraph://graph/schema.
+
+memory_compress writes a summary memory of this session (what it saved) or of a period (the
+memories created in the last ``days``) that replaces nothing: it links to its sources with
+``consolidated_from`` and is ranked like any memory. When the client supports MCP sampling the
+client's own model writes the summary (a ``Sample`` resolver: a standalone sampling request, or
+an input request on MCP 2026-07-28); otherwise it is extractive, the sentences closest to the
+centroid of the sources' sentence embeddings (MiniLM, or TF-IDF with embeddings off), no LLM.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.resolve import Resolve, Sample
+from mcp_types import (
+    ClientCapabilities,
+    CreateMessageResult,
+    SamplingCapability,
+    SamplingMessage,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import Field
+
+from mcp_server.app import ServerState, state_of
+from mcp_server.errors import tool_errors
+from mcp_server.lifecycle_ops import entity_kind, status_report, wipe_store
+from mcp_server.services import embedder_for
+from mcp_server.session_log import SessionLog
+from mcp_server.views import preview
+from storage.errors import CortexGraphError, InvalidInputError
+from storage.models import Memory, MemoryStatus
+
+Scope = Literal["session", "epoch"]
+SUMMARY_TAG = "summary"
+MAX_SOURCES = 500  # the newest memories of a long period; the rest stay unsummarised this time
+SAMPLING_MAX_TOKENS = 400
+
+
+def session_log(state: ServerState) -> SessionLog:
+    return state.service("session_log", SessionLog)
+
+
+@tool_errors
+def memory_status(ctx: Context) -> dict[str, Any]:
+    """The memory system's state: counts by tier, status and entity type, size on disk, the last
+    consolidation run, and the state of the indexes."""
+    state = state_of(ctx)
+    return {"success": True, **status_report(state)}
+
+
+@tool_errors
+def memory_wipe(
+    ctx: Context,
+    confirm: Annotated[str, Field(description="The storage path, repeated exactly (see "
+                                  "memory_status), to confirm deleting everything in it.",
+                                  max_length=4096)],
+    include_vault_notes: Annotated[bool, Field(description="Also delete the vault notes "
+                                               "cortexgraph wrote; a note a person edited is "
+                                               "always kept.")] = False,
+) -> dict[str, Any]:  # fmt: skip
+    """Delete every memory, every relation and the index files of this store (and, if asked,
+    the unedited notes cortexgraph wrote to the vault). Cannot be undone."""
+    state = state_of(ctx)
+    result = wipe_store(state, confirm, include_vault_notes)
+    session_log(state).forget_all()
+    return {"success": True, **result}
+
+
+def _sources(state: ServerState, scope: str, days: float, now: float) -> list[Memory]:
+    store = state.store
+    if scope == "session":
+        log = session_log(state).snapshot()
+        found = [store.find(i) for i in log["saved"]]
+        memories = [m for m in found if m is not None]
+        if not memories:  # saved by another path while this server ran
+            memories = [m for m in store.list(status=MemoryStatus.ACTIVE)
+                        if m.created_at >= log["started_at"]]  # fmt: skip
+    else:
+        since = now - days * 86400
+        memories = [m for m in store.list() if m.created_at >= since
+                    and m.status is not MemoryStatus.ARCHIVED]  # fmt: skip
+    memories = [m for m in memories if _summary_scope(m) != scope]
+    memories.sort(key=lambda m: (m.created_at, m.id))
+    return memories[-MAX_SOURCES:]
+
+
+def _summary_scope(memory: Memory) -> str | None:
+    info = memory.meta.extra.get("summary")
+    return info.get("scope") if isinstance(info, dict) else None
+
+
+def _prompt(scope: str, memories: list[Memory]) -> str:
+    listing = "\n".join(f"- {preview(m.content, 600)}" for m in memories)
+    what = "this conversation session" if scope == "session" else "this period"
+    return (f"Summarise what the user and assistant established in {what}, from these memories. "
+            f"Keep decisions, preferences, facts, open questions and action items; drop "
+            f"repetition. Plain sentences, at most 150 words.\n\n{listing}")  # fmt: skip
+
+
+def ask_client_model(ctx: Context, scope: str, days: float = 7.0) -> Sample | None:
+    """Resolver: a sampling request when the client supports sampling and there is something
+    to summarise; None otherwise (the tool then writes an extractive summary)."""
+    try:
+        session = ctx.request_context.session
+        able = session.check_client_capability(ClientCapabilities(sampling=SamplingCapability()))
+    except (ValueError, AttributeError):
+        return None
+    if not able:
+        return None
+    memories = _sources(state_of(ctx), scope, days, _window_now())
+    if not memories:
+        return None
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text",
+                                   text=_prompt(scope, memories)))],
+                  max_tokens=SAMPLING_MAX_TOKENS,
+                  system_prompt="You write concise, faithful memory summaries.")  # fmt: skip
+
+
+def _window_now() -> float:
+    # The same window on every round of a sampling exchange (a minute's resolution).
+    return float(int(time.time() // 60 * 60 + 60))
+
+
+def extractive_summary(texts: list[str], embedder: Any, max_sentences: int) -> str:
+    """The sentences closest to the centroid of all sentences (by embedding, or TF-IDF), in
+    their original order."""
+    import numpy as np
+
+    from agents.sentences import split_sentences
+    from agents.vectors import vectorize
+
+    sentences: list[str] = []
+    for text in texts:
+        for s in split_sentences(text):
+            if s not in sentences:
+                sentences.append(s)
+    if len(sentences) <= max_sentences:
+        return " ".join(sentences)
+    vectors = vectorize(sentences, embedder)
+    if vectors.sparse is not None and not vectors.is_semantic:
+        centroid = np.asarray(vectors.sparse.mean(axis=0)).ravel()
+        scores = np.asarray(vectors.sparse @ centroid).ravel()
+    else:
+        scores = vectors.dense @ vectors.dense.mean(axis=0)
+    chosen = sorted(np.argsort(-scores, kind="stable")[:max_sentences].tolist())
+    return " ".join(sentences[i] for i in chosen)
+
+
+@tool_errors
+def memory_compress(
+    ctx: Context,
+    scope: Annotated[Scope, Field(description="session: what this session saved; epoch: the "
+                                  "memories created in the last `days`.")],
+    days: Annotated[float, Field(description="With scope=epoch: the period, in days (default "
+                                 "7).", gt=0, le=3650)] = 7.0,
+    max_sentences: Annotated[int, Field(description="Length of an extractive summary "
+                                        "(sentences, 1-20).", ge=1, le=20)] = 5,
+    sampled: Annotated[CreateMessageResult | None, Resolve(ask_client_model)] = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Write a summary memory of this session or of a period. It replaces nothing: its sources
+    stay, linked from it by consolidated_from relations. Uses the client's model (MCP sampling)
+    when offered, else an extractive summary."""
+    state = state_of(ctx)
+    now = _window_now() if sampled is not None else time.time()
+    memories = _sources(state, scope, days, now)
+    if not memories:
+        raise InvalidInputError(f"nothing to compress: no memories in this {scope}"
+                                + ("" if scope == "session" else f" (last {days:g} days)"))  # fmt: skip
+    text = sampled.content.text.strip() if sampled is not None and isinstance(
+        sampled.content, TextContent) else ""  # fmt: skip
+    method, note = ("sampling", f"written by the client's model ({sampled.model})") if text else (
+        "extractive", "")  # fmt: skip
+    if not text:
+        embedder, note = embedder_for(state)
+        text = extractive_summary([m.content for m in memories], embedder, max_sentences)
+    entities = [e for e, _ in Counter(e for m in memories for e in m.entities).most_common(12)]
+    store = state.store
+    summary = store.save(
+        text, tags=[SUMMARY_TAG, f"{SUMMARY_TAG}:{scope}"], entities=entities,
+        source="memory_compress", context=f"{scope} summary of {len(memories)} memories",
+        extra={"summary": {"scope": scope, "method": method, "sources": len(memories),
+                           "from": memories[0].created_at, "to": memories[-1].created_at}},
+    )  # fmt: skip
+    for m in memories:
+        store.add_relation(summary.id, m.id, "consolidated_from", strength=1.0,
+                           metadata={"by": "memory_compress", "scope": scope})  # fmt: skip
+    return {"success": True, "memory_id": summary.id, "scope": scope, "method": method,
+            "note": note, "sources": len(memories), "source_ids": [m.id for m in memories][:100],
+            "content": summary.content}  # fmt: skip
+
+
+def register(server: MCPServer) -> None:
+    from mcp_server.session_log import session_middleware
+
+    state: ServerState = server.state  # type: ignore[attr-defined]
+    log = session_log(state)
+    server.middleware.append(session_middleware(log, getattr(state, "subscriptions", None)))
+    server.add_tool(memory_status, annotations=ToolAnnotations(read_only_hint=True))
+    server.add_tool(memory_wipe, annotations=ToolAnnotations(read_only_hint=False,
+                                                             destructive_hint=True))  # fmt: skip
+    server.add_tool(memory_compress, annotations=ToolAnnotations(read_only_hint=False,
+                                                                 destructive_hint=False))  # fmt: skip
+
+    def store() -> Any:
+        try:
+            return state.store
+        except CortexGraphError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @server.resource("cortexgraph://session/current", mime_type="application/json",
+                     description="What this server session saved and recalled.")  # fmt: skip
+    def session_current() -> str:
+        import json
+
+        s, snap = store(), log.snapshot()
+
+        def views(ids: list[str]) -> list[dict[str, Any]]:
+            found = [s.find(i) for i in ids[-100:]]
+            return [{"id": m.id, "content": preview(m.content, 200), "tags": list(m.tags)}
+                    for m in found if m is not None]  # fmt: skip
+
+        return json.dumps({"started_at": snap["started_at"], "saved": views(snap["saved"]),
+                           "recalled": views(snap["recalled"]), "tool_calls": snap["calls"]},
+                          ensure_ascii=False)  # fmt: skip
+
+    @server.resource("cortexgraph://graph/schema", mime_type="application/json",
+                     description="Entity types and relation types in the memory graph, with "
+                                 "counts (to write graph_query calls).")  # fmt: skip
+    def graph_schema() -> str:
+        import json
+
+        s = store()
+        entities = Counter(e.lower() for m in s.list() for e in m.entities)
+        kinds: Counter[str] = Counter()
+        for entity, n in entities.items():
+            kinds[entity_kind(entity)] += n
+        relations = Counter(r.relation_type for r in s.relations())
+        return json.dumps({"entity_types": dict(kinds.most_common()),
+                           "entities": len(entities),
+                           "top_entities": dict(entities.most_common(25)),
+                           "relation_types": dict(relations.most_common()),
+                           "tags": dict(Counter(t for m in s.list() for t in m.tags)
+                                        .most_common(25))}, ensure_ascii=False)  # fmt: skip
+
+
+__all__ = ["extractive_summary", "memory_compress", "memory_status", "memory_wipe", "register"]
