@@ -92,6 +92,8 @@ def parse_settings_text(text: str) -> PluginSettings:
         data = yaml.safe_load("\n".join(parts[1:end]))
     except yaml.YAMLError as exc:
         raise PluginSettingsError(f"frontmatter is not valid YAML: {exc}") from exc
+    except RecursionError:  # the parser recurses per level: deep nesting is a broken file
+        raise PluginSettingsError("frontmatter nests too deeply to be settings") from None
     return PluginSettings.from_mapping(data)
 
 

@@ -22,6 +22,11 @@ WORD_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]")
 MIN_PROMPT_CHARS = 12
 MIN_PROMPT_WORDS = 3
 RECALL_MAX_CHARS = 2000  # about 500 tokens (context_block.RECALL_MAX_CHARS)
+# A longer prompt (a paste) is read at its start and its end, where a request to recall or save
+# sits; the regexes and the per-word work then cost the same for 1 MB as for 4 KB.
+MAX_ANALYSED_CHARS = 4000
+MAX_TOPIC_TERMS = 16
+TOPIC_WINDOW = (200, 300)  # characters before and after the request that name its topic
 # Words that ask for recall but are not a topic ("remind me what we decided" has no topic).
 ASKING_WORDS = (
     "remember recall remind decide decided discuss discussed agree agreed mention mentioned "
@@ -54,9 +59,17 @@ class PromptAnalysis:
     topic_terms: tuple[str, ...]  # the prompt's words that name what to look for
 
 
+def analysed_text(prompt: str) -> str:
+    """The part of ``prompt`` the hook reads: all of it, or its start and end if it is long."""
+    if len(prompt) <= MAX_ANALYSED_CHARS:
+        return prompt
+    half = (MAX_ANALYSED_CHARS - 3) // 2
+    return f"{prompt[:half]}\n…\n{prompt[-half:]}"
+
+
 def analyze_prompt(prompt: str, detector: Any = None) -> PromptAnalysis:
     """Is this prompt a recall or save request, and about what? Pure and fast (regex only)."""
-    text = prompt.strip()
+    text = analysed_text(prompt.strip())
     if text.startswith("/"):
         return PromptAnalysis("slash command", None, ())
     if len(text) < MIN_PROMPT_CHARS or len(text.split()) < MIN_PROMPT_WORDS:
@@ -68,15 +81,30 @@ def analyze_prompt(prompt: str, detector: Any = None) -> PromptAnalysis:
 
     not_topic = set(tokenize(" ".join(signals.matched_phrases))) | asking_terms()
     topic: list[str] = []
-    for word in dict.fromkeys(WORD_RE.findall(text.lower())):
+    for word in dict.fromkeys(WORD_RE.findall(_around_request(text, signals))):
         terms = tokenize(word)
         if terms and not set(terms) & not_topic:
             topic.append(word)
+            if len(topic) == MAX_TOPIC_TERMS:
+                break
     return PromptAnalysis(None, signals, tuple(topic))
 
 
+def _around_request(text: str, signals: Any) -> str:
+    """The words near the first request phrase, those after it first (all of a short prompt):
+    where its topic is named."""
+    lower = text.lower()
+    found = [i for i in (lower.find(p) for p in signals.matched_phrases) if i >= 0]
+    if not found:
+        return lower
+    before, after = TOPIC_WINDOW
+    start = min(found)
+    return f"{lower[start : start + after]} {lower[max(0, start - before) : start]}"
+
+
 def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
-    analysis = analyze_prompt(inp.prompt)
+    prompt = analysed_text(inp.prompt.strip())
+    analysis = analyze_prompt(prompt)
     if analysis.skip_reason or analysis.signals is None:
         return None
     signals = analysis.signals
@@ -90,7 +118,7 @@ def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
     parts: list[str] = []
     budget = min(runtime.plugin.max_inject_chars, RECALL_MAX_CHARS)
     if signals.save_request and runtime.plugin.prompt_to_save:
-        parts.append(save_reminder(inp.prompt, runtime, budget // 2))
+        parts.append(save_reminder(prompt, runtime, budget // 2))
     if (signals.recall_request and runtime.plugin.detect_recall_patterns
             and analysis.topic_terms):  # fmt: skip
         room = budget - sum(len(p) + 2 for p in parts)
@@ -106,4 +134,4 @@ def main() -> int:
     return run_hook(EVENT, handle)
 
 
-__all__ = ["PromptAnalysis", "analyze_prompt", "handle", "main"]
+__all__ = ["PromptAnalysis", "analysed_text", "analyze_prompt", "handle", "main"]
