@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from agents.common import AgentError
 from agents.sentences import union_sentences
@@ -128,7 +129,16 @@ def link_members(store: MemoryStore, members: Sequence[Memory], cohesion: float,
     return made
 
 
-def undo_merge(store: MemoryStore, merged_id: str, *, now: float, dry_run: bool) -> tuple[str, ...]:
+def undo_merge(
+    store: MemoryStore,
+    merged_id: str,
+    *,
+    now: float,
+    dry_run: bool,
+    mark: Mapping[str, Any] | None = None,
+) -> tuple[str, ...]:
+    """Sources back with their old status (and ``mark`` added to their ``meta.extra``), the
+    merged memory deleted, re-pointed relations restored."""
     merged = store.get(merged_id)
     provenance = merged.meta.extra.get(PROVENANCE_KEY)
     if not isinstance(provenance, dict) or "sources" not in provenance:
@@ -142,6 +152,7 @@ def undo_merge(store: MemoryStore, merged_id: str, *, now: float, dry_run: bool)
     for sid, status in sources:
         src = store.get(sid)
         extra = {k: v for k, v in src.meta.extra.items() if k != "merged_into"}
+        extra.update(mark or {})
         store.put(
             src.with_changes(
                 status=status, meta=MemoryMeta(src.tags, src.meta.source, src.meta.context, extra)

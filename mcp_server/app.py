@@ -148,6 +148,9 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
 
     server.middleware.append(clip_errors)  # no error text echoes a huge input
     return server
+    from mcp_server import tools_undo  # undo and history (agents.undo, agents.history)
+
+    tools_undo.register(server)
 
 
 def _level(name: str) -> Any:

@@ -5,7 +5,18 @@ from __future__ import annotations
 import typer
 
 from cortexgraph.process_env import prepare_process
-from flows.cli import analyze_cmd, context_cmd, demo_cmd, graph_cmd, issues_cmd, vault_cmd
+from flows.cli import (
+    analyze_cmd,
+    context_cmd,
+    demo_cmd,
+    graph_cmd,
+    issues_cmd,
+    memory_cmd,
+    serve_cmd,
+    transfer_cmd,
+    undo_cmd,
+    vault_cmd,
+)
 
 app = typer.Typer(
     help="cortexgraph: temporal memory for AI assistants.",
@@ -20,6 +31,21 @@ app.command("context", help="Token-budgeted context for a query, from every memo
     context_cmd.context
 )
 app.command("graph", help="Draw the vault/memory graph to a PNG or an HTML page.")(graph_cmd.graph)
+# The memory in your hands: look, edit, move, back up.
+app.command("search")(memory_cmd.search)
+app.command("list")(memory_cmd.list_memories)
+app.command("show")(memory_cmd.show)
+app.command("edit")(memory_cmd.edit)
+app.command("export")(transfer_cmd.export)
+app.command("import")(transfer_cmd.import_)
+app.command("backup")(transfer_cmd.backup)
+app.command("restore")(transfer_cmd.restore)
+# Undo for every automatic change, and the history that shows what happened.
+app.add_typer(undo_cmd.app, name="undo")
+app.command("unarchive")(undo_cmd.unarchive_cmd)
+app.command("unpromote")(undo_cmd.unpromote_cmd)
+app.command("history")(undo_cmd.history_cmd)
+app.command("serve")(serve_cmd.serve)
 
 
 def main() -> None:

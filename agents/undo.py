@@ -1,0 +1,175 @@
+"""Reversing what the agents did on their own: merges, archives and garbage collection.
+
+Every reversal writes the restored record with ``meta.extra["undo"]`` (what, when, why), so
+``agents.history`` can show it next to the change it reverses. Unpromoting touches the vault
+and lives in ``vault_sync.unpromote``. Errors say what to do instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agents.common import AgentError
+from agents.merge_ops import PROVENANCE_KEY, undo_merge
+from storage.base import MemoryStore
+from storage.decay import DAY
+from storage.models import Memory, MemoryMeta, MemoryStatus, Relation
+
+UNDO_KEY = "undo"
+GC_KEY = "gc"
+
+
+class Graveyard(Protocol):
+    """Where gc puts what it deletes (storage.graveyard.Graveyard is the real one)."""
+
+    def bury(
+        self, memory: Memory, relations: Sequence[Relation], *, now: float, cause: str
+    ) -> None: ...
+
+    def find(self, memory_id: str) -> Any: ...
+
+    def mark_restored(self, memory_id: str, *, now: float) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class UndoResult:
+    action: str  # merge | archive | gc
+    memory_ids: tuple[str, ...]  # the memories now active again
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.action, "memory_ids": list(self.memory_ids), "detail": self.detail}
+
+
+def with_extra(memory: Memory, drop: Sequence[str] = (), **extra: Any) -> MemoryMeta:
+    kept = {k: v for k, v in memory.meta.extra.items() if k not in drop}
+    return MemoryMeta(memory.tags, memory.meta.source, memory.meta.context, {**kept, **extra})
+
+
+def _marker(event: str, now: float, cause: str) -> dict[str, Any]:
+    return {"event": event, "at": int(now), "cause": cause}
+
+
+def undo_merge_of(
+    store: MemoryStore, merged_id: str, *, now: float, cause: str = "undo by a person"
+) -> UndoResult:
+    """The merge that made ``merged_id`` reversed: sources active again, relations back."""
+    merged = store.get(merged_id)
+    if PROVENANCE_KEY not in merged.meta.extra:
+        into = merged.meta.extra.get("merged_into")
+        hint = f"; it was merged into {into}: undo that one" if into else ""
+        raise AgentError(f"memory {merged_id} was not made by a merge{hint}")
+    if merged.status is MemoryStatus.PROMOTED:
+        raise AgentError(f"memory {merged_id} was promoted to the vault since; unpromote "
+                         f"{merged_id} first, then undo the merge")  # fmt: skip
+    marker = _marker("merge undone", now, f"{cause}: merge {merged_id} reversed")
+    sources = undo_merge(store, merged_id, now=now, dry_run=False, mark={UNDO_KEY: marker})
+    return UndoResult("merge", sources, f"merge {merged_id} undone; {len(sources)} sources back")
+
+
+def unarchive(
+    store: MemoryStore, memory_id: str, *, now: float, cause: str = "undo by a person"
+) -> UndoResult:
+    """An archived memory active again (archived by gc or by hand; merges are undone whole)."""
+    memory = store.get(memory_id)
+    if memory.status is not MemoryStatus.ARCHIVED:
+        raise AgentError(f"memory {memory_id} is {memory.status.value}, not archived; "
+                         "nothing to unarchive")  # fmt: skip
+    into = memory.meta.extra.get("merged_into")
+    if into:
+        raise AgentError(f"memory {memory_id} was archived by the merge into {into}; undo "
+                         f"merge {into} to restore all of its sources")  # fmt: skip
+    marker = _marker("unarchived", now, cause)
+    meta = with_extra(memory, (GC_KEY,), **{UNDO_KEY: marker})
+    store.put(memory.with_changes(status=MemoryStatus.ACTIVE, meta=meta))
+    return UndoResult("archive", (memory_id,), f"memory {memory_id} is active again")
+
+
+def restore_collected(
+    store: MemoryStore,
+    graveyard: Graveyard,
+    memory_id: str,
+    *,
+    now: float,
+    cause: str = "undo by a person",
+) -> UndoResult:
+    """Bring back a memory gc took: archived in its grace period, or deleted after it."""
+    memory = store.find(memory_id)
+    if memory is not None:
+        if memory.status is MemoryStatus.ARCHIVED and GC_KEY in memory.meta.extra:
+            result = unarchive(store, memory_id, now=now, cause=cause)
+            return UndoResult("gc", result.memory_ids, f"memory {memory_id} taken back from gc "
+                              "(it was archived, inside its grace period)")  # fmt: skip
+        raise AgentError(f"memory {memory_id} is {memory.status.value} and was not collected "
+                         "by gc; nothing to restore")  # fmt: skip
+    grave = graveyard.find(memory_id)
+    if grave is None or grave.restored_at is not None:
+        raise AgentError(f"no memory {memory_id} in the store or among what gc removed "
+                         "(check the id in its history)")  # fmt: skip
+    marker = _marker("restored from gc", now, cause)
+    old = grave.memory
+    store.put(old.with_changes(status=MemoryStatus.ACTIVE,
+                               meta=with_extra(old, (GC_KEY,), **{UNDO_KEY: marker})))  # fmt: skip
+    back = 0
+    for rel in grave.relations:
+        if store.find(rel.from_memory_id) and store.find(rel.to_memory_id):
+            store.put_relation(rel)
+            back += 1
+    graveyard.mark_restored(memory_id, now=now)
+    return UndoResult("gc", (memory_id,),
+                      f"memory {memory_id} restored from gc with {back} relation(s)")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class GcResult:
+    archived: tuple[str, ...]  # archived this run (the grace period starts)
+    purged: tuple[str, ...]  # deleted this run (archived by gc longer than the grace period)
+
+
+def collect_garbage(
+    store: MemoryStore,
+    candidates: Sequence[str],
+    *,
+    delete: bool,
+    now: float,
+    grace_days: float,
+    graveyard: Graveyard | None = None,
+    dry_run: bool = False,
+) -> GcResult:
+    """Archive ``candidates`` (marked ``extra.gc``); with ``delete``, also delete what gc
+    archived at least ``grace_days`` ago, after putting it in the graveyard."""
+    due = []
+    if delete:
+        cutoff = now - grace_days * DAY
+        for m in store.list(status=MemoryStatus.ARCHIVED):
+            mark = m.meta.extra.get(GC_KEY)
+            if isinstance(mark, dict) and float(mark.get("archived_at", now)) <= cutoff:
+                due.append(m)
+    if dry_run:
+        return GcResult(tuple(candidates), tuple(m.id for m in due))
+    archived = []
+    for memory_id in candidates:
+        memory = store.find(memory_id)
+        if memory is None or memory.status is not MemoryStatus.ACTIVE:
+            continue
+        mark = {"archived_at": int(now), "mode": "delete" if delete else "archive"}
+        store.put(memory.with_changes(status=MemoryStatus.ARCHIVED,
+                                      meta=with_extra(memory, **{GC_KEY: mark})))  # fmt: skip
+        archived.append(memory_id)
+    purged = []
+    for memory in due:
+        if graveyard is not None:
+            graveyard.bury(memory, store.relations(memory_id=memory.id), now=now,
+                           cause=f"gc: archived {int(grace_days)}+ days below the forget "
+                           "threshold")  # fmt: skip
+        store.delete(memory.id)
+        purged.append(memory.id)
+    return GcResult(tuple(archived), tuple(purged))
+
+
+__all__ = [
+    "GC_KEY", "UNDO_KEY", "GcResult", "Graveyard", "UndoResult", "collect_garbage",
+    "restore_collected", "unarchive", "undo_merge_of", "with_extra",
+]  # fmt: skip

@@ -1,0 +1,85 @@
+"""What the memory, undo and transfer commands share: options, settings, opening the store,
+and turning typed errors into a one-line message with exit code 2 (1 for "not found")."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from cortexgraph.settings import Settings, load_settings
+from storage.errors import CortexGraphError, NotFoundError
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True)
+
+StorageOpt = Annotated[
+    Path | None,
+    typer.Option("--storage-path", help="STM directory (default: CORTEXGRAPH_STORAGE_PATH)."),
+]
+VaultOpt = Annotated[
+    Path | None, typer.Option("--vault", help="Obsidian vault (default: LTM_VAULT_PATH).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
+
+
+def settings_for(storage_path: Path | None = None, vault: Path | None = None) -> Settings:
+    return load_settings(storage_path=storage_path, ltm_vault_path=vault)
+
+
+def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
+    """The JSONL store; with ``embeddings``, searched with MiniLM when it is installed."""
+    from storage import open_store
+
+    dense = None
+    if embeddings and settings.enable_embeddings:
+        from storage.embeddings import DenseIndex, default_cache
+
+        cache = default_cache(settings.storage_path)
+        dense = DenseIndex(cache) if cache is not None else None
+    return open_store(settings.storage_path, settings.store_config(), dense=dense)
+
+
+def read_tracker(settings: Settings) -> Any:
+    """The beads tracker if it exists (never created here), else None."""
+    from flows.cli.issues_cmd import open_configured_tracker
+
+    if not settings.beads_enabled:
+        return None
+    try:
+        return open_configured_tracker(settings, init=False)
+    except CortexGraphError:
+        return None
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+@contextmanager
+def cli_errors() -> Iterator[None]:
+    """Typed errors become one line on stderr: exit 1 for an unknown id, 2 for the rest."""
+    try:
+        yield
+    except NotFoundError as exc:
+        err.print(f"[red]not found:[/] {exc}", highlight=False)
+        raise typer.Exit(1) from exc
+    except CortexGraphError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+
+
+def run_cli(fn: Callable[[], Any]) -> Any:
+    with cli_errors():
+        return fn()
+
+
+__all__ = [
+    "JsonOpt", "StorageOpt", "VaultOpt", "cli_errors", "err", "open_cli_store", "out",
+    "print_json", "read_tracker", "settings_for",
+]  # fmt: skip

@@ -1,0 +1,174 @@
+"""`cortexgraph search|list|show|edit`: the short-term memories, from the terminal.
+
+``edit`` opens ``$EDITOR`` (else ``$VISUAL``, else ``vi``) on the record as JSON and stores it
+only if it still reads as a valid memory with the same id; otherwise nothing changes and the
+edited text is kept in a file whose path the error names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from flows.cli.cli_common import (
+    JsonOpt,
+    StorageOpt,
+    cli_errors,
+    open_cli_store,
+    out,
+    print_json,
+    settings_for,
+)
+from storage.errors import InvalidInputError
+from storage.models import Memory, MemoryStatus
+
+STATUSES = [s.value for s in MemoryStatus]
+
+
+def _row(memory: Memory, score: float | None = None) -> dict[str, Any]:
+    data = {"id": memory.id, "content": memory.content, "tags": list(memory.tags),
+            "status": memory.status.value, "use_count": memory.use_count,
+            "last_used": memory.last_used}  # fmt: skip
+    if score is not None:
+        data["score"] = round(score, 4)
+    return data
+
+
+def _table(title: str, rows: list[dict[str, Any]]) -> None:
+    table = Table(title=title, title_justify="left")
+    cols = ["id", "status", "tags", "content"] + (["score"] if rows and "score" in rows[0] else [])
+    for col in cols:
+        table.add_column(col, overflow="fold", max_width=70 if col == "content" else None)
+    for r in rows:
+        table.add_row(*(str(r[c]) if c != "tags" else ", ".join(r[c]) for c in cols))
+    out.print(table)
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for")],
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="only with this tag")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 10,
+    embeddings: Annotated[bool, typer.Option("--embeddings/--no-embeddings",
+                                             help="semantic similarity (MiniLM)")] = True,
+    storage_path: StorageOpt = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Search short-term memories (BM25 + MiniLM, re-ranked by decay)."""
+    with cli_errors():
+        store = open_cli_store(settings_for(storage_path), embeddings=embeddings)
+        hits = store.search(query, tags=tag, top_k=limit, now=time.time())
+        rows = [_row(h.memory, h.score) for h in hits]
+        print_json(rows) if as_json else _table(f"search: {query!r}", rows)
+
+
+def list_memories(
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="only with this tag")] = None,
+    status: Annotated[str, typer.Option("--status", help=f"{' | '.join(STATUSES)} | all")]
+    = "active",
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+    storage_path: StorageOpt = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """List memories (live ones by default), most recently used first."""
+    with cli_errors():
+        if status != "all" and status not in STATUSES:
+            raise InvalidInputError(f"unknown status {status!r}; choose {', '.join(STATUSES)} "
+                                    "or all")  # fmt: skip
+        store = open_cli_store(settings_for(storage_path))
+        chosen = None if status == "all" else MemoryStatus(status)
+        found = sorted(store.list(status=chosen, tags=tag), key=lambda m: (-m.last_used, m.id))
+        rows = [_row(m) for m in found[:limit]]
+        print_json(rows) if as_json else _table(f"{len(found)} memories ({status})", rows)
+
+
+def show(
+    memory_id: Annotated[str, typer.Argument(help="memory id")],
+    storage_path: StorageOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One memory in full, with its relations."""
+    with cli_errors():
+        store = open_cli_store(settings_for(storage_path))
+        memory = store.get(memory_id)
+        rels = [r.to_json() for r in store.relations(memory_id=memory_id)]
+        if as_json:
+            print_json({"memory": memory.to_json(), "relations": rels})
+            return
+        out.print(f"[bold]{memory.id}[/] [{memory.status.value}]", highlight=False)
+        out.print(memory.content, highlight=False)
+        for key, value in memory.to_json().items():
+            if key not in ("id", "content"):
+                out.print(f"  {key}: {json.dumps(value, ensure_ascii=False)}", highlight=False)
+        for r in rels:
+            out.print(f"  ↔ {r['relation_type']} {r['from_memory_id']} → {r['to_memory_id']}",
+                      highlight=False)  # fmt: skip
+
+
+def editor_command() -> list[str]:
+    return shlex.split(os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi")
+
+
+def parse_edited(text: str, original: Memory, config: Any) -> Memory:
+    """The edited record, if it is a valid memory with the same id (InvalidInputError if not)."""
+    from storage.validation import check_memory_fields
+
+    try:
+        obj = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInputError(f"the record is not valid JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise InvalidInputError("the record must be a JSON object")
+    if obj.get("id") != original.id:
+        raise InvalidInputError(f"the id cannot change (was {original.id!r})")
+    memory = Memory.from_json(obj)
+    check_memory_fields(memory, config)
+    return memory
+
+
+def edit(
+    memory_id: Annotated[str, typer.Argument(help="memory id")],
+    storage_path: StorageOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Edit a memory's record in $EDITOR; it is stored only if it is still valid."""
+    with cli_errors():
+        store = open_cli_store(settings_for(storage_path))
+        original = store.get(memory_id)
+        fd, name = tempfile.mkstemp(prefix=f"cortexgraph-{memory_id[:8]}-", suffix=".json")
+        path = Path(name)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(original.to_json(), fh, ensure_ascii=False, indent=2)
+            fh.write("\n")
+        try:
+            done = subprocess.run([*editor_command(), str(path)], check=False)
+        except OSError as exc:
+            raise InvalidInputError(f"cannot start the editor ({exc}); set $EDITOR") from exc
+        if done.returncode != 0:
+            raise InvalidInputError(f"the editor exited with {done.returncode}; nothing "
+                                    f"changed (your text is in {path})")  # fmt: skip
+        text = path.read_text(encoding="utf-8")
+        try:
+            edited = parse_edited(text, original, store.config)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{exc}; nothing changed (your text is in {path})") from exc
+        path.unlink(missing_ok=True)
+        changed = edited.to_json() != original.to_json()
+        if changed:
+            edited = store.put(edited)
+        if as_json:
+            print_json({"success": True, "changed": changed, "memory": edited.to_json()})
+        else:
+            out.print(f"[green]✓[/] {memory_id} " + ("saved" if changed else "unchanged"),
+                      highlight=False)  # fmt: skip
+
+
+__all__ = ["edit", "list_memories", "parse_edited", "search", "show"]

@@ -1,0 +1,128 @@
+"""`cortexgraph undo merge|gc|archive|promote ID`, `unarchive ID`, `unpromote ID`, `history ID`:
+see what the agents did to a memory and reverse it. The logic is in agents.undo,
+agents.history and vault_sync.unpromote; the MCP tools call the same functions."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from flows.cli.cli_common import (
+    JsonOpt,
+    StorageOpt,
+    VaultOpt,
+    cli_errors,
+    open_cli_store,
+    out,
+    print_json,
+    read_tracker,
+    settings_for,
+)
+
+app = typer.Typer(help="Reverse an automatic change (merge, gc, archive, promotion).",
+                  no_args_is_help=True)  # fmt: skip
+IdArg = Annotated[str, typer.Argument(help="memory id")]
+
+
+def _report(result: dict, as_json: bool) -> None:
+    if as_json:
+        print_json({"success": True, **result})
+    else:
+        out.print(f"[green]✓[/] {result['detail']}", highlight=False)
+
+
+@app.command("merge")
+def undo_merge_cmd(merged_id: IdArg, storage_path: StorageOpt = None,
+                   as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Split a merged memory back into its sources (relations restored)."""
+    from agents.undo import undo_merge_of
+
+    with cli_errors():
+        store = open_cli_store(settings_for(storage_path))
+        _report(undo_merge_of(store, merged_id, now=time.time(),
+                              cause="cortexgraph undo merge").to_json(), as_json)  # fmt: skip
+
+
+@app.command("gc")
+def undo_gc_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
+                as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Bring back a memory gc archived (grace period) or deleted (from gc-removed.jsonl)."""
+    from agents.undo import restore_collected
+    from storage.graveyard import Graveyard
+
+    with cli_errors():
+        settings = settings_for(storage_path)
+        store = open_cli_store(settings)
+        result = restore_collected(store, Graveyard(settings.storage_path), memory_id,
+                                   now=time.time(), cause="cortexgraph undo gc")  # fmt: skip
+        _report(result.to_json(), as_json)
+
+
+@app.command("archive")
+def undo_archive_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
+                     as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Make an archived memory active again (same as `cortexgraph unarchive`)."""
+    unarchive_cmd(memory_id, storage_path, as_json)
+
+
+@app.command("promote")
+def undo_promote_cmd(memory_id: IdArg, storage_path: StorageOpt = None, vault: VaultOpt = None,
+                     as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Move a promoted memory's note to the vault's .trash/ (same as `cortexgraph unpromote`)."""
+    unpromote_cmd(memory_id, storage_path, vault, as_json)
+
+
+def unarchive_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
+                  as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Make an archived memory active again."""
+    from agents.undo import unarchive
+
+    with cli_errors():
+        store = open_cli_store(settings_for(storage_path))
+        _report(unarchive(store, memory_id, now=time.time(),
+                          cause="cortexgraph unarchive").to_json(), as_json)  # fmt: skip
+
+
+def unpromote_cmd(memory_id: IdArg, storage_path: StorageOpt = None, vault: VaultOpt = None,
+                  as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Move a promoted memory's note to the vault's .trash/ and make the memory active again."""
+    from vault_sync.unpromote import unpromote_memory
+
+    with cli_errors():
+        settings = settings_for(storage_path, vault)
+        store = open_cli_store(settings)
+        done = unpromote_memory(store, settings.vault_path, memory_id,
+                                folder=settings.ltm_promoted_folder, now=time.time(),
+                                cause="cortexgraph unpromote")  # fmt: skip
+        where = f"note moved to {done.trashed_to}" if done.trashed_to else "no note was found"
+        _report({**done.to_json(), "detail": f"memory {memory_id} is active again; {where}"},
+                as_json)  # fmt: skip
+
+
+def history_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
+                as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Every change to a memory, with time and cause (store, gc and the issues' log)."""
+    from agents.history import history_of
+    from storage.graveyard import Graveyard
+
+    with cli_errors():
+        settings = settings_for(storage_path)
+        store = open_cli_store(settings)
+        events = history_of(store, memory_id, tracker=read_tracker(settings),
+                            graveyard=Graveyard(settings.storage_path))  # fmt: skip
+        if as_json:
+            print_json({"memory_id": memory_id, "events": [e.to_json() for e in events]})
+            return
+        table = Table(title=f"history of {memory_id}", title_justify="left")
+        for col in ("time", "event", "cause", "from"):
+            table.add_column(col, overflow="fold")
+        for e in events:
+            data = e.to_json()
+            table.add_row(data["time"] or "?", e.event, e.cause, e.source)
+        out.print(table)
+
+
+__all__ = ["app", "history_cmd", "unarchive_cmd", "unpromote_cmd"]

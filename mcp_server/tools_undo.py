@@ -1,0 +1,88 @@
+"""Undo and history tools: reverse what the consolidation agents did, and see what happened.
+
+The same functions as `cortexgraph undo|unarchive|unpromote|history` (agents.undo,
+agents.history, vault_sync.unpromote); this module only reads arguments and shapes answers.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from mcp_server.app import state_of
+from mcp_server.errors import tool_errors
+from mcp_server.services import issue_tracker
+from storage.models import validate_id
+
+CAUSE = "undo_consolidation (MCP)"
+
+
+@tool_errors
+def undo_consolidation(
+    ctx: Context,
+    action: Annotated[Literal["merge", "archive", "promote", "gc"], Field(description=(
+        "What to reverse: 'merge' (memory_id is the merged memory: its sources come back), "
+        "'archive' (make an archived memory active), 'promote' (move its note to the vault's "
+        ".trash/ and make it short-term again), 'gc' (bring back what garbage collection "
+        "archived or deleted)."))],
+    memory_id: Annotated[str, Field(description="The memory the change was made to "
+                                    "(see memory_history).", max_length=200)],
+) -> dict[str, Any]:  # fmt: skip
+    """Reverse one automatic change the consolidation agents made to a memory."""
+    state = state_of(ctx)
+    memory_id = validate_id(memory_id)
+    store, now = state.store, time.time()
+    if action == "merge":
+        from agents.undo import undo_merge_of
+
+        result = undo_merge_of(store, memory_id, now=now, cause=CAUSE).to_json()
+    elif action == "archive":
+        from agents.undo import unarchive
+
+        result = unarchive(store, memory_id, now=now, cause=CAUSE).to_json()
+    elif action == "gc":
+        from agents.undo import restore_collected
+        from storage.graveyard import Graveyard
+
+        result = restore_collected(store, Graveyard(state.settings.storage_path), memory_id,
+                                   now=now, cause=CAUSE).to_json()  # fmt: skip
+    else:
+        from vault_sync.unpromote import unpromote_memory
+
+        s = state.settings
+        done = unpromote_memory(store, s.vault_path, memory_id, folder=s.ltm_promoted_folder,
+                                now=now, cause=CAUSE)  # fmt: skip
+        result = {"action": "promote", "memory_ids": [memory_id], **done.to_json(),
+                  "detail": f"memory {memory_id} is short-term again"}  # fmt: skip
+    return {"success": True, **result}
+
+
+@tool_errors
+def memory_history(
+    ctx: Context,
+    memory_id: Annotated[str, Field(description="The memory whose changes to list.",
+                                    max_length=200)],
+) -> dict[str, Any]:  # fmt: skip
+    """Every change to a memory (saved, touched, merged, promoted, superseded, archived,
+    undone) with its time and cause, from the store, garbage collection and the issue log."""
+    from agents.history import history_of
+    from storage.graveyard import Graveyard
+
+    state = state_of(ctx)
+    memory_id = validate_id(memory_id)
+    tracker, _ = issue_tracker(state, create=False)
+    events = history_of(state.store, memory_id, tracker=tracker,
+                        graveyard=Graveyard(state.settings.storage_path))  # fmt: skip
+    return {"success": True, "memory_id": memory_id, "events": [e.to_json() for e in events]}
+
+
+def register(server: MCPServer) -> None:
+    server.add_tool(undo_consolidation, annotations=ToolAnnotations(destructive_hint=False))
+    server.add_tool(memory_history, annotations=ToolAnnotations(read_only_hint=True))
+
+
+__all__ = ["memory_history", "register", "undo_consolidation"]

@@ -1,0 +1,115 @@
+"""Backup and restore of a whole store directory (memories, relations, issues and their git
+history, the gc graveyard, caches), taken under the store's own inter-process lock so no
+writer appends halfway through the copy.
+
+A restore swaps the directory's contents under the same lock: what was there moves to a
+sibling folder ``<store>.before-restore-<time>`` (nothing is deleted), and the generation
+counter is bumped so every open store reloads instead of resuming at a stale offset.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from storage.errors import InvalidInputError, StorageError
+
+LOCK_NAME = ".cortexgraph.lock"
+GENERATION_NAME = ".cortexgraph.generation"
+_NOT_COPIED = {LOCK_NAME}
+_GEN_WIDTH = 20
+
+
+def _lock(directory: Path, timeout: float) -> FileLock:
+    return FileLock(str(directory / LOCK_NAME), timeout=timeout)
+
+
+def backup_store(directory: Path, target: Path, *, timeout: float = 30.0) -> int:
+    """Write ``directory`` as the .tar.gz ``target``; returns the number of files copied."""
+    directory, target = Path(directory).expanduser(), Path(target).expanduser()
+    if not (directory / "memories.jsonl").exists() and not directory.is_dir():
+        raise InvalidInputError(f"no store at {directory}")
+    if not target.name.endswith(".tar.gz"):
+        raise InvalidInputError(f"{target}: a backup is a .tar.gz file")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    count = 0
+    try:
+        with _lock(directory, timeout), tarfile.open(tmp, "w:gz") as tar:
+            for path in sorted(directory.rglob("*")):
+                rel = path.relative_to(directory)
+                if rel.name in _NOT_COPIED or ".tmp" in rel.name or not path.is_file():
+                    continue
+                tar.add(path, arcname=f"store/{rel.as_posix()}", recursive=False)
+                count += 1
+        os.replace(tmp, target)
+    except Timeout as exc:
+        raise StorageError(f"the store {directory} stayed locked for {timeout:.0f} s; "
+                           "try again when the running writer is done") from exc  # fmt: skip
+    except OSError as exc:
+        raise StorageError(f"cannot write the backup {target}: {exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return count
+
+
+def restore_store(
+    archive: Path, directory: Path, *, force: bool = False, timeout: float = 30.0
+) -> tuple[int, Path | None]:
+    """Replace ``directory``'s contents with the backup ``archive``. A directory that holds
+    memories is replaced only with ``force``; its old contents are moved aside (returned)."""
+    archive, directory = Path(archive).expanduser(), Path(directory).expanduser()
+    if not archive.is_file():
+        raise InvalidInputError(f"no backup file at {archive}")
+    has_data = (directory / "memories.jsonl").exists() and (directory / "memories.jsonl").stat(
+    ).st_size > 0  # fmt: skip
+    if has_data and not force:
+        raise InvalidInputError(f"{directory} already holds memories; pass --force to "
+                                "replace them (its files are moved aside, not deleted)")  # fmt: skip
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=directory.parent))
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = [m for m in tar.getmembers() if m.name.startswith("store/")]
+            if not members:
+                raise InvalidInputError(f"{archive} is not a cortexgraph backup")
+            tar.extractall(staging, members=members, filter="data")
+        source = staging / "store"
+        aside = None
+        with _lock(directory, timeout):
+            old_gen = _read_generation(directory)
+            entries = [p for p in directory.iterdir() if p.name != LOCK_NAME]
+            if entries:
+                aside = directory.with_name(f"{directory.name}.before-restore-"
+                                            f"{time.strftime('%Y%m%d-%H%M%S')}")  # fmt: skip
+                aside.mkdir()
+                for p in entries:
+                    os.replace(p, aside / p.name)
+            count = 0
+            for p in source.iterdir():
+                os.replace(p, directory / p.name)
+                count += sum(1 for _ in (directory / p.name).rglob("*")) if p.is_dir() else 1
+            gen = max(old_gen, _read_generation(directory)) + 1
+            (directory / GENERATION_NAME).write_text(str(gen).rjust(_GEN_WIDTH))
+    except (tarfile.TarError, OSError) as exc:
+        raise StorageError(f"cannot restore {archive} into {directory}: {exc}") from exc
+    except Timeout as exc:
+        raise StorageError(f"the store {directory} stayed locked for {timeout:.0f} s") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return count, aside
+
+
+def _read_generation(directory: Path) -> int:
+    try:
+        return int((directory / GENERATION_NAME).read_text().strip() or 0)
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+__all__ = ["backup_store", "restore_store"]
