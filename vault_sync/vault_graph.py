@@ -46,4 +46,21 @@ def build_graph(
     return g
 
 
-__all__ = ["build_graph"]
+def trim_graph(g: nx.DiGraph, *, max_nodes: int = 400, isolated: bool = False) -> nx.DiGraph:
+    """What `cortexgraph graph` and the web view draw: without unlinked nodes (unless
+    ``isolated``), and at most ``max_nodes``, the best connected."""
+    if not isolated:
+        g = g.copy()
+        g.remove_nodes_from(list(nx.isolates(g)))
+    if g.number_of_nodes() > max_nodes:
+        keep = sorted(g.degree, key=lambda nd: (-nd[1], nd[0]))[:max_nodes]
+        g = g.subgraph(n for n, _ in keep).copy()
+    return g
+
+
+def layout(g: nx.DiGraph) -> dict:
+    """Node positions (a seeded spring layout: the same picture every time)."""
+    return nx.spring_layout(g, seed=7, k=None if len(g) < 50 else 1.5 / len(g) ** 0.5)
+
+
+__all__ = ["build_graph", "layout", "trim_graph"]

@@ -35,7 +35,7 @@ def graph(
 ) -> None:
     """Draw notes (linked by [[wikilinks]]) and memories (linked by relations)."""
     from vault_sync.ltm_index import LTMIndex
-    from vault_sync.vault_graph import build_graph
+    from vault_sync.vault_graph import build_graph, trim_graph
 
     suffix = output.suffix.lower()
     if suffix not in (".png", ".html", ".htm"):
@@ -50,14 +50,7 @@ def graph(
     except CortexGraphError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
-    g = build_graph(index, mems, rels)
-    if not isolated:
-        import networkx as nx
-
-        g.remove_nodes_from(list(nx.isolates(g)))
-    if g.number_of_nodes() > max_nodes:
-        keep = sorted(g.degree, key=lambda nd: (-nd[1], nd[0]))[:max_nodes]
-        g = g.subgraph(n for n, _ in keep).copy()
+    g = trim_graph(build_graph(index, mems, rels), max_nodes=max_nodes, isolated=isolated)
     if g.number_of_nodes() == 0:
         err.print("nothing to draw: the vault and the store are empty")
         raise typer.Exit(1)
@@ -70,9 +63,9 @@ def graph(
 
 
 def _layout(g) -> dict:
-    import networkx as nx
+    from vault_sync.vault_graph import layout
 
-    return nx.spring_layout(g, seed=7, k=None if len(g) < 50 else 1.5 / len(g) ** 0.5)
+    return layout(g)
 
 
 def draw_png(g, path: Path, labelled: int = 15) -> None:

@@ -1,0 +1,113 @@
+"""What each API route answers, as plain data. Search, graph and decay come from the layers
+below (vault_sync, storage.decay); reviews go through agents.review."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from storage.decay import DAY, memory_score
+from storage.errors import InvalidInputError
+
+RUNS_FILE = "consolidation-runs.jsonl"  # written by `cortexgraph-consolidate` and the demo
+CURVE_POINTS = 61
+
+
+def search(state: Any, query: str, limit: int) -> dict[str, Any]:
+    from vault_sync import search_unified
+
+    s = state.settings
+    if not query.strip():
+        return {"query": query, "results": []}
+    hits = search_unified(state.store, state.ltm_index(), query, limit=limit,
+                          stm_weight=s.search_stm_weight, ltm_weight=s.search_ltm_weight,
+                          verbose=True, embedder=state.embedder, now=time.time())  # fmt: skip
+    return {"query": query, "results": [h.to_json(verbose=True) for h in hits]}
+
+
+def graph(state: Any, max_nodes: int) -> dict[str, Any]:
+    """The nodes and links `cortexgraph graph` draws, with the same layout."""
+    from vault_sync.vault_graph import build_graph, layout, trim_graph
+
+    g = build_graph(state.ltm_index(), state.store.list(), state.store.relations())
+    g = trim_graph(g, max_nodes=max(1, min(max_nodes, 2000)))
+    pos = layout(g) if len(g) else {}
+    nodes = [{"id": n, "label": str(d.get("label", n)), "kind": d.get("kind", "memory"),
+              "x": round(float(pos[n][0]), 4), "y": round(float(pos[n][1]), 4),
+              "degree": g.degree(n)} for n, d in g.nodes(data=True)]  # fmt: skip
+    edges = [{"source": a, "target": b, "kind": d.get("kind", "")}
+             for a, b, d in g.edges(data=True)]  # fmt: skip
+    return {"nodes": nodes, "edges": edges}
+
+
+def memory_with_curve(state: Any, memory_id: str, now: float, days: float) -> dict[str, Any]:
+    """The memory and its decay score from its last use until ``days`` from now."""
+    if not 0 < days <= 3650:
+        raise InvalidInputError("days must be in (0, 3650]")
+    memory = state.store.get(memory_id)
+    cfg = state.store.config.decay
+    start = min(float(memory.last_used or memory.created_at), now)
+    end = now + days * DAY
+    step = (end - start) / (CURVE_POINTS - 1)
+    points = [{"t": start + i * step, "days": round((start + i * step - now) / DAY, 3),
+               "score": round(memory_score(memory, start + i * step, cfg), 4)}
+              for i in range(CURVE_POINTS)]  # fmt: skip
+    return {
+        "memory": memory.to_json(),
+        "score_now": round(memory_score(memory, now, cfg), 4),
+        "curve": points,
+        "forget_threshold": cfg.forget_threshold,
+        "danger_zone": [cfg.danger_zone_min, cfg.danger_zone_max],
+        "promote_threshold": cfg.promote_threshold,
+    }
+
+
+def reviews(state: Any) -> dict[str, Any]:
+    from agents.review import pending_reviews
+
+    tracker = state.tracker()
+    if tracker is None:
+        return {"tracker": None, "reviews": []}
+    out = []
+    for issue in pending_reviews(tracker):
+        ids = list(issue.metadata.get("memory_ids") or ())
+        found = [state.store.find(i) for i in ids]
+        out.append({"id": issue.id, "title": issue.title, "status": issue.status,
+                    "cohesion": issue.metadata.get("cohesion"),
+                    "memories": [{"id": m.id, "content": m.content, "status": m.status.value}
+                                 for m in found if m is not None]})  # fmt: skip
+    return {"tracker": str(getattr(tracker, "path", "")), "reviews": out}
+
+
+def decide(state: Any, issue_id: str, decision: str, now: float) -> dict[str, Any]:
+    from agents.review import approve_review, reject_review
+
+    tracker = state.tracker()
+    if tracker is None:
+        raise InvalidInputError("no issue tracker for this store: nothing to review")
+    if decision == "approve":
+        done = approve_review(state.store, tracker, issue_id, now=now, by="the web view")
+    else:
+        done = reject_review(tracker, issue_id, by="the web view")
+    return {"success": True, **done.to_json()}
+
+
+def runs(state: Any, limit: int) -> dict[str, Any]:
+    path = state.settings.storage_path / RUNS_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return {"runs": []}
+    found = []
+    for line in reversed(lines):
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            continue
+        if len(found) >= max(1, min(limit, 100)):
+            break
+    return {"runs": found}
+
+
+__all__ = ["decide", "graph", "memory_with_curve", "reviews", "runs", "search"]
