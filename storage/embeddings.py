@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from storage.embedding_cache import EmbeddingCache, text_key
 from storage.errors import CortexGraphError
 from storage.models import Memory
 
@@ -108,76 +109,6 @@ def default_cache(directory: str | os.PathLike[str]) -> EmbeddingCache | None:
     return None if model is None else EmbeddingCache(model, directory)
 
 
-def text_key(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
-class EmbeddingCache:
-    """Vectors keyed by (model, content hash); in memory, optionally persisted as .npz beside
-    the store. Safe to share between threads; a corrupt cache file is ignored (re-embedded)."""
-
-    def __init__(self, embedder: Embedder, directory: str | os.PathLike[str] | None = None):
-        self.embedder = embedder
-        self._lock = threading.Lock()
-        self._vectors: dict[str, np.ndarray] = {}
-        self._dirty = False
-        self._file = (
-            Path(directory) / f".embeddings-{_safe(embedder.name)}.npz" if directory else None
-        )
-        if self._file is not None and self._file.exists():
-            try:
-                with np.load(self._file) as data:
-                    keys = data["keys"]
-                    vecs = data["vectors"]
-                self._vectors = {str(k): vecs[i] for i, k in enumerate(keys)}
-            except Exception as exc:  # noqa: BLE001 - cache is disposable
-                log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
-
-    @property
-    def name(self) -> str:
-        return self.embedder.name
-
-    def __len__(self) -> int:
-        return len(self._vectors)
-
-    def missing(self, texts: Sequence[str]) -> list[str]:
-        """The distinct ``texts`` (first-seen order) that have no cached vector yet."""
-        with self._lock:
-            known = self._vectors
-            out: dict[str, None] = {}
-            for t in texts:
-                if t not in out and text_key(t) not in known:
-                    out[t] = None
-        return list(out)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        keys = [text_key(t) for t in texts]
-        with self._lock:
-            missing = sorted({k: t for k, t in zip(keys, texts, strict=True)
-                              if k not in self._vectors}.items())  # fmt: skip
-        if missing:
-            vecs = self.embedder.embed([t for _, t in missing])
-            with self._lock:
-                for (k, _), v in zip(missing, vecs, strict=True):
-                    self._vectors[k] = v
-                self._dirty = True
-        with self._lock:
-            if not keys:
-                return np.zeros((0, 384), dtype=np.float32)
-            return np.stack([self._vectors[k] for k in keys])
-
-    def save(self) -> None:
-        if self._file is None or not self._dirty:
-            return
-        with self._lock:
-            keys = np.array(list(self._vectors), dtype=object).astype(str)
-            vecs = np.stack(list(self._vectors.values())) if self._vectors else np.zeros((0, 384))
-            tmp = self._file.with_name(self._file.name + ".tmp.npz")
-            np.savez(tmp, keys=keys, vectors=vecs.astype(np.float32))
-            os.replace(tmp, self._file)
-            self._dirty = False
-
-
 def dense_text(memory: Memory) -> str:
     """What gets embedded: the content, then its context (measured: +0.05 R@5 on LoCoMo)."""
     context = memory.meta.context
@@ -232,6 +163,10 @@ class DenseIndex:
             ]  # fmt: skip
             if stale:
                 vecs = self.cache.embed([texts[i] for i in stale])
+                if len(self._matrix) and vecs.shape[1] != self._matrix.shape[1]:
+                    # Rows from vectors of another width (an old cache): rebuild them all.
+                    self.sync([*self._reset(), *changed])
+                    return
                 for i, vec in zip(stale, vecs, strict=True):
                     self._put_row(changed[i].id, keys[i], vec)
             for m in changed:
@@ -263,8 +198,23 @@ class DenseIndex:
 
     def query_vector(self, query: str) -> np.ndarray:
         """Queries are embedded fresh: caching them would fill the persisted cache with
-        one-off questions."""
-        return np.asarray(self.cache.embedder.embed([query])[0], dtype=np.float32)
+        one-off questions. The model's width settles the cache's: rows of another are rebuilt."""
+        q = np.asarray(self.cache.embedder.embed([query])[0], dtype=np.float32)
+        if q.ndim != 1 or not np.isfinite(q).all():
+            return np.zeros(max(self._matrix.shape[1], 1), dtype=np.float32)
+        with self._lock:
+            dropped = self.cache.settle_width(len(q))
+            if dropped or (len(self._matrix) and self._matrix.shape[1] != len(q)):
+                self.sync(self._reset())
+        return q
+
+    def _reset(self) -> list[Memory]:
+        """Forget every row; returns the memories they were synced from."""
+        seen = list(self._seen.values())
+        self._row, self._key, self._ids, self._seen, self._free = {}, [], [], {}, []
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._valid = np.zeros(0, dtype=bool)
+        return seen
 
     def ranked(self, query: str, k: int, allowed: Container[str] | None = None) -> dict[str, float]:
         """Cosine of the k most similar synced memories (restricted to ``allowed`` ids)."""
@@ -316,10 +266,6 @@ class DenseIndex:
             return {}
         self.sync(memories)
         return self.ranked(query, k, {m.id for m in memories})
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 __all__ = [

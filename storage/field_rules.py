@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from storage.errors import InvalidInputError
@@ -49,7 +49,7 @@ def validate_tags(tags: object, what: str = "tags") -> tuple[str, ...]:
     """Tags are a list of non-empty strings; order kept, duplicates dropped."""
     if tags is None:
         return ()
-    if isinstance(tags, str) or not isinstance(tags, Iterable):
+    if isinstance(tags, str | bytes | Mapping) or not isinstance(tags, Iterable):
         raise InvalidInputError(f"{what} must be a list of strings, got {type(tags).__name__}")
     out: list[str] = []
     for t in tags:

@@ -120,7 +120,7 @@ def _check_strings(
     anything iterates a huge list)."""
     if values is None:
         return
-    if isinstance(values, str) or not isinstance(values, Sized | Iterable):
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Sized | Iterable):
         raise InvalidInputError(f"{what} must be a list of strings, got {type(values).__name__}")
     if isinstance(values, Sized) and len(values) > max_items:
         raise InvalidInputError(

@@ -416,3 +416,93 @@ def test_a_writer_that_missed_lines_before_a_compaction_reloads_in_full(tmp_path
     c.save("nor this", now=NOW)
     c.compact()
     assert {m.content for m in b.list()} == {"b knows this", "b has not read this yet", "nor this"}
+
+
+# -- medium 7: the embedding cache is checked on load; a bad row never breaks search ---------
+
+
+class UnitEmbedder:
+    """Deterministic unit vectors of a chosen width (the Embedder protocol)."""
+
+    def __init__(self, width: int = 8) -> None:
+        self.name, self.width, self.calls = "unit-test", width, 0
+
+    def embed(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        self.calls += len(texts)
+        rows = [
+            np.frombuffer(hashlib.sha256(t.encode()).digest()[: self.width], dtype=np.uint8)
+            for t in texts
+        ]
+        vecs = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.width) + 1.0
+        return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+
+
+def _dense_store(path: Path, width: int):
+    from storage.embeddings import DenseIndex, EmbeddingCache
+
+    model = UnitEmbedder(width)
+    cache = EmbeddingCache(model, path)
+    return open_store(path, dense=DenseIndex(cache)), cache, model
+
+
+def _cache_file(path: Path) -> Path:
+    return next(path.glob(".embeddings-*.npz"))
+
+
+def _search_ids(store) -> list[str]:
+    return [r.memory.id for r in store.search("kayak", top_k=5, now=NOW, use_embeddings=True)]
+
+
+def test_cache_rows_of_the_wrong_width_are_re_embedded_not_a_crash(tmp_path):
+    store, cache, _ = _dense_store(tmp_path, width=8)
+    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
+    expected = _search_ids(store)
+    cache.save()
+    store2, _, model2 = _dense_store(tmp_path, width=4)  # another model's width: 4
+    assert sorted(_search_ids(store2)) == sorted(m.id for m in saved)
+    assert model2.calls >= 3  # the old rows were re-embedded
+    store3, _, model3 = _dense_store(tmp_path, width=8)
+    assert _search_ids(store3) == expected
+
+
+@pytest.mark.parametrize("damage", ["nan", "inf", "huge", "zero"])
+def test_non_finite_or_non_unit_rows_are_dropped_on_load(tmp_path, damage):
+    import numpy as np
+
+    store, cache, _ = _dense_store(tmp_path, width=8)
+    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
+    expected = _search_ids(store)
+    cache.save()
+    file = _cache_file(tmp_path)
+    with np.load(file) as data:
+        keys, vecs = data["keys"], data["vectors"].copy()
+    vecs[1] = {"nan": np.nan, "inf": np.inf, "huge": 1e30, "zero": 0.0}[damage]
+    np.savez(file, keys=keys, vectors=vecs)
+    store2, cache2, model2 = _dense_store(tmp_path, width=8)
+    assert len(cache2) == len(saved) - 1
+    assert _search_ids(store2) == expected
+    assert model2.calls == 2  # only the bad row was embedded again (and the query)
+
+
+@pytest.mark.parametrize("damage", ["int dtype", "1-d", "keys mismatch", "strings"])
+def test_a_cache_file_of_the_wrong_shape_or_type_is_ignored(tmp_path, damage):
+    import numpy as np
+
+    store, cache, _ = _dense_store(tmp_path, width=8)
+    store.save("kayak", now=NOW)
+    expected = _search_ids(store)
+    cache.save()
+    file = _cache_file(tmp_path)
+    with np.load(file) as data:
+        keys, vecs = data["keys"], data["vectors"]
+    vecs = {"int dtype": vecs.astype(np.int64), "1-d": vecs[0], "keys mismatch": vecs,
+            "strings": vecs.astype(str)}[damage]  # fmt: skip
+    keys = np.concatenate([keys, keys]) if damage == "keys mismatch" else keys
+    np.savez(file, keys=keys, vectors=vecs)
+    store2, cache2, _ = _dense_store(tmp_path, width=8)
+    assert len(cache2) == 0
+    assert _search_ids(store2) == expected

@@ -1,0 +1,173 @@
+"""The sidecar cache of sentence vectors, keyed by (model, content hash), checked on load.
+
+The cache file is a convenience, not a source of truth: every row read from it must be a
+finite, unit-length vector (the Embedder protocol's promise) of the cache's one width, keyed by a
+content hash; anything else is dropped (and re-embedded when next needed). A fresh vector with a
+NaN or infinity is served as zeros (no similarity) and never cached. A vector of another width than the model's, from a
+cache written by another model or a hand edit, is dropped as soon as the model's width is
+known. So a damaged cache can cost time, never a crashed or distorted search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from storage.embeddings import Embedder
+
+log = logging.getLogger(__name__)
+
+_KEY_RE = re.compile(r"[0-9a-f]{32}")
+# Stored vectors are L2-normalised; a norm outside this band is damage, not rounding.
+NORM_TOLERANCE = 0.05
+
+
+def text_key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def good_rows(vectors: np.ndarray) -> np.ndarray:
+    """Mask of the rows of a 2-D float array that are finite and of unit length."""
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(vectors).all(axis=1)
+        norms = np.linalg.norm(np.where(np.isfinite(vectors), vectors, 0.0), axis=1)
+    return finite & (np.abs(norms - 1.0) <= NORM_TOLERANCE)
+
+
+def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
+    """The valid rows of a cache file (an empty dict if the file as a whole is unusable)."""
+    with np.load(path, allow_pickle=False) as data:
+        keys, vecs = data["keys"], data["vectors"]
+    if (
+        keys.ndim != 1
+        or vecs.ndim != 2
+        or len(keys) != len(vecs)
+        or vecs.shape[1] == 0
+        or not np.issubdtype(vecs.dtype, np.floating)
+        or keys.dtype.kind not in "US"
+    ):
+        log.warning(
+            "ignoring embedding cache %s: keys %s %s, vectors %s %s",
+            path, keys.shape, keys.dtype, vecs.shape, vecs.dtype,
+        )  # fmt: skip
+        return {}
+    vecs = vecs.astype(np.float32)
+    ok = good_rows(vecs)
+    out = {}
+    for i, key in enumerate(keys.astype(str)):
+        if ok[i] and _KEY_RE.fullmatch(key):
+            out[key] = vecs[i]
+    if len(out) < len(keys):
+        log.warning(
+            "embedding cache %s: dropped %d bad row(s) (re-embedded when needed)",
+            path, len(keys) - len(out),
+        )  # fmt: skip
+    return out
+
+
+class EmbeddingCache:
+    """Vectors keyed by (model, content hash); in memory, optionally persisted as .npz beside
+    the store. Safe to share between threads; a corrupt cache file or row is ignored."""
+
+    def __init__(self, embedder: Embedder, directory: str | os.PathLike[str] | None = None):
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._vectors: dict[str, np.ndarray] = {}
+        self._dirty = False
+        self._file = (
+            Path(directory) / f".embeddings-{_safe(embedder.name)}.npz" if directory else None
+        )
+        if self._file is not None and self._file.exists():
+            try:
+                self._vectors = _read_cache_file(self._file)
+            except Exception as exc:  # noqa: BLE001 - cache is disposable
+                log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
+        # Width of the vectors held; the model's first answer settles it (others dropped).
+        self.width = next((len(v) for v in self._vectors.values()), 0)
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct ``texts`` (first-seen order) that have no cached vector yet."""
+        with self._lock:
+            known = self._vectors
+            out: dict[str, None] = {}
+            for t in texts:
+                if t not in out and text_key(t) not in known:
+                    out[t] = None
+        return list(out)
+
+    def settle_width(self, width: int) -> bool:
+        """The model's vectors are ``width`` wide: drop cached ones that are not.
+        True if any were dropped (callers holding rows of the old width rebuild them)."""
+        with self._lock:
+            if width == self.width or not self._vectors:
+                self.width = width
+                return False
+            log.warning(
+                "embedding cache: %d vector(s) of width %d, the model's is %d; re-embedding",
+                len(self._vectors), self.width, width,
+            )  # fmt: skip
+            self._vectors = {k: v for k, v in self._vectors.items() if len(v) == width}
+            self.width, self._dirty = width, True
+            return True
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [text_key(t) for t in texts]
+        served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
+        for _ in range(2):  # a second round only if the model's width dropped cached rows
+            with self._lock:
+                missing = sorted({k: t for k, t in zip(keys, texts, strict=True)
+                                  if k not in self._vectors and k not in served}.items())  # fmt: skip
+            if not missing:
+                break
+            vecs = np.asarray(self.embedder.embed([t for _, t in missing]), dtype=np.float32)
+            if vecs.ndim != 2 or len(vecs) != len(missing):
+                raise ValueError(f"embedder returned shape {vecs.shape} for {len(missing)} texts")
+            dropped = self.settle_width(vecs.shape[1])
+            ok = np.isfinite(vecs).all(axis=1)  # the model's own scale is trusted, not NaN
+            with self._lock:
+                for (k, _), v, good in zip(missing, vecs, ok, strict=True):
+                    if good:
+                        self._vectors[k] = v
+                    else:
+                        served[k] = np.zeros_like(v)
+                self._dirty = True
+            if not dropped:
+                break
+        with self._lock:
+            if not keys:
+                return np.zeros((0, self.width or 384), dtype=np.float32)
+            return np.stack([served[k] if k in served else self._vectors[k] for k in keys])
+
+    def save(self) -> None:
+        if self._file is None or not self._dirty:
+            return
+        with self._lock:
+            keys = np.array(list(self._vectors), dtype=object).astype(str)
+            vecs = np.stack(list(self._vectors.values())) if self._vectors else np.zeros((0, 384))
+            tmp = self._file.with_name(f"{self._file.name}.{os.getpid()}.tmp.npz")
+            np.savez(tmp, keys=keys, vectors=vecs.astype(np.float32))
+            os.replace(tmp, self._file)
+            self._dirty = False
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+__all__ = ["NORM_TOLERANCE", "EmbeddingCache", "good_rows", "text_key"]
