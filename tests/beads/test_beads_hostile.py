@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from flows.cli.issues_cmd import app
@@ -256,3 +258,41 @@ def test_a_failed_commit_is_carried_by_the_next_one(user_repo, clock, monkeypatc
     tracker.create("second")
     assert '"close_reason":"closed while git failed"' in _head_file(user_repo)
     assert tracker.path.read_text() == _head_file(user_repo)
+
+
+# -- any hostile line: the rest of the file stays readable -------------------------------------
+
+
+def _ticks():
+    t = iter(range(1_767_225_600, 1_767_225_600 + 10_000))
+    return lambda: float(next(t))
+
+
+_HOSTILE_LINES = st.one_of(
+    st.binary(max_size=300).map(lambda b: b.replace(b"\n", b" ")),
+    st.text(max_size=200).map(lambda t: t.replace("\n", " ").encode("utf-8", "surrogatepass")),
+    st.integers(1, 5000).map(lambda n: b"[" * n + b"]" * n),
+    st.integers(1, 5000).map(lambda n: b'{"id":' * n),
+    st.sampled_from([b'{"id":"cg-zzz","title":1}', b"[]", b"null", b'{"_type":"other"}']),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(hostile=st.lists(_HOSTILE_LINES, min_size=1, max_size=4))
+def test_any_hostile_line_leaves_the_other_issues_readable(tmp_path_factory, hostile):
+    from storage.beads.issue_file import parse_issue_lines
+
+    repo = tmp_path_factory.mktemp("hostile")
+    tracker = open_tracker(repo, search_parents=False, clock=_ticks())
+    a = tracker.create("before")
+    b = tracker.create("after")
+    path = repo / BEADS_FILE
+    lines = path.read_bytes().split(b"\n")[:2]
+    path.write_bytes(b"\n".join([lines[0], *hostile, lines[1]]) + b"\n")
+    fresh = open_tracker(repo, search_parents=False, clock=_ticks())
+    assert {a.id, b.id} <= {i.id for i in fresh.query()}
+    fresh.close(a.id, "still works")
+    assert open_tracker(repo, search_parents=False).get(a.id).status == "closed"
+    parse_issue_lines(path.read_bytes())  # never raises
