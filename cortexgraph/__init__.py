@@ -5,6 +5,7 @@ The public Python API. ``open_store`` opens a short-term memory store; see READM
 
 from __future__ import annotations
 
+from cortexgraph import namespace_shim as _namespace_shim
 from storage import (
     InMemoryStore,
     JSONLStore,
@@ -16,6 +17,8 @@ from storage import (
     StoreConfig,
     open_store,
 )
+
+_namespace_shim.install()  # cortexgraph.agents -> agents, until the package-dir mapping lands
 
 __version__ = "2.0.0.dev0"
 

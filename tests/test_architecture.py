@@ -27,6 +27,11 @@ ALLOWED = {
     # the local web view: a shell like the other two; neither of them is imported by it
     "webui": {"storage", "agents", "vault_sync", "retrieval", "cortexgraph"},
 }
+# cortexgraph 1.x's public names (``from cortexgraph.agents import Scheduler``, the beads helpers in
+# ``cortexgraph.agents.beads_integration``) open the configured store themselves, so these two
+# entry points reach the flow wiring, lazily (flows/agents_api.py, flows/beads_api.py); the
+# agents' own modules stay on storage only.
+COMPAT_ENTRY_POINTS = {"agents/__init__.py": {"flows"}, "agents/beads_integration.py": {"flows"}}
 # third-party frameworks that only the shells may touch
 FRAMEWORKS = {"prefect": {"flows"}, "prefect_dask": {"flows"}, "mcp": {"mcp_server"}}
 
@@ -51,8 +56,9 @@ def test_package_imports_follow_the_layers(package: str) -> None:
     violations = [
         f"{path.relative_to(ROOT)} imports {name}"
         for path in _modules(package)
-        for name in sorted(_imports(path) & OURS - {package} - ALLOWED[package])
-    ]
+        for name in sorted(_imports(path) & OURS - {package} - ALLOWED[package]
+                           - COMPAT_ENTRY_POINTS.get(path.relative_to(ROOT).as_posix(), set()))
+    ]  # fmt: skip
     assert not violations, "layering broken:\n" + "\n".join(violations)
 
 

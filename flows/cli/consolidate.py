@@ -70,7 +70,8 @@ def run(
     scheduled: Annotated[
         bool, typer.Option("--scheduled", help="run only if the last run is older")
     ] = False,
-    interval_hours: Annotated[float, typer.Option(help="with --scheduled")] = 1.0,
+    interval_hours: Annotated[float | None, typer.Option(
+        help="with --scheduled (default: CORTEXGRAPH_CONSOLIDATION_INTERVAL, 3600 s)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     storage_path: StoragePath = None,
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault (LTM)")] = None,
@@ -88,11 +89,13 @@ def run(
     try:
         settings = _settings(storage_path, vault)
         if scheduled:
+            hours = interval_hours if interval_hours is not None else (
+                settings.consolidation_interval / 3600)  # fmt: skip
             last = _last_run(settings.storage_path)
             age = time.time() - last["finished_at"] if last else None
-            if age is not None and age < interval_hours * 3600:
+            if age is not None and age < hours * 3600:
                 _say(as_json, {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago "
-                                                          f"(< {interval_hours} h)"})  # fmt: skip
+                                                          f"(< {hours:g} h)"})  # fmt: skip
                 return
         report = run_with_progress(
             settings, dry_run=dry_run, agents=agent, merge_mode=merge_mode, gc=gc,
@@ -204,6 +207,9 @@ def _fail(as_json: bool, message: str) -> None:
 
 def main() -> None:
     prepare_process()
+    from cortexgraph.settings import warn_unknown_env
+
+    warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     app(prog_name="cortexgraph-consolidate")
 
 

@@ -1,9 +1,12 @@
 """``cortexgraph-maintenance``: look after a JSONL store (``stats``, ``compact``).
 
+    cortexgraph-maintenance [--storage-path DIR] stats   [--json]     # 1.x's order
     cortexgraph-maintenance stats   [--storage-path DIR] [--json]
     cortexgraph-maintenance compact [--storage-path DIR] [--json]
 
-The path defaults to ``CORTEXGRAPH_STORAGE_PATH`` (settings are read here, at the edge).
+The path defaults to ``CORTEXGRAPH_STORAGE_PATH`` (settings are read here, at the edge); it may
+come before the command (as 1.x documents) or after it. ``stats`` ends with the compaction hint:
+live records against lines on disk, and what ``compact`` would reclaim.
 Typed storage errors become a one-line message and exit code 2.
 """
 
@@ -22,6 +25,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+_GLOBAL: dict[str, Path | None] = {"storage_path": None}
 
 PathOption = Annotated[
     Path | None,
@@ -30,10 +34,18 @@ PathOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
+@app.callback()
+def _options(
+    storage_path: Annotated[Path | None, typer.Option(
+        "--storage-path", help="STM directory (default: CORTEXGRAPH_STORAGE_PATH).")] = None,
+) -> None:  # fmt: skip
+    _GLOBAL["storage_path"] = storage_path
+
+
 def _open(storage_path: Path | None):
     from cortexgraph.settings import load_settings
 
-    settings = load_settings(storage_path=storage_path)
+    settings = load_settings(storage_path=storage_path or _GLOBAL["storage_path"])
     try:
         return open_store(settings.storage_path, config=settings.store_config())
     except CortexGraphError as exc:
@@ -60,8 +72,34 @@ def _print(data: dict, as_json: bool, title: str) -> None:
 def stats(storage_path: PathOption = None, as_json: JsonOption = False) -> None:
     """Counts by status, relations, decay bands, quarantined lines, file size."""
     store = _open(storage_path)
-    data = {"storage_path": str(store.path), **store.stats().to_json()}
+    data = {"storage_path": str(store.path), **store.stats().to_json(), **compaction_hint(store)}
     _print(data, as_json, "cortexgraph store")
+
+
+def compaction_hint(store) -> dict:  # noqa: ANN001 - a JSONLStore
+    """Live records against lines on disk, and what ``compact`` would reclaim (computed the way
+    compact writes: one JSON line per live record)."""
+    from storage.jsonl_lines import count_lines
+
+    files = [store.path / store.config.memories_filename,
+             store.path / store.config.relations_filename]  # fmt: skip
+    lines = sum(count_lines(f) for f in files)
+    on_disk = sum(f.stat().st_size for f in files if f.is_file())
+    records = [*store.list(), *store.relations()]
+    live = len(records)
+    after = sum(len((json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8"))
+                for r in records)  # fmt: skip
+    reclaim_lines, reclaim_bytes = max(0, lines - live), max(0, on_disk - after)
+    return {
+        "live_records": live,
+        "lines_on_disk": lines,
+        "compact_would_remove_lines": reclaim_lines,
+        "compact_would_reclaim_bytes": reclaim_bytes,
+        "compaction_hint": (
+            f"compact would drop {reclaim_lines:,} superseded or deleted line(s) and reclaim "
+            f"~{reclaim_bytes:,} bytes" if reclaim_lines else "nothing to compact"
+        ),
+    }  # fmt: skip
 
 
 @app.command()
@@ -86,6 +124,9 @@ def compact(storage_path: PathOption = None, as_json: JsonOption = False) -> Non
 
 
 def main() -> None:
+    from cortexgraph.settings import warn_unknown_env
+
+    warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     app()
 
 
