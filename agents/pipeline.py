@@ -76,6 +76,7 @@ def pipeline_config(
     decay: DecayConfig,
     *,
     link_threshold: float | None = None,
+    tfidf_link_threshold: float | None = None,
     max_cluster_size: int = 12,
     min_cluster_size: int = 2,
     decay_memory_issues: bool = False,
@@ -89,6 +90,8 @@ def pipeline_config(
                             min_cluster_size=min(min_cluster_size, max_cluster_size))  # fmt: skip
     if link_threshold is not None:
         cluster = replace(cluster, link_threshold=link_threshold)
+    if tfidf_link_threshold is not None:
+        cluster = replace(cluster, tfidf_link_threshold=tfidf_link_threshold)
     return PipelineConfig(
         decay=DecayAnalyzerConfig(decay=decay, gc=GcMode(gc), memory_issues=decay_memory_issues),
         cluster=cluster,

@@ -158,8 +158,12 @@ class Settings(BaseSettings):
     def pipeline_options(self) -> dict[str, Any]:
         """The consolidation settings every edge hands to ``agents.pipeline.pipeline_config``,
         so the flow, the MCP tools and the Python API cluster by one rule."""
+        explicit = "cluster_link_threshold" in self.model_fields_set
         return {
             "link_threshold": self.cluster_link_threshold,
+            # A value the user set is the bar whatever the similarity (1.x had one threshold);
+            # unset, TF-IDF keeps its own tuned bar (agents.cluster_detector.ClusterConfig).
+            "tfidf_link_threshold": self.cluster_link_threshold if explicit else None,
             "max_cluster_size": self.cluster_max_size,
             "min_cluster_size": self.min_cluster_size,
             "decay_memory_issues": self.decay_memory_issues,

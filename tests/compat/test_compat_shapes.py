@@ -110,3 +110,25 @@ def test_cluster_tool_and_pipeline_use_one_rule_without_embeddings(tmp_path):
     in_report = set(re.findall(r"\bc-[0-9a-f]{10}\b", pipeline["report_markdown"]))
     assert in_report == {c["cluster_id"] for c in tool["clusters"]}
     assert f"link >= {tool['threshold']}" in pipeline["summaries"]["cluster"]
+
+
+def test_an_explicit_cluster_threshold_is_the_bar_for_tfidf_too(tmp_path, monkeypatch):
+    from cortexgraph.settings import Settings
+
+    store = open_store(tmp_path / "stm")
+    for t in PARAPHRASES:
+        store.save(t)
+    monkeypatch.setenv("CORTEXGRAPH_CLUSTER_THRESHOLD", "0.95")  # the 1.x name
+    settings = Settings(storage_path=tmp_path / "stm", enable_embeddings=False,
+                        beads_enabled=False)  # fmt: skip
+    assert settings.cluster_link_threshold == 0.95
+    monkeypatch.delenv("CORTEXGRAPH_CLUSTER_THRESHOLD")
+    default = make_settings(tmp_path)
+
+    async def go(s):
+        async with Client(build_server(s)) as client:
+            return payload(await client.call_tool("cluster_memories", {}))
+
+    strict, tuned = run(go, settings), run(go, default)
+    assert (strict["threshold"], strict["clusters_found"]) == (0.95, 0)
+    assert tuned["threshold"] == 0.35 and tuned["clusters_found"] == 1  # TF-IDF's tuned bar
