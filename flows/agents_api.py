@@ -151,8 +151,8 @@ class ClusterDetector(_Agent):
         # rate_limit: 1.x throttled LLM calls; clustering here calls no remote service.
         super()._overrides(**rest)
         out: dict[str, Any] = {}
-        if similarity_threshold is not None:
-            out["link_threshold"] = similarity_threshold
+        if similarity_threshold is not None:  # the bar whatever the similarity, as in 1.x
+            out["link_threshold"] = out["tfidf_link_threshold"] = similarity_threshold
         if min_cluster_size is not None:
             out["min_cluster_size"] = min_cluster_size
         return out

@@ -87,9 +87,10 @@ def test_each_agent_runs_alone_with_1x_options(configured):
     from cortexgraph.agents import ClusterDetector, DecayAnalyzer, LTMPromoter, SemanticMerge
 
     assert len(DecayAnalyzer(dry_run=True, now=NOW).run()) == 3
-    (c,) = ClusterDetector(dry_run=True, now=NOW, similarity_threshold=0.83,
+    (c,) = ClusterDetector(dry_run=True, now=NOW, similarity_threshold=0.3,
                            min_cluster_size=3).run()  # fmt: skip
     assert c.size == 3
+    assert ClusterDetector(dry_run=True, now=NOW, similarity_threshold=0.99).run() == []
     assert ClusterDetector(dry_run=True, now=NOW, min_cluster_size=4).run() == []
     (p,) = LTMPromoter(dry_run=True, now=NOW).run()
     assert p.criteria_met and p.vault_path is None  # a dry run writes no note
