@@ -28,11 +28,18 @@ def main(argv: list[str] | None = None) -> None:
     from cortexgraph.settings import load_settings
 
     prepare_process()
+    from cortexgraph.settings import warn_unknown_env
+
+    warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     settings = load_settings(storage_path=args.storage_path, log_level=args.log_level,
                              http_host=args.host, http_port=args.port)  # fmt: skip
     # Configure before the SDK does, so its handler (rich, on stderr) is not installed first.
     logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    from mcp_server.errors import ClipLogRecords
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(ClipLogRecords())  # the SDK logs every error text a client provoked
     from mcp_server.app import build_server
 
     server = build_server(settings)
@@ -43,7 +50,9 @@ def main(argv: list[str] | None = None) -> None:
             run_http(server, settings.http_host, settings.http_port, settings.http_token,
                      settings.log_level)  # fmt: skip
         else:
-            server.run("stdio")
+            from mcp_server.stdio import run_stdio
+
+            run_stdio(server)  # the SDK's stdio, answering lines it cannot parse
     except KeyboardInterrupt:
         pass
 

@@ -1,4 +1,9 @@
-"""Streamable HTTP transport with an optional bearer token checked on every request."""
+"""Streamable HTTP transport with an optional bearer token checked on every request.
+
+On any loopback address (127.0.0.0/8, ::1 however spelled, localhost) the Host and Origin
+headers must name a loopback host too (DNS-rebinding protection): a web page cannot reach the
+server through a name of its own that resolves to 127.0.0.1.
+"""
 
 from __future__ import annotations
 
@@ -45,6 +50,34 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
+def loopback_spellings(host: str) -> list[str]:
+    """The Host-header forms (without port) of the usual loopback names and of ``host``."""
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        address = None
+    if address is not None and address.version == 6:
+        names += [f"[{host.strip('[]')}]", f"[{address.compressed}]", f"[{address.exploded}]"]
+    elif address is not None:
+        names.append(str(address))
+    return list(dict.fromkeys(n.lower() for n in names))
+
+
+def rebinding_protection(host: str) -> Any:
+    """Host/Origin checks for a loopback bind (None elsewhere: the token guards it there)."""
+    if not is_loopback(host):
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = loopback_spellings(host)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*names, *(f"{n}:*" for n in names)],
+        allowed_origins=[*(f"http://{n}" for n in names), *(f"http://{n}:*" for n in names)],
+    )
+
+
 def http_app(server: Any, host: str, token: str | None) -> Any:
     """The Starlette app of ``server`` wrapped in the token check when a token is set."""
     if not is_loopback(host) and not token:
@@ -53,7 +86,7 @@ def http_app(server: Any, host: str, token: str | None) -> Any:
             "CORTEXGRAPH_HTTP_TOKEN (clients send 'Authorization: Bearer <token>') or bind "
             "to 127.0.0.1"
         )
-    app = server.streamable_http_app(host=host)
+    app = server.streamable_http_app(host=host, transport_security=rebinding_protection(host))
     return BearerTokenMiddleware(app, token) if token else app
 
 
@@ -66,4 +99,5 @@ def run_http(server: Any, host: str, port: int, token: str | None, log_level: st
     uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=False)
 
 
-__all__ = ["BearerTokenMiddleware", "http_app", "is_loopback", "run_http"]
+__all__ = ["BearerTokenMiddleware", "http_app", "is_loopback", "loopback_spellings",
+           "rebinding_protection", "run_http"]  # fmt: skip

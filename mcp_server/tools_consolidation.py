@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictFloat, StrictInt
 
 from mcp_server.app import ServerState, state_of
 from mcp_server.errors import tool_errors
@@ -97,13 +97,14 @@ def cluster_memories(
     ctx: Context,
     strategy: Annotated[Literal["similarity"], Field(description="Clustering strategy.")]
     = "similarity",
-    threshold: Annotated[float | None, Field(description="Link similarity 0-1 (default from "
+    threshold: Annotated[StrictFloat | None, Field(description="Link similarity 0-1 (default from "
                                              "settings).", ge=0, le=1)] = None,
-    max_cluster_size: Annotated[int | None, Field(description="Largest cluster (2-100).", ge=2,
+    max_cluster_size: Annotated[StrictInt | None, Field(description="Largest cluster (2-100).",
+                                                        ge=2,
                                                   le=100)] = None,
     find_duplicates: Annotated[bool, Field(description="List near-duplicate groups instead "
                                            "(a much higher threshold).")] = False,
-    duplicate_threshold: Annotated[float | None, Field(description="Duplicate similarity 0-1 "
+    duplicate_threshold: Annotated[StrictFloat | None, Field(description="Duplicate similarity 0-1 "
                                                        "(default 0.9).", ge=0, le=1)] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Group similar memories into clusters by the consolidation pipeline's rule (or list
@@ -135,14 +136,15 @@ def cluster_memories(
 @tool_errors
 def consolidate_memories(
     ctx: Context,
-    cluster_id: Annotated[str | None, Field(description="A cluster_id from cluster_memories.")]
+    cluster_id: Annotated[str | None, Field(description="A cluster_id from cluster_memories.",
+                                            max_length=200)]
     = None,
     mode: Annotated[Literal["preview", "apply", "link"], Field(
         description="preview: show the merged memory; apply: merge (sources archived, "
                     "reversible); link: relate the members without merging.")] = "preview",
     auto_detect: Annotated[bool, Field(description="Act on every cluster at or above "
                                        "cohesion_threshold instead.")] = False,
-    cohesion_threshold: Annotated[float, Field(description="Minimum cohesion for auto_detect "
+    cohesion_threshold: Annotated[StrictFloat, Field(description="Minimum cohesion for auto_detect "
                                                "(0-1).", ge=0, le=1)] = 0.75,
 ) -> dict[str, Any]:  # fmt: skip
     """Merge (or link) a cluster of similar memories into one, keeping every distinct fact."""
@@ -222,7 +224,7 @@ def list_consolidation_issues(
         description="Which issues.")] = "open",
     label: Annotated[str | None, Field(description="Only issues with this label, e.g. "
                                        "'consolidation:cluster'.", max_length=200)] = None,
-    limit: Annotated[int, Field(description="At most this many (1-100).", ge=1, le=100)] = 50,
+    limit: Annotated[StrictInt, Field(description="At most this many (1-100).", ge=1, le=100)] = 50,
 ) -> dict[str, Any]:  # fmt: skip
     """The consolidation agents' work items (beads issues): what is pending, claimed, done."""
     state = state_of(ctx)

@@ -15,9 +15,10 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictFloat, StrictInt
 
 from mcp_server.app import ServerState, state_of
+from mcp_server.arguments import MAX_ID_CHARS, IdText, check_content, check_supersedes
 from mcp_server.errors import DependencyUnavailableError, tool_errors
 from mcp_server.services import embedder_for
 from retrieval import prompts
@@ -87,15 +88,16 @@ def memory_retrieve(
     ctx: Context,
     query: Annotated[str, Field(description="What the context is for, in words.", min_length=1,
                                 max_length=10_000)],
-    token_budget: Annotated[int, Field(description="Most tokens to return (MiniLM WordPiece "
+    token_budget: Annotated[StrictInt, Field(description="Most tokens to return (MiniLM WordPiece "
                                        "count).", ge=20, le=200_000)] = 3000,
     memory_types: Annotated[list[MemoryType] | None, Field(
-        description="Tiers to draw from; default all: core, ltm, stm, graph.")] = None,
+        description="Tiers to draw from; default all: core, ltm, stm, graph.",
+        max_length=4)] = None,
     after: Annotated[str | None, Field(description="Only items created on/after this ISO "
-                                       "date.")] = None,
+                                       "date.", max_length=64)] = None,
     before: Annotated[str | None, Field(description="Only items created before this ISO "
-                                        "date.")] = None,
-    min_confidence: Annotated[float | None, Field(description="Composite score floor 0-1.",
+                                        "date.", max_length=64)] = None,
+    min_confidence: Annotated[StrictFloat | None, Field(description="Composite score floor 0-1.",
                                                   ge=0, le=1)] = None,
     include_history: Annotated[bool, Field(description="Also show superseded facts, marked "
                                            "with the date they stopped being true.")] = False,
@@ -130,9 +132,9 @@ def graph_query(
                                  "'postgres'.", min_length=1, max_length=200)],
     relation: Annotated[str | None, Field(description="Only this predicate: related, causes, "
                                           "supports, contradicts, superseded_by, mentions, "
-                                          "links_to ...")] = None,
-    depth: Annotated[int, Field(description="Hops from the entity (1-3).", ge=1, le=3)] = 1,
-    max_triples: Annotated[int, Field(description="At most this many triples.", ge=1,
+                                          "links_to ...", max_length=64)] = None,
+    depth: Annotated[StrictInt, Field(description="Hops from the entity (1-3).", ge=1, le=3)] = 1,
+    max_triples: Annotated[StrictInt, Field(description="At most this many triples.", ge=1,
                                       le=500)] = 100,
     format: Annotated[Literal["text", "json"], Field(description="Compact text lines or "
                                                      "JSON.")] = "text",
@@ -151,7 +153,8 @@ def graph_query(
 @tool_errors
 def set_core_memory(
     ctx: Context,
-    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.")],
+    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.",
+                                    max_length=MAX_ID_CHARS)],
     core: Annotated[bool, Field(description="true: always in context; false: unmark.")] = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Mark a memory as core: it is always included first by memory_retrieve, within its own
@@ -163,7 +166,8 @@ def set_core_memory(
 @tool_errors
 def memory_forget(
     ctx: Context,
-    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.")],
+    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.",
+                                    max_length=MAX_ID_CHARS)],
     action: Annotated[Literal["deprecate", "correct", "delete"], Field(
         description="deprecate: keep as history, no longer current; correct: save "
                     "`correction` as the current fact (the old one becomes history); "
@@ -172,15 +176,19 @@ def memory_forget(
                                             max_length=20_000)] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Retire a memory that is no longer true, correct it, or delete it."""
-    outcome = forget(state_of(ctx).store, memory_id, action, correction, now=time.time())
+    state = state_of(ctx)
+    if correction is not None and action == "correct":
+        check_content(correction, state.settings.max_content_bytes, "correction")
+    outcome = forget(state.store, memory_id, action, correction, now=time.time())
     return {"success": True, **outcome.to_json()}
 
 
 @tool_errors
 def record_memory_update(
     ctx: Context,
-    memory_id: Annotated[str, Field(description="The memory just saved with save_memory.")],
-    supersedes: Annotated[list[str] | None, Field(
+    memory_id: Annotated[str, Field(description="The memory just saved with save_memory.",
+                                    max_length=MAX_ID_CHARS)],
+    supersedes: Annotated[list[IdText] | None, Field(
         description="Ids of the memories it replaces; omit to detect them (same entities and "
                     "an update such as 'moved to', 'now use ... instead of').",
         max_length=50)] = None,
@@ -188,6 +196,7 @@ def record_memory_update(
     """Temporal truth: older memories this one replaces are kept as history (superseded_by)."""
     state = state_of(ctx)
     memory = state.store.get(resolve_memory_id(state.store, memory_id))
+    check_supersedes(state.store, memory, supersedes)  # all of them, before the first is changed
     return {"success": True, "memory_id": memory.id, **after_save(state, memory, supersedes)}
 
 

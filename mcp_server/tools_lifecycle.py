@@ -26,7 +26,7 @@ from mcp_types import (
     TextContent,
     ToolAnnotations,
 )
-from pydantic import Field
+from pydantic import Field, StrictFloat, StrictInt
 
 from mcp_server.app import ServerState, state_of
 from mcp_server.errors import tool_errors
@@ -158,9 +158,9 @@ def memory_compress(
     ctx: Context,
     scope: Annotated[Scope, Field(description="session: what this session saved; epoch: the "
                                   "memories created in the last `days`.")],
-    days: Annotated[float, Field(description="With scope=epoch: the period, in days (default "
+    days: Annotated[StrictFloat, Field(description="With scope=epoch: the period, in days (default "
                                  "7).", gt=0, le=3650)] = 7.0,
-    max_sentences: Annotated[int, Field(description="Length of an extractive summary "
+    max_sentences: Annotated[StrictInt, Field(description="Length of an extractive summary "
                                         "(sentences, 1-20).", ge=1, le=20)] = 5,
     sampled: Annotated[CreateMessageResult | None, Resolve(ask_client_model)] = None,
 ) -> dict[str, Any]:  # fmt: skip

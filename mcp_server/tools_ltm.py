@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictFloat, StrictInt
 
 from mcp_server.app import ServerState, state_of
+from mcp_server.arguments import TagText
 from mcp_server.errors import tool_errors
 from mcp_server.services import embedder_for
 from mcp_server.wiring import optional_module
@@ -34,7 +35,8 @@ def _outcome(outcome: Any) -> dict[str, Any]:
 @tool_errors
 def promote_memory(
     ctx: Context,
-    memory_id: Annotated[str | None, Field(description="The memory to promote.")] = None,
+    memory_id: Annotated[str | None, Field(description="The memory to promote.",
+                                           max_length=200)] = None,
     auto_detect: Annotated[bool, Field(description="Promote every memory that meets the "
                                        "criteria instead.")] = False,
     dry_run: Annotated[bool, Field(description="Only report what would be promoted.")] = False,
@@ -75,16 +77,17 @@ def promote_memory(
 def search_unified(
     ctx: Context,
     query: Annotated[str | None, Field(description="What to look for.", max_length=10_000)] = None,
-    tags: Annotated[list[str] | None, Field(description="Only results with these tags.",
+    tags: Annotated[list[TagText] | None, Field(description="Only results with these tags.",
                                             max_length=50)] = None,
-    limit: Annotated[int, Field(description="How many results (1-100).", ge=1, le=100)] = 10,
-    stm_weight: Annotated[float | None, Field(description="Weight of short-term memories "
+    limit: Annotated[StrictInt, Field(description="How many results (1-100).", ge=1, le=100)] = 10,
+    stm_weight: Annotated[StrictFloat | None, Field(description="Weight of short-term memories "
                                               "(0-2).", ge=0, le=2)] = None,
-    ltm_weight: Annotated[float | None, Field(description="Weight of long-term notes (0-2).",
+    ltm_weight: Annotated[StrictFloat | None, Field(description="Weight of long-term notes (0-2).",
                                               ge=0, le=2)] = None,
-    window_days: Annotated[float | None, Field(description="Only STM used in the last N days.",
+    window_days: Annotated[StrictFloat | None, Field(description="Only STM used in the last N "
+                                                     "days.",
                                                gt=0, le=3650)] = None,
-    min_score: Annotated[float | None, Field(description="Minimum STM decay score.", ge=0,
+    min_score: Annotated[StrictFloat | None, Field(description="Minimum STM decay score.", ge=0,
                                              le=2)] = None,
     verbose: Annotated[bool, Field(description="Include ids, note paths and score parts.")]
     = False,

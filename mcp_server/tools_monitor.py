@@ -37,7 +37,8 @@ from activation.monitor import (
 from activation.monitor.calls import normalize_text, similarity, tokens
 from activation.monitor.engine import choose_directive
 from mcp_server.app import ServerState, state_of
-from mcp_server.errors import tool_errors
+from mcp_server.arguments import check_json
+from mcp_server.errors import quote, tool_errors
 from storage.errors import CortexGraphError, InvalidInputError
 
 ACTIVE_ALERT_SECONDS = 3600
@@ -111,6 +112,7 @@ def record_tool_call(
     """Add one tool call to the session's behaviour log and check it for loops; returns any
     detected pattern and a reminder to follow (for clients without the Claude Code hook)."""
     state = state_of(ctx)
+    check_json(tool_input, "tool_input")  # before the session log or the ledger is touched
     monitor = Monitor(patterns_of(state), directives=directives_of,
                       ledger=lambda: ledger_of(state))  # fmt: skip
     call = make_call(tool_name, tool_input or {}, tool_response, ts=time.time(), error=error)
@@ -131,6 +133,10 @@ def report_outcome(
     """Say whether a behaviour-monitor reminder helped; future reminders favour what worked."""
     state = state_of(ctx)
     spec = _spec(patterns_of(state), pattern_id)
+    if spec.intervention(intervention_id) is None:  # checked before the ledger is opened
+        raise InvalidInputError(f"pattern {spec.id!r} has no intervention "
+                                f"{quote(intervention_id)}; known: "
+                                f"{[i.id for i in spec.interventions]}")  # fmt: skip
     ledger = ledger_of(state)
     rel = ledger.record_outcome(spec, intervention_id, context, worked, notes=notes)
     stats = ledger.effectiveness(spec, rel.metadata.get("context"))

@@ -9,9 +9,10 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictFloat, StrictInt
 
 from mcp_server.app import state_of
+from mcp_server.arguments import MAX_ID_CHARS, IdText, TagText, check_save
 from mcp_server.errors import DependencyUnavailableError, tool_errors
 from mcp_server.views import MAX_PAGE_SIZE, MAX_PREVIEW, memory_view, paginate, result_view
 from storage.decay import memory_score
@@ -30,12 +31,13 @@ RelationType = Literal["related", "causes", "supports", "contradicts", "has_deci
 assert set(RelationType.__args__) == RELATION_TYPES  # type: ignore[attr-defined]
 
 Tags = Annotated[
-    list[str] | None,
+    list[TagText] | None,
     Field(description="Tags, e.g. ['project-x', 'decision']; at most 50.", max_length=MAX_TAGS),
 ]
-MemoryId = Annotated[str, Field(description="A memory id (uuid) as returned by other tools.")]
+MemoryId = Annotated[str, Field(description="A memory id (uuid) as returned by other tools.",
+                                max_length=MAX_ID_CHARS)]  # fmt: skip
 PreviewLength = Annotated[
-    int | None,
+    StrictInt | None,
     Field(description="Characters of content to return per memory (0-20000).", ge=0,
           le=MAX_PREVIEW),
 ]  # fmt: skip
@@ -76,17 +78,17 @@ def save_memory(
     content: Annotated[str, Field(description="The fact, decision or preference to remember, "
                                   "written so it stands on its own.")],
     tags: Tags = None,
-    entities: Annotated[list[str] | None, Field(
+    entities: Annotated[list[TagText] | None, Field(
         description="Named entities (people, projects, tools); extracted automatically when "
                     "omitted.", max_length=100)] = None,
     source: Annotated[str | None, Field(description="Where this came from.", max_length=500)] = None,
     context: Annotated[str | None, Field(description="The situation it was said in.",
                                          max_length=1000)] = None,
     meta: Annotated[dict[str, Any] | None, Field(description="Extra JSON metadata.")] = None,
-    strength: Annotated[float | None, Field(
+    strength: Annotated[StrictFloat | None, Field(
         description="Importance 0.0-2.0 (1.0 normal); estimated from the text when omitted.",
         ge=0.0, le=2.0)] = None,
-    supersedes: Annotated[list[str] | None, Field(
+    supersedes: Annotated[list[IdText] | None, Field(
         description="Ids of memories this one replaces (e.g. 'we now use Postgres instead of "
                     "MySQL'); they are kept as history. Detected automatically when omitted.",
         max_length=20)] = None,
@@ -95,6 +97,8 @@ def save_memory(
     from mcp_server.tools_activation import enrich
 
     state = state_of(ctx)
+    check_save(state, content=content, tags=tags, entities=entities, meta=meta,
+               supersedes=supersedes, max_meta_chars=MAX_META_JSON)  # before any analysis or write
     if not content.strip():
         raise InvalidInputError("content is empty; pass the text to remember")
     tags_t = validate_tags(tags)
@@ -126,10 +130,10 @@ def search_memory(
     query: Annotated[str | None, Field(description="What to look for, in words.",
                                        max_length=MAX_QUERY_CHARS)] = None,
     tags: Tags = None,
-    top_k: Annotated[int, Field(description="How many results (1-100).", ge=1, le=100)] = 10,
-    window_days: Annotated[float | None, Field(description="Only memories used in the last N "
+    top_k: Annotated[StrictInt, Field(description="How many results (1-100).", ge=1, le=100)] = 10,
+    window_days: Annotated[StrictFloat | None, Field(description="Only memories used in the last N "
                                                "days.", gt=0, le=3650)] = None,
-    min_score: Annotated[float | None, Field(description="Minimum decay score (0-2).", ge=0,
+    min_score: Annotated[StrictFloat | None, Field(description="Minimum decay score (0-2).", ge=0,
                                              le=2)] = None,
     use_embeddings: Annotated[bool, Field(description="Also rank by semantic similarity "
                                           "(loads an embedding model on first use; falls back "
@@ -184,9 +188,9 @@ def touch_memory(
 @tool_errors
 def observe_memory_usage(
     ctx: Context,
-    memory_ids: Annotated[list[str], Field(description="Ids of memories you actually used in "
+    memory_ids: Annotated[list[IdText], Field(description="Ids of memories you actually used in "
                                            "your answer.", min_length=1, max_length=100)],
-    context_tags: Annotated[list[str] | None, Field(
+    context_tags: Annotated[list[TagText] | None, Field(
         description="Tags describing the current conversation; a use far from a memory's own "
                     "tags counts as cross-domain and strengthens it more.", max_length=50)] = None,
 ) -> dict[str, Any]:  # fmt: skip
@@ -234,11 +238,12 @@ def observe_memory_usage(
 @tool_errors
 def open_memories(
     ctx: Context,
-    memory_ids: Annotated[str | list[str], Field(description="One id or a list of up to 100.")],
+    memory_ids: Annotated[IdText | Annotated[list[IdText], Field(max_length=100)], Field(
+        description="One id or a list of up to 100.")],
     include_relations: Annotated[bool, Field(description="Include relations.")] = True,
     include_scores: Annotated[bool, Field(description="Include decay score and age.")] = True,
-    page: Annotated[int, Field(description="Page number, from 1.", ge=1)] = 1,
-    page_size: Annotated[int, Field(description="Memories per page (1-100).", ge=1,
+    page: Annotated[StrictInt, Field(description="Page number, from 1.", ge=1)] = 1,
+    page_size: Annotated[StrictInt, Field(description="Memories per page (1-100).", ge=1,
                                     le=MAX_PAGE_SIZE)] = 10,
     preview_length: PreviewLength = None,
 ) -> dict[str, Any]:  # fmt: skip
@@ -286,10 +291,10 @@ def read_graph(
     ctx: Context,
     status: Annotated[StatusFilter, Field(description="Which memories.")] = "active",
     include_scores: Annotated[bool, Field(description="Include decay score and age.")] = True,
-    limit: Annotated[int | None, Field(description="Consider at most this many memories "
+    limit: Annotated[StrictInt | None, Field(description="Consider at most this many memories "
                                        "(newest first).", ge=1, le=10_000)] = None,
-    page: Annotated[int, Field(description="Page number, from 1.", ge=1)] = 1,
-    page_size: Annotated[int, Field(description="Memories per page (1-100).", ge=1,
+    page: Annotated[StrictInt, Field(description="Page number, from 1.", ge=1)] = 1,
+    page_size: Annotated[StrictInt, Field(description="Memories per page (1-100).", ge=1,
                                     le=MAX_PAGE_SIZE)] = 10,
     preview_length: PreviewLength = None,
 ) -> dict[str, Any]:  # fmt: skip
@@ -326,7 +331,7 @@ def create_relation(
     to_memory_id: MemoryId,
     relation_type: Annotated[RelationType, Field(description="How the first memory relates to "
                                                  "the second.")],
-    strength: Annotated[float, Field(description="Strength 0.0-1.0.", ge=0.0, le=1.0)] = 1.0,
+    strength: Annotated[StrictFloat, Field(description="Strength 0.0-1.0.", ge=0.0, le=1.0)] = 1.0,
     metadata: Annotated[dict[str, Any] | None, Field(description="Extra JSON metadata.")] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Link two memories with a typed relation."""
@@ -343,7 +348,7 @@ def gc(
     ctx: Context,
     dry_run: Annotated[bool, Field(description="Only report what would go (default).")] = True,
     archive_instead: Annotated[bool, Field(description="Archive instead of deleting.")] = False,
-    limit: Annotated[int | None, Field(description="At most this many (1-10000), weakest "
+    limit: Annotated[StrictInt | None, Field(description="At most this many (1-10000), weakest "
                                        "first.", ge=1, le=10_000)] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Forget (or archive) memories whose decay score fell below the forget threshold."""
