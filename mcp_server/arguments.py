@@ -15,7 +15,7 @@ from pydantic import Field
 
 from mcp_server.errors import quote
 from storage.errors import ContentTooLargeError, InvalidInputError
-from storage.models import validate_tags
+from storage.validation import validate_new_memory
 
 MAX_ID_CHARS = 200  # ids are at most 128 characters; longer is refused as it is parsed
 MAX_TAG_CHARS = 200  # a tag, entity or context tag (the store's default limit too)
@@ -97,15 +97,18 @@ def check_save(
     content: str,
     tags: list[str] | None,
     entities: list[str] | None,
+    source: str | None,
+    context: str | None,
     meta: dict[str, Any] | None,
     supersedes: list[str] | None,
     max_meta_chars: int,
 ) -> None:
-    """Everything save_memory is given, checked before enrichment and before the write."""
-    check_content(content, state.settings.max_content_bytes)
-    validate_tags(tags)
-    validate_tags(entities, "entities")
+    """Everything save_memory is given, checked before enrichment and before the write: the
+    store's own per-field limits (settings CORTEXGRAPH_MAX_*), then the ids it supersedes."""
+    config = state.store.config
+    check_content(content, config.max_content_bytes)
     check_json(meta, "meta", max_meta_chars)
+    validate_new_memory(content, tags, entities, source, context, meta, config)
     existing_ids(state.store, supersedes, "supersedes")
 
 

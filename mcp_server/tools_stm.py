@@ -97,8 +97,9 @@ def save_memory(
     from mcp_server.tools_activation import enrich
 
     state = state_of(ctx)
-    check_save(state, content=content, tags=tags, entities=entities, meta=meta,
-               supersedes=supersedes, max_meta_chars=MAX_META_JSON)  # before any analysis or write
+    check_save(state, content=content, tags=tags, entities=entities, source=source,
+               context=context, meta=meta, supersedes=supersedes,
+               max_meta_chars=MAX_META_JSON)  # before any analysis or write
     if not content.strip():
         raise InvalidInputError("content is empty; pass the text to remember")
     tags_t = validate_tags(tags)

@@ -132,6 +132,27 @@ def test_oversized_text_is_refused_before_it_is_analysed(tmp_path, analysis_call
     assert payload(ok)["success"] and analysis_calls == ["enrich"]
 
 
+def test_the_stores_field_limits_apply_before_enrichment(tmp_path, analysis_calls):
+    """Medium 4: every field's limit (CORTEXGRAPH_MAX_*) is checked at the top of save_memory."""
+    limits = {"max_tag_chars": 10, "max_entity_chars": 10, "max_source_chars": 10,
+              "max_context_chars": 10, "max_tags": 2, "max_extra_bytes": 20}  # fmt: skip
+    before = snapshot(tmp_path)
+    refused = call(tmp_path,
+                   ("save_memory", {"content": "ok", "tags": ["t" * 11]}),
+                   ("save_memory", {"content": "ok", "tags": ["a", "b", "c"]}),
+                   ("save_memory", {"content": "ok", "entities": ["e" * 11]}),
+                   ("save_memory", {"content": "ok", "source": "s" * 11}),
+                   ("save_memory", {"content": "ok", "context": "c" * 11}),
+                   ("save_memory", {"content": "ok", "meta": {"k": "v" * 30}}),
+                   enable_preprocessing=True, **limits)  # fmt: skip
+    texts = [error_text(r) for r in refused]
+    for text, setting in zip(texts, ("TAG_CHARS", "MAX_TAGS", "ENTITY_CHARS", "SOURCE_CHARS",
+                                     "CONTEXT_CHARS", "EXTRA_BYTES"), strict=True):  # fmt: skip
+        assert f"CORTEXGRAPH_{setting}" in text or f"CORTEXGRAPH_MAX_{setting}" in text, text
+    assert analysis_calls == []
+    assert snapshot(tmp_path) == before
+
+
 # Free-form text checked inside the tool (against the store's settings) or JSON-size-checked.
 CHECKED_IN_TOOL = {("save_memory", "content"), ("save_memory", "meta"),
                    ("create_relation", "metadata"), ("record_tool_call", "tool_input")}  # fmt: skip
