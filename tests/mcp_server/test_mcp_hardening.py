@@ -234,6 +234,18 @@ def test_quote_and_clip_say_how_long_the_input_was():
     assert clip("fine") == "fine"
 
 
+def test_a_log_line_quoting_a_huge_input_is_clipped():
+    """The SDK logs every tool error text at INFO (stderr reached 134 MB during the fuzz)."""
+    import logging
+
+    from mcp_server.errors import ClipLogRecords
+
+    record = logging.LogRecord("mcp", logging.INFO, __file__, 1, "Tool %r failed: %r",
+                               ("t", "x" * 1_000_000), None)  # fmt: skip
+    assert ClipLogRecords().filter(record)
+    assert len(record.getMessage()) <= MAX_ERROR_CHARS + 40
+
+
 def test_a_huge_resource_uri_error_is_clipped(tmp_path):
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
