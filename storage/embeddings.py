@@ -8,7 +8,6 @@ keyed by (model name, content hash), so an edit invalidates a vector and a resta
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading

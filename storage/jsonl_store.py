@@ -100,6 +100,7 @@ class JSONLStore(IndexedStore):
         self._check_line = functools.partial(check_loaded_line, config=self.config)
         self._rules = repr(self.config.record_limits())
         self._snapshot_due: bytes | None = None
+        self._view_from_snapshot = False
         try:
             with self._lock:
                 with self._flock:
@@ -205,7 +206,8 @@ class JSONLStore(IndexedStore):
         self._mem.inode, self._mem.offset = ino, end
         big = len(data) >= self.config.snapshot_min_bytes
         cached = read_snapshot(self.path, data, self._rules) if big else None
-        if cached is not None and self._install_snapshot(cached[0]):
+        self._view_from_snapshot = cached is not None and self._install_snapshot(cached[0])
+        if self._view_from_snapshot:
             size = cached[1]
             quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
             stale = len(data) - size > size // 4  # many appends since: refresh it
@@ -329,14 +331,19 @@ class JSONLStore(IndexedStore):
     def compact(self) -> CompactionReport:
         """Rewrite both files with one line per live record (fsync + atomic replace).
 
-        The records written are parsed from the files themselves, never taken from the
-        in-memory view: whatever a snapshot held, compaction writes only what the JSONL holds."""
+        A view that came from the index snapshot is not trusted for this: the records are then
+        parsed from the files themselves, so whatever a snapshot held, compaction writes only
+        what the JSONL holds."""
         with self._lock, self._flock:
             self._catch_up()
             before = {c.path.name: (c.inode, c.offset) for c in (self._mem, self._rel)}
             before_lines = sum(count_lines(c.path) for c in (self._mem, self._rel))
             before_bytes = self._file_bytes()
-            memories, relations = self._records_in_files()
+            if self._view_from_snapshot:  # a cache's word is not enough to rewrite the truth
+                memories, relations = self._records_in_files()
+                self._view_from_snapshot = False
+            else:  # the view was parsed from these very files under the same rules
+                memories, relations = list(self._memories.values()), list(self._relations.values())
             mem_lines = [
                 (json.dumps(m.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
                 for m in sorted(memories, key=lambda m: (m.created_at, m.id))

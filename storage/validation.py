@@ -199,6 +199,8 @@ def validate_new_memory(
 def check_memory_fields(memory: Memory, config: StoreConfig) -> None:
     """The size rules of one memory, as saved and as loaded."""
     meta = memory.meta
+    if _plainly_within(memory, meta, config):  # every load checks every record: be quick
+        return
     _check_content(memory.content, config)
     _check_strings(meta.tags, "tags", config.max_tags, config.max_tag_chars, "TAG")
     _check_strings(
@@ -207,6 +209,29 @@ def check_memory_fields(memory: Memory, config: StoreConfig) -> None:
     _check_text(meta.source, "source", config.max_source_chars, "MAX_SOURCE_CHARS")
     _check_text(meta.context, "context", config.max_context_chars, "MAX_CONTEXT_CHARS")
     _check_object(meta.extra, "extra", config)
+
+
+def _plainly_within(memory: Memory, meta: Any, c: StoreConfig) -> bool:
+    """True for the common record well inside every limit (exact type tests, no encoding);
+    False sends it through the full checks, which accept or reject it with a reason."""
+    content, tags, entities, source, context = (
+        memory.content, meta.tags, memory.entities, meta.source, meta.context
+    )  # fmt: skip
+    try:
+        return (
+            type(content) is str
+            and 0 < len(content) * 4 <= c.max_content_bytes
+            and not content.isspace()
+            and len(tags) <= c.max_tags
+            and len(entities) <= c.max_entities
+            and (not tags or max(map(len, tags)) <= c.max_tag_chars)
+            and (not entities or max(map(len, entities)) <= c.max_entity_chars)
+            and (source is None or (type(source) is str and len(source) <= c.max_source_chars))
+            and (context is None or (type(context) is str and len(context) <= c.max_context_chars))
+            and not meta.extra
+        )
+    except TypeError:  # not sized: the full checks say what is wrong
+        return False
 
 
 def check_relation_fields(relation: Relation, config: StoreConfig) -> None:
