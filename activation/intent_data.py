@@ -84,6 +84,30 @@ def load_eval_set(path: Path = EVAL_FILE) -> list[LabelledMessage]:
     return out
 
 
+FOLLOWUPS_FILE = DATA_DIR / "followups.txt"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledFollowUp:
+    """A short follow-up whose meaning is in the earlier user turns."""
+
+    gold: str  # "SAVE", "NONE" or "SEARCH"
+    earlier: tuple[str, ...]
+    message: str
+    topic: tuple[str, ...] = ()  # for SEARCH: words the suggested query must contain
+
+
+def load_followups(path: Path = FOLLOWUPS_FILE) -> list[LabelledFollowUp]:
+    """``GOLD | turn >> turn | message`` lines (GOLD: SAVE, NONE or SEARCH:<topic words>)."""
+    out = []
+    for line in _lines(path):
+        gold, earlier, message = (part.strip() for part in line.split("|", 2))
+        kind, _, topic = gold.partition(":")
+        out.append(LabelledFollowUp(kind, tuple(t.strip() for t in earlier.split(">>")),
+                                    message, tuple(topic.split())))  # fmt: skip
+    return out
+
+
 def is_held_out(text: str) -> bool:
     digest = hashlib.blake2b(text.strip().lower().encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % HELD_OUT_BUCKETS == 0
@@ -107,12 +131,15 @@ def data_fingerprint(messages: list[LabelledMessage]) -> str:
 __all__ = [
     "DATA_DIR",
     "EVAL_FILE",
+    "FOLLOWUPS_FILE",
     "INTENTS_DIR",
     "Intent",
+    "LabelledFollowUp",
     "LabelledMessage",
     "data_fingerprint",
     "is_held_out",
     "load_eval_set",
+    "load_followups",
     "load_training_set",
     "split",
 ]

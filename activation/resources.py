@@ -17,18 +17,24 @@ _spacy: dict[str, Any] = {}
 _embedder: dict[str, Any] = {}
 
 
-def spacy_pipeline() -> Any | None:
-    """The spaCy pipeline (NER only needs tok2vec+ner; others stay for noun chunks), or None."""
+_OVERRIDE = "\0override"
+
+
+def spacy_pipeline(model: str = SPACY_MODEL) -> Any | None:
+    """The spaCy pipeline ``model`` (CORTEXGRAPH_SPACY_MODEL; NER only needs tok2vec+ner,
+    the others stay for noun chunks), loaded once per name, or None."""
     with _lock:
-        if "nlp" not in _spacy:
+        if _OVERRIDE in _spacy:
+            return _spacy[_OVERRIDE]
+        if model not in _spacy:
             try:
                 import spacy
 
-                _spacy["nlp"] = spacy.load(SPACY_MODEL, exclude=["lemmatizer"])
+                _spacy[model] = spacy.load(model, exclude=["lemmatizer"])
             except Exception as exc:  # noqa: BLE001 - any failure means "no model"
-                log.warning("spaCy model %s unavailable, using rules: %s", SPACY_MODEL, exc)
-                _spacy["nlp"] = None
-        return _spacy["nlp"]
+                log.warning("spaCy model %s unavailable, using rules: %s", model, exc)
+                _spacy[model] = None
+        return _spacy[model]
 
 
 def embedder() -> SentenceTransformerEmbedder | None:
@@ -51,7 +57,7 @@ def override(*, nlp: Any = ..., embed: Any = ...) -> None:
     """Replace the shared models (tests; ``None`` simulates a missing model)."""
     with _lock:
         if nlp is not ...:
-            _spacy["nlp"] = nlp
+            _spacy[_OVERRIDE] = nlp
         if embed is not ...:
             _embedder["model"] = embed
 

@@ -39,7 +39,10 @@ class MessageAnalysis:
             "should_save": self.should_save,
             "action_recommendation": self.action_recommendation.value,
             "confidence": round(self.confidence, 4),
-            "intent": self.intent.to_json() if self.intent else None,
+            # The spec's shape: the intent as a plain string ("UNKNOWN" with intent off); the
+            # classifier's confidence, probabilities and method beside it.
+            "intent": self.intent.intent.value if self.intent else "UNKNOWN",
+            "intent_details": self.intent.to_json() if self.intent else None,
             "suggested_entities": list(self.suggested_entities),
             "suggested_tags": list(self.suggested_tags),
             "suggested_strength": self.suggested_strength,

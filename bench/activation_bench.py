@@ -4,7 +4,8 @@
 
 Quality: save / recall detection precision and recall (full analysis vs. the phrase detector
 alone, the 1.x approach, as baseline), intent accuracy (embedding+tfidf vs tfidf fallback),
-entity F1 (spaCy+rules vs rules only), explicit-save misses and phrase false positives.
+entity F1 (spaCy+rules vs rules only), explicit-save misses and phrase false positives, and
+short follow-ups analysed with their earlier turns (ConversationContext) vs alone.
 Latency: analyze_message first call (model loads) and warm p50 / p95, against one bare MiniLM
 embedding of the same message measured in the same run.
 """
@@ -21,6 +22,7 @@ from rich.table import Table
 
 from activation import ActivationConfig, PhraseDetector, Recommendation, analyze_message
 from activation.entities import EntityExtractor
+from activation.followups import score_followups
 from activation.intent import IntentClassifier
 from activation.intent_data import load_eval_set
 from activation.resources import embedder, spacy_pipeline
@@ -112,6 +114,17 @@ def main() -> None:
     console.print(p)
     for text in missed + false_pos:
         console.print(f"  [red]{text}[/red]")
+
+    with_ctx, alone = score_followups(), score_followups(with_context=False)
+    f = Table(title=f"short follow-ups ({with_ctx.saves + with_ctx.nones + with_ctx.searches} "
+              "labelled, activation/data/followups.txt)")  # fmt: skip
+    for col in ("measure", "with ConversationContext", "message alone"):
+        f.add_column(col, justify="right" if col != "measure" else "left")
+    for name, key, total in (("saves recommended", "saves_found", "saves"),
+                             ("false saves", "false_saves", "nones"),
+                             ("recall query names the topic", "topics_found", "searches")):  # fmt: skip
+        f.add_row(name, *(f"{getattr(sc, key)} / {getattr(sc, total)}" for sc in (with_ctx, alone)))
+    console.print(f)
 
     emb = embedder()
     ours, floor, save_only = [], [], []

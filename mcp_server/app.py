@@ -26,7 +26,11 @@ INSTRUCTIONS = (
     "questions about the user's past decisions, preferences or projects (search_memory, or "
     "search_unified to include the long-term vault); save durable facts, decisions and "
     "preferences with save_memory; after using a memory in an answer call observe_memory_usage "
-    "so it is reinforced."
+    "so it is reinforced. When unsure whether a message is worth saving, call analyze_message: "
+    "its action_recommendation is MUST_SAVE (the user asked: always save), SHOULD_SAVE (usually "
+    "save, with its suggested entities, tags and strength), DUPLICATE_DETECTED (update the "
+    "existing memory), SHOULD_SEARCH (search first) or NONE. Before answering a question about "
+    "the past, analyze_for_recall says whether to search and with which query."
 )
 
 

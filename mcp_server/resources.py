@@ -27,6 +27,18 @@ When to search (search_memory, or search_unified to include long-term notes): be
 anything that may depend on earlier conversations ("what did we decide", "my usual setup",
 names of people and projects), and when the user says "remember", "last time", "as I said".
 
+Help deciding (analyze_message, analyze_for_recall): when unsure whether a user message is
+worth saving, call analyze_message(message). Its action_recommendation says what to do:
+MUST_SAVE - the user asked you to remember it: always call save_memory;
+SHOULD_SAVE - a preference, decision or fact worth keeping: usually call save_memory;
+DUPLICATE_DETECTED - a memory already says this: update or touch that one instead;
+SHOULD_SEARCH - the user asks about the past: call search_memory first;
+NONE - no strong signal: use your judgment.
+Pass its suggested_entities, suggested_tags and suggested_strength to save_memory. Before
+answering a question that may concern earlier conversations, analyze_for_recall(message) says
+whether to search and suggests the query. Both read short follow-ups ("yes, do that") with the
+messages before them. They assist; you decide.
+
 After using memories in an answer, call observe_memory_usage with their ids and tags for the
 current topic: this reinforces them (spaced repetition). Use touch_memory to keep one alive,
 create_relation to link related memories, and promote_memory for ones that should be permanent.

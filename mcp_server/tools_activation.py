@@ -81,22 +81,68 @@ def enrich(
     )
 
 
+SessionId = Annotated[str | None, Field(description="A stable id for this conversation; omit "
+                                        "to use this connection's.", max_length=128)]  # fmt: skip
+
+
+def _conversation(ctx: Context, state: ServerState, config: Any, session_id: str | None
+                  ) -> tuple[Any, str]:  # fmt: skip
+    """The server's ConversationContext (CORTEXGRAPH_CONTEXT_WINDOW_SIZE turns per session) and
+    this conversation's key: the one given, else the HTTP transport's session id, else one
+    window for the process (stdio serves one client)."""
+    from activation.context import ConversationContext
+
+    window = state.service("conversation-context",
+                           lambda: ConversationContext(max_turns=config.context_turns))  # fmt: skip
+    headers = getattr(ctx, "headers", None) or {}
+    return window, session_id or headers.get("mcp-session-id") or "stdio"
+
+
+def _remember_turn(window: Any, message: str, session: str) -> None:
+    turns = window.turns(session)
+    if not turns or turns[-1].text != message:  # both analyze tools may see the same message
+        window.add(message, session_id=session)
+
+
 @tool_errors
-def analyze_message(ctx: Context, message: Message) -> dict[str, Any]:
-    """Decide whether a user message holds something worth remembering, with suggested tags,
-    entities and strength for save_memory."""
+def analyze_message(
+    ctx: Context,
+    message: Message,
+    include_dedup_check: Annotated[bool, Field(description="Also look for a memory that already "
+                                               "says this (DUPLICATE_DETECTED).")] = True,
+    session_id: SessionId = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Call before deciding to save: is this user message worth remembering? Returns
+    action_recommendation MUST_SAVE (explicit request: save it), SHOULD_SAVE (save it, usually),
+    DUPLICATE_DETECTED (update the memory named in deduplication instead), SHOULD_SEARCH (call
+    search_memory first) or NONE; intent (e.g. SAVE_PREFERENCE) with its confidence; and
+    suggested_entities / suggested_tags / suggested_strength to pass to save_memory. Short
+    follow-ups ("yes, do that") are read with this conversation's previous messages."""
     activation = optional_module("activation", "analyze_message", "analyze_message")
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
-    result = activation.analyze_message(message, store=state.store, config=config)
+    window, session = _conversation(ctx, state, config, session_id)
+    result = activation.analyze_message(message, store=state.store if include_dedup_check
+                                        else None, context=window, config=config,
+                                        session_id=session)  # fmt: skip
+    _remember_turn(window, message, session)
     return {"success": True, **_as_dict(result)}
 
 
 @tool_errors
-def analyze_for_recall(ctx: Context, message: Message) -> dict[str, Any]:
-    """Decide whether a user message asks about the past, with a suggested search query."""
+def analyze_for_recall(ctx: Context, message: Message, session_id: SessionId = None
+                       ) -> dict[str, Any]:  # fmt: skip
+    """Call before answering a question that may concern the past ("what did we decide about
+    ...?", "continue with ..."): should_search says whether to call search_memory, with a
+    suggested_query and entities. Follow-ups are read with this conversation's messages."""
     activation = optional_module("activation", "analyze_for_recall", "analyze_for_recall")
-    return {"success": True, **_as_dict(activation.analyze_for_recall(message))}
+    state = state_of(ctx)
+    config = activation.ActivationConfig.from_mapping(state.settings)
+    window, session = _conversation(ctx, state, config, session_id)
+    result = activation.analyze_for_recall(message, context=window, config=config,
+                                           session_id=session)  # fmt: skip
+    _remember_turn(window, message, session)
+    return {"success": True, **_as_dict(result)}
 
 
 def register(server: MCPServer) -> None:

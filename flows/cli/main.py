@@ -50,6 +50,9 @@ app.command("serve")(serve_cmd.serve)
 
 def main() -> None:
     prepare_process()
+    from cortexgraph.settings import warn_unknown_env
+
+    warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     app(prog_name="cortexgraph")
 
 

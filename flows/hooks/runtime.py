@@ -70,8 +70,9 @@ def store_location(environ: Mapping[str, str]) -> tuple[Path, StoreConfig]:
         upper = {k.upper(): v for k, v in environ.items()}
         raw = upper.get("CORTEXGRAPH_STORAGE_PATH") or DEFAULT_STORAGE_PATH
         return Path(raw).expanduser(), StoreConfig()
-    from cortexgraph.settings import Settings
+    from cortexgraph.settings import Settings, warn_unknown_env
 
+    warn_unknown_env(environ)  # only here: the variables the fast path knows are all known
     settings = Settings()
     return settings.storage_path, settings.store_config()
 

@@ -43,7 +43,8 @@ def test_cli_analyze_with_real_models(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["action_recommendation"] == "MUST_SAVE"
-    assert data["intent"]["method"] == "embedding+tfidf"
+    assert data["intent"] == data["intent_details"]["intent"]  # a plain string, as specified
+    assert data["intent_details"]["method"] == "embedding+tfidf"
     assert data["methods"]["tags"] == "keybert" and "typer" in data["suggested_tags"]
     recall = runner.invoke(app, ["analyze", "--recall", "--json",
                                  "what did we decide about the CLI framework?"])  # fmt: skip
