@@ -229,10 +229,16 @@ def _import_notes(notes: dict[str, str], vault: Path, report: ImportReport) -> N
 
 
 def _import_issues(issues: Iterable[dict[str, Any]], tracker: Any, report: ImportReport) -> None:
+    issues = list(issues)
+    known = {str(i.metadata.get("imported_from")): i.id for i in tracker.query()
+             if i.metadata.get("imported_from")} if issues else {}  # fmt: skip
     for raw in issues:
         old_id = str(raw.get("id"))
         if tracker.find(old_id) is not None:
             report.skip("issue", old_id, "an issue with this id exists")
+            continue
+        if old_id in known:
+            report.skip("issue", old_id, f"imported before, as {known[old_id]}")
             continue
         meta = dict(raw.get("metadata") or {})
         meta["imported_from"] = old_id

@@ -96,6 +96,10 @@ function drawGraph() {
     g.fillStyle = COLORS[n.kind] || "#999";
     g.beginPath(); g.arc(x, y, 3 + Math.min(n.degree, 12) * 0.6, 0, 2 * Math.PI); g.fill();
   }
+  if (view.nodes.length <= 40) {  // a small graph reads better with every label
+    g.fillStyle = "#444"; g.font = "11px system-ui";
+    for (const n of view.nodes) { const [x, y] = toScreen(n, c); g.fillText(n.label.slice(0, 40), x + 7, y + 4); }
+  }
   if (view.hover) {
     const [x, y] = toScreen(view.hover, c);
     g.fillStyle = "#000"; g.font = "12px system-ui"; g.fillText(view.hover.label, x + 8, y - 8);
@@ -154,8 +158,8 @@ async function loadReviews() {
     const decide = (how) => async () => {
       const done = await api(`/api/reviews/${encodeURIComponent(r.id)}/${how}`,
         { method: "POST", headers: { "X-CortexGraph": "1" } });
-      $("#review-result").textContent = `${r.id}: ${done.reason}`;
       await Promise.all([loadReviews(), loadGraph()]);
+      $("#review-result").textContent = `${r.id}: ${done.reason}`;
     };
     box.append(el("div", { class: "review", "data-issue": r.id },
       el("strong", {}, r.id), ` ${r.title}`,
@@ -163,7 +167,6 @@ async function loadReviews() {
       el("button", { class: "approve", onclick: decide("approve") }, "Approve (merge)"), " ",
       el("button", { class: "reject", onclick: decide("reject") }, "Reject (keep apart)")));
   }
-  box.append(el("p", { id: "review-result", class: "muted" }));
 }
 
 // -- runs ------------------------------------------------------------------------------------

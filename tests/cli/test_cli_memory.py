@@ -1,0 +1,83 @@
+"""search / list / show / edit through the real CLI, each with --json."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from conftest import NOW
+
+
+def _seed(cli):
+    store = cli.store()
+    a = store.save("We chose PostgreSQL 16 for billing", tags=["billing", "decision"], now=NOW)
+    b = store.save("Sam prefers hermetic tests with testcontainers", tags=["testing"], now=NOW)
+    c = store.save("The old fax number", tags=["billing"], now=NOW)
+    store.update(c.id, status="archived")
+    store.add_relation(a.id, b.id, "related", now=NOW)
+    return a, b, c
+
+
+def _editor(tmp_path: Path, body: str) -> str:
+    """An $EDITOR that rewrites the file it is given with ``body`` (a Python snippet)."""
+    script = tmp_path / "editor.py"
+    script.write_text("import json, sys\npath = sys.argv[1]\n" + body)
+    return f"{sys.executable} {script}"
+
+
+def test_search_list_show_json(cli):
+    a, b, c = _seed(cli)
+    hits = cli.json("search", "postgres billing")
+    assert hits[0]["id"] == a.id and hits[0]["score"] > 0
+    listed = {m["id"] for m in cli.json("list")}
+    assert listed == {a.id, b.id}  # live memories by default
+    assert {m["id"] for m in cli.json("list", "--status", "archived")} == {c.id}
+    tagged = cli.json("list", "--tag", "billing", "--status", "all")
+    assert {m["id"] for m in tagged} == {a.id, c.id}
+    shown = cli.json("show", a.id)
+    assert shown["memory"] == cli.store().get(a.id).to_json()
+    assert shown["relations"][0]["to_memory_id"] == b.id
+    table = cli("show", a.id).stdout
+    assert "PostgreSQL 16" in table and "related" in table
+    bad = cli("list", "--status", "lost", ok=False)
+    assert bad.returncode == 2 and "unknown status" in bad.stderr
+
+
+def test_edit_validates_and_saves(cli, tmp_path):
+    a, _, _ = _seed(cli)
+    editor = _editor(tmp_path, (
+        "rec = json.load(open(path))\nrec['content'] = 'We chose PostgreSQL 17 for billing'\n"
+        "rec['meta']['tags'] = ['billing', 'decision', 'edited']\n"
+        "json.dump(rec, open(path, 'w'))\n"))  # fmt: skip
+    out = cli.json("edit", a.id, EDITOR=editor)
+    assert out["changed"] is True
+    now = cli.store().get(a.id)
+    assert now.content == "We chose PostgreSQL 17 for billing" and "edited" in now.tags
+    assert cli.store().get(a.id).created_at == a.created_at  # the rest of the record kept
+
+
+def test_edit_refuses_an_invalid_record_and_keeps_the_text(cli, tmp_path):
+    a, _, _ = _seed(cli)
+    before = cli.store().get(a.id).to_json()
+    for body in ("open(path, 'w').write('{not json')\n",
+                 "rec = json.load(open(path))\nrec['id'] = 'another'\n"
+                 "json.dump(rec, open(path, 'w'))\n",
+                 "rec = json.load(open(path))\nrec['strength'] = 'strong'\n"
+                 "json.dump(rec, open(path, 'w'))\n"):  # fmt: skip
+        done = cli("edit", a.id, ok=False, EDITOR=_editor(tmp_path, body))
+        assert done.returncode == 2, done.stderr
+        assert "nothing changed" in done.stderr
+        kept = done.stderr.split("your text is in ")[-1].split(")")[0].strip()
+        assert Path(kept).exists()
+        Path(kept).unlink()
+    assert cli.store().get(a.id).to_json() == before
+
+
+def test_edit_without_changes_stores_nothing(cli, tmp_path):
+    a, _, _ = _seed(cli)
+    size = (cli.storage / "memories.jsonl").stat().st_size
+    out = cli.json("edit", a.id, EDITOR=_editor(tmp_path, "pass\n"))
+    assert out["changed"] is False
+    assert (cli.storage / "memories.jsonl").stat().st_size == size
+    assert json.loads(json.dumps(out["memory"])) == cli.store().get(a.id).to_json()

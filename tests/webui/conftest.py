@@ -1,0 +1,85 @@
+"""A seeded store, vault and issue repo, and `cortexgraph serve --ui` running on it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = time.time()
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> dict:
+    from storage import open_store
+    from storage.beads import open_tracker
+    from vault_sync import ObsidianNoteSink, promote_memory
+
+    storage, vault = tmp_path / "store", tmp_path / "vault"
+    store = open_store(storage)
+    a = store.save("Billing invoices are stored in PostgreSQL 16", tags=["billing"], now=NOW)
+    b = store.save("The billing service keeps its invoices in PostgreSQL", tags=["billing"],
+                   now=NOW)  # fmt: skip
+    c = store.save("Sam wants hermetic tests with testcontainers", tags=["testing"], now=NOW)
+    d = store.save("We chose PostgreSQL 16 for billing: row-level security",
+                   entities=["PostgreSQL"], now=NOW)
+    store.add_relation(a.id, c.id, "related", now=NOW)
+    with ObsidianNoteSink(vault) as sink:
+        promote_memory(store, sink, d.id, reason="forced", now=NOW, force=True)
+    tracker = open_tracker(storage, "cg")
+    issue = tracker.create("Review 2 similar memories (cohesion 0.74)",
+                           labels=["consolidation:cluster", "action:review"],
+                           metadata={"memory_ids": [a.id, b.id], "cohesion": 0.74,
+                                     "cluster_id": "c-test"})  # fmt: skip
+    run = {"finished_at": NOW - 60, "dry_run": False, "agents": ["decay"], "total_seconds": 1.5,
+           "seconds": {"decay": 1.5}, "summaries": {"decay": "4 active scanned"}, "notes": []}
+    (storage / "consolidation-runs.jsonl").write_text(json.dumps(run) + "\n")
+    return {"storage": storage, "vault": vault, "ids": (a.id, b.id, c.id, d.id),
+            "issue": issue.id}  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def served(seeded: dict):
+    """The real CLI's web view on a free port; yields its base URL."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))}
+    env.update(CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]),
+               LTM_VAULT_PATH=str(seeded["vault"]))  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli.main", "serve", "--ui", "--no-embeddings",
+         "--port", str(port)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url + "/api/runs", timeout=2).read()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"the web view did not start: {proc.stdout.read()[-3000:]}")
+            time.sleep(0.3)
+    try:
+        yield {**seeded, "url": url}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
