@@ -15,13 +15,16 @@ related in any way gets no new relation. The report summarises the memory graph 
 
 Relations worth a person's look become ``consolidation:relations`` issues (live runs with a
 tracker): a new link that joins two components of at least ``bridge_component_size`` memories,
-and a related pair whose numbers disagree (a possible contradiction, agents.duplicates).
+and a possible contradiction: a related pair worded alike (word Jaccard, numbers aside, at least
+``contradiction_min_overlap``) whose numbers disagree (agents.duplicates). Related memories often
+state different numbers about different things; only near-identical wording makes it suspect.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,6 +52,7 @@ class RelationshipConfig:
     entity_weight: float = 0.7
     tag_weight: float = 0.3
     bridge_component_size: int = 5  # a link joining two components this large gets an issue
+    contradiction_min_overlap: float = 0.5
     open_issues: bool = True
 
     def entity_ceiling(self, memories: int) -> int:
@@ -138,6 +142,10 @@ def weighted_jaccard(a: set[str], b: set[str], weight: Mapping[str, float]) -> f
     """Jaccard with each element counted by ``weight`` (1.0 when absent)."""
     union = sum(weight.get(x, 1.0) for x in a | b)
     return sum(weight.get(x, 1.0) for x in a & b) / union if union else 0.0
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2}
 
 
 def _entities(m: Memory) -> set[str]:
@@ -265,9 +273,10 @@ class RelationshipDiscovery:
                             f"through {d.reasoning}. Check that they belong together.",
                             "bridge")  # fmt: skip
                 opened += 1
+            alike = jaccard(_words(a.content), _words(b.content))
             why = conflict(Details(numbers_in(a.content), frozenset()),
                            Details(numbers_in(b.content), frozenset()))  # fmt: skip
-            if why is not None:
+            if why is not None and alike >= self.config.contradiction_min_overlap:
                 self._issue(d, f"Possible contradiction: {short(a.id)} and {short(b.id)}",
                             f"These related memories ({d.reasoning}) state different "
                             f"details ({why}):\n\n> {a.content[:300]}\n\n> {b.content[:300]}",
