@@ -100,6 +100,10 @@ def test_relations_worth_a_look_go_under_relations(store, tracker):
     b = store.update(right[0].id, entities=["beta0", "beta1", "bridge-x", "bridge-y"])
     p = add(store, "The ledger service listens on port 5432", entities=["ledger", "postgres"])
     q = add(store, "The ledger service listens on port 6432", entities=["ledger", "postgres"])
+    # related, different numbers about different things: not a contradiction
+    add(store, "Go/no-go for wave 3 is Thursday at 15:00", entities=["wave-3", "go-no-go"])
+    add(store, "Wave 3 covers the remaining 40 tenants; go/no-go decides it",
+        entities=["wave-3", "go-no-go"])  # fmt: skip
     cfg = RelationshipConfig(min_entity_ceiling=50)
     report = RelationshipDiscovery(store, cfg, tracker).run(now=NOW)
     kinds = {i.metadata["kind"]: set(i.metadata["memory_ids"])
