@@ -109,6 +109,6 @@ def test_relations_worth_a_look_go_under_relations(store, tracker):
     kinds = {i.metadata["kind"]: set(i.metadata["memory_ids"])
              for i in tracker.query(labels=[LABEL_RELATIONS])}  # fmt: skip
     assert kinds == {"bridge": {a.id, b.id}, "contradiction": {p.id, q.id}}
-    assert report.issues_opened == 2
+    assert report.issues_opened == 2 and len(tracker.query(labels=[LABEL_RELATIONS])) == 2
     RelationshipDiscovery(store, cfg, tracker).run(now=NOW, dry_run=True)
     assert len(tracker.query(labels=[LABEL_RELATIONS])) == 2
