@@ -64,7 +64,6 @@ def test_duplicate_pairs_are_pairs_and_guarded(store, embedder):
 
 class ConflictSink(RecordingSink):
     def write_note(self, memory, **kw):
-        from agents.protocols import NoteRef
 
         ref = super().write_note(memory, **kw)
         return type("Written", (), {"memory_id": ref.memory_id, "path": ref.path, "created": False,
