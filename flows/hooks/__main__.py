@@ -1,6 +1,7 @@
 """``cortexgraph-hook EVENT`` (or ``python -m flows.hooks EVENT``): one Claude Code hook.
 
-EVENT is session-start, user-prompt-submit, stop, post-tool-use or post-tool-use-monitor (Claude Code's own names,
+EVENT is session-start, user-prompt-submit, stop, session-end, post-tool-use or
+post-tool-use-monitor (Claude Code's own names,
 e.g. UserPromptSubmit, work too). Only the chosen handler's module is imported. Exit status is
 always 0: a hook that fails must not block the user (the reason goes to stderr).
 """
@@ -15,12 +16,14 @@ HANDLERS = {
     "session-start": "flows.hooks.session_start",
     "user-prompt-submit": "flows.hooks.user_prompt_submit",
     "stop": "flows.hooks.stop",
+    "session-end": "flows.hooks.session_end",  # auto_commit
     "post-tool-use": "flows.hooks.post_tool_use",
     # The behaviour monitor sees every tool call, failed ones included.
     "post-tool-use-monitor": "flows.hooks.post_tool_use_monitor",
 }
 _ALIASES = {
     "sessionstart": "session-start",
+    "sessionend": "session-end",
     "userpromptsubmit": "user-prompt-submit",
     "posttooluse": "post-tool-use",
 }

@@ -89,7 +89,7 @@ def load_runtime(inp: HookInput, environ: Mapping[str, str] | None = None) -> Ho
         store_config=store_config,
         project_dir=project_dir,
         state_dir=state_dir,
-        plugin=load_project_settings(project_dir, sys.stderr),
+        plugin=load_project_settings(project_dir, sys.stderr, env),
     )
 
 

@@ -18,7 +18,10 @@ from flows.hooks.post_tool_use import TOOL_RE
 PLUGIN = ROOT / "plugins" / "claude-code"
 MARKET = ROOT / "plugins" / ".claude-plugin" / "marketplace.json"
 MANIFEST_KEYS = {"name", "version", "description", "author", "homepage", "repository",
-                 "license", "keywords"}  # fmt: skip
+                 "license", "keywords", "userConfig"}  # fmt: skip
+# Claude Code's userConfig option schema (strict: any other key stops the plugin loading).
+OPTION_KEYS = {"type", "title", "description", "required", "default", "multiple", "sensitive",
+               "min", "max"}  # fmt: skip
 
 
 def load(path: Path) -> dict:
@@ -30,6 +33,14 @@ def test_manifest_and_marketplace_agree() -> None:
     assert set(manifest) <= MANIFEST_KEYS
     assert manifest["name"] == "cortexgraph" and manifest["version"] and manifest["description"]
     assert "cortexgraph.local.md" in manifest["description"]
+    from flows.hooks.project_settings import PluginSettings
+
+    options = manifest["userConfig"]
+    assert set(options) == set(PluginSettings.__dataclass_fields__)  # every setting, no other
+    for key, option in options.items():
+        assert re.fullmatch(r"[A-Za-z_]\w*", key) and set(option) <= OPTION_KEYS
+        assert option["type"] in {"string", "number", "boolean"} and option["title"]
+        assert option["description"] and option["default"] == getattr(PluginSettings(), key)
     market = load(MARKET)
     assert {"name", "owner", "plugins"} <= set(market)
     (entry,) = market["plugins"]
@@ -46,7 +57,8 @@ def test_mcp_server_command_is_a_console_script() -> None:
 def test_hooks_json_wires_each_event_to_a_real_handler() -> None:
     hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
     assert set(hooks) == {
-        "SessionStart", "UserPromptSubmit", "Stop", "PostToolUse", "PostToolUseFailure"
+        "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PostToolUse",
+        "PostToolUseFailure",
     }  # fmt: skip
     # The behaviour monitor listens on both tool events; every other hook on its own event.
     monitor = {"PostToolUse", "PostToolUseFailure"}

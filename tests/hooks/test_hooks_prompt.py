@@ -139,12 +139,43 @@ def test_settings_file_limits_and_switches(run_hook, seeded, project: Path) -> N
 def test_corrupt_settings_file_falls_back_to_defaults(run_hook, seeded, project: Path) -> None:
     settings = project / ".claude" / "cortexgraph.local.md"
     settings.parent.mkdir()
-    for broken in ("---\nmax_inject_chars: [oops\n---\n", "---\ncontext_depth: deep\n---\n",
-                   "---\nauto_context: yes\n---\n", "---\nno closing line\n"):  # fmt: skip
+    for broken, said in (("---\nmax_inject_chars: [oops\n---\n", "using default settings"),
+                         ("---\nno closing line\n", "using default settings"),
+                         ("---\ncontext_depth: deep\n---\n", "context_depth must be one of"),
+                         ("---\nauto_context: yes\n---\n", "unknown setting 'auto_context' "
+                          "ignored (did you mean auto_context_on_start?)")):  # fmt: skip
         settings.write_text(broken)
         run = run_hook("user-prompt-submit", prompt("what did we decide about authentication?"))
         assert seeded["auth"] in context_of(run, EVENT)
-        assert "using default settings" in run.stderr
+        assert said in run.stderr
+
+
+def test_spec_settings_file_applies_known_keys_and_names_unknown_ones(run_hook, seeded,
+                                                                      project: Path) -> None:  # fmt: skip
+    settings = project / ".claude" / "cortexgraph.local.md"
+    settings.parent.mkdir()
+    save = prompt("Remember this: our invoices are numbered per calendar year.")
+    assert "save_memory" in context_of(run_hook("user-prompt-submit", save), EVENT)
+    settings.write_text("---\nauto_context_on_start: true\ndetect_recall_patterns: true\n"
+                        "prompt_to_save: false\ncontext_depth: medium\nauto_commit: false\n"
+                        "colour: blue\n---\n\n# Project-specific memory notes\n")  # fmt: skip
+    run = run_hook("user-prompt-submit", save)
+    assert_silent(run)  # prompt_to_save: false applied although another key is unknown
+    assert "unknown setting 'colour' ignored" in run.stderr
+    assert run.stderr.count("cortexgraph:") == 1 and "using default settings" not in run.stderr
+    recall = run_hook("user-prompt-submit", prompt("what did we decide about authentication?"))
+    assert seeded["auth"] in context_of(recall, EVENT)
+
+
+def test_plugin_options_are_defaults_the_project_file_overrides(run_hook, seeded,
+                                                                project: Path) -> None:  # fmt: skip
+    text = prompt("what did we decide about authentication?")
+    off = {"CLAUDE_PLUGIN_OPTION_DETECT_RECALL_PATTERNS": "false"}
+    assert_silent(run_hook("user-prompt-submit", text, **off))
+    settings = project / ".claude" / "cortexgraph.local.md"
+    settings.parent.mkdir()
+    settings.write_text("---\ndetect_recall_patterns: true\n---\n")
+    assert seeded["auth"] in context_of(run_hook("user-prompt-submit", text, **off), EVENT)
 
 
 def test_save_request_gets_prefilled_save_memory_parameters(run_hook, store) -> None:

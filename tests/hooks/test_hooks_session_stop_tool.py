@@ -56,10 +56,10 @@ def test_session_start_empty_missing_store_and_switch_off(run_hook, seeded, tmp_
     settings.parent.mkdir()
     settings.write_text("---\nauto_context_on_start: false\n---\n")
     assert_silent(run_hook("session-start", start()))
-    settings.write_text("---\nauto_context_on_start: maybe\n---\n")  # broken: defaults
+    settings.write_text("---\nauto_context_on_start: maybe\n---\n")  # bad value: its default
     run = run_hook("session-start", start())
     assert seeded["ledger"] in context_of(run, "SessionStart")
-    assert "using default settings" in run.stderr
+    assert "auto_context_on_start must be true or false, got 'maybe'; keeping True" in run.stderr
 
 
 def test_session_start_respects_max_inject_chars(run_hook, seeded, project: Path) -> None:
