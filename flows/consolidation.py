@@ -111,6 +111,11 @@ def execute(
         seconds[name] = time.perf_counter() - t0
         for listener in _listeners:
             listener(name, reports[name], seconds[name])
+    if not dry_run and collab.sink is not None and {"promote", "relations"} & set(chosen):
+        from vault_sync.refresh import refresh_notes
+
+        # Notes promoted earlier: short titles, and Related lists that follow new relations.
+        collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=ts).summary()}")
     collab.finish()
     return PipelineReport(dry_run, ts, chosen, reports, seconds,
                           time.perf_counter() - started, tuple(collab.notes))  # fmt: skip

@@ -17,6 +17,7 @@ import frontmatter
 import yaml
 
 from storage.models import Memory
+from vault_sync.titles import first_sentence, short_title
 
 NOTE_FORMAT_VERSION = "2.0"
 # The frontmatter keys cortexgraph owns; every other key belongs to the person and is kept.
@@ -46,7 +47,7 @@ class LinkTarget:
 
     stem: str  # the linked note's file name without .md (what Obsidian resolves)
     label: str = ""
-    kind: str = "memory"  # memory | entity
+    kind: str = "memory"  # memory | entity | merged (a merged source; no stem: no note)
     relation_type: str | None = None
 
     def wikilink(self) -> str:
@@ -97,17 +98,36 @@ def iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(float(ts), dt.UTC).replace(microsecond=0).isoformat()
 
 
-def note_title(memory: Memory, max_chars: int = 80) -> str:
-    """The memory's ``extra.title`` if set, else its first line without markdown markers."""
-    explicit = memory.meta.extra.get("title")
-    if isinstance(explicit, str) and explicit.strip():
-        return explicit.strip()
-    first = next((line for line in memory.content.splitlines() if line.strip()), "")
-    first = first.strip().lstrip("#>*-+ ").strip().strip("*_`")
-    if len(first) > max_chars:
-        cut = first[:max_chars].rsplit(" ", 1)[0]
-        first = (cut if len(cut) > max_chars // 2 else first[:max_chars]).rstrip(" ,.;:") + "…"
-    return first or f"Memory {memory.id[:8]}"
+def note_title(memory: Memory) -> str:
+    """A short title: ``extra.title`` if set, else a few words from the first clause
+    (``vault_sync.titles.short_title``)."""
+    return short_title(memory)
+
+
+RELATED_START = "<!-- cortexgraph:related -->"
+RELATED_END = "<!-- /cortexgraph:related -->"
+_RELATED_BLOCK = re.compile(re.escape(RELATED_START) + r".*?" + re.escape(RELATED_END), re.DOTALL)
+
+
+def related_block(links: Sequence[LinkTarget]) -> str:
+    """The managed list of the Related section: later runs rewrite only what lies between the
+    markers, so a person's text around it is never touched."""
+    lines = []
+    for link in links:
+        if link.kind == "merged" and not link.stem:
+            lines.append(f"- merged from: {markdown_text(link.label)}")
+            continue
+        note = f" ({link.relation_type})" if link.relation_type else ""
+        note = " (entity)" if link.kind == "entity" and not note else note
+        lines.append(f"- {link.wikilink()}{note}")
+    return RELATED_START + "\n" + "\n".join(lines) + ("\n" if lines else "") + RELATED_END
+
+
+def replace_related_block(body: str, block: str) -> str | None:
+    """``body`` with its managed Related list replaced by ``block``; None without markers."""
+    if _RELATED_BLOCK.search(body) is None:
+        return None
+    return _RELATED_BLOCK.sub(lambda _: block, body, count=1)
 
 
 def obsidian_tag(tag: str) -> str | None:
@@ -143,7 +163,8 @@ def render_note(
         "strength": round(float(memory.strength), 4),
         "use_count": int(memory.use_count),
         "promotion_reason": reason or None,
-        "aliases": [title] if title else [],
+        # The full first sentence: Obsidian's search and link suggestions find the note by it.
+        "aliases": [a for a in [first_sentence(memory.content) or title] if a],
         "cortexgraph": {"version": version},
     }
     content = memory.content.strip()
@@ -154,12 +175,7 @@ def render_note(
     if memory.meta.context and memory.meta.context.strip():
         parts.append("## Context\n\n" + memory.meta.context.strip())
     if links:
-        lines = []
-        for link in links:
-            note = f" ({link.relation_type})" if link.relation_type else ""
-            note = " (entity)" if link.kind == "entity" and not note else note
-            lines.append(f"- {link.wikilink()}{note}")
-        parts.append("## Related\n\n" + "\n".join(lines))
+        parts.append("## Related\n\n" + related_block(links))
     return RenderedNote(title=title, metadata=metadata, body="\n\n".join(parts) + "\n")
 
 
@@ -224,7 +240,8 @@ def json_safe(value: Any) -> Any:
 
 def body_checksum(body: str) -> str:
     """Checksum of a note body, insensitive to line endings and trailing blank lines."""
-    normal = body.replace("\r\n", "\n").strip()
+    # The managed Related list is ours to update: changing it is not a person's edit.
+    normal = _RELATED_BLOCK.sub(RELATED_START, body.replace("\r\n", "\n")).strip()
     return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
 
 
@@ -250,6 +267,8 @@ __all__ = [
     "OWN_FIELDS",
     "LinkTarget",
     "ParsedNote",
+    "RELATED_END",
+    "RELATED_START",
     "RenderedNote",
     "body_checksum",
     "iso",
@@ -262,5 +281,7 @@ __all__ = [
     "note_title",
     "obsidian_tag",
     "parse_note_text",
+    "related_block",
     "render_note",
+    "replace_related_block",
 ]

@@ -30,7 +30,9 @@ from vault_sync.note_format import (
     merge_metadata,
     note_text,
     parse_note_text,
+    related_block,
     render_note,
+    replace_related_block,
 )
 from vault_sync.note_locator import NoteLocator, iter_markdown_files, note_id
 from vault_sync.paths import (
@@ -40,6 +42,7 @@ from vault_sync.paths import (
     safe_folder,
     unique_note_path,
 )
+from vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +87,7 @@ class ObsidianNoteSink:
         self._lock = FileLock(str(self.vault / STATE_DIR / "write.lock"))
         self._ledger: WriteLedger | None = None
         self.locator = NoteLocator(self.vault)
+        self.renamed: list[Renamed] = []  # notes renamed to their short titles, this sink
 
     # -- NoteSink -------------------------------------------------------------------------------
     def write_note(
@@ -150,6 +154,8 @@ class ObsidianNoteSink:
         ledger: WriteLedger,
     ) -> WrittenNote:
         existing = self._find_existing(memory.id, ledger, memory.promoted_to)
+        if existing is not None:
+            existing = self._retitled(existing, memory, ledger, now)
         links = self._links(memory, related, relations, ledger)
         rendered = render_note(memory, links=links, reason=reason, now=now, version=self.version)
         new_sum = body_checksum(rendered.body)
@@ -188,7 +194,9 @@ class ObsidianNoteSink:
             ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
             self._update_entity_notes(memory, existing.stem)
             return WrittenNote(memory.id, rel, created=False)
-        atomic_write_text(existing, note_text(metadata, parsed.body))
+        # The person's body stays; only our managed Related list inside it follows the store.
+        body = replace_related_block(parsed.body, related_block(links)) or parsed.body
+        atomic_write_text(existing, note_text(metadata, body))
         self.locator.record(memory.id, existing)
         conflict = None
         ours_changed = entry is None or new_sum != entry.body_checksum
@@ -250,6 +258,11 @@ class ObsidianNoteSink:
             path = self._existing_path(entry.path if entry else None) or self._existing_path(
                 hints.get(other)
             )
+            if path is None and types.get(other) == "consolidated_from":
+                source = next((m for m in related if m.id == other), None)
+                label = f"{source_label(source)} ({other[:8]})" if source else other[:8]
+                links.append(LinkTarget("", label=label, kind="merged"))
+                continue
             if path is None:  # not in long-term memory: a link would dangle
                 continue
             links.append(LinkTarget(path.stem, kind="memory", relation_type=types.get(other)))
@@ -258,6 +271,58 @@ class ObsidianNoteSink:
                 stem = safe_filename(entity)
                 links.append(LinkTarget(stem, label=entity, kind="entity"))
         return links
+
+    def _retitled(self, path: Path, memory: Memory, ledger: WriteLedger, now: float) -> Path:
+        """``path``, or where it went if it had the legacy name we gave it (renamed, links
+        updated: vault_sync.retitle)."""
+        renamed = retitle_note(self.vault, path, memory, ledger, now)
+        if renamed is None:
+            return path
+        self.renamed.append(renamed)
+        new = self.vault / renamed.new_path
+        self.locator.record(memory.id, new)
+        return new
+
+    def refresh_note(
+        self,
+        memory: Memory,
+        *,
+        related: Sequence[Memory] = (),
+        relations: Sequence[Relation] = (),
+        now: float,
+    ) -> str | None:
+        """A later run's care for an existing note: the short title (renamed if it still has
+        the legacy name) and the managed Related list, nothing else. Returns what changed
+        ("renamed", "related", both joined by "+"), or None."""
+        try:
+            with self._lock:
+                ledger = self._fresh_ledger()
+                path = self._find_existing(memory.id, ledger, memory.promoted_to)
+                if path is None:
+                    return None
+                before = len(self.renamed)
+                path = self._retitled(path, memory, ledger, now)
+                changed = ["renamed"] if len(self.renamed) > before else []
+                text = path.read_text(encoding="utf-8")
+                parsed = parse_note_text(text)
+                links = self._links(memory, related, relations, ledger)
+                if parsed.frontmatter_error is not None:
+                    return "+".join(changed) or None
+                body = replace_related_block(parsed.body, related_block(links))
+                entry = ledger.get(memory.id)
+                untouched = entry is not None and body_checksum(parsed.body) == entry.body_checksum
+                if body is None and links and untouched:  # no list yet: write the note anew
+                    reason = str(parsed.metadata.get("promotion_reason") or "")
+                    self._write_locked(memory, related, relations, reason, now, ledger)
+                    return "+".join([*changed, "related"])
+                if body is None:  # a person's note without our markers: theirs alone
+                    return "+".join(changed) or None
+                if body != parsed.body:
+                    atomic_write_text(path, note_text(parsed.metadata, body))
+                    changed.append("related")
+                return "+".join(changed) or None
+        except OSError as exc:
+            raise VaultWriteError(f"cannot update the note of {memory.id}: {exc}") from exc
 
     def _existing_path(self, rel: str | None) -> Path | None:
         if not rel:
@@ -315,6 +380,13 @@ def update_entity_note(path: Path, entity: str, note_stem: str, version: str) ->
 def _marker_at(text: str, marker: str, after: int) -> int:
     found = re.search(rf"^{re.escape(marker)}[ \t]*$", text[after:], re.MULTILINE)
     return after + found.start() if found else -1
+
+
+def source_label(memory: Memory, words: int = 12) -> str:
+    """A merged source in the Related list: its first words."""
+    text = " ".join(memory.content.split())
+    cut = " ".join(text.split()[:words])
+    return cut if cut == text else cut + "…"
 
 
 def _with_conflict(entry: LedgerEntry | None, rel: str, now: float, new_sum: str) -> LedgerEntry:

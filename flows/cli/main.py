@@ -16,6 +16,7 @@ from flows.cli import (
     transfer_cmd,
     undo_cmd,
     vault_cmd,
+    vault_refresh_cmd,
 )
 
 app = typer.Typer(
@@ -46,6 +47,7 @@ app.command("unarchive")(undo_cmd.unarchive_cmd)
 app.command("unpromote")(undo_cmd.unpromote_cmd)
 app.command("history")(undo_cmd.history_cmd)
 app.command("serve")(serve_cmd.serve)
+vault_cmd.app.command("refresh")(vault_refresh_cmd.refresh)
 
 
 def main() -> None:

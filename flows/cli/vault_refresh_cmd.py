@@ -1,0 +1,40 @@
+"""`cortexgraph vault refresh`: short titles for notes promoted earlier (renamed, links
+updated) and their Related lists brought up to date; what every live pipeline run also does."""
+
+from __future__ import annotations
+
+import time
+
+from flows.cli.cli_common import (
+    JsonOpt,
+    StorageOpt,
+    VaultOpt,
+    cli_errors,
+    open_cli_store,
+    out,
+    print_json,
+    settings_for,
+)
+
+
+def refresh(storage_path: StorageOpt = None, vault: VaultOpt = None,
+            as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Rename legacy-named notes to short titles and update their Related lists."""
+    from vault_sync import ObsidianNoteSink
+    from vault_sync.refresh import refresh_notes
+
+    with cli_errors():
+        settings = settings_for(storage_path, vault)
+        store = open_cli_store(settings)
+        with ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder) as sink:
+            report = refresh_notes(store, sink, now=time.time())
+        if as_json:
+            print_json({"checked": report.checked, "renamed": report.renamed,
+                        "related_updated": report.related_updated})  # fmt: skip
+            return
+        out.print(f"[green]✓[/] {report.summary()}", highlight=False)
+        for old, new in report.renamed:
+            out.print(f"  {old} -> {new}", highlight=False)
+
+
+__all__ = ["refresh"]

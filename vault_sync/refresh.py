@@ -1,0 +1,46 @@
+"""What a later pipeline run does for notes promoted earlier: give them their short titles
+(renaming legacy names, links updated) and bring their managed Related lists up to date with
+the store's relations and merges. A person's text is never touched (ObsidianNoteSink.refresh_note).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from storage.base import MemoryStore
+from storage.models import MemoryStatus
+
+
+@dataclass
+class RefreshReport:
+    checked: int = 0
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (old path, new path)
+    related_updated: int = 0
+
+    def summary(self) -> str:
+        return (f"{self.checked} notes checked, {len(self.renamed)} renamed to short titles, "
+                f"{self.related_updated} Related lists updated")  # fmt: skip
+
+
+def refresh_notes(store: MemoryStore, sink: Any, *, now: float) -> RefreshReport:
+    report = RefreshReport()
+    before = len(sink.renamed)
+    for memory in sorted(store.list(status=MemoryStatus.PROMOTED), key=lambda m: m.id):
+        relations = store.relations(memory_id=memory.id)
+        others = {r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id
+                  for r in relations} - {memory.id}  # fmt: skip
+        related = [m for m in (store.find(i) for i in sorted(others)) if m is not None]
+        changed = sink.refresh_note(memory, related=related, relations=relations, now=now)
+        report.checked += 1
+        if changed and "related" in changed:
+            report.related_updated += 1
+        if changed and "renamed" in changed and memory.promoted_to:
+            moved = sink.renamed[-1]
+            if moved.new_path != memory.promoted_to:
+                store.update(memory.id, promoted_to=moved.new_path)
+    report.renamed = [(r.old_path, r.new_path) for r in sink.renamed[before:]]
+    return report
+
+
+__all__ = ["RefreshReport", "refresh_notes"]
