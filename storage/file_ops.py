@@ -10,6 +10,7 @@ import base64
 import json
 import logging
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,20 @@ def append_quarantine(qpath: Path, entries: Sequence[dict[str, Any]]) -> None:
         raise StorageError(f"cannot write quarantine file {qpath}: {exc}") from exc
 
 
+def move_to_quarantine(path: Path, qpath: Path, bad: Sequence[BadLine]) -> Path:
+    """Append ``bad`` lines to ``qpath`` (fsynced), then rewrite ``path`` without them."""
+    now = int(time.time())
+    append_quarantine(qpath, [quarantine_entry(b, path.name, now) for b in bad])
+    bad_lines = {b.raw for b in bad}
+    kept = [
+        line + b"\n"
+        for line in path.read_bytes().split(b"\n")
+        if line.strip() and line not in bad_lines
+    ]
+    atomic_write(path, kept)
+    return qpath
+
+
 # -- the compaction note ---------------------------------------------------------------------
 # A compaction rewrites the files with the live records of their first ``before`` bytes. A
 # process that had read exactly those bytes already holds exactly those records: it moves its
@@ -165,11 +180,36 @@ def read_compaction_note(directory: Path, generation: int, rules: str) -> dict[s
     return note
 
 
+def followed_cursors(
+    note: dict[str, Any], views: dict[str, tuple[tuple[int, int], tuple[int, int]]]
+) -> dict[str, tuple[int, int]] | None:
+    """Where each file's cursor moves after the noted compaction, or None (reload in full).
+
+    ``views``: file name -> ((inode, offset) read so far, (inode, size) on disk now). Only a
+    view at exactly the compacted bytes, with the compacted file still in place, follows."""
+    moves = {}
+    for name, (cursor, on_disk) in views.items():
+        entry = note["files"].get(name)
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 4
+            or not all(type(x) is int for x in entry)
+            or (entry[0], entry[1]) != cursor
+            or on_disk[0] != entry[2]
+            or on_disk[1] < entry[3]
+        ):
+            return None
+        moves[name] = (entry[2], entry[3])
+    return moves
+
+
 __all__ = [
     "COMPACTION_NOTE",
     "append_quarantine",
     "atomic_write",
     "bump_generation",
+    "followed_cursors",
+    "move_to_quarantine",
     "read_generation",
     "quarantine_entry",
     "read_compaction_note",

@@ -22,7 +22,6 @@ import functools
 import json
 import logging
 import os
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +32,10 @@ from filelock import FileLock
 from storage.config import StoreConfig
 from storage.errors import CortexGraphError, InvalidInputError, StorageError
 from storage.file_ops import (
-    append_quarantine,
     atomic_write,
     bump_generation,
-    quarantine_entry,
+    followed_cursors,
+    move_to_quarantine,
     read_compaction_note,
     read_generation,
     remove_stale_temp_files,
@@ -275,16 +274,7 @@ class JSONLStore(IndexedStore):
 
     def _quarantine(self, cursor: _FileCursor, bad: list[BadLine]) -> None:
         """Move unreadable lines aside (with the reason); rewrite the file without them."""
-        qpath = quarantine_path(cursor.path)
-        now = int(time.time())
-        append_quarantine(qpath, [quarantine_entry(b, cursor.path.name, now) for b in bad])
-        bad_lines = {b.raw for b in bad}
-        kept = [
-            line + b"\n"
-            for line in cursor.path.read_bytes().split(b"\n")
-            if line.strip() and line not in bad_lines
-        ]
-        self._atomic_write(cursor.path, kept)
+        qpath = move_to_quarantine(cursor.path, quarantine_path(cursor.path), bad)
         cursor.inode, cursor.offset = self._stat(cursor)
         self._bump_generation()
         log.warning(
@@ -344,14 +334,7 @@ class JSONLStore(IndexedStore):
                 self._view_from_snapshot = False
             else:  # the view was parsed from these very files under the same rules
                 memories, relations = list(self._memories.values()), list(self._relations.values())
-            mem_lines = [
-                (json.dumps(m.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
-                for m in sorted(memories, key=lambda m: (m.created_at, m.id))
-            ]
-            rel_lines = [
-                (json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
-                for r in sorted(relations, key=lambda r: (r.created_at, r.id))
-            ]
+            mem_lines, rel_lines = _encoded(memories), _encoded(relations)
             self._atomic_write(self._mem.path, mem_lines)
             self._atomic_write(self._rel.path, rel_lines)
             for c in (self._mem, self._rel):
@@ -400,20 +383,14 @@ class JSONLStore(IndexedStore):
         note = read_compaction_note(self.path, generation, self._rules)
         if note is None:
             return False
-        moves = []
-        for c in (self._mem, self._rel):
-            entry = note["files"].get(c.path.name)
-            if (
-                not isinstance(entry, list)
-                or len(entry) != 4
-                or (entry[0], entry[1]) != (c.inode, c.offset)
-                or self._stat(c)[0] != entry[2]
-                or self._stat(c)[1] < entry[3]
-            ):
-                return False
-            moves.append((c, entry[2], entry[3]))
-        for c, inode, size in moves:
-            c.inode, c.offset = inode, size
+        cursors = (self._mem, self._rel)
+        moves = followed_cursors(
+            note, {c.path.name: ((c.inode, c.offset), self._stat(c)) for c in cursors}
+        )
+        if moves is None:
+            return False
+        for c in cursors:
+            c.inode, c.offset = moves[c.path.name]
         self._generation = generation
         return True
 
@@ -426,6 +403,12 @@ class JSONLStore(IndexedStore):
             with self._flock:
                 self._reload_all()
             self._write_snapshot_if_due()
+
+
+def _encoded(records: Sequence[Memory] | Sequence[Relation]) -> list[bytes]:
+    """One line per record, oldest first (a compacted file reads in creation order)."""
+    ordered = sorted(records, key=lambda r: (r.created_at, r.id))
+    return [(json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode() for r in ordered]
 
 
 __all__ = ["JSONLStore"]

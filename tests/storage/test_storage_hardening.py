@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -294,55 +293,6 @@ def test_quarantine_keeps_invalid_utf8_bytes_not_a_replacement_copy(tmp_path):
     assert "line" not in entry  # no U+FFFD copy that would pass for the original
 
 
-# -- medium 8: the snapshot is checksummed, and never the source of what compaction writes ----
-
-SNAP = StoreConfig(snapshot_min_bytes=1)
-
-
-def _meaning(path: Path) -> dict[str, dict]:
-    lines = (path / "memories.jsonl").read_bytes().split(b"\n")
-    return {json.loads(line)["id"]: json.loads(line) for line in lines if line.strip()}
-
-
-def _snapshotted_store(path: Path) -> list:
-    store = open_store(path, SNAP)
-    saved = [store.save(f"kayak trip number {i:03d}", tags=["t"], now=NOW) for i in range(20)]
-    open_store(path, SNAP)  # writes the snapshot
-    return saved
-
-
-def test_tampered_snapshot_is_ignored_and_compaction_keeps_the_jsonl(tmp_path):
-    from storage.snapshot import SNAPSHOT_NAME
-
-    saved = _snapshotted_store(tmp_path)
-    before = _meaning(tmp_path)
-    snap = tmp_path / SNAPSHOT_NAME
-    raw = snap.read_bytes()
-    at = raw.rindex(b"trip number 007")
-    snap.write_bytes(raw[:at] + b"TAMPERED" + raw[at + 8 :])  # an 8-byte edit of the body
-    store = open_store(tmp_path, SNAP)
-    assert {m.id: m.content for m in store.list()} == {m.id: m.content for m in saved}
-    store.compact()
-    assert _meaning(tmp_path) == before
-
-
-def test_a_snapshot_with_a_forged_checksum_still_cannot_change_the_jsonl(tmp_path):
-    from storage.snapshot import read_snapshot, write_snapshot
-
-    saved = _snapshotted_store(tmp_path)
-    before = _meaning(tmp_path)
-    data = (tmp_path / "memories.jsonl").read_bytes()
-    rules = repr(SNAP.record_limits())
-    state, _ = read_snapshot(tmp_path, data, rules)
-    victim = saved[7].id
-    state[0][victim] = replace(state[0][victim], content="forged content")
-    write_snapshot(tmp_path, data, state, rules)  # checksum recomputed: a deliberate forgery
-    store = open_store(tmp_path, SNAP)
-    store.compact()
-    assert _meaning(tmp_path) == before
-    assert store.get(victim).content == saved[7].content  # the view was rebuilt from the files
-
-
 # -- low: surrogates, strict loading, stale temp files, following a compaction ---------------
 
 
@@ -416,93 +366,3 @@ def test_a_writer_that_missed_lines_before_a_compaction_reloads_in_full(tmp_path
     c.save("nor this", now=NOW)
     c.compact()
     assert {m.content for m in b.list()} == {"b knows this", "b has not read this yet", "nor this"}
-
-
-# -- medium 7: the embedding cache is checked on load; a bad row never breaks search ---------
-
-
-class UnitEmbedder:
-    """Deterministic unit vectors of a chosen width (the Embedder protocol)."""
-
-    def __init__(self, width: int = 8) -> None:
-        self.name, self.width, self.calls = "unit-test", width, 0
-
-    def embed(self, texts):
-        import hashlib
-
-        import numpy as np
-
-        self.calls += len(texts)
-        rows = [
-            np.frombuffer(hashlib.sha256(t.encode()).digest()[: self.width], dtype=np.uint8)
-            for t in texts
-        ]
-        vecs = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.width) + 1.0
-        return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
-
-
-def _dense_store(path: Path, width: int):
-    from storage.embeddings import DenseIndex, EmbeddingCache
-
-    model = UnitEmbedder(width)
-    cache = EmbeddingCache(model, path)
-    return open_store(path, dense=DenseIndex(cache)), cache, model
-
-
-def _cache_file(path: Path) -> Path:
-    return next(path.glob(".embeddings-*.npz"))
-
-
-def _search_ids(store) -> list[str]:
-    return [r.memory.id for r in store.search("kayak", top_k=5, now=NOW, use_embeddings=True)]
-
-
-def test_cache_rows_of_the_wrong_width_are_re_embedded_not_a_crash(tmp_path):
-    store, cache, _ = _dense_store(tmp_path, width=8)
-    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
-    expected = _search_ids(store)
-    cache.save()
-    store2, _, model2 = _dense_store(tmp_path, width=4)  # another model's width: 4
-    assert sorted(_search_ids(store2)) == sorted(m.id for m in saved)
-    assert model2.calls >= 3  # the old rows were re-embedded
-    store3, _, model3 = _dense_store(tmp_path, width=8)
-    assert _search_ids(store3) == expected
-
-
-@pytest.mark.parametrize("damage", ["nan", "inf", "huge", "zero"])
-def test_non_finite_or_non_unit_rows_are_dropped_on_load(tmp_path, damage):
-    import numpy as np
-
-    store, cache, _ = _dense_store(tmp_path, width=8)
-    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
-    expected = _search_ids(store)
-    cache.save()
-    file = _cache_file(tmp_path)
-    with np.load(file) as data:
-        keys, vecs = data["keys"], data["vectors"].copy()
-    vecs[1] = {"nan": np.nan, "inf": np.inf, "huge": 1e30, "zero": 0.0}[damage]
-    np.savez(file, keys=keys, vectors=vecs)
-    store2, cache2, model2 = _dense_store(tmp_path, width=8)
-    assert len(cache2) == len(saved) - 1
-    assert _search_ids(store2) == expected
-    assert model2.calls == 2  # only the bad row was embedded again (and the query)
-
-
-@pytest.mark.parametrize("damage", ["int dtype", "1-d", "keys mismatch", "strings"])
-def test_a_cache_file_of_the_wrong_shape_or_type_is_ignored(tmp_path, damage):
-    import numpy as np
-
-    store, cache, _ = _dense_store(tmp_path, width=8)
-    store.save("kayak", now=NOW)
-    expected = _search_ids(store)
-    cache.save()
-    file = _cache_file(tmp_path)
-    with np.load(file) as data:
-        keys, vecs = data["keys"], data["vectors"]
-    vecs = {"int dtype": vecs.astype(np.int64), "1-d": vecs[0], "keys mismatch": vecs,
-            "strings": vecs.astype(str)}[damage]  # fmt: skip
-    keys = np.concatenate([keys, keys]) if damage == "keys mismatch" else keys
-    np.savez(file, keys=keys, vectors=vecs)
-    store2, cache2, _ = _dense_store(tmp_path, width=8)
-    assert len(cache2) == 0
-    assert _search_ids(store2) == expected
