@@ -31,6 +31,10 @@ SAVE_PATTERNS: tuple[str, ...] = (
     r"\bcommit\s+(?:this|that|it)\s+to\s+memory\b",
     r"\bfor\s+future\s+reference\b",
     r"\bfor\s+the\s+record\b",
+    # "document this" (the spec's save phrase) as a request about what was just said: at the
+    # end of a clause or before a colon; "document this function" is a documentation task.
+    r"\bdocument\s+(?:this|that)\b(?=\s*(?:[.!:;,]|$|\s+(?:down|for\s+(?:later|the\s+future|"
+    r"future\s+reference))\b))",
 )
 
 RECALL_PATTERNS: tuple[str, ...] = (
@@ -53,19 +57,40 @@ RECALL_PATTERNS: tuple[str, ...] = (
     r"\bbring\s+up\s+what\b",
     r"\bpull\s+up\s+(?:what|whatever)\b",
     r"\bwhat\s+(?:was|is|'s)\b[^.?!]{0,60}\bagain\b",
+    # The plugin spec's continuity phrases.
+    r"\b(?:previously|earlier)\s+we\b",
+    r"\bcontinue\s+(?:with|on|from)\s+(?:the|that|our|my)\b",
+    r"\bcontinue\s+(?:from\s+)?where\s+we\b",
+    r"(?:^|[.!?]\s+|\b(?:let'?s\s+)?(?:go|get|getting|going|come|coming)\s+)back\s+to\s+"
+    r"(?:the|that|our)\b",
+    r"\bwhat(?:'s|\s+is|\s+was)\s+our\s+(?:approach|decision|plan)\s+"
+    r"(?:for|on|about|regarding|to)\b",
+    r"\bwhat\s+was\s+the\s+(?:approach|decision|plan)\s+(?:for|on|about|regarding|to)\b",
 )
 
 IMPORTANCE_PATTERNS: dict[str, float] = {
-    # Strongest boost wins (see ImportanceScorer); values are strength increments.
-    r"\bnever\s+forget\b": 0.5,
-    r"\bmust\s+(?:never\s+)?remember\b": 0.4,
-    r"\bcritical(?:ly)?\b": 0.4,
-    r"\bcrucial\b": 0.4,
-    r"\bessential\b": 0.3,
-    r"\bvital\b": 0.3,
-    r"\b(?:top|high)\s+priority\b": 0.3,
-    r"\bimportant\b": 0.25,
+    # Strongest boost wins (see ImportanceScorer); values are strength increments. The spec's
+    # table (activation spec, ImportanceScorer.IMPORTANCE_KEYWORDS) as whole words, plus a few
+    # markers it lacks (must remember, vital, top priority, key point); its statement words
+    # (decided, going with, prefer, like) are STATEMENT_BOOSTS below.
+    r"\bnever\s+forget\b": 0.8,
+    r"\bcritical(?:ly)?\b": 0.6,
+    r"\bcrucial\b": 0.6,
+    r"\bessential\b": 0.5,
+    r"\bremember\s+this\b": 0.5,
+    r"\bmust\s+(?:never\s+)?remember\b": 0.5,
+    r"\bimportant\b": 0.4,
+    r"\bvital\b": 0.4,
+    r"\b(?:top|high)\s+priority\b": 0.4,
     r"\bkey\s+point\b": 0.2,
+}
+# The spec's boosts for what a statement is rather than how much it matters: they raise the
+# strength of a save but are no importance marker (no SHOULD_SAVE on their own).
+STATEMENT_BOOSTS: dict[str, float] = {
+    r"\bdecided\b": 0.3,
+    r"\bgoing\s+with\b": 0.3,
+    r"\bprefer(?:s|red)?\b": 0.2,
+    r"\blikes?\b": 0.1,
 }
 
 EXCLUSION_PATTERNS: tuple[str, ...] = (
@@ -128,6 +153,7 @@ class PhraseDetector:
         self._save = [re.compile(p, _F) for p in (*SAVE_PATTERNS, *extra_save)]
         self._recall = [re.compile(p, _F) for p in (*RECALL_PATTERNS, *extra_recall)]
         self._importance = [(re.compile(p, _F), b) for p, b in IMPORTANCE_PATTERNS.items()]
+        self._statement = [(re.compile(p, _F), b) for p, b in STATEMENT_BOOSTS.items()]
         self._exclude = [re.compile(p, _F) for p in (*EXCLUSION_PATTERNS, *extra_exclusions)]
 
     def detect(self, text: str) -> PhraseSignals:
@@ -140,7 +166,8 @@ class PhraseDetector:
         save = _matches(self._save, masked)
         recall = _matches(self._recall, masked)
         boosts = [(m.group(0), b) for rx, b in self._importance for m in rx.finditer(masked)]
-        boost = max((b for _, b in boosts), default=0.0)
+        statement = [b for rx, b in self._statement if rx.search(masked)]
+        boost = max([b for _, b in boosts] + statement, default=0.0)
         matched = tuple(dict.fromkeys([*save, *recall, *(p for p, _ in boosts)]))
         confidence = 0.9 if save or recall else 0.6 if boosts else 0.0
         return PhraseSignals(
@@ -158,4 +185,4 @@ def _matches(patterns: list[re.Pattern[str]], text: str) -> list[str]:
     return [m.group(0).strip(" :") for rx in patterns for m in rx.finditer(text)]
 
 
-__all__ = ["NO_SIGNALS", "PhraseDetector", "PhraseSignals"]
+__all__ = ["NO_SIGNALS", "STATEMENT_BOOSTS", "PhraseDetector", "PhraseSignals"]

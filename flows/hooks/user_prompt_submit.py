@@ -32,7 +32,7 @@ ASKING_WORDS = (
     "remember recall remind decide decided discuss discussed agree agreed mention mentioned "
     "say said tell told choose chose pick picked conclude note noted record recorded settle "
     "settled save saved think thought know again last time memory memories search check look "
-    "find bring pull refresh please"
+    "find bring pull refresh please previously earlier before ago anything something"
 )
 
 
@@ -102,6 +102,13 @@ def _around_request(text: str, signals: Any) -> str:
     return f"{lower[start : start + after]} {lower[max(0, start - before) : start]}"
 
 
+def leans_on_earlier_turns(prompt: str, analysis: PromptAnalysis) -> bool:
+    """No topic of its own, or a short reply ("yes, remember that")."""
+    from activation.context import is_follow_up
+
+    return not analysis.topic_terms or is_follow_up(prompt)
+
+
 def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
     prompt = analysed_text(inp.prompt.strip())
     analysis = analyze_prompt(prompt)
@@ -110,6 +117,15 @@ def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
     signals = analysis.signals
     if not (signals.recall_request or signals.save_request):
         return None
+    if inp.transcript_path and leans_on_earlier_turns(prompt, analysis):
+        # "what did we decide last time?", "yes, remember that": the topic is in the turns
+        # before it (ConversationContext over the transcript).
+        from flows.hooks.conversation import with_earlier_turns
+
+        joined = with_earlier_turns(prompt, inp.transcript_path)
+        if joined != prompt:
+            prompt, analysis = joined, analyze_prompt(joined)
+            signals = analysis.signals or signals
     from flows.hooks.recall import recall_context, save_reminder
     from flows.hooks.runtime import load_runtime
 

@@ -73,9 +73,11 @@ def test_small_talk_about_food_is_not_a_recall(detector):
 
 
 def test_importance_markers_strongest_boost_wins(detector):
-    assert detector.detect("This is important").importance_boost == 0.25
+    assert detector.detect("This is important").importance_boost == 0.4
     both = detector.detect("important and critical: never forget this")
-    assert both.importance_boost == 0.5
+    assert both.importance_boost == 0.8
+    preference = detector.detect("I prefer tabs")  # a statement boost, not a marker
+    assert preference.importance_boost == 0.2 and not preference.importance_marker
     assert detector.detect("not that important really").importance_boost == 0.0
     assert not detector.detect("just a note").importance_marker
 
@@ -103,3 +105,38 @@ def test_labelled_sets_no_missed_explicit_save_and_under_one_percent_false_posit
     negatives = [m for m in data if not m.should_save]
     false_positives = [m.text for m in negatives if detector.detect(m.text).save_request]
     assert len(false_positives) / len(negatives) < 0.01, false_positives
+
+
+@pytest.mark.parametrize("text", [
+    "Previously we picked Redis for the cache, right?",
+    "Earlier we talked about the retry policy.",
+    "Continue with the migration plan.",
+    "Let's continue from where we left off yesterday.",
+    "Back to the billing question.",
+    "Let's get back to our deploy pipeline.",
+    "What's our approach for retries?",
+    "What is our decision on the logo?",
+    "What was the plan for the Sunday migration?",
+])  # fmt: skip
+def test_the_plugin_specs_recall_phrases(detector, text):
+    signals = detector.detect(text)
+    assert signals.recall_request and not signals.save_request, text
+
+
+@pytest.mark.parametrize("text", [
+    "Send it back to the server after the retry.",
+    "Please continue from where you stopped.",
+    "What is the plan for today?",
+    "Document this function, please",
+    "Can you document this in the README?",
+])  # fmt: skip
+def test_tasks_that_look_like_recall_or_save_are_neither(detector, text):
+    signals = detector.detect(text)
+    assert not signals.recall_request and not signals.save_request, text
+
+
+@pytest.mark.parametrize("text", ["Please document this: the API key rotates monthly.",
+                                  "Document this for future reference: staging is on db-3.",
+                                  "We moved the cron to 2am. Document that."])  # fmt: skip
+def test_document_this_is_a_save_request(detector, text):
+    assert detector.detect(text).save_request, text
