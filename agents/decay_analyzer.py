@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from agents.common import LABEL_DECAY, ReportTable, short, snippet
 from agents.protocols import IssueTracker, IssueView
+from agents.undo import Graveyard, collect_garbage
 from storage.base import MemoryStore
 from storage.decay import DecayConfig, memory_score, promotion_reason
 from storage.errors import InvalidInputError
@@ -58,6 +59,9 @@ class DecayAnalyzerConfig:
     # 302 demo memories made 124 of them, too many for a person to read.
     memory_issues: bool = False
     digest_max_lines: int = 200
+    # gc archives first; in delete mode it deletes only what stayed archived this long (and
+    # only with a graveyard to keep it in: CORTEXGRAPH_GC_GRACE_DAYS, agents.undo).
+    gc_grace_days: float = 7.0
 
     def __post_init__(self) -> None:
         if not self.high_below <= self.medium_below <= self.decay.danger_zone_max:
@@ -136,10 +140,13 @@ class DecayAnalyzer:
         store: MemoryStore,
         tracker: IssueTracker | None = None,
         config: DecayAnalyzerConfig | None = None,
+        graveyard: Graveyard | None = None,
     ) -> None:
         self.store = store
         self.tracker = tracker
         self.config = config or DecayAnalyzerConfig(decay=store.config.decay)
+        self.graveyard = graveyard
+        self.purged: tuple[str, ...] = ()  # deleted by the last run (after the grace period)
 
     def urgency(self, score: float) -> Urgency:
         if score < self.config.high_below:
@@ -189,7 +196,7 @@ class DecayAnalyzer:
             )
         findings.sort(key=lambda f: (f.score, f.memory_id))
         counts: Counter[str] = Counter()
-        collected = self._collect(findings, dry_run)
+        collected = self._collect(findings, dry_run, now)
         digests: list[tuple[str, str, int]] = []
         if self.tracker is not None and cfg.open_issues and not dry_run:
             findings = self._sync_issues(findings, set(collected), counts, digests, now)
@@ -357,18 +364,20 @@ class DecayAnalyzer:
             dedupe_key=f"decay:{finding.memory_id}",
         )
 
-    def _collect(self, findings: list[DecayFinding], dry_run: bool) -> tuple[str, ...]:
+    def _collect(self, findings: list[DecayFinding], dry_run: bool, now: float) -> tuple[str, ...]:
+        """Archive the gc candidates (agents.undo.collect_garbage); in delete mode also delete,
+        into the graveyard, what gc archived at least ``gc_grace_days`` ago."""
         if self.config.gc is GcMode.OFF:
             return ()
         ids = tuple(f.memory_id for f in findings if f.action is DecayAction.GC_CANDIDATE)
-        if dry_run:
-            return ids
-        for memory_id in ids:
-            if self.config.gc is GcMode.DELETE:
-                self.store.delete(memory_id)
-            else:
-                self.store.update(memory_id, status=MemoryStatus.ARCHIVED)
-        return ids
+        delete = self.config.gc is GcMode.DELETE and self.graveyard is not None
+        if self.config.gc is GcMode.DELETE and self.graveyard is None:
+            log.warning("decay: gc delete without a graveyard only archives (nothing is lost)")
+        result = collect_garbage(self.store, ids, delete=delete, now=now,
+                                 grace_days=self.config.gc_grace_days, graveyard=self.graveyard,
+                                 dry_run=dry_run)  # fmt: skip
+        self.purged = result.purged
+        return ids if dry_run else result.archived
 
 
 def _with_issue(finding: DecayFinding, issue_id: str) -> DecayFinding:

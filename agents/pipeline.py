@@ -20,6 +20,7 @@ from agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from agents.protocols import Embedder, IssueTracker, NoteSink
 from agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
 from agents.semantic_merge import MergeConfig, SemanticMerge
+from agents.undo import Graveyard
 from storage.base import MemoryStore
 from storage.decay import DecayConfig
 from storage.errors import InvalidInputError
@@ -83,6 +84,7 @@ def pipeline_config(
     merge_mode: str = "apply",
     gc: str = "off",
     relations: RelationshipConfig | None = None,
+    gc_grace_days: float = 7.0,
 ) -> PipelineConfig:
     """The one configuration every edge runs the agents with (the flow, the MCP tools, the
     Python API): ``cortexgraph.settings.Settings.pipeline_options()`` supplies the keywords."""
@@ -93,7 +95,8 @@ def pipeline_config(
     if tfidf_link_threshold is not None:
         cluster = replace(cluster, tfidf_link_threshold=tfidf_link_threshold)
     return PipelineConfig(
-        decay=DecayAnalyzerConfig(decay=decay, gc=GcMode(gc), memory_issues=decay_memory_issues),
+        decay=DecayAnalyzerConfig(decay=decay, gc=GcMode(gc), memory_issues=decay_memory_issues,
+                                  gc_grace_days=gc_grace_days),
         cluster=cluster,
         merge=MergeConfig(mode=merge_mode),
         relations=relations or RelationshipConfig(),
@@ -124,10 +127,12 @@ class Pipeline:
         tracker: IssueTracker | None = None,
         config: PipelineConfig | None = None,
         promote: PromoteFn | None = None,
+        graveyard: Graveyard | None = None,
     ) -> None:
         cfg = config or PipelineConfig()
         decay = store.config.decay
-        self.decay = DecayAnalyzer(store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay))
+        self.decay = DecayAnalyzer(store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay),
+                                   graveyard)  # fmt: skip
         self.cluster = ClusterDetector(store, embedder, tracker, cfg.cluster)
         self.merge = SemanticMerge(store, tracker, cfg.merge)
         self.promote = LTMPromoter(store, sink, cfg.promote or PromoterConfig(decay=decay), promote,

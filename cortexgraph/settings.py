@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     consolidation_interval: int = Field(default=3600, ge=60, description="seconds between runs")
     auto_reinforce: bool = True
     decay_memory_issues: bool = False
+    # gc (--gc archive|delete) archives first; delete mode deletes what stayed archived this
+    # many days, into <storage>/gc-removed.jsonl (`cortexgraph undo gc ID` brings it back).
+    gc_grace_days: float = Field(default=7.0, ge=0)
 
     # Long-term memory (Obsidian vault); 1.x reads these without the prefix.
     ltm_vault_path: Path | None = Field(
@@ -182,6 +185,7 @@ class Settings(BaseSettings):
             "max_cluster_size": self.cluster_max_size,
             "min_cluster_size": self.min_cluster_size,
             "decay_memory_issues": self.decay_memory_issues,
+            "gc_grace_days": self.gc_grace_days,
         }
 
 

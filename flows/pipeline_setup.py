@@ -11,6 +11,7 @@ from agents.pipeline import Pipeline, PipelineConfig
 from agents.pipeline import pipeline_config as _pipeline_config
 from cortexgraph.settings import Settings
 from flows.wiring import Collaborators, open_collaborators
+from storage.graveyard import Graveyard
 
 
 def pipeline_config(settings: Settings, merge_mode: str = "apply", gc: str = "off",
@@ -36,6 +37,7 @@ def build_pipeline(
     pipeline = Pipeline(
         collab.store, embedder=collab.embedder, sink=collab.sink, tracker=collab.tracker,
         config=config or pipeline_config(settings, merge_mode, gc), promote=collab.promote,
+        graveyard=None if dry_run else Graveyard(settings.storage_path),
     )  # fmt: skip
     return pipeline, collab
 

@@ -118,16 +118,26 @@ def test_dry_run_opens_no_issue_and_collects_nothing(store, tracker):
 
 
 @pytest.mark.parametrize("mode", [GcMode.ARCHIVE, GcMode.DELETE])
-def test_gc_only_takes_gc_candidates(store, mode):
+def test_gc_only_takes_gc_candidates(store, mode, tmp_path):
+    from storage.graveyard import Graveyard
+
     gone = add(store, "long forgotten", age_days=60)
     kept = add(store, "long forgotten but used", age_days=60, use_count=4)
-    report = DecayAnalyzer(store, config=DecayAnalyzerConfig(gc=mode)).run(now=NOW)
+    config = DecayAnalyzerConfig(gc=mode, gc_grace_days=7)
+    agent = DecayAnalyzer(store, config=config, graveyard=Graveyard(tmp_path))
+    report = agent.run(now=NOW)
     assert report.collected == (gone.id,)
-    if mode is GcMode.DELETE:
-        assert store.find(gone.id) is None
+    # Both modes archive first: the grace period starts.
+    assert store.get(gone.id).status is MemoryStatus.ARCHIVED
+    assert store.get(kept.id).status is MemoryStatus.ACTIVE
+    agent.run(now=NOW + 6 * 86400)
+    assert store.find(gone.id) is not None
+    agent.run(now=NOW + 8 * 86400)
+    if mode is GcMode.DELETE:  # deleted after the grace period, kept in the graveyard
+        assert store.find(gone.id) is None and agent.purged == (gone.id,)
+        assert Graveyard(tmp_path).find(gone.id).memory.content == "long forgotten"
     else:
         assert store.get(gone.id).status is MemoryStatus.ARCHIVED
-    assert store.get(kept.id).status is MemoryStatus.ACTIVE
 
 
 def test_config_rejects_inverted_bounds():
