@@ -19,16 +19,15 @@ from typing import Any
 from storage.config import StoreConfig
 from storage.decay import DAY, in_danger_zone, memory_score
 from storage.errors import InvalidInputError, MemoryNotFoundError, RelationNotFoundError
+from storage.field_rules import short_repr
 from storage.indexes import StoreIndexes
 from storage.models import (
     Memory,
-    MemoryMeta,
     MemoryStatus,
     Relation,
     SearchResult,
     new_id,
     validate_id,
-    validate_strength,
     validate_tags,
 )
 from storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
@@ -36,7 +35,7 @@ from storage.validation import (
     apply_changes,
     checked_memory,
     checked_relation,
-    validate_new_memory,
+    new_memory,
 )
 
 
@@ -84,18 +83,10 @@ class IndexedStore(StoreIndexes):
         now: float | None = None,
     ) -> Memory:
         ts = int(time.time() if now is None else now)
-        validate_new_memory(content, tags, entities, source, context, extra, self.config)
-        memory = Memory(
-            id=new_id(),
-            content=content.strip(),
-            meta=MemoryMeta(
-                tags=validate_tags(tags), source=source, context=context, extra=dict(extra or {})
-            ),
-            entities=validate_tags(entities, "entities"),
-            created_at=ts,
-            last_used=ts,
-            strength=validate_strength(strength),
-        )
+        memory = new_memory(
+            content, tags, entities, source, context, extra,
+            strength=strength, now=ts, config=self.config,
+        )  # fmt: skip
         return self.put(memory)
 
     def put(self, memory: Memory) -> Memory:
@@ -252,7 +243,9 @@ class IndexedStore(StoreIndexes):
         from storage.search import run_search
 
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 1000:
-            raise InvalidInputError(f"top_k must be an integer from 1 to 1000, got {top_k!r}")
+            raise InvalidInputError(
+                f"top_k must be an integer from 1 to 1000, got {short_repr(top_k)}"
+            )
         ts = time.time() if now is None else now
         with self._lock:
             self._sync()

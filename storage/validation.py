@@ -7,6 +7,7 @@ is ever written that a later load would refuse (and quarantine).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sized
@@ -19,8 +20,10 @@ from storage.field_rules import short_repr
 from storage.models import (
     RELATION_TYPES,
     Memory,
+    MemoryMeta,
     MemoryStatus,
     Relation,
+    new_id,
     validate_id,
     validate_strength,
     validate_tags,
@@ -180,20 +183,58 @@ def validate_new_memory(
     """Raise InvalidInputError (short message) unless a memory with these fields may be saved.
 
     Pure and cheap: sizes are checked before anything else looks at the values, so an edge
-    (MCP tool, CLI) can call it before enrichment or any write. ``save`` applies the same rules.
-    """
+    (MCP tool, CLI) can call it before enrichment or any write. ``save`` runs the very same
+    checks (``new_memory``): what passes here is never refused there, and the reverse."""
+    new_memory(content, tags, entities, source, context, extra, config=config)
+
+
+def new_memory(
+    content: object,
+    tags: object = None,
+    entities: object = None,
+    source: object = None,
+    context: object = None,
+    extra: object = None,
+    *,
+    strength: object = 1.0,
+    now: int = 0,
+    config: StoreConfig | None = None,
+) -> Memory:
+    """The memory ``save`` stores for these fields, checked by every rule; nothing written."""
     config = config or StoreConfig()
+    tags = _bounded_list(tags, config.max_tags)
+    entities = _bounded_list(entities, config.max_entities)
     _check_content(content, config)
     _check_strings(tags, "tags", config.max_tags, config.max_tag_chars, "TAG")
     _check_strings(entities, "entities", config.max_entities, config.max_entity_chars, "ENTITY")
     _check_text(source, "source", config.max_source_chars, "MAX_SOURCE_CHARS")
     _check_text(context, "context", config.max_context_chars, "MAX_CONTEXT_CHARS")
     _check_object(extra, "extra", config)
-    validate_tags(tags)
-    validate_tags(entities, "entities")
-    for name, text in (("content", content), ("source", source), ("context", context)):
-        if isinstance(text, str):
-            line_bytes(text, config, name)
+    assert isinstance(content, str)  # _check_content
+    memory = Memory(
+        id=new_id(),
+        content=content.strip(),
+        meta=MemoryMeta(
+            tags=validate_tags(tags),
+            source=source,  # type: ignore[arg-type]  # checked above
+            context=context,  # type: ignore[arg-type]
+            extra=dict(extra or {}),  # type: ignore[call-overload]
+        ),
+        entities=validate_tags(entities, "entities"),
+        created_at=now,
+        last_used=now,
+        strength=validate_strength(strength),
+    )
+    return checked_memory(memory, config)[0]
+
+
+def _bounded_list(values: object, max_items: int) -> object:
+    """A one-shot iterable (generator) as a list, read no further than one past the limit."""
+    if values is None or isinstance(values, str | bytes | Mapping | Sized):
+        return values
+    if isinstance(values, Iterable):
+        return list(itertools.islice(values, max_items + 1))
+    return values
 
 
 def check_memory_fields(memory: Memory, config: StoreConfig) -> None:
@@ -299,12 +340,14 @@ def apply_changes(memory: Memory, changes: dict[str, Any]) -> Memory:
     meta_changes = {k: changes.pop(k) for k in META_FIELDS if k in changes}
     unknown = set(changes) - UPDATABLE_FIELDS
     if unknown:
-        raise InvalidInputError(f"cannot update field(s) {sorted(unknown)}")
+        raise InvalidInputError(
+            f"cannot update field(s) {', '.join(short_repr(k) for k in sorted(unknown)[:5])}"
+        )
     if "status" in changes and not isinstance(changes["status"], MemoryStatus):
         try:
             changes["status"] = MemoryStatus(changes["status"])
         except ValueError as exc:
-            raise InvalidInputError(f"unknown status {changes['status']!r}") from exc
+            raise InvalidInputError(f"unknown status {short_repr(changes['status'])}") from exc
     if "entities" in changes:
         changes["entities"] = validate_tags(changes["entities"], "entities")
     if meta_changes:
@@ -331,5 +374,6 @@ __all__ = [
     "line_bytes",
     "loaded_memory",
     "loaded_relation",
+    "new_memory",
     "validate_new_memory",
 ]

@@ -366,3 +366,59 @@ def test_a_writer_that_missed_lines_before_a_compaction_reloads_in_full(tmp_path
     c.save("nor this", now=NOW)
     c.compact()
     assert {m.content for m in b.list()} == {"b knows this", "b has not read this yet", "nor this"}
+
+
+# -- one rule: the edge's check, save and load agree -----------------------------------------
+
+any_text = st.text(st.characters(codec=None, categories=None), max_size=40) | st.text(max_size=120)
+field_values = st.fixed_dictionaries(
+    {"content": any_text | st.integers() | st.none()},
+    optional={
+        "tags": st.none() | st.lists(any_text | st.integers(), max_size=5) | any_text,
+        "entities": st.none() | st.lists(any_text, max_size=5) | st.dictionaries(any_text, any_text),
+        "source": st.none() | any_text | st.integers(),
+        "context": st.none() | any_text,
+        "extra": st.none() | st.dictionaries(st.text(max_size=5), json_text, max_size=3) | any_text,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fields=field_values)
+def test_the_edge_check_save_and_load_agree(fields):
+    import tempfile
+
+    from storage import InMemoryStore
+
+    try:
+        validate_new_memory(config=SMALL, **fields)
+        allowed = True
+    except InvalidInputError as exc:
+        allowed = False
+        assert len(str(exc)) < 400
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(tmp, SMALL)
+        try:
+            saved = store.save(now=NOW, **fields)
+        except InvalidInputError:
+            assert not allowed
+            assert not (Path(tmp) / "memories.jsonl").exists()
+            return
+        assert allowed
+        again = open_store(tmp, SMALL)
+        assert again.get(saved.id) == saved and again.quarantined_lines == 0
+        assert InMemoryStore.from_files(tmp, SMALL).get(saved.id) == saved
+
+
+def test_relations_are_bounded_and_loaded_by_the_same_rules(tmp_path):
+    store = open_store(tmp_path, SMALL)
+    a, b = store.save("a", now=NOW), store.save("b", now=NOW)
+    with pytest.raises(InvalidInputError, match="MAX_EXTRA_BYTES"):
+        store.add_relation(a.id, b.id, metadata={"note": "n" * 100})
+    kept = store.add_relation(a.id, b.id, metadata={"note": "short"}, now=NOW)
+    bad = json.dumps(kept.to_json() | {"id": "rel-2", "relation_type": "hates"}).encode()
+    huge = json.dumps(kept.to_json() | {"id": "rel-3", "metadata": {"n": "n" * 100}}).encode()
+    with (tmp_path / "relations.jsonl").open("ab") as f:
+        f.write(bad + b"\n" + huge + b"\n")
+    assert [r.id for r in open_store(tmp_path, SMALL).relations()] == [kept.id]
+    assert quarantined_bytes(tmp_path, "relations") == [bad, huge]
