@@ -36,6 +36,7 @@ from activation.monitor import (
 )
 from activation.monitor.calls import normalize_text, similarity, tokens
 from activation.monitor.engine import choose_directive
+from activation.monitor.project_profile import project_profile
 from mcp_server.app import ServerState, state_of
 from mcp_server.arguments import check_json
 from mcp_server.errors import quote, tool_errors
@@ -116,7 +117,8 @@ def record_tool_call(
     monitor = Monitor(patterns_of(state), directives=directives_of,
                       ledger=lambda: ledger_of(state))  # fmt: skip
     call = make_call(tool_name, tool_input or {}, tool_response, ts=time.time(), error=error)
-    obs = monitor.observe(SessionLog(monitor_dir(state), session_id), call, context or "global")
+    obs = monitor.observe(SessionLog(monitor_dir(state), session_id), call, context or "global",
+                          profile=project_profile(project_dir()))  # fmt: skip
     return {"success": True, **obs.to_json()}
 
 
@@ -187,6 +189,15 @@ def query_pattern_history(
     return {"success": True, "query": signature, "context": context, "patterns": out}
 
 
+def last_error(ledger: BehaviorLedger, pattern_id: str, context: str | None) -> str:
+    """The error last recorded for this pattern (in ``context`` if given), or ''."""
+    occ = [r for r in ledger.occurrences(pattern_id)
+           if context is None or r.metadata.get("context") == context]  # fmt: skip
+    occ.sort(key=lambda r: r.metadata.get("last_at") or 0)
+    errors = occ[-1].metadata.get("errors") if occ else None
+    return str(errors[-1]) if errors else ""
+
+
 @tool_errors
 def request_intervention(
     ctx: Context, pattern_id: PatternId, context: ContextText = None
@@ -196,9 +207,11 @@ def request_intervention(
     state = state_of(ctx)
     spec = _spec(patterns_of(state), pattern_id)
     ctx_name = context or "global"
-    iv_id, why = ledger_of(state).best_intervention(spec, ctx_name)
+    ledger = ledger_of(state)
+    iv_id, why = ledger.best_intervention(spec, ctx_name)
     det = Detection(spec.id, "loop", spec.trigger.threshold, spec.trigger.threshold,
-                    f"req:{spec.id}", "", "", "", spec.description.rstrip("."))  # fmt: skip
+                    f"req:{spec.id}", "", "", last_error(ledger, spec.id, context),
+                    spec.description.rstrip("."))  # fmt: skip
     embedder = None
     if state.settings.enable_embeddings:
         from mcp_server.services import embedder_for

@@ -15,6 +15,7 @@ from activation.monitor.calls import ToolCall, short_hash, similarity
 from activation.monitor.patterns import PatternSpec
 
 LOOP, WARNING = "loop", "warning"
+KNOWN = "known"  # an error that looped in an earlier session, seen again (engine, not here)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,7 @@ def _applies(spec: PatternSpec, call: ToolCall) -> bool:
     return (not t.tools or call.tool in t.tools) and call.tool not in t.ignore_tools
 
 
-def _first_error(call: ToolCall) -> str:
+def first_error(call: ToolCall) -> str:
     return call.excerpt.split(" | ")[0][:160]
 
 
@@ -79,7 +80,7 @@ def repeated_call(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | N
     what = f"{last.tool} on {last.target}" if last.target else last.tool
     return Detection(spec.id, stage, len(same), spec.trigger.threshold,
                      f"{last.tool}:{short_hash(last.args)}", last.tool, last.target,
-                     _first_error(last) if last.failed else "",
+                     first_error(last) if last.failed else "",
                      f"{what} was called {len(same)} times in the last {len(win)} calls with "
                      "near-identical arguments and the same result")  # fmt: skip
 
@@ -94,7 +95,7 @@ def repeated_error(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | 
     stage = _stage(spec, len(same))
     if stage is None:
         return None
-    error = _first_error(last)
+    error = first_error(last)
     return Detection(spec.id, stage, len(same), spec.trigger.threshold, f"err:{last.error_sig}",
                      last.tool, last.target, error,
                      f'the same error came back {len(same)} times in the last {len(win)} calls: '
@@ -122,7 +123,7 @@ def sequence(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | None:
         return None
     last = win[-1]
     return Detection(spec.id, stage, matched, len(steps), f"seq:{spec.id}", last.tool,
-                     last.target, _first_error(last) if last.failed else "",
+                     last.target, first_error(last) if last.failed else "",
                      f"{matched} of the {len(steps)} steps of '{spec.name}' just happened in "
                      f"order: {spec.description}")  # fmt: skip
 
@@ -148,7 +149,7 @@ def rapid_retry(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | Non
         return None
     return Detection(spec.id, stage, len(chain), spec.trigger.threshold,
                      f"retry:{last.tool}:{short_hash(last.args)}", last.tool, last.target,
-                     _first_error(last),
+                     first_error(last),
                      f"{last.tool} on {last.target or 'the same input'} failed {len(chain)} "
                      f"times in a row, each retry under {spec.trigger.max_gap_seconds:.0f} s "
                      "after the last, with nothing changed in between")  # fmt: skip
@@ -168,4 +169,4 @@ def detect(calls: Sequence[ToolCall], specs: Sequence[PatternSpec]) -> list[Dete
     return sorted(found, key=lambda d: d.stage != LOOP)
 
 
-__all__ = ["DETECTORS", "LOOP", "WARNING", "Detection", "detect", "window"]
+__all__ = ["DETECTORS", "KNOWN", "LOOP", "WARNING", "Detection", "detect", "first_error", "window"]

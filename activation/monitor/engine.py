@@ -10,13 +10,14 @@ alert is shown, or an outcome settled, are the directives read and the learning 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from activation.monitor.calls import ToolCall
-from activation.monitor.detectors import LOOP, Detection, detect
+from activation.monitor.detectors import KNOWN, LOOP, Detection, detect, first_error
 from activation.monitor.directives import Directive, DirectiveMatch, match_directives
+from activation.monitor.known_errors import KnownErrors
 from activation.monitor.learning import BehaviorLedger
 from activation.monitor.patterns import PatternSet, PatternSpec
 from activation.monitor.render import Reminder, render_reminder
@@ -38,6 +39,10 @@ class MonitorConfig:
     outcome_after_calls: int = 5  # K: quiet this long after an intervention means it worked
     max_chars: int = 1000
     learn: bool = True
+    # Context-triggered timing: an error that looped in an earlier session is flagged the
+    # first time it shows up in a new one (known_errors.py).
+    known_errors: bool = True
+    max_errors_seen: int = 100  # signatures remembered per session for "first sight"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,17 +105,23 @@ class Monitor:
             self._ledger = self._ledger_factory()
         return self._ledger
 
-    def observe(self, session: SessionLog, call: ToolCall, context: str = "global"
-                ) -> Observation:  # fmt: skip
+    def observe(self, session: SessionLog, call: ToolCall, context: str = "global",
+                profile: Mapping[str, frozenset[str]] | None = None) -> Observation:  # fmt: skip
+        """``profile`` (project_profile) limits the patterns to those whose context_filters
+        match the project; without it every pattern applies."""
         notes: list[str] = []
+        patterns = self.patterns.for_project(profile)
+        known = KnownErrors(session.path.parent.parent) if self.config.known_errors else None
         with session.locked():
             appended = session.append(call, keep=max(2, self.patterns.max_window))
-            detections = detect(appended.calls, self.patterns.patterns)
+            detections = detect(appended.calls, patterns.patterns)
             state = appended.state
             n = int(state.get("n", 0)) + 1
             state["n"] = n
             settled = self._settle(state, detections, n)
             alert = self._pick(state, detections, n)
+            if alert is None and known is not None and call.failed and call.error_sig:
+                alert = self._known_error(state, known, patterns, call, session.session_id, n)
             reminder = None
             if alert is not None:
                 spec = self.patterns.get(alert.pattern_id)
@@ -119,7 +130,7 @@ class Monitor:
                 key = f"{alert.pattern_id}|{alert.signature}"
                 state.setdefault("shown", {})[f"{key}|{alert.stage}"] = n
                 state["last_alert_n"] = n
-                if alert.stage == LOOP:
+                if alert.stage in (LOOP, KNOWN):
                     state["shown"][f"{key}|warning"] = n
                 pending = [*state.get("pending", []), {
                     "pattern_id": spec.id, "intervention_id": reminder.intervention_id,
@@ -129,6 +140,10 @@ class Monitor:
                 state["alerts"] = [*state.get("alerts", []), {
                     **alert.to_json(), "ts": call.ts, "intervention_id":
                     reminder.intervention_id, "context": context}][-MAX_ALERTS_KEPT:]  # fmt: skip
+                if known is not None and alert.signature.startswith("err:") \
+                        and alert.stage == LOOP:  # fmt: skip
+                    known.record(alert.signature, pattern_id=spec.id, error=alert.error,
+                                 session=session.session_id, context=context, now=call.ts)
             state["last_ts"] = call.ts
             session.write_state(state)
         for s in settled:
@@ -139,6 +154,27 @@ class Monitor:
                            tuple(notes))  # fmt: skip
 
     # -- steps ---------------------------------------------------------------------------------
+    def _known_error(self, state: dict[str, Any], known: KnownErrors, patterns: PatternSet,
+                     call: ToolCall, session_id: str, n: int) -> Detection | None:  # fmt: skip
+        """The first sight in this session of an error that looped in another one."""
+        signature = f"err:{call.error_sig}"
+        seen = state.setdefault("errors_seen", [])
+        if signature in seen:
+            return None
+        state["errors_seen"] = [*seen, signature][-self.config.max_errors_seen :]
+        entry = known.get(signature)
+        if not entry or entry.get("session") == session_id:
+            return None
+        spec = patterns.get(str(entry.get("pattern_id", "")))
+        if spec is None:
+            return None
+        error = first_error(call) or str(entry.get("error", ""))
+        count = int(entry.get("count", 1))
+        return Detection(spec.id, KNOWN, count, spec.trigger.threshold, signature, call.tool,
+                         call.target, error,
+                         f'an error that looped in an earlier session ({count}x) is back: '
+                         f'"{error}"')  # fmt: skip
+
     def _settle(self, state: dict[str, Any], detections: Sequence[Detection], n: int
                 ) -> list[SettledOutcome]:  # fmt: skip
         again = {(d.pattern_id, d.signature) for d in detections}

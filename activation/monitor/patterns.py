@@ -24,7 +24,10 @@ FAILURE_TEXT = re.compile(r"fail|error|✗|❌|exit (?:code|status) [1-9]", re.I
 _TRIGGER_KEYS = {"detector", "threshold", "similarity", "ignore_tools", "tools", "steps",
                  "reset_on", "max_gap_seconds"}  # fmt: skip
 _PATTERN_KEYS = {"id", "name", "description", "trigger", "window", "preventive", "keywords",
-                 "interventions", "intervention", "enabled", "priority"}  # fmt: skip
+                 "interventions", "intervention", "enabled", "priority",
+                 "context_filters"}  # fmt: skip
+# What a pattern may be limited to (activation.monitor.project_profile detects both).
+FILTER_KEYS = ("repo_type", "language")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,7 @@ class Trigger:
 class Intervention:
     id: str
     next_step: str
+    expected_outcome: str = ""  # the reminder's "Expected outcome:" line
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,13 @@ class PatternSpec:
     interventions: tuple[Intervention, ...]
     priority: int = 0
     source: str = "shipped"
+    # ((key, allowed values), ...): the pattern applies only where the project matches; an
+    # unknown repo type or language never filters a pattern out.
+    context_filters: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def applies_to(self, profile: Mapping[str, frozenset[str]]) -> bool:
+        return all(not profile.get(key) or bool(profile[key] & allowed)
+                   for key, allowed in self.context_filters)  # fmt: skip
 
     def intervention(self, intervention_id: str) -> Intervention | None:
         return next((i for i in self.interventions if i.id == intervention_id), None)
@@ -104,8 +115,13 @@ class PatternSpec:
             "trigger": trigger, "window": {"calls": self.window_calls,
                                            "seconds": self.window_seconds},
             "preventive": self.preventive, "keywords": list(self.keywords),
-            "interventions": [{"id": i.id, "next_step": i.next_step} for i in self.interventions],
+            "interventions": [{"id": i.id, "next_step": i.next_step,
+                               **({"expected_outcome": i.expected_outcome}
+                                  if i.expected_outcome else {})}
+                              for i in self.interventions],
             "priority": self.priority, "source": self.source,
+            **({"context_filters": {k: sorted(v) for k, v in self.context_filters}}
+               if self.context_filters else {}),
         }  # fmt: skip
 
 
@@ -226,7 +242,11 @@ def parse_pattern(raw: Any, source: str = "shipped") -> PatternSpec:
             raise _fail(pid, "each intervention needs an id (lower-case) and a next_step text")
         if any(i.id == item["id"] for i in interventions):
             raise _fail(pid, f"intervention id {item['id']!r} is used twice")
-        interventions.append(Intervention(item["id"], " ".join(item["next_step"].split())))
+        outcome = item.get("expected_outcome") or ""
+        if not isinstance(outcome, str):
+            raise _fail(pid, f"intervention {item['id']!r}: expected_outcome must be text")
+        interventions.append(Intervention(item["id"], " ".join(item["next_step"].split()),
+                                          " ".join(outcome.split())))  # fmt: skip
     keywords = raw.get("keywords") or []
     if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
         raise _fail(pid, "keywords must be a list of words")
@@ -242,7 +262,26 @@ def parse_pattern(raw: Any, source: str = "shipped") -> PatternSpec:
         interventions=tuple(interventions),
         priority=int(_number(pid, raw.get("priority", 0), "priority", -100, 100)),
         source=source,
+        context_filters=_filters(pid, raw.get("context_filters")),
     )
+
+
+def _filters(pid: str, raw: Any) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``context_filters: {repo_type: [service], language: [python, go]}`` (a value or a list)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping) or set(raw) - set(FILTER_KEYS):
+        raise _fail(pid, f"context_filters must be a mapping with keys from {FILTER_KEYS}")
+    out = []
+    for key in FILTER_KEYS:
+        if key not in raw:
+            continue
+        values = [raw[key]] if isinstance(raw[key], str) else raw[key]
+        if not isinstance(values, list) or not values or not all(
+                isinstance(v, str) and v for v in values):  # fmt: skip
+            raise _fail(pid, f"context_filters.{key} must be a name or a list of names")
+        out.append((key, frozenset(v.lower() for v in values)))
+    return tuple(out)
 
 
 def parse_patterns(data: Any, source: str) -> tuple[list[PatternSpec], set[str]]:
@@ -319,6 +358,13 @@ class PatternSet:
     def max_window(self) -> int:
         return max((p.window_calls for p in self.patterns), default=0)
 
+    def for_project(self, profile: Mapping[str, frozenset[str]] | None) -> PatternSet:
+        """The patterns whose ``context_filters`` match the project (all, with no profile)."""
+        if not profile:
+            return self
+        kept = tuple(p for p in self.patterns if p.applies_to(profile))
+        return self if len(kept) == len(self.patterns) else PatternSet(kept, self.sources)
+
 
 def load_pattern_set(extra: Sequence[Path] = (), cache: Path | None = None) -> PatternSet:
     """``load_patterns`` with an optional JSON cache keyed by the files' sizes and mtimes."""
@@ -347,6 +393,7 @@ def load_pattern_set(extra: Sequence[Path] = (), cache: Path | None = None) -> P
 
 __all__ = [
     "DETECTORS",
+    "FILTER_KEYS",
     "SHIPPED",
     "Intervention",
     "PatternSet",

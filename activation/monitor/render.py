@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from activation.monitor.detectors import LOOP, Detection
+from activation.monitor.detectors import KNOWN, LOOP, Detection
 from activation.monitor.directives import DirectiveMatch
 from activation.monitor.patterns import Intervention, PatternSpec
 
@@ -29,10 +30,27 @@ class Reminder:
     text: str
 
 
-def next_step_text(intervention: Intervention, detection: Detection) -> str:
+# With no error text at hand (a reminder asked for by pattern id), a quoted placeholder would
+# read 'The error ""': say "the error" instead.
+_QUOTED_ERROR = re.compile(r"(?:[Tt]he\s+error\s+)?\"\{error\}\"")
+DEFAULT_OUTCOME = "the next call gets a different result, or you have a reason to stop and ask."
+
+
+def _fill(template: str, detection: Detection) -> str:
+    if not detection.error.strip():
+        template = _QUOTED_ERROR.sub("the error", template).replace("{error}", "the error")
+        template = template[:1].upper() + template[1:]
     values = _Blank(tool=detection.tool or "the tool", target=detection.target or "the same input",
                     count=str(detection.count), error=_clip(detection.error, 120))  # fmt: skip
-    return intervention.next_step.format_map(values)
+    return template.format_map(values)
+
+
+def next_step_text(intervention: Intervention, detection: Detection) -> str:
+    return _fill(intervention.next_step, detection)
+
+
+def expected_outcome_text(intervention: Intervention, detection: Detection) -> str:
+    return _fill(intervention.expected_outcome or DEFAULT_OUTCOME, detection)
 
 
 def render_reminder(
@@ -45,6 +63,9 @@ def render_reminder(
     """A few short lines; the quoted rule and the seen loop are clipped to fit ``max_chars``."""
     if detection.stage == LOOP:
         head = f"cortexgraph behaviour monitor: loop detected ({spec.name})."
+    elif detection.stage == KNOWN:
+        head = (f"cortexgraph behaviour monitor: known problem ({spec.name}); this error looped "
+                "in an earlier session, so act before it loops again.")  # fmt: skip
     else:
         head = (f"cortexgraph behaviour monitor: early warning ({spec.name}); one more repeat "
                 "and this is a loop.")  # fmt: skip
@@ -54,6 +75,7 @@ def render_reminder(
         where = f"{d.scope} CLAUDE.md" + (f" › {d.section}" if d.section else "")
         lines.append(f'Your rule ({_clip(where, 80)}): "{_clip(d.text, 300)}"')
     lines.append("Next step: " + _clip(next_step_text(intervention, detection), 360))
+    lines.append("Expected outcome: " + _clip(expected_outcome_text(intervention, detection), 200))
     lines.append(f"Afterwards, call report_outcome(pattern_id='{spec.id}', "
                  f"intervention_id='{intervention.id}', worked=true|false).")  # fmt: skip
     text = "\n".join(lines)
@@ -61,4 +83,4 @@ def render_reminder(
                     text if len(text) <= max_chars else text[: max_chars - 1] + "…")  # fmt: skip
 
 
-__all__ = ["MAX_CHARS", "Reminder", "next_step_text", "render_reminder"]
+__all__ = ["MAX_CHARS", "Reminder", "expected_outcome_text", "next_step_text", "render_reminder"]

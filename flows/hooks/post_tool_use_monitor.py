@@ -79,7 +79,10 @@ def handle(inp: HookInput, error: str = "", now: float | None = None,
     call = make_call(inp.tool_name, inp.tool_input, inp.tool_response,
                      ts=time.time() if now is None else now, error=error or None)  # fmt: skip
     session = SessionLog(monitor_dir(runtime), inp.session_id or "no-session")
-    obs = monitor.observe(session, call, context_of(runtime))
+    from activation.monitor.project_profile import project_profile
+
+    obs = monitor.observe(session, call, context_of(runtime),
+                          profile=project_profile(runtime.project_dir))  # fmt: skip
     for note in obs.notes:
         print(f"cortexgraph behaviour monitor: {note}", file=stderr or sys.stderr)
     if obs.reminder is None:
