@@ -1,11 +1,12 @@
 """The sidecar cache of sentence vectors, keyed by (model, content hash), checked on load.
 
 The cache file is a convenience, not a source of truth: every row read from it must be a
-finite, unit-length vector (the Embedder protocol's promise) of the cache's one width, keyed by a
-content hash; anything else is dropped (and re-embedded when next needed). A fresh vector with a
-NaN or infinity is served as zeros (no similarity) and never cached. A vector of another width than the model's, from a
-cache written by another model or a hand edit, is dropped as soon as the model's width is
-known. So a damaged cache can cost time, never a crashed or distorted search.
+finite, unit-length vector (the Embedder protocol's promise) of the cache's one width, keyed by
+a content hash; anything else is dropped (and re-embedded when next needed). A fresh vector
+with a NaN or infinity is served as zeros (no similarity) and never cached. A vector of another
+width than the model's, from a cache written by another model or a hand edit, is dropped as
+soon as the model's width is known. So a damaged cache can cost time, never a crashed or
+distorted search.
 """
 
 from __future__ import annotations
@@ -131,8 +132,9 @@ class EmbeddingCache:
         served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
         for _ in range(2):  # a second round only if the model's width dropped cached rows
             with self._lock:
-                missing = sorted({k: t for k, t in zip(keys, texts, strict=True)
-                                  if k not in self._vectors and k not in served}.items())  # fmt: skip
+                known, pairs = self._vectors, zip(keys, texts, strict=True)
+                todo = {k: t for k, t in pairs if k not in known and k not in served}
+                missing = sorted(todo.items())
             if not missing:
                 break
             vecs = np.asarray(self.embedder.embed([t for _, t in missing]), dtype=np.float32)

@@ -54,7 +54,8 @@ def validate_tags(tags: object, what: str = "tags") -> tuple[str, ...]:
     out: list[str] = []
     for t in tags:
         if not isinstance(t, str):
-            raise InvalidInputError(f"{what} must be strings; {short_repr(t)} is {type(t).__name__}")
+            kind = type(t).__name__
+            raise InvalidInputError(f"{what} must be strings; {short_repr(t)} is {kind}")
         t = t.strip()
         if not t:
             raise InvalidInputError(f"{what} must not contain empty strings")

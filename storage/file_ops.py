@@ -74,14 +74,16 @@ def remove_stale_temp_files(directory: Path, data_files: Sequence[str]) -> int:
     """Delete what killed rewrites left behind; returns how many files went.
 
     The data files' temp copies are written only under the lock the caller holds, so any one
-    found now is dead. Snapshot temp files are written without that lock: only those whose
-    writing process is gone are removed."""
+    found now is dead. Snapshot and embedding-cache temp files are written without that lock:
+    only those whose writing process is gone are removed."""
     removed = 0
     for name in data_files:
         for tmp in directory.glob(f".{name}.*.tmp"):
             removed += _unlink(tmp)
-    for tmp in directory.glob(".cortexgraph-index.pickle.*.tmp"):
-        pid = tmp.name.split(".")[-2]
+    snapshots = directory.glob(".cortexgraph-index.pickle.*.tmp")
+    writers = [(t, t.name.split(".")[-2]) for t in snapshots]
+    writers += [(t, t.name.split(".")[-3]) for t in directory.glob(".embeddings-*.tmp.npz")]
+    for tmp, pid in writers:
         if pid.isdigit() and not _alive(int(pid)):
             removed += _unlink(tmp)
     if removed:

@@ -6,8 +6,8 @@ blake2b digest of those bytes. It is used only when the memories file still star
 those bytes (the lines appended since are then applied as usual), the blake2b checksum of the
 snapshot's own body matches, and it was built under the same record limits; any other file, a
 different format version, or a snapshot that cannot be read is ignored and the JSONL is loaded.
-Compaction never writes from the snapshot (storage.jsonl_store parses the files it rewrites). The JSONL
-stays the only source of truth: deleting the snapshot loses nothing.
+Compaction never writes from the snapshot (storage.jsonl_store parses the files it rewrites).
+The JSONL stays the only source of truth: deleting the snapshot loses nothing.
 
 Only classes of this package, numpy arrays and builtin containers are unpickled
 (``_SnapshotUnpickler.find_class``), so a planted file cannot run code.
