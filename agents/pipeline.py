@@ -9,7 +9,8 @@ collaborators (they only read), and the merge step previews the clusters found i
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,6 +27,9 @@ from storage.decay import DecayConfig
 from storage.errors import InvalidInputError
 
 AGENT_ORDER = ("decay", "cluster", "merge", "promote", "relations")
+# Who signs an agent's batch of issue changes (the beads commit's subject starts with it).
+BATCH_AUTHOR = {"decay": "decay-analyzer", "cluster": "cluster-detector", "merge": "semantic-merge",
+                "promote": "ltm-promoter", "relations": "relationship-discovery"}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +135,7 @@ class Pipeline:
     ) -> None:
         cfg = config or PipelineConfig()
         decay = store.config.decay
+        self.tracker = tracker
         self.decay = DecayAnalyzer(store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay),
                                    graveyard)  # fmt: skip
         self.cluster = ClusterDetector(store, embedder, tracker, cfg.cluster)
@@ -140,6 +145,19 @@ class Pipeline:
         self.relations = RelationshipDiscovery(store, cfg.relations, tracker)
 
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
+        """Run one agent; its issue changes are one batch (one git commit with beads)."""
+        with self._issue_batch(name):
+            return self._run(name, now=now, dry_run=dry_run, previous=previous)
+
+    @contextmanager
+    def _issue_batch(self, name: str) -> Iterator[None]:
+        # A tracker that can group changes (storage.beads.BeadsTracker.batch) commits the
+        # agent's changes once; others (the in-memory tracker, test fakes) change one by one.
+        batch = getattr(self.tracker, "batch", None)
+        with batch(BATCH_AUTHOR.get(name, name)) if callable(batch) else nullcontext():
+            yield
+
+    def _run(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         if name == "merge":
             found = previous.get("cluster")
             clusters = found.clusters if isinstance(found, ClusterReport) else ()

@@ -1,11 +1,21 @@
-"""How much one tracked change costs, against writing the same file without git.
+"""How much tracked changes cost: one at a time, in a batch, and in a real consolidation run.
 
     OMP_NUM_THREADS=1 python bench/bench_beads.py [--sizes 0 1000 5000] [--ops 30]
+    python bench/bench_beads.py --batch 10000          # 10k changes of each kind in batches
+    python bench/bench_beads.py --cli 10000            # cortexgraph-consolidate --json, cold
 
-For each existing issue count: the mean time of a create, a claim and a close through
-BeadsTracker (lock + read + atomic write + GitPython commit), next to the baseline of
+Single changes: for each existing issue count, the mean time of a create, a claim and a close
+through BeadsTracker (lock + read + atomic write + GitPython commit), next to the baseline of
 atomically rewriting the same issues.jsonl alone (IssueFile.write, no git), measured in the
 same run on the same disk. Ratio = tracked / baseline.
+
+``--batch N``: N creates in one ``tracker.batch``, then N claims and N closes in another (what
+the decay, cluster and merge agents do): seconds, changes per second, commits made.
+
+``--cli N``: a fresh store of ``synthetic(N)`` memories (bench/_pipeline_data.py), an empty
+embedding cache, a fresh vault, default settings, then the installed ``cortexgraph-consolidate
+--json`` in a child process (the real beads tracker, as a user runs it): wall time, the
+child's peak RSS, per-agent seconds from its JSON, issues and git commits made.
 """
 
 from __future__ import annotations
@@ -95,12 +105,87 @@ def run(sizes: list[int], ops: int) -> Table:
     return table
 
 
+def batch_table(n: int) -> Table:
+    table = Table(title=f"beads tracker: {n:,} changes of each kind in one batch per agent")
+    for col in ("step", "changes", "seconds", "ms / change", "changes / s", "commits"):
+        table.add_column(col, justify="right")
+    with tempfile.TemporaryDirectory() as tmp:
+        tracker = open_tracker(Path(tmp) / "store", search_parents=False)
+        commits = 0
+
+        def row(step: str, changes: int, seconds: float) -> None:
+            nonlocal commits
+            made = len(list(tracker.repo.iter_commits())) - commits
+            commits += made
+            table.add_row(step, f"{changes:,}", f"{seconds:.2f}", f"{seconds / changes * 1e3:.3f}",
+                          f"{changes / seconds:,.0f}", str(made))  # fmt: skip
+
+        t = time.perf_counter()
+        with tracker.batch("cluster-detector"):
+            ids = [tracker.create(f"Merge {i} similar memories", labels=["consolidation:merge"],
+                                  metadata={"memory_ids": [f"m{i}", f"m{i + 1}"]},
+                                  dedupe_key=f"cluster:{i}").id for i in range(n)]  # fmt: skip
+        row("create (open)", n, time.perf_counter() - t)
+        t = time.perf_counter()
+        with tracker.batch("semantic-merge"):
+            for issue_id in ids:
+                tracker.claim(issue_id, "semantic-merge")
+                tracker.close(issue_id, "merged")
+        row("claim + close", 2 * n, time.perf_counter() - t)
+    return table
+
+
+def cli_table(n: int) -> Table:
+    """The real CLI on a fresh synthetic store, cold, default settings (see the docstring)."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _pipeline_data import synthetic
+
+    from storage import open_store
+
+    table = Table(title=f"cortexgraph-consolidate --json on synthetic({n:,}), cold, defaults")
+    for col in ("memories", "wall s", "peak RSS MiB", "decay", "cluster", "merge", "promote",
+                "relations", "issues", "git commits"):  # fmt: skip
+        table.add_column(col, justify="right")
+    with tempfile.TemporaryDirectory() as tmp:
+        store, vault = Path(tmp) / "store", Path(tmp) / "vault"
+        open_store(store).put_many(synthetic(n)[0])
+        exe = Path(sys.executable).with_name("cortexgraph-consolidate")
+        env = {**os.environ, "CORTEXGRAPH_STORAGE_PATH": str(store),
+               "CORTEXGRAPH_LTM_VAULT_PATH": str(vault)}  # fmt: skip
+        t = time.perf_counter()
+        done = subprocess.run([str(exe), "--json"], env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t
+        if done.returncode != 0:
+            raise SystemExit(f"cortexgraph-consolidate failed:\n{done.stderr[-2000:]}")
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        tracker = open_tracker(store, search_parents=False, init=False)
+        seconds = report["seconds"]
+        table.add_row(f"{n:,}", f"{wall:.1f}", f"{peak:.0f}",
+                      *(f"{seconds.get(a, 0):.1f}" for a in
+                        ("decay", "cluster", "merge", "promote", "relations")),
+                      f"{len(tracker.query()):,}", str(len(list(tracker.repo.iter_commits()))))  # fmt: skip
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[0, 1000, 5000])
     parser.add_argument("--ops", type=int, default=30)
+    parser.add_argument("--batch", type=int, metavar="N", help="N changes of each kind, batched")
+    parser.add_argument("--cli", type=int, metavar="N", help="the consolidate CLI on N memories")
     args = parser.parse_args()
-    Console().print(run(args.sizes, args.ops))
+    if args.batch:
+        Console(width=160).print(batch_table(args.batch))
+    elif args.cli:
+        Console(width=160).print(cli_table(args.cli))
+    else:
+        Console().print(run(args.sizes, args.ops))
 
 
 if __name__ == "__main__":

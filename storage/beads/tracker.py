@@ -1,8 +1,10 @@
-"""BeadsTracker: issues in ``.beads/issues.jsonl``, one git commit per change.
+"""BeadsTracker: issues in ``.beads/issues.jsonl``, one git commit per change or per batch.
 
 Every change runs under one inter-process lock (kept in ``.git/`` so it never shows up as an
 untracked file): re-read the file, decide, rewrite atomically, commit. That makes ``claim``
-atomic across processes and keeps each commit's message about exactly one change.
+atomic across processes and keeps each commit's message about exactly one change. Inside
+``with tracker.batch("agent"):`` changes keep the lock and the re-read but are appended to the
+file and committed once when the block ends, one line per change in the message (batch.py).
 Structurally satisfies ``agents.protocols.IssueTracker`` (storage may not import agents).
 """
 
@@ -10,21 +12,23 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from filelock import FileLock, Timeout
-
+from storage.beads.batch import BatchState, compacted, stamp_generation
 from storage.beads.errors import IssueNotFoundError
+from storage.beads.fields import UPDATABLE, check_priority, check_title, clean_labels, validated
 from storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
 from storage.beads.ids import check_prefix, new_issue_id
 from storage.beads.issue_file import IssueFile, Snapshot
-from storage.beads.own_commit import commit_own_changes
-from storage.beads.schema import ISSUE_TYPES, STATUSES, BeadsIssue, time_from_timestamp
-from storage.errors import InvalidInputError, StorageError
+from storage.beads.lock import IssueLock
+from storage.beads.own_commit import commit_ids, commit_own_changes
+from storage.beads.schema import ISSUE_TYPES, BeadsIssue, time_from_timestamp
+from storage.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from git import Repo
@@ -33,10 +37,6 @@ T = TypeVar("T")
 DEDUPE_KEY = "dedupe_key"
 BEADS_DIR = ".beads"
 ISSUES_FILE = "issues.jsonl"
-_TEXT_FIELDS = ("title", "description", "design", "acceptance_criteria", "notes")
-_UPDATABLE = frozenset(
-    {*_TEXT_FIELDS, "status", "priority", "issue_type", "assignee", "labels", "metadata"}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +77,10 @@ class BeadsTracker:
         self._committer = GitFileCommitter(repo, self.identity)
         self._file = IssueFile(self.path)
         self._clock = clock
-        self._flock = FileLock(str(self._committer.lock_path), timeout=lock_timeout)
+        self._flock = IssueLock(self._committer.lock_path, lock_timeout)
+        self._generation = self._committer.lock_path.with_suffix(".gen")
         self._tlock = threading.RLock()
+        self._batch: BatchState | None = None
 
     def __repr__(self) -> str:
         return f"BeadsTracker({str(self.path)!r}, prefix={self.prefix!r})"
@@ -100,7 +102,7 @@ class BeadsTracker:
         """Issues carrying all ``labels`` (and the status/assignee if given), file order."""
         wanted = set(labels)
         with self._tlock:
-            issues = list(self._file.load().issues.values())
+            issues = list(self._read().issues.values())
         return [
             i
             for i in issues
@@ -113,7 +115,7 @@ class BeadsTracker:
     def find(self, issue_id: str) -> BeadsIssue | None:
         """By full id, or by the hash alone (``1a2b`` for ``cg-1a2b``)."""
         with self._tlock:
-            issues = self._file.load().issues
+            issues = self._read().issues
         return issues.get(issue_id) or issues.get(f"{self.prefix}-{issue_id}")
 
     def get(self, issue_id: str) -> BeadsIssue:
@@ -124,7 +126,7 @@ class BeadsTracker:
 
     def unreadable_lines(self) -> list[tuple[int, str]]:
         with self._tlock:
-            return list(self._file.load().unreadable)
+            return list(self._read().unreadable)
 
     def history(self, issue_id: str | None = None, *, limit: int = 50) -> list[IssueCommit]:
         """Our commits (newest first) along HEAD's first-parent line, optionally for one issue."""
@@ -136,7 +138,7 @@ class BeadsTracker:
         for _ in range(5000):  # bounded walk: a user's long history is not ours to scan
             if commit.author.email == self.identity.email:
                 message = str(commit.message)
-                if issue_id is None or message.startswith(f"{issue_id}:"):
+                if issue_id is None or _mentions(message, issue_id):
                     out.append(IssueCommit(commit.hexsha, commit.authored_datetime, message))
                     if len(out) >= limit:
                         break
@@ -159,20 +161,20 @@ class BeadsTracker:
         assignee: str | None = None,
     ) -> BeadsIssue:
         """Open an issue; with ``dedupe_key``, return the issue already holding that key."""
-        title = _check_title(title)
-        _check_priority(priority)
+        title = check_title(title)
+        check_priority(priority)
         if issue_type not in ISSUE_TYPES:
             raise InvalidInputError(f"issue_type must be one of {ISSUE_TYPES}, got {issue_type!r}")
         meta = dict(metadata or {})
         if dedupe_key is not None:
             meta[DEDUPE_KEY] = dedupe_key
-        clean_labels = _labels(labels)
+        tidy = clean_labels(labels)
 
         def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
             if dedupe_key is not None:
-                for issue in snap.issues.values():
-                    if issue.status != "tombstone" and issue.metadata.get(DEDUPE_KEY) == dedupe_key:
-                        return issue, None
+                held = self._holder(snap, dedupe_key)
+                if held is not None:
+                    return held, None
             seed = f"{title}\x00{description}\x00{self.identity.name}\x00{now.isoformat()}"
             issue_id = new_issue_id(self.prefix, seed, snap.issues, len(snap.issues))
             issue = BeadsIssue(
@@ -186,10 +188,10 @@ class BeadsTracker:
                 created_at=now,
                 created_by=self.identity.name,
                 updated_at=now,
-                labels=clean_labels,
+                labels=tidy,
                 metadata=meta,
             )
-            details = [f"labels: {', '.join(clean_labels)}"] if clean_labels else []
+            details = [f"labels: {', '.join(tidy)}"] if tidy else []
             details.append(f"priority: {priority}")
             return issue, _Change(issue, _message(f"{issue_id}: opened", title, details))
 
@@ -211,12 +213,12 @@ class BeadsTracker:
 
     def update(self, issue_id: str, **changes: Any) -> BeadsIssue:
         """Replace fields (``metadata`` is merged); a closed status sets ``closed_at``."""
-        unknown = set(changes) - _UPDATABLE
+        unknown = set(changes) - UPDATABLE
         if unknown:
             raise InvalidInputError(
-                f"cannot update {sorted(unknown)}; allowed: {sorted(_UPDATABLE)}"
+                f"cannot update {sorted(unknown)}; allowed: {sorted(UPDATABLE)}"
             )
-        fields = _validated(changes)
+        fields = validated(changes)
 
         def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
             issue = self._in(snap, issue_id)
@@ -257,7 +259,66 @@ class BeadsTracker:
 
         return self._transact(change)
 
+    @contextmanager
+    def batch(self, author: str) -> Iterator[None]:
+        """Changes made through this tracker inside the block become one commit at its end.
+
+        Each change still holds the lock and sees other writers' changes (claims stay atomic);
+        the commit is made even when the block raises, so no change is left uncommitted.
+        Nested blocks join the outer one. Reads inside see the batch's changes.
+        """
+        with self._tlock:
+            if self._batch is not None:
+                self._batch.depth += 1
+            else:
+                self._batch = BatchState(author)
+        try:
+            yield
+        finally:
+            with self._tlock:
+                state = self._batch
+                assert state is not None
+                state.depth -= 1
+                if state.depth == 0:
+                    self._batch = None
+                    if state.changes:
+                        self._locked(lambda: self._commit_batch(state))
+
     # -- machinery ----------------------------------------------------------------------
+    def _read(self) -> Snapshot:
+        """The file as it is now (the batch's snapshot while nobody else has written)."""
+        if self._batch is not None and self._batch.snapshot is not None:
+            return self._locked(lambda: self._batch_snapshot())
+        return self._file.load()
+
+    def _batch_snapshot(self) -> Snapshot:
+        assert self._batch is not None
+        return self._batch.current(self._file, self._generation)
+
+    def _holder(self, snap: Snapshot, key: str) -> BeadsIssue | None:
+        """The non-tombstoned issue holding a dedupe key (indexed inside a batch)."""
+        if self._batch is not None and self._batch.snapshot is snap:
+            found = self._batch.holder(key)
+            return snap.issues[found] if found is not None else None
+        for issue in snap.issues.values():
+            if issue.status != "tombstone" and issue.metadata.get(DEDUPE_KEY) == key:
+                return issue
+        return None
+
+    def _commit_batch(self, state: BatchState) -> None:
+        snap = state.current(self._file, self._generation)
+        self._file.write(snap)  # the canonical file: one line per issue, fsynced
+        stamp_generation(self._generation)
+        commit_own_changes(self._committer, self._file, commit_ids(state.changes), state.message())
+
+    def _locked(self, work: Callable[[], T]) -> T:
+        with self._tlock:
+            self._flock.acquire()  # LockTimeoutError (a StorageError) after lock_timeout
+            try:
+                return work()
+            finally:
+                self._flock.release()
+
     def _in(self, snap: Snapshot, issue_id: str) -> BeadsIssue:
         issue = snap.issues.get(issue_id) or snap.issues.get(f"{self.prefix}-{issue_id}")
         if issue is None:
@@ -265,21 +326,30 @@ class BeadsTracker:
         return issue
 
     def _transact(self, change: Callable[[Snapshot, datetime], tuple[T, _Change | None]]) -> T:
-        with self._tlock:
-            try:
-                self._flock.acquire()
-            except Timeout as e:
-                raise StorageError(f"timed out waiting for the issue lock {e.lock_file}") from e
-            try:
-                snap = self._file.load()
+        def work() -> T:
+            state = self._batch
+            if state is not None:
+                snap = state.current(self._file, self._generation)
                 result, done = change(snap, time_from_timestamp(self._clock()))
                 if done is not None:
-                    self._file.write(snap.with_changes([done.issue]))
-                    # only our lines: a person's uncommitted edit of the file stays theirs
-                    commit_own_changes(self._committer, self._file, [done.issue.id], done.message)
+                    subject = done.message.partition("\n")[0]
+                    state.apply(self._file, self._generation, done.issue, subject)
                 return result
-            finally:
-                self._flock.release()
+            snap = compacted(self._file.load())  # folds the copies an open batch appended
+            result, done = change(snap, time_from_timestamp(self._clock()))
+            if done is not None:
+                self._file.write(snap.with_changes([done.issue]))
+                stamp_generation(self._generation)
+                # only our lines: a person's uncommitted edit of the file stays theirs
+                commit_own_changes(self._committer, self._file, [done.issue.id], done.message)
+            return result
+
+        return self._locked(work)
+
+
+def _mentions(message: str, issue_id: str) -> bool:
+    """A commit about this issue: its own, or a batch listing it on a line of its own."""
+    return message.startswith(f"{issue_id}:") or f"\n{issue_id}:" in message
 
 
 def _message(subject: str, title: str, details: list[str]) -> str:
@@ -288,55 +358,6 @@ def _message(subject: str, title: str, details: list[str]) -> str:
         title = ""
     body = "\n".join(x for x in [title, *details] if x)
     return f"{subject}\n\n{body}\n" if body else f"{subject}\n"
-
-
-def _check_title(title: Any) -> str:
-    title = (title or "").strip() if isinstance(title, str) or title is None else title
-    if not isinstance(title, str) or not title or len(title) > 500:
-        raise InvalidInputError("an issue title must be 1-500 characters")
-    return title
-
-
-def _check_priority(priority: Any) -> None:
-    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 4:
-        raise InvalidInputError(f"priority must be an integer 0-4, got {priority!r}")
-
-
-def _labels(labels: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(labels, str):
-        raise InvalidInputError("labels must be a list of strings, not one string")
-    return tuple(dict.fromkeys(str(x).strip() for x in labels if str(x).strip()))
-
-
-def _validated(changes: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in changes.items():
-        if key == "title":
-            out[key] = _check_title(value)
-        elif key in _TEXT_FIELDS:
-            if not isinstance(value, str):
-                raise InvalidInputError(f"{key} must be a string")
-            out[key] = value
-        elif key == "status":
-            if value not in STATUSES:
-                raise InvalidInputError(f"status must be one of {STATUSES}, got {value!r}")
-            out[key] = value
-        elif key == "priority":
-            _check_priority(value)
-            out[key] = value
-        elif key == "issue_type":
-            if value not in ISSUE_TYPES:
-                raise InvalidInputError(f"issue_type must be one of {ISSUE_TYPES}")
-            out[key] = value
-        elif key == "assignee":
-            out[key] = value or None
-        elif key == "labels":
-            out[key] = _labels(value)
-        elif key == "metadata":
-            if not isinstance(value, Mapping):
-                raise InvalidInputError("metadata must be a mapping")
-            out[key] = dict(value)
-    return out
 
 
 def _reopen(

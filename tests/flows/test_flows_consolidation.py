@@ -99,3 +99,25 @@ def test_cli_dry_run_on_missing_store_fails_cleanly(prefect_harness, tmp_path):
     res = CliRunner().invoke(app, ["--storage-path", str(tmp_path / "none"), "--dry-run"])
     assert res.exit_code == 1 and "no store at" in res.output
     assert not (tmp_path / "none").exists()
+
+
+def test_live_run_with_beads_commits_once_per_agent(prefect_harness, demo_dirs):
+    from storage.beads import open_tracker
+
+    store_dir, vault = demo_dirs
+    settings = load_settings(storage_path=store_dir, ltm_vault_path=vault, beads_enabled=True)
+    report = run_pipeline(settings, now=NOW)
+    assert report.reports["merge"].count("merged") >= 3
+    tracker = open_tracker(store_dir, search_parents=False, init=False)
+    commits = tracker.history(limit=100)
+    authors = [c.message.split(":", 1)[0] for c in commits]
+    assert len(authors) == len(set(authors))  # one commit per agent that changed issues
+    assert {"cluster-detector", "semantic-merge"} <= set(authors)
+    merge = next(c for c in commits if c.message.startswith("semantic-merge:"))
+    closed = [i for i in tracker.query(status="closed") if i.assignee == "semantic-merge"]
+    assert closed and all(f"\n{i.id}: closed" in merge.message for i in closed)
+    # an issue's own history: the cluster commit that opened it, the merge commit that closed it
+    assert [c.message.split(":", 1)[0] for c in tracker.history(closed[0].id)] == [
+        "semantic-merge",
+        "cluster-detector",
+    ]

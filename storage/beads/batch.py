@@ -1,0 +1,193 @@
+"""One git commit for many issue changes: the state of an open ``BeadsTracker.batch``.
+
+Inside a batch every change still takes the tracker's inter-process lock and sees the file as it
+is now (so a claim stays atomic against another process), but instead of rewriting the whole
+file and committing, it appends the issue's new line to ``issues.jsonl`` and keeps the file's
+canonical form in memory. Whether anyone else wrote since our last change is known without
+reading the file: every writer of ours stamps a fresh token into a small generation file under
+the lock, and an editor outside cortexgraph changes the file's inode, size or mtime. Only then
+is the file read again. Closing the batch writes the canonical file (each issue once, where it
+first appeared, with its latest content) and commits it once; the message lists every change,
+one line per issue, so ``git log -p`` still reads issue by issue.
+
+While a batch is open the file may hold an issue on more than one line; every reader of ours
+takes the last one, and the next write of anyone's folds them (:func:`compacted`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from storage.beads.errors import IssueRecordError
+from storage.beads.issue_file import IssueFile, Snapshot
+from storage.beads.schema import BeadsIssue, issue_from_line, issue_to_line
+from storage.errors import StorageError
+
+DEDUPE_KEY = "dedupe_key"
+
+
+def compacted(snap: Snapshot) -> Snapshot:
+    """``snap`` with each issue on one line: its first position, its last content.
+
+    Lines that are neither an issue's last line nor unreadable are parsed again (foreign
+    ``_type`` records and earlier copies of an issue); a file without copies is returned as is.
+    """
+    last = {i: issue_id for issue_id, i in snap.line_of.items()}
+    bad = {n - 1 for n, _ in snap.unreadable}
+    first: dict[str, int] = {}
+    dropped: set[int] = set()
+    for i, line in enumerate(snap.lines):
+        if i in last or i in bad:
+            continue
+        try:
+            issue = issue_from_line(line)
+        except IssueRecordError:
+            continue
+        if issue is not None and issue.id in snap.line_of:
+            first.setdefault(issue.id, i)
+            dropped.add(i)
+    if not dropped:
+        return snap
+    out = Snapshot(issues=dict(snap.issues))
+    why = {n - 1: reason for n, reason in snap.unreadable}
+    first_at = {i: issue_id for issue_id, i in first.items()}
+    for i, line in enumerate(snap.lines):
+        issue_id = last.get(i)
+        if i in dropped:
+            if i not in first_at:
+                continue
+            issue_id = first_at[i]
+            line = snap.lines[snap.line_of[issue_id]]
+        elif issue_id is not None and issue_id in first:
+            continue  # its content moved up to where it first appeared
+        if issue_id is not None:
+            out.line_of[issue_id] = len(out.lines)
+        elif i in why:
+            out.unreadable.append((len(out.lines) + 1, why[i]))
+        out.lines.append(line)
+    return out
+
+
+@dataclass(slots=True)
+class BatchState:
+    """What one open batch knows: the canonical snapshot and the changes not yet committed."""
+
+    author: str
+    depth: int = 1
+    snapshot: Snapshot | None = None
+    changes: list[str] = field(default_factory=list)  # one subject line per change
+    keys: dict[str, str] = field(default_factory=dict)  # dedupe key -> holder's id
+    _seen: tuple[int, int, int] | None = None  # issues.jsonl (inode, size, mtime_ns) we left
+    _token: str = ""  # what we last wrote into the generation file
+
+    def current(self, file: IssueFile, generation: Path) -> Snapshot:
+        """The file's content now (caller holds the lock); read again only if someone wrote."""
+        if self.snapshot is not None and self._unchanged(file.path, generation):
+            return self.snapshot
+        loaded = file.load()
+        snap = compacted(loaded)
+        if snap.lines != loaded.lines or not _ends_with_newline(file.path):
+            file.write(snap)  # appends need one line per issue and a final newline
+        file.path.parent.mkdir(parents=True, exist_ok=True)
+        # ours to change in place: never IssueFile's cached snapshot
+        self.snapshot = snap = _copy(snap)
+        self.keys = {}
+        for issue in snap.issues.values():
+            self._index(issue)
+        self._stamp(file.path, generation)
+        return snap
+
+    def holder(self, key: str) -> str | None:
+        return self.keys.get(key)
+
+    def apply(self, file: IssueFile, generation: Path, issue: BeadsIssue, subject: str) -> None:
+        """Record one change: in the snapshot, appended to the file, in the commit message."""
+        snap = self.snapshot
+        assert snap is not None
+        text = issue_to_line(issue)
+        if issue.id in snap.line_of:
+            snap.lines[snap.line_of[issue.id]] = text
+        else:
+            snap.line_of[issue.id] = len(snap.lines)
+            snap.lines.append(text)
+        snap.issues[issue.id] = issue
+        self._index(issue)
+        try:
+            with open(file.path, "ab") as fh:
+                fh.write(text.encode("utf-8") + b"\n")
+        except OSError as e:
+            raise StorageError(f"cannot write {file.path}: {e}") from e
+        self.changes.append(subject)
+        self._stamp(file.path, generation)
+
+    def message(self) -> str:
+        """The batch commit's message: a counted subject, then every change on its own line."""
+        verbs = Counter(_verb(c) for c in self.changes)
+        said = ", ".join(f"{verb} {n}" for verb, n in verbs.most_common())
+        plural = "s" if len(self.changes) != 1 else ""
+        subject = f"{self.author}: {len(self.changes)} issue change{plural} ({said})"
+        return f"{subject}\n\n" + "\n".join(self.changes) + "\n"
+
+    def _index(self, issue: BeadsIssue) -> None:
+        key = issue.metadata.get(DEDUPE_KEY)
+        if key is not None and issue.status != "tombstone":
+            self.keys.setdefault(str(key), issue.id)
+
+    def _unchanged(self, path: Path, generation: Path) -> bool:
+        try:
+            with open(generation, "rb") as fh:
+                token = fh.read(16).decode("ascii")
+            st = os.stat(path)
+        except (OSError, UnicodeDecodeError):
+            return False
+        return token == self._token and (st.st_ino, st.st_size, st.st_mtime_ns) == self._seen
+
+    def _stamp(self, path: Path, generation: Path) -> None:
+        self._token = stamp_generation(generation)
+        st = os.stat(path) if path.exists() else None
+        self._seen = (st.st_ino, st.st_size, st.st_mtime_ns) if st else None
+
+
+def stamp_generation(generation: Path) -> str:
+    """Write a fresh token: tells every open batch that the issue file changed (lock held).
+
+    Always 16 characters written over the old ones in place: truncating a file and writing it
+    again makes ext4 flush it (auto_da_alloc), milliseconds a change.
+    """
+    token = secrets.token_hex(8)
+    try:
+        fd = os.open(generation, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, token.encode("ascii"), 0)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise StorageError(f"cannot write {generation}: {e}") from e
+    return token
+
+
+def _copy(snap: Snapshot) -> Snapshot:
+    return Snapshot(list(snap.lines), dict(snap.issues), dict(snap.line_of), list(snap.unreadable))
+
+
+def _ends_with_newline(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return True
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
+    except FileNotFoundError:
+        return True
+
+
+def _verb(subject: str) -> str:
+    words = subject.split(": ", 1)[-1].split()
+    return words[0] if words else "changed"
+
+
+__all__ = ["BatchState", "compacted", "stamp_generation"]

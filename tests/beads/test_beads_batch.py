@@ -1,0 +1,126 @@
+"""Batches: one commit per agent run, readable per issue, safe against a concurrent writer."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+from pathlib import Path
+
+import pytest
+
+from storage.beads import open_tracker
+
+CTX = mp.get_context("fork")
+
+
+def _ids_on_lines(path: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_batch_is_one_commit_listing_each_change(tmp_path: Path, git_cmd, clock):
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("semantic-merge"):
+        a = tracker.create("first finding", labels=["x"], dedupe_key="k:a")
+        b = tracker.create("second finding", labels=["x"])
+        assert tracker.create("again", dedupe_key="k:a").id == a.id  # dedupe inside a batch
+        assert tracker.claim(a.id, "semantic-merge") is not None
+        assert tracker.claim(a.id, "someone-else") is None
+        tracker.close(a.id, "merged")
+        assert tracker.get(a.id).status == "closed"  # reads see the batch's changes
+        assert tracker.history() == []  # nothing committed yet
+
+    subjects = git_cmd(store, "log", "--format=%s").splitlines()
+    assert subjects == ["semantic-merge: 4 issue changes (opened 2, claimed 1, closed 1)"]
+    body = git_cmd(store, "log", "-1", "--format=%b")
+    assert f'{a.id}: opened "first finding"' in body and f"{a.id}: closed (merged)" in body
+    assert f"{b.id}: opened" in body
+    # the file holds each issue once (the appended copies are folded), and git agrees
+    assert sorted(_ids_on_lines(tracker.path)) == sorted([a.id, b.id])
+    assert git_cmd(store, "status", "--porcelain") == ""
+    patch = git_cmd(store, "log", "-p", "--format=%s", "--", ".beads/issues.jsonl")
+    assert sum(a.id in line for line in patch.splitlines() if line.startswith("+{")) == 1
+    assert [c.message.splitlines()[0] for c in tracker.history(a.id)] == subjects
+    git_cmd(store, "fsck", "--strict")
+
+
+def test_a_later_batch_diff_shows_only_the_issues_it_changed(tmp_path: Path, git_cmd, clock):
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("cluster-detector"):
+        ids = [tracker.create(f"finding {i}").id for i in range(5)]
+    with tracker.batch("semantic-merge"):
+        tracker.claim(ids[2], "semantic-merge")
+        tracker.close(ids[2], "done")
+
+    diff = git_cmd(store, "show", "--format=", "HEAD", "--", ".beads/issues.jsonl")
+    changed = [line for line in diff.splitlines() if line[:2] in ("+{", "-{")]
+    assert len(changed) == 2 and all(ids[2] in line for line in changed)
+    assert _ids_on_lines(tracker.path) == ids  # order kept: the issue stays on its line
+
+
+def test_a_batch_commits_what_it_did_when_the_agent_fails(tmp_path: Path, git_cmd, clock):
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with pytest.raises(RuntimeError), tracker.batch("decay-analyzer"):
+        tracker.create("found before the failure")
+        raise RuntimeError("agent crashed")
+    assert git_cmd(store, "log", "--format=%s").splitlines() == [
+        "decay-analyzer: 1 issue change (opened 1)"
+    ]
+
+
+def test_a_writer_outside_the_batch_is_seen_and_kept(tmp_path: Path, git_cmd, clock):
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    issue = tracker.create("shared work")
+    person = open_tracker(store, search_parents=False, clock=clock)  # e.g. `cortexgraph issues`
+    with tracker.batch("semantic-merge"):
+        tracker.create("batch finding")
+        person.close(issue.id, "done by hand")  # its own commit, while the batch is open
+        assert tracker.claim(issue.id, "semantic-merge") is None  # re-read: no longer open
+        tracker.update(issue.id, priority=1)
+    fresh = open_tracker(store, search_parents=False)
+    assert fresh.get(issue.id).status == "closed" and fresh.get(issue.id).priority == 1
+    assert len(fresh.query()) == 2
+    assert len(_ids_on_lines(tracker.path)) == 2
+    assert git_cmd(store, "status", "--porcelain") == ""
+
+
+def _claim_in_batches(store: str, ids: list[str], name: str, barrier, results) -> None:
+    tracker = open_tracker(store, search_parents=False)
+    barrier.wait()
+    with tracker.batch(name):
+        for issue_id in ids:
+            got = tracker.claim(issue_id, name)
+            if got is not None:
+                tracker.close(issue_id, f"done by {name}")
+            results.put((issue_id, name if got is not None else None))
+
+
+def test_batches_in_racing_processes_give_each_issue_to_exactly_one(tmp_path: Path, git_cmd):
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False)
+    with tracker.batch("cluster-detector"):
+        ids = [tracker.create(f"cluster {i}").id for i in range(40)]
+    barrier, results = CTX.Barrier(3), CTX.Queue()
+    procs = [
+        CTX.Process(target=_claim_in_batches, args=(str(store), ids, f"w{k}", barrier, results))
+        for k in range(3)
+    ]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=60) for _ in range(3 * len(ids))]
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+
+    fresh = open_tracker(store, search_parents=False)
+    for issue_id in ids:
+        winners = [n for i, n in outcomes if i == issue_id and n is not None]
+        assert len(winners) == 1, (issue_id, winners)
+        assert fresh.get(issue_id).close_reason == f"done by {winners[0]}"
+    assert sorted(_ids_on_lines(fresh.path)) == sorted(ids)
+    assert len(git_cmd(store, "log", "--format=%s").splitlines()) <= 4  # one per batch at most
+    assert git_cmd(store, "status", "--porcelain") == ""
+    git_cmd(store, "fsck", "--strict")
