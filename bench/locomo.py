@@ -218,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit-conversations", type=int, default=0)
     ap.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "cortexgraph-bench"),
                     help="embedding cache (outside the repository)")  # fmt: skip
+    ap.add_argument("--backend", choices=["default", "torch"], default="default",
+                    help="torch: MiniLM on torch fp32 instead of the default chain (int8 ONNX); "
+                         "give each backend its own --cache-dir")  # fmt: skip
     args = ap.parse_args(argv)
 
     lr = load_scorer()
@@ -229,7 +232,12 @@ def main(argv: list[str] | None = None) -> int:
 
     cache = None
     embedder = None if args.no_embeddings else default_embedder()
+    if embedder is not None and args.backend == "torch":
+        from storage.embeddings import SentenceTransformerEmbedder, model_path
+
+        embedder = SentenceTransformerEmbedder(model_path())
     if embedder is not None:
+        print(f"# embedder: {embedder.name} on {getattr(embedder, 'backend', '?')}")
         Path(args.cache_dir).mkdir(parents=True, exist_ok=True)
         cache = EmbeddingCache(embedder, args.cache_dir)
     else:

