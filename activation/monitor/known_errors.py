@@ -26,7 +26,6 @@ MAX_ENTRIES = 500  # the most recently seen are kept
 class KnownErrors:
     def __init__(self, monitor_dir: Path) -> None:
         self.path = monitor_dir / FILE_NAME
-        self._lock = FileLock(str(self.path.with_suffix(".lock")), timeout=2.0)
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
@@ -44,7 +43,7 @@ class KnownErrors:
         """Count one more loop of this error (best effort: a busy lock skips the update)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with self._lock:
+            with FileLock(str(self.path.with_suffix(".lock")), timeout=2.0):
                 data = self._read()
                 old = data.get(signature) or {}
                 data[signature] = {"pattern_id": pattern_id, "error": error[:300],
