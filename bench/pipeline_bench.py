@@ -4,8 +4,10 @@
     OMP_NUM_THREADS=1 python bench/pipeline_bench.py --build-cache 100000   # once, ~background
     OMP_NUM_THREADS=1 python bench/pipeline_bench.py --reference            # + cortexgraph 1.2.1
 
-Each size runs all five agents live (merges, relations, notes, in-memory issues) on a fresh
-JSONL store of synthetic memories (bench/_pipeline_data.py). Cold = empty embedding cache (the
+Each size runs all five agents live (merges, relations, notes, issues) on a fresh JSONL store
+of synthetic memories (bench/_pipeline_data.py). Issues go to the real beads tracker in the
+store's own git repository, as the CLI does (one commit per agent, see docs/beads.md);
+``--memory-tracker`` adds a row per size with the in-memory tracker, a labelled ablation. Cold = empty embedding cache (the
 model embeds every memory); warm = the persistent cache in ``--cache-dir`` (filled by a cold
 run or ``--build-cache``). Ratios are against the smallest size in the same run, beside the
 n log n ratio. Peak memory is the process's peak RSS growth during the run (numpy included).
@@ -45,7 +47,7 @@ BEFORE = PipelineConfig(
                           guard_details=False, trim_to_core=False),
     relations=RelationshipConfig(max_entity_share=1.0, max_relations_per_memory=10**9),
 )  # fmt: skip
-console = Console()
+console = Console(width=220)
 
 
 def _rss_mib() -> float:
@@ -78,17 +80,23 @@ def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfi
     shutil.rmtree(root / "store", ignore_errors=True)
     shutil.rmtree(root / "vault", ignore_errors=True)
     open_store(root / "store").put_many(memories)
+    if tracker is None:  # the CLI's default: beads in the storage directory's own repository
+        from storage.beads import open_tracker
+
+        tracker = open_tracker(root / "store", search_parents=False)
     model = default_embedder()
     rss0 = _rss_mib()
     t0 = time.perf_counter()
     store = open_store(root / "store")
     cache = EmbeddingCache(model, cache_dir) if model is not None and cache_dir else None
-    sink = ObsidianNoteSink(root / "vault") if real_vault else PlainFileSink(root / "vault")
-    pipeline = Pipeline(store, embedder=cache, sink=sink,
-                        tracker=tracker or InMemoryIssueTracker(), config=config)  # fmt: skip
+    sink = (ObsidianNoteSink(root / "vault", defer_entity_notes=True) if real_vault
+            else PlainFileSink(root / "vault"))  # as flows/wiring.py makes it  # fmt: skip
+    pipeline = Pipeline(store, embedder=cache, sink=sink, tracker=tracker,
+                        config=config)  # fmt: skip
     report = run_agents(pipeline, now=NOW + 3600)
     if cache is not None:
         cache.save()
+    getattr(sink, "close", lambda: None)()  # what the flow's finish() does
     return time.perf_counter() - t0, _rss_mib() - rss0, report
 
 
@@ -114,9 +122,10 @@ def build_cache(n: int, cache_dir: Path) -> None:
     console.print(f"cache built in {time.perf_counter() - t0:.0f} s")
 
 
-def scale_table(sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int) -> None:
+def scale_table(sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int,
+                memory_tracker: bool = False) -> None:  # fmt: skip
     table = Table(title="Consolidation pipeline, live run of all five agents (JSONL store)")
-    for col in ("memories", "cache", "sink", "wall s", "excl. notes s", "peak RSS MiB", "ratio",
+    for col in ("memories", "cache", "sink", "tracker", "wall s", "excl. notes s", "peak RSS MiB", "ratio",
                 "n log n ratio", "decay", "cluster", "merge", "promote", "relations", "merge P",
                 "merge R", "pairs compared", "merged", "notes", "edges"):  # fmt: skip
         table.add_column(col, justify="right")
@@ -129,21 +138,25 @@ def scale_table(sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int
             runs = [("cold", root / "cache"), ("warm", root / "cache")]
         else:
             runs = [("warm", cache_dir)]
-        for label, cdir in runs:
+        if memory_tracker:
+            runs.append(("warm", runs[-1][1], "memory"))
+        for label, cdir, *ablation in runs:
             cdir.mkdir(parents=True, exist_ok=True)
             if label == "warm" and EmbeddingCache(default_embedder(), cdir).missing(
                 [m.content for m in memories]
             ):
                 console.print(f"[yellow]{n:,}: warm cache incomplete; this run fills it[/]")
             real = n <= vault_max
-            wall, peak, report = run_once(root, memories, cdir, real_vault=real)
+            mem = InMemoryIssueTracker() if ablation else None
+            wall, peak, report = run_once(root, memories, cdir, tracker=mem, real_vault=real)
             p, r = pair_quality(merged_groups(report), group_of)
-            b = base.setdefault(label, (n, wall))
+            b = base.setdefault(label + ("/memory" if ablation else ""), (n, wall))
             nlogn = (n * math.log(n)) / (b[0] * math.log(b[0]))
             s = report.seconds
             cl, rel = report.reports["cluster"], report.reports["relations"]
             notes = len(report.reports["promote"].promotions)
-            table.add_row(f"{n:,}", label, "vault" if real else "plain", f"{wall:.2f}",
+            table.add_row(f"{n:,}", label, "vault" if real else "plain",
+                          "memory (ablation)" if ablation else "beads", f"{wall:.2f}",
                           f"{wall - s['promote']:.2f}", f"{peak:.0f}", f"{wall / b[1]:.2f}",
                           f"{nlogn:.2f}", *(f"{s[a]:.2f}" for a in report.agents),
                           f"{p:.3f}", f"{r:.3f}", f"{cl.compared_pairs:,}",
@@ -208,6 +221,8 @@ def main() -> None:
     ap.add_argument("--build-cache", type=int, metavar="N", help="only embed synthetic(N)")
     ap.add_argument("--reference", action="store_true", help="also run cortexgraph 1.2.1 on 1k")
     ap.add_argument("--no-demo", action="store_true")
+    ap.add_argument("--memory-tracker", action="store_true",
+                    help="also a warm row per size with the in-memory tracker (ablation)")  # fmt: skip
     args = ap.parse_args()
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     if args.build_cache:
@@ -216,7 +231,8 @@ def main() -> None:
     if not args.no_demo:
         demo_tables(args.cache_dir)
     if args.sizes:
-        scale_table(args.sizes, args.cold_max, args.cache_dir, args.vault_max)
+        scale_table(args.sizes, args.cold_max, args.cache_dir, args.vault_max,
+                    args.memory_tracker)  # fmt: skip
     if args.reference:
         from _pipeline_reference import reference_table
 

@@ -6,6 +6,8 @@ promoted again (the idempotent update pass).
 
 Baseline measured in the same run: the floor of the same file work without any lookup or
 ledger (one atomic, fsynced write per note), so the ratio is what vault_sync adds on top.
+Two sinks, each into a fresh copy of the vault: the interactive one (entity notes written with
+each note) and the pipeline's (``defer_entity_notes``: each entity note written once per flush).
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ def make_store(n: int, rng: random.Random) -> InMemoryStore:
 
 
 def run(notes: int, memories: int) -> list[tuple[str, float, float]]:
-    rng = random.Random(7)
     rows = []
     with tempfile.TemporaryDirectory(prefix="cgpromote-") as tmp:
         root = Path(tmp)
@@ -63,23 +64,21 @@ def run(notes: int, memories: int) -> list[tuple[str, float, float]]:
         rows.append(("floor: atomic write only", time.perf_counter() - t, 1.0))
         base = rows[0][1]
 
-        vault = root / "vault"
-        make_vault(vault, notes)
-        store = make_store(memories, rng)
-        ids = [m.id for m in store.list()]
-        for label, when in (("first promotion", NOW), ("promote again", NOW + 60)):
-            sink = ObsidianNoteSink(vault, "cortexgraph")
-            t = time.perf_counter()
-            for mid in ids:
-                promote_memory(store, sink, mid, now=when, force=True)
-            close = getattr(sink, "close", None)
-            if close is not None:
-                close()
-            wall = time.perf_counter() - t
-            rows.append((label, wall, wall / base))
-        found = sum(1 for _ in (vault / "cortexgraph").glob("*.md"))
-        if found != memories:
-            raise SystemExit(f"expected {memories} notes, found {found}: duplicates or losses")
+        for kind, defer in (("interactive sink", False), ("pipeline sink", True)):
+            vault = root / f"vault-{kind.split()[0]}"
+            make_vault(vault, notes)
+            store = make_store(memories, random.Random(7))
+            ids = [m.id for m in store.list()]
+            for label, when in (("first promotion", NOW), ("promote again", NOW + 60)):
+                t = time.perf_counter()
+                with ObsidianNoteSink(vault, "cortexgraph", defer_entity_notes=defer) as sink:
+                    for mid in ids:
+                        promote_memory(store, sink, mid, now=when, force=True)
+                wall = time.perf_counter() - t
+                rows.append((f"{label}, {kind}", wall, wall / base))
+            found = sum(1 for _ in (vault / "cortexgraph").glob("*.md"))
+            if found != memories:
+                raise SystemExit(f"expected {memories} notes, found {found}: duplicates or losses")
     return rows
 
 

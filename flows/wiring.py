@@ -88,7 +88,9 @@ def open_collaborators(
     if not dry_run:
         from vault_sync import ObsidianNoteSink, promote_memory
 
-        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
+        # a batch job that closes its sink (finish): entity notes written once per flush
+        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder,
+                                defer_entity_notes=True)  # fmt: skip
 
         def promote(memory_id: str, reason: str, now: float) -> Any:
             return promote_memory(store, sink, memory_id, reason=reason, now=now, force=True)

@@ -4,7 +4,14 @@ It satisfies ``agents.protocols.NoteSink`` structurally (vault_sync may not impo
 One sink serves a whole run: it walks the vault once (``NoteLocator``) and appends one journal
 line per note to the write ledger; ``close()`` (or leaving ``with sink:``) folds the journal into
 the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes. Nothing is lost without
-``close()``: the journal is read back by the next sink.
+``close()``: the journal is read back by the next sink. With ``defer_entity_notes`` (a batch
+job that closes its sink: the pipeline) entity notes are written at the same moments, each once
+with all the links collected since (vault_sync.entity_notes); a process killed between flushes
+leaves those entity lists short until the notes are promoted again. Without it (the default,
+for interactive promotions) each note's entity notes are written with it.
+
+A new note's name is checked against the folder's names listed once per sink (kept up to date
+as we write, and each pick confirmed by one ``exists``), not a listing per note.
 """
 
 from __future__ import annotations
@@ -12,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,13 +26,13 @@ from pathlib import Path
 from filelock import FileLock
 
 from storage.models import Memory, Relation
-from vault_sync.errors import UnsafePathError, VaultNotFoundError, VaultWriteError
+from vault_sync.entity_notes import EntityNoteBatch
+from vault_sync.errors import VaultNotFoundError, VaultWriteError
 from vault_sync.ledger import STATE_DIR, LedgerEntry, WriteLedger, atomic_write_text
 from vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
     body_checksum,
-    markdown_text,
     merge_metadata,
     note_text,
     parse_note_text,
@@ -46,8 +52,6 @@ from vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
 
-_BLOCK_START = "<!-- cortexgraph:mentions -->"
-_BLOCK_END = "<!-- /cortexgraph:mentions -->"
 CONFLICT_MARK = "cortexgraph conflict"
 FLUSH_EVERY = 500  # journal lines before the ledger snapshot is rewritten
 
@@ -74,6 +78,7 @@ class ObsidianNoteSink:
         entity_notes: bool = True,
         create: bool = True,
         version: str = NOTE_FORMAT_VERSION,
+        defer_entity_notes: bool = False,
     ) -> None:
         self.vault = Path(vault_path).expanduser()
         if not self.vault.is_dir():
@@ -88,6 +93,9 @@ class ObsidianNoteSink:
         self._ledger: WriteLedger | None = None
         self.locator = NoteLocator(self.vault)
         self.renamed: list[Renamed] = []  # notes renamed to their short titles, this sink
+        self._entities = EntityNoteBatch(self.vault, self.folder, version)
+        self.defer_entity_notes = defer_entity_notes
+        self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names, listed once
 
     # -- NoteSink -------------------------------------------------------------------------------
     def write_note(
@@ -103,18 +111,21 @@ class ObsidianNoteSink:
             with self._lock:
                 ledger = self._fresh_ledger()
                 result = self._write_locked(memory, related, relations, reason, now, ledger)
-                if ledger.pending >= FLUSH_EVERY:
+                if ledger.pending >= FLUSH_EVERY or self._entities.notes >= FLUSH_EVERY:
+                    self._entities.write()
                     ledger.save()
                 return result
         except OSError as exc:
             raise VaultWriteError(f"cannot write the note for {memory.id}: {exc}") from exc
 
     def flush(self) -> None:
-        """Fold the ledger journal into its snapshot (atomic); cheap when nothing is pending."""
-        if self._ledger is None or not self._ledger.pending:
+        """Write the collected entity links and fold the ledger journal into its snapshot
+        (atomic); cheap when nothing is pending."""
+        if (self._ledger is None or not self._ledger.pending) and not self._entities.notes:
             return
         try:
             with self._lock:
+                self._entities.write()
                 self._fresh_ledger().save()
         except OSError as exc:
             raise VaultWriteError(f"cannot write the write ledger: {exc}") from exc
@@ -162,7 +173,7 @@ class ObsidianNoteSink:
         if existing is None:
             directory = ensure_inside(self.vault, self.folder)
             directory.mkdir(parents=True, exist_ok=True)
-            path = unique_note_path(directory, safe_filename(rendered.title))
+            path = self._new_note_path(directory, safe_filename(rendered.title))
             ensure_inside(self.vault, path.relative_to(self.vault))
             atomic_write_text(path, rendered.text())
             self.locator.record(memory.id, path)
@@ -209,6 +220,21 @@ class ObsidianNoteSink:
             ledger.set(memory.id, entry)
         self._update_entity_notes(memory, existing.stem)
         return WrittenNote(memory.id, rel, False, body_kept=True, conflict_path=conflict)
+
+    def _new_note_path(self, directory: Path, stem: str) -> Path:
+        """A free name in ``directory`` (see the module doc); recorded as taken."""
+        taken = self._taken.get(directory)
+        if taken is None:
+            try:
+                taken = {entry.lower() for entry in os.listdir(directory)}
+            except FileNotFoundError:
+                taken = set()
+            self._taken[directory] = taken
+        while True:
+            path = unique_note_path(directory, stem, taken=taken)
+            taken.add(path.name.lower())
+            if not path.exists():  # another process may have written it since our listing
+                return path
 
     def _write_conflict(self, original: Path, metadata: dict, body: str, now: float) -> str:
         """Our version beside the person's note. It carries ``conflict_of`` instead of ``id`` so
@@ -334,52 +360,10 @@ class ObsidianNoteSink:
         return path if path.is_file() else None
 
     def _update_entity_notes(self, memory: Memory, note_stem: str) -> None:
-        if not self.entity_notes or not memory.entities:
-            return
-        try:  # a symlink out of the vault (folder or note) is skipped, never followed
-            directory = ensure_inside(self.vault, self.folder / "entities")
-            directory.mkdir(parents=True, exist_ok=True)
-        except UnsafePathError as exc:
-            log.warning("cortexgraph: entity notes skipped: %s", exc)
-            return
-        for entity in memory.entities:
-            try:
-                name = self.folder / "entities" / f"{safe_filename(entity)}.md"
-                path = ensure_inside(self.vault, name)
-            except UnsafePathError as exc:
-                log.warning("cortexgraph: entity note skipped: %s", exc)
-                continue
-            update_entity_note(path, entity, note_stem, self.version)
-
-
-def update_entity_note(path: Path, entity: str, note_stem: str, version: str) -> None:
-    """Add ``[[note_stem]]`` to the entity note's managed list; text outside it is the person's."""
-    line = f"- [[{note_stem}]]"
-    if not path.exists():
-        meta = {"title": entity, "cortexgraph": {"version": version, "entity": entity}}
-        heading = markdown_text(entity)
-        body = f"# {heading}\n\nMentioned in:\n\n{_BLOCK_START}\n{line}\n{_BLOCK_END}\n"
-        atomic_write_text(path, note_text(meta, body))
-        return
-    text = path.read_text(encoding="utf-8")
-    # markers on lines of their own: an entity named like one (title, heading) is not one
-    start = _marker_at(text, _BLOCK_START, 0)
-    end = _marker_at(text, _BLOCK_END, start) if start >= 0 else -1
-    if start < 0 or end < start:  # the person removed our markers: append a fresh block
-        atomic_write_text(path, text.rstrip("\n") + f"\n\n{_BLOCK_START}\n{line}\n{_BLOCK_END}\n")
-        return
-    block = text[start + len(_BLOCK_START) : end]
-    lines = [x for x in block.strip("\n").splitlines() if x.strip()]
-    if line in lines:
-        return
-    lines.append(line)
-    new_block = _BLOCK_START + "\n" + "\n".join(lines) + "\n"
-    atomic_write_text(path, text[:start] + new_block + text[end:])
-
-
-def _marker_at(text: str, marker: str, after: int) -> int:
-    found = re.search(rf"^{re.escape(marker)}[ \t]*$", text[after:], re.MULTILINE)
-    return after + found.start() if found else -1
+        if self.entity_notes:
+            self._entities.add(memory.entities, note_stem)
+            if not self.defer_entity_notes:
+                self._entities.write()
 
 
 def source_label(memory: Memory, words: int = 12) -> str:

@@ -58,13 +58,17 @@ def ensure_inside(vault: Path, path: Path) -> Path:
     return full
 
 
-def unique_note_path(directory: Path, stem: str, *, suffix: str = ".md") -> Path:
+def unique_note_path(
+    directory: Path, stem: str, *, suffix: str = ".md", taken: set[str] | None = None
+) -> Path:
     """``directory/stem.md``, or ``stem 2.md``, ``stem 3.md``... if taken. Case-insensitive,
-    because macOS and Windows file systems are."""
-    try:
-        taken = {entry.lower() for entry in os.listdir(directory)}
-    except FileNotFoundError:
-        taken = set()
+    because macOS and Windows file systems are. ``taken``: the folder's lower-cased names when
+    the caller keeps them (else the folder is listed)."""
+    if taken is None:
+        try:
+            taken = {entry.lower() for entry in os.listdir(directory)}
+        except FileNotFoundError:
+            taken = set()
     candidate = f"{stem}{suffix}"
     n = 2
     while candidate.lower() in taken:

@@ -1,0 +1,69 @@
+"""A pipeline's sink: entity notes written once per flush, new names picked without a listing
+per note, and nothing of a person's overwritten on the way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import vault_sync.note_sink as note_sink_module
+from storage import InMemoryStore
+from vault_sync import ObsidianNoteSink, promote_memory
+
+NOW = 1_750_000_000.0
+
+
+def _store(texts: list[str]) -> tuple[InMemoryStore, list[str]]:
+    store = InMemoryStore()
+    ids = [store.save(t, entities=["PostgreSQL", "Sam"], now=NOW - 86400).id for t in texts]
+    return store, ids
+
+
+def _mentions(vault: Path, entity: str) -> list[str]:
+    text = (vault / "cortexgraph" / "entities" / f"{entity}.md").read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.startswith("- [[")]
+
+
+def test_deferred_entity_notes_are_written_once_at_close(tmp_path: Path) -> None:
+    store, ids = _store([f"Sam moved ledger {i} to PostgreSQL." for i in range(5)])
+    vault = tmp_path / "vault"
+    with ObsidianNoteSink(vault, defer_entity_notes=True) as sink:
+        for memory_id in ids:
+            promote_memory(store, sink, memory_id, now=NOW, force=True)
+        assert not (vault / "cortexgraph" / "entities" / "PostgreSQL.md").exists()
+    assert len(_mentions(vault, "PostgreSQL")) == 5 == len(_mentions(vault, "Sam"))
+    # a second run adds nothing twice
+    with ObsidianNoteSink(vault, defer_entity_notes=True) as sink:
+        for memory_id in ids:
+            promote_memory(store, sink, memory_id, now=NOW + 60, force=True)
+    assert len(_mentions(vault, "PostgreSQL")) == 5
+
+
+def test_interactive_sink_writes_entity_notes_with_each_note(tmp_path: Path) -> None:
+    store, ids = _store(["Sam chose PostgreSQL for billing."])
+    sink = ObsidianNoteSink(tmp_path / "vault")  # never closed, as the MCP server keeps it
+    promote_memory(store, sink, ids[0], now=NOW, force=True)
+    assert len(_mentions(tmp_path / "vault", "PostgreSQL")) == 1
+
+
+def test_new_names_list_the_folder_once_and_never_overwrite(tmp_path, monkeypatch) -> None:
+    store, ids = _store(["Sam chose PostgreSQL for billing."] * 4)
+    vault = tmp_path / "vault"
+    (vault / "cortexgraph").mkdir(parents=True)
+    listed: list[str] = []
+    real_listdir = note_sink_module.os.listdir
+
+    def counting_listdir(path):
+        listed.append(str(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(note_sink_module.os, "listdir", counting_listdir)
+    with ObsidianNoteSink(vault, defer_entity_notes=True) as sink:
+        first = promote_memory(store, sink, ids[0], now=NOW, force=True)
+        # another process writes the next free name after our listing
+        taken = vault / Path(first.path).with_name(Path(first.path).stem + " 2.md")
+        taken.write_text("a person's note\n", encoding="utf-8")
+        rest = [promote_memory(store, sink, i, now=NOW, force=True) for i in ids[1:]]
+    assert listed.count(str(vault / "cortexgraph")) == 1
+    assert taken.read_text(encoding="utf-8") == "a person's note\n"
+    paths = [first.path, *(r.path for r in rest)]
+    assert len(set(paths)) == 4 and taken.name not in {Path(p).name for p in paths}

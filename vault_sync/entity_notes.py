@@ -1,0 +1,103 @@
+"""Entity notes: one per entity under ``<folder>/entities``, listing the notes that mention it.
+
+The list sits between two markers on lines of their own; text outside them is the person's.
+A sink collects the links of many promotions (``EntityNoteBatch.add``) and writes each entity
+note once per flush: promoting 10,000 memories that name PostgreSQL rewrites PostgreSQL's note
+a few times, not 10,000 times (each rewrite fsyncs a file that grows with the list).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from vault_sync.errors import UnsafePathError
+from vault_sync.ledger import atomic_write_text
+from vault_sync.note_format import markdown_text, note_text
+from vault_sync.paths import ensure_inside, safe_filename
+
+log = logging.getLogger(__name__)
+
+BLOCK_START = "<!-- cortexgraph:mentions -->"
+BLOCK_END = "<!-- /cortexgraph:mentions -->"
+
+
+class EntityNoteBatch:
+    """Links waiting to be written: entity note path -> (entity, note stems in order)."""
+
+    def __init__(self, vault: Path, folder: Path, version: str) -> None:
+        self.vault = vault
+        self.folder = folder
+        self.version = version
+        self._pending: dict[Path, tuple[str, dict[str, None]]] = {}
+        self.notes = 0  # notes added since the last write
+
+    def add(self, entities: Iterable[str], note_stem: str) -> None:
+        entities = list(entities)
+        if not entities:
+            return
+        self.notes += 1
+        for entity in entities:
+            name = self.folder / "entities" / f"{safe_filename(entity)}.md"
+            try:
+                path = ensure_inside(self.vault, name)
+            except UnsafePathError as exc:
+                log.warning("cortexgraph: entity note skipped: %s", exc)
+                continue
+            self._pending.setdefault(path, (entity, {}))[1][note_stem] = None
+
+    def write(self) -> None:
+        """Write every pending entity note once (caller holds the sink's lock)."""
+        if not self._pending:
+            self.notes = 0
+            return
+        try:  # a symlink out of the vault (folder or note) is skipped, never followed
+            directory = ensure_inside(self.vault, self.folder / "entities")
+            directory.mkdir(parents=True, exist_ok=True)
+        except UnsafePathError as exc:
+            log.warning("cortexgraph: entity notes skipped: %s", exc)
+            self._pending.clear()
+            self.notes = 0
+            return
+        while self._pending:
+            path, (entity, stems) = next(iter(self._pending.items()))
+            update_entity_note(path, entity, list(stems), self.version)
+            del self._pending[path]  # only once written: an OSError keeps it for the next try
+        self.notes = 0
+
+
+def update_entity_note(path: Path, entity: str, note_stems: Sequence[str], version: str) -> None:
+    """Add ``[[stem]]`` for each stem to the entity note's managed list (once each)."""
+    wanted = [f"- [[{stem}]]" for stem in note_stems]
+    if not path.exists():
+        meta = {"title": entity, "cortexgraph": {"version": version, "entity": entity}}
+        heading = markdown_text(entity)
+        block = "\n".join(dict.fromkeys(wanted))
+        body = f"# {heading}\n\nMentioned in:\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n"
+        atomic_write_text(path, note_text(meta, body))
+        return
+    text = path.read_text(encoding="utf-8")
+    # markers on lines of their own: an entity named like one (title, heading) is not one
+    start = _marker_at(text, BLOCK_START, 0)
+    end = _marker_at(text, BLOCK_END, start) if start >= 0 else -1
+    if start < 0 or end < start:  # the person removed our markers: append a fresh block
+        block = "\n".join(dict.fromkeys(wanted))
+        atomic_write_text(path, text.rstrip("\n") + f"\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n")
+        return
+    lines = [x for x in text[start + len(BLOCK_START) : end].strip("\n").splitlines() if x.strip()]
+    have = set(lines)
+    added = [line for line in dict.fromkeys(wanted) if line not in have]
+    if not added:
+        return
+    new_block = BLOCK_START + "\n" + "\n".join([*lines, *added]) + "\n"
+    atomic_write_text(path, text[:start] + new_block + text[end:])
+
+
+def _marker_at(text: str, marker: str, after: int) -> int:
+    found = re.search(rf"^{re.escape(marker)}[ \t]*$", text[after:], re.MULTILINE)
+    return after + found.start() if found else -1
+
+
+__all__ = ["BLOCK_END", "BLOCK_START", "EntityNoteBatch", "update_entity_note"]
