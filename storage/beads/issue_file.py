@@ -28,7 +28,7 @@ from pathlib import Path
 from storage.beads.schema import BeadsIssue, escape_unsafe_chars, issue_from_line, issue_to_line
 from storage.errors import StorageError
 from storage.jsonl_lines import BadLine, quarantine_path
-from storage.jsonl_store import quarantine_entry
+from storage.file_ops import quarantine_entry
 
 log = logging.getLogger(__name__)
 
