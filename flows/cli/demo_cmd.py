@@ -58,6 +58,16 @@ def _open(settings, embedder):  # noqa: ANN001, ANN202
     return open_store(settings.storage_path, settings.store_config(), dense=dense)
 
 
+def _show_notes(console: Console, vault: Path, folder: str) -> None:
+    """The promoted notes by title (the file names Obsidian shows), entity notes counted."""
+    notes = sorted((vault / folder).glob("*.md")) if (vault / folder).is_dir() else []
+    entities = list((vault / folder / "entities").glob("*.md"))
+    console.print(f"[bold]{len(notes)} notes[/] (and {len(entities)} entity notes) in the vault "
+                  f"{vault}", highlight=False)  # fmt: skip
+    for note in notes[:10]:
+        console.print(f"  • {note.stem}", highlight=False)
+
+
 def _show_issues(console: Console, issues: list, where: str) -> None:
     """Counts per kind, then the issues a person would look at first: open review clusters."""
     kinds: dict[str, list] = {}
@@ -82,6 +92,7 @@ def demo(
 ) -> None:
     """Seed a demo store, consolidate it with the Prefect flow, and show the results."""
     from cortexgraph.demo_data import seed_store
+    from flows.cli.consolidate import _record_run as record_run
     from flows.cli.consolidate import print_report_tables, run_with_progress
     from flows.cli.issues_cmd import open_issue_tracker
     from storage.embeddings import default_cache
@@ -114,19 +125,23 @@ def demo(
             ])  # fmt: skip
 
         console.rule("consolidation (Prefect flow, in-process)")
+        # The flow opens the store and the embedding cache itself and writes through them. Our
+        # copies would be a second, stale view of the same files (the cache's vectors from
+        # before the flow, the indexes of the records it replaced): drop them now and read back
+        # only what the flow left on disk once it is done.
+        del store, embedder
         report = run_with_progress(
             settings, dry_run=False, use_embeddings=not no_embeddings, console=console
         )
+        record_run(settings.storage_path, report, time.time())
         print_report_tables(report, console=console)
 
         console.rule("what it left behind")
-        notes = sorted((settings.vault_path).rglob("*.md"))
-        console.print(f"[bold]{len(notes)} notes[/] in the vault {settings.vault_path}")
-        for note in notes[:8]:
-            console.print(f"  • {note.relative_to(settings.vault_path)}", highlight=False)
+        _show_notes(console, settings.vault_path, settings.ltm_promoted_folder)
         tracker, where = open_issue_tracker(settings)
         _show_issues(console, tracker.query(), where)
 
+        embedder = None if no_embeddings else default_cache(settings.storage_path)
         store = _open(settings, embedder)
         index = LTMIndex.open(settings.vault_path)
         query = DEMO_QUERIES[0]
@@ -134,6 +149,11 @@ def demo(
         _search_table(console, f"unified STM+LTM search: {query!r}", [
             (f"{h.score:.2f}", h.source.upper(), h.preview or h.title) for h in hits
         ])  # fmt: skip
+        if not hits:  # never silently: name what the search saw
+            raise CortexGraphError(
+                f"the unified search found nothing in {len(store)} memories and "
+                f"{len(index.notes)} notes; please report this with the folder {directory}"
+            )
         console.print(
             f"\nOpen [bold]{settings.vault_path}[/] in Obsidian; "
             f"`git -C {settings.storage_path} log --oneline` shows the issue history; "

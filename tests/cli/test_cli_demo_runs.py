@@ -1,0 +1,29 @@
+"""`cortexgraph demo` end to end, several times: every run ends with a non-empty unified
+STM+LTM search, and the vault's notes carry short titles."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import Cli
+
+RUNS = 3
+
+
+@pytest.mark.slow
+def test_demo_ends_with_a_non_empty_unified_search_every_time(tmp_path):
+    for run in range(RUNS):
+        cli = Cli(tmp_path / f"run{run}")
+        folder = tmp_path / f"demo{run}"
+        # The demo's own choice of similarity: MiniLM when installed, as a new user runs it.
+        done = cli("demo", "--dir", str(folder), CORTEXGRAPH_ENABLE_EMBEDDINGS="true")
+        tail = done.stdout.split("unified STM+LTM search", 1)
+        assert len(tail) == 2, done.stdout[-3000:]
+        rows = re.findall(r"│\s+\d\.\d\d\s+│\s+(STM|LTM|BOTH)\s+│", tail[1])
+        assert rows, f"run {run}: empty unified search\n{done.stdout[-3000:]}"
+        notes = sorted((folder / "vault" / "cortexgraph").glob("*.md"))
+        assert notes
+        for note in notes:
+            assert "…" not in note.stem and len(note.stem) <= 60, note.stem
+            assert f"• {note.stem}" in done.stdout or len(notes) > 10
