@@ -148,13 +148,13 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
     from mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
 
     tools_monitor.register(server)
+    from mcp_server import tools_undo  # undo and history (agents.undo, agents.history)
+
+    tools_undo.register(server)
     from mcp_server.errors import clip_errors
 
     server.middleware.append(clip_errors)  # no error text echoes a huge input
     return server
-    from mcp_server import tools_undo  # undo and history (agents.undo, agents.history)
-
-    tools_undo.register(server)
 
 
 def _level(name: str) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import Cli
+from cli_helpers import Cli
 
 RUNS = 3
 

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from conftest import NOW
+from cli_helpers import NOW
 
 
 def _seed(cli):

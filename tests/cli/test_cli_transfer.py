@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import NOW, Cli
+from cli_helpers import NOW, Cli
 
 from storage.beads import issue_as_json, open_tracker
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import NOW
+from cli_helpers import NOW
 
 from agents.merge_ops import apply_plan, plan_merge
 from agents.undo import collect_garbage
