@@ -18,7 +18,7 @@ from activation import resources
 from activation.config import DEFAULT_CONFIG, ActivationConfig
 from activation.context import ConversationContext, is_follow_up
 from activation.dedup import NO_DUPLICATE, DeduplicationChecker
-from activation.entities import EntityExtractor
+from activation.entities import EntityExtractor, speaker_of
 from activation.importance import ImportanceScorer
 from activation.intent import IntentClassifier
 from activation.intent_data import Intent
@@ -73,6 +73,11 @@ class Activation:
     @property
     def entities(self) -> EntityExtractor:
         return self._get("entities", lambda: EntityExtractor(self.nlp))
+
+    @property
+    def rule_entities(self) -> EntityExtractor:
+        """Names and technical terms found without spaCy (the save path's default)."""
+        return self._get("rule-entities", lambda: EntityExtractor(None))
 
     @property
     def tags(self) -> TagSuggester:
@@ -271,33 +276,51 @@ class Activation:
         strength: float | None,
         store: MemoryStore | None = None,
     ) -> Enrichment:
-        """Fill what the caller left out (None or empty); an explicit value always wins."""
+        """Fill what the caller left out (None). An explicit value always wins, and an explicit
+        empty list means "none": ``entities=[]`` extracts nothing, ``tags=[]`` suggests nothing.
+
+        The request path runs no model by default: a transcript line's speaker is its subject
+        (first entity), the rules find names and technical terms, phrases give the strength.
+        spaCy and KeyBERT (``save_spacy``, ``save_keyphrase_tags``) cost 20-100 ms a save and
+        did not improve recall through the MCP path (docs/retrieval.md). ``store`` is given
+        for the duplicate check, which runs only with ``save_keyphrase_tags`` (it needs the
+        same embedding).
+        """
         errors: dict[str, str] = {}
         applied: list[str] = []
-        out_entities = tuple(entities or ())
-        out_tags = tuple(tags or ())
+        out_entities = tuple(entities) if entities is not None else ()
+        out_tags = tuple(tags) if tags is not None else ()
         if not self.config.enabled:
             return Enrichment(out_entities, out_tags, strength, (), None, errors)
-        vector = self._vector(content, errors) if (not tags or store is not None) else None
-        doc = self._parse(content, errors) if not entities or not tags else None
-        found = self._entities(content, errors, doc) if not entities or not tags else None
-        if not entities and found is not None and found.entities:
-            out_entities = found.entities
-            applied.append("entities")
-        if not tags:
+        c = self.config
+        heavy = c.save_keyphrase_tags and tags is None
+        vector = self._vector(content, errors) if heavy else None
+        doc = self._parse(content, errors) if c.save_spacy and (entities is None or heavy) \
+            else None  # fmt: skip
+        if entities is None:
+            extractor = self.entities if c.save_spacy else self.rule_entities
+            found = self._run("entities", "enable_entities", errors,
+                              lambda: extractor.extract(content, doc=doc), None)  # fmt: skip
+            speaker = speaker_of(content) if c.save_subject else None
+            names = ((speaker,) if speaker else ()) + (found.entities if found else ())
+            if names:
+                out_entities = tuple(dict.fromkeys(names))
+                applied.append("entities")
+        if tags is None and c.component_enabled("enable_tags"):
             suggestion = self._run("tags", "enable_tags", errors, lambda: self.tags.suggest(
-                content, entities=out_entities, max_tags=self.config.max_tags,
-                message_vector=vector, doc=doc), None)  # fmt: skip
-            if suggestion is not None and suggestion.tags:
-                out_tags = suggestion.tags
+                content, entities=out_entities, max_tags=c.max_tags, message_vector=vector,
+                doc=doc), None) if heavy else None  # fmt: skip
+            out_tags = suggestion.tags if suggestion is not None else \
+                _entity_tags(out_entities)[: c.max_tags]  # fmt: skip
+            if out_tags:
                 applied.append("tags")
         out_strength = strength
-        if strength is None:
+        if strength is None and c.save_strength:
 
             def score() -> float:
                 phrases = self.phrases.detect(content)
                 intent = self.classifier.predict(content, vector) if \
-                    self.config.enable_intent else None  # fmt: skip
+                    c.enable_intent and vector is not None else None  # fmt: skip
                 return self.importance.score(
                     intent=intent.intent if intent else None,
                     keyword_boost=phrases.importance_boost,
@@ -307,7 +330,7 @@ class Activation:
             if out_strength is not None:
                 applied.append("strength")
         duplicate = None
-        if store is not None:
+        if store is not None and vector is not None:
             duplicate = self._run("dedup", "enable_dedup", errors,
                                   lambda: self.dedup.check(content, store, vector=vector), None)  # fmt: skip
         return Enrichment(out_entities, out_tags, out_strength, tuple(applied), duplicate, errors)

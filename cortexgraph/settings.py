@@ -105,6 +105,16 @@ class Settings(BaseSettings):
     beads_repo: Path | None = Field(default=None, description="git repo holding .beads/")
     beads_prefix: str = "cg"
 
+    # What save_memory fills in when the caller leaves it out (docs/retrieval.md, "The save
+    # path"); each switch is a row of bench/locomo.py's MCP ablation table.
+    save_subject_entity: bool = True  # "Caroline: ..." is about Caroline
+    save_neighbour_context: bool = True  # the memory saved just before, same session
+    save_context_window_s: int = Field(default=1800, ge=0)  # "just before": within 30 min
+    save_estimate_strength: bool = True  # strength from the text's phrases
+    save_spacy_entities: bool = False  # spaCy NER on the request path (slow, no recall gain)
+    save_keyphrase_tags: bool = False  # KeyBERT tags on the request path (slow, no recall gain)
+    auto_supersede: bool = True  # "we moved billing from MySQL to Postgres" replaces the old fact
+
     # Conversational activation
     enable_preprocessing: bool = True
     # The original activation spec's variables (activation.config.SETTING_FIELDS maps them).

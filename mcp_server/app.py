@@ -17,7 +17,9 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from cortexgraph.settings import Settings
 from storage import JSONLStore, open_store
+from storage.embedding_worker import EmbeddingWorker
 from storage.errors import StorageError
+from storage.recent_saves import RecentSaves
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -84,6 +86,22 @@ class ServerState:
                 f"{self._store_error}. Fix CORTEXGRAPH_STORAGE_PATH and restart the server."
             )
         return self._store
+
+    def recent_saves(self) -> RecentSaves:
+        """The memory saved just before, per conversation (a save's derived context)."""
+        window = self.settings.save_context_window_s if self.settings.save_neighbour_context \
+            else -1  # fmt: skip
+        return self.service("recent-saves", lambda: RecentSaves(window))
+
+    def embed_soon(self, memory_ids: list[str]) -> None:
+        """Queue just-saved memories for the background embedder (no-op without embeddings)."""
+        store = self.store
+        dense = store.dense
+        if dense is None or not hasattr(dense, "prefetch"):
+            return
+        worker = self.service("embedding-worker", lambda: EmbeddingWorker(store.find,
+                                                                          dense.prefetch))  # fmt: skip
+        worker.submit(memory_ids)
 
     def service(self, name: str, build: Any) -> Any:
         """Build a collaborator (vault, tracker, model ...) once, on first use."""

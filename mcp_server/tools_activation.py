@@ -45,39 +45,40 @@ def _as_dict(result: Any) -> dict[str, Any]:
 def enrich(
     state: ServerState,
     content: str,
-    tags: tuple[str, ...],
+    tags: tuple[str, ...] | None,
     entities: list[str] | None,
     strength: float | None,
 ) -> Enrichment:
-    """Fill in entities and strength the caller left out, when activation is available."""
+    """Fill in what the caller left out (None), when activation is available. An explicit
+    empty list is kept: ``entities=[]`` means "no entities", not "find them for me"."""
+    given_tags = tags or ()
     given_entities = tuple(entities or ())
-    if entities is not None and strength is not None:
-        return Enrichment(
-            tags, given_entities, strength, "none needed (entities and strength given)"
-        )
+    if tags is not None and entities is not None and strength is not None:
+        return Enrichment(given_tags, given_entities, strength,
+                          "none needed (tags, entities and strength given)")  # fmt: skip
     if not state.settings.enable_preprocessing:
-        return Enrichment(tags, given_entities, 1.0 if strength is None else strength,
+        return Enrichment(given_tags, given_entities, 1.0 if strength is None else strength,
                           "off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)")  # fmt: skip
     try:
         activation = optional_module(
             "activation", "automatic entities and strength", "enrich_for_save"
         )
         enriched = activation.enrich_for_save(
-            content, tags=list(tags), entities=entities, strength=strength, store=state.store,
+            content, tags=None if tags is None else list(tags), entities=entities,
+            strength=strength, store=state.store,
             config=activation.ActivationConfig.from_mapping(state.settings),
         )  # fmt: skip
     except DependencyUnavailableError as exc:
         log.info("cortexgraph: saving without enrichment: %s", exc)
-        return Enrichment(tags, given_entities, 1.0 if strength is None else strength,
+        return Enrichment(given_tags, given_entities, 1.0 if strength is None else strength,
                           f"unavailable: {exc}")  # fmt: skip
-    data = _as_dict(enriched)
-    applied = data.get("enrichment_applied") or []
+    applied = tuple(enriched.enrichment_applied)
     return Enrichment(
-        tuple(data.get("tags") or tags),
-        tuple(data.get("entities") or given_entities),
-        float(data.get("strength", 1.0 if strength is None else strength)),
+        tuple(enriched.tags),
+        tuple(enriched.entities),
+        1.0 if enriched.strength is None else float(enriched.strength),
         "filled " + ", ".join(applied) if applied else "nothing to fill",
-        tuple(applied),
+        applied,
     )
 
 

@@ -49,35 +49,25 @@ def _ltm_index(state: ServerState) -> Any:
     return index
 
 
-def update_cue(state: ServerState, text: str) -> tuple[bool, str]:
-    """(is this an update?, how we know): activation's UPDATE_INFO intent or update words."""
-    lexical = has_update_cue(text)
-    if state.settings.enable_preprocessing:
-        try:
-            from activation.intent import IntentClassifier
-            from activation.intent_data import Intent
-
-            classifier = state.service("intent_classifier", IntentClassifier)
-            intent = classifier.predict(text).intent
-            if intent is Intent.UPDATE_INFO:
-                return True, "UPDATE_INFO intent"
-            return lexical, f"intent {intent.value}" + (" + update words" if lexical else "")
-        except (ImportError, CortexGraphError, OSError) as exc:
-            log.info("cortexgraph: intent classifier unavailable: %s", exc)
-    return lexical, "update words" if lexical else "no update cue"
-
-
 def after_save(state: ServerState, memory: Memory, supersedes: list[str] | None = None,
                ) -> dict[str, Any]:  # fmt: skip
-    """Temporal truth for a just-saved memory; save_memory may call this (one line)."""
+    """Temporal truth for a just-saved memory. ``supersedes`` given (even empty) is the
+    caller's word; omitted, a stated change of a shared subject's fact is detected
+    (retrieval.temporal: precise by construction, CORTEXGRAPH_AUTO_SUPERSEDE=false skips it)."""
     store = state.store
-    ids = [resolve_memory_id(store, i) for i in supersedes or []]
-    if not ids and not any(store.ids_with_entity(e) - {memory.id} for e in memory.entities):
-        # Nothing shares a subject with it, so nothing can be superseded: skip the classifier
-        # (it would cost every ordinary save an embedding).
-        return {"update_cue": "no memory shares an entity", "superseded": []}
-    cue, how = (True, "explicit supersedes") if ids else update_cue(state, memory.content)
-    outcomes = record_update(store, memory, update_cue=cue, supersedes=ids)
+    if supersedes is not None:
+        ids = [resolve_memory_id(store, i) for i in supersedes]
+        if not ids:
+            return {"update_cue": "none (supersedes=[] given)", "superseded": []}
+        outcomes = record_update(store, memory, update_cue=True, supersedes=ids)
+        how = "explicit supersedes"
+    elif not state.settings.auto_supersede:
+        return {"update_cue": "off (CORTEXGRAPH_AUTO_SUPERSEDE=false)", "superseded": []}
+    elif not has_update_cue(memory.content):
+        return {"update_cue": "no stated change", "superseded": []}
+    else:
+        outcomes = record_update(store, memory, update_cue=True)
+        how = "stated change"
     return {"update_cue": how, "superseded": [
         {"memory_id": o.old.id, "reason": o.old.meta.extra.get("superseded_reason")}
         for o in outcomes]}  # fmt: skip

@@ -18,6 +18,7 @@ from mcp_server.views import MAX_PAGE_SIZE, MAX_PREVIEW, memory_view, paginate, 
 from storage.decay import memory_score
 from storage.errors import InvalidInputError, MemoryNotFoundError
 from storage.models import RELATION_TYPES, MemoryStatus, validate_id, validate_tags
+from storage.recent_saves import Neighbour, clip
 
 MAX_TAGS = 50
 MAX_QUERY_CHARS = 10_000
@@ -102,13 +103,20 @@ def save_memory(
                max_meta_chars=MAX_META_JSON)  # before any analysis or write
     if not content.strip():
         raise InvalidInputError("content is empty; pass the text to remember")
-    tags_t = validate_tags(tags)
+    tags_t = None if tags is None else validate_tags(tags)
     extra = _meta(meta)
     enrichment = enrich(state, content, tags_t, entities, strength)
+    now = time.time()
+    conversation = _conversation_key(ctx)
+    recent = state.recent_saves()
+    before = recent.previous(conversation, now) if context is None else None
     memory = state.store.save(
         content, tags=enrichment.tags, entities=enrichment.entities, source=source,
-        context=context, extra=extra, strength=enrichment.strength,
+        context=context if before is None else clip(before.content), extra=extra,
+        strength=enrichment.strength, now=now,
     )  # fmt: skip
+    recent.record(conversation, Neighbour(memory.id, content, now))
+    state.embed_soon([memory.id])
     from mcp_server.tools_context import after_save
 
     temporal = after_save(state, memory, supersedes)
@@ -123,6 +131,12 @@ def save_memory(
         "temporal": temporal,
         "message": f"Memory saved with ID: {memory.id}",
     }
+
+
+def _conversation_key(ctx: Context) -> str:
+    """Which conversation a call belongs to: the HTTP session, or the one stdio client."""
+    headers = getattr(ctx, "headers", None) or {}
+    return str(headers.get("mcp-session-id") or "stdio")
 
 
 @tool_errors
@@ -145,7 +159,10 @@ def search_memory(
     """Search short-term memory by relevance (BM25, optionally semantic), re-ranked by decay."""
     state = state_of(ctx)
     store = state.store
-    embeddings = "used" if use_embeddings else "off"
+    if store.dense is None:
+        embeddings = "off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)"
+    else:
+        embeddings = "used" if use_embeddings else "off"
     args: dict[str, Any] = {"tags": validate_tags(tags), "top_k": top_k, "window_days": window_days,
                                 "min_score": min_score, "status": _status(status)}  # fmt: skip
     try:

@@ -53,8 +53,17 @@ class LazyDenseScorer:
 
     # The incremental matrix API (storage.embeddings.DenseIndex): with these, a query is one
     # matrix-vector product instead of re-stacking every memory's vector (O(n) per query).
-    def sync(self, memories: Sequence[Memory], removed: Any = ()) -> None:
-        self._call("sync", memories, removed)
+    def sync(self, memories: Sequence[Memory], removed: Any = (), embed_limit: int | None = None
+             ) -> list[Memory]:  # fmt: skip
+        return self._call("sync", memories, removed, embed_limit)  # type: ignore[return-value]
+
+    def prefetch(self, memories: Sequence[Memory]) -> None:
+        """Embed these memories' texts into the cache now (the background embedder's call),
+        so that the next search finds their vectors ready."""
+        index = self._get()
+        texts = index.cache.missing(index.texts_of(memories))
+        if texts:
+            index.cache.embed(texts)
 
     def ranked(self, query: str, k: int, allowed: Any = None) -> dict[str, float]:
         return self._call("ranked", query, k, allowed)

@@ -57,11 +57,19 @@ DEFAULT_TUNING = SearchTuning()
 class _SideIndexState:
     """How far a store's dense rows have followed its text index's change journal."""
 
-    __slots__ = ("dense_at",)
+    __slots__ = ("dense_at", "pending")
 
     def __init__(self) -> None:
         # id(dense) -> (serial of the TextIndex, journal version)
         self.dense_at: dict[int, tuple[int, int]] = {}
+        # id(dense) -> ids changed but not embedded yet (left for the background embedder)
+        self.pending: dict[int, set[str]] = {}
+
+
+# A search embeds at most this many memories the embedding cache does not hold yet; the rest
+# rank by BM25 alone until the background embedder (or a later search) has their vectors.
+# One batch of 32 short texts is ~0.2 s of MiniLM on one core.
+SEARCH_EMBED_LIMIT = 32
 
 
 _STATE: weakref.WeakKeyDictionary[Any, _SideIndexState] = weakref.WeakKeyDictionary()
@@ -81,14 +89,21 @@ def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
     """Bring the dense index's rows up to date with what changed since the last search."""
     mark, ids = _changed_ids(store, state.dense_at.get(id(dense)))
     memories = store._memories
+    pending = state.pending.setdefault(id(dense), set())
     if ids is None:
         current = list(memories.values())
         known = getattr(dense, "_row", {})
-        dense.sync(current, removed=[i for i in list(known) if i not in memories])
-    elif ids:
-        dense.sync(
-            [memories[i] for i in ids if i in memories], [i for i in ids if i not in memories]
+        left = dense.sync(current, removed=[i for i in list(known) if i not in memories],
+                          embed_limit=SEARCH_EMBED_LIMIT)  # fmt: skip
+        pending.clear()
+    else:
+        ids = ids | pending
+        left = dense.sync(
+            [memories[i] for i in ids if i in memories], [i for i in ids if i not in memories],
+            embed_limit=SEARCH_EMBED_LIMIT,
         )
+        pending.clear()
+    pending.update(m.id for m in left or ())
     state.dense_at[id(dense)] = mark
 
 

@@ -77,7 +77,8 @@ def test_unrelated_facts_are_left_alone(store, old_text, old_ents, new_text, new
 
 
 def test_no_update_cue_means_no_supersede(store):
-    store.save("Sarah lives in Paris", entities=["sarah", "paris"], now=NOW - DAY)
+    store.save("Sarah lives in a flat in Paris near the old river", entities=["sarah", "paris"],
+               now=NOW - DAY)  # fmt: skip
     new = store.save("Sarah lives in a flat in Paris near the river", entities=["sarah", "paris"],
                      now=NOW)  # fmt: skip
     assert not has_update_cue(new.content)
@@ -86,8 +87,8 @@ def test_no_update_cue_means_no_supersede(store):
 
 
 def test_a_newer_memory_is_never_superseded_by_an_older_one(store):
-    newer = store.save("We use Postgres for billing", entities=["postgres"], now=NOW)
-    older = store.save("We now use Postgres 15", entities=["postgres"], now=NOW - DAY)
+    newer = store.save("We now use Postgres 16 for billing", entities=["postgres"], now=NOW)
+    older = store.save("We use Postgres 15 for billing", entities=["postgres"], now=NOW - DAY)
     assert find_superseded(store, older, update_cue=True) == []
     assert find_superseded(store, newer, update_cue=True)[0].old_id == older.id
 

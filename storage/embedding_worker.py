@@ -1,0 +1,94 @@
+"""Embedding off the request path: saves return at once, vectors follow in batches.
+
+A save through the MCP server costs a few milliseconds; embedding its text costs 10-20 ms of
+one core (more on a loaded machine). The server hands each saved memory's id to an
+``EmbeddingWorker``, whose thread embeds whatever has queued up in one batch (batching is
+several times cheaper per text) into the embedding cache. Search then finds the vectors
+ready; a memory still queued ranks by BM25 until it is embedded (storage.search embeds at
+most a few such memories itself). The JSONL record is written before the id is queued, so a
+crash here loses a cache entry, never a memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterable, Sequence
+
+from storage.models import Memory
+
+log = logging.getLogger(__name__)
+
+BATCH = 64
+
+
+class EmbeddingWorker:
+    """One daemon thread: ``submit(ids)`` queues, ``prefetch(memories)`` embeds a batch."""
+
+    def __init__(
+        self,
+        find: Callable[[str], Memory | None],
+        prefetch: Callable[[Sequence[Memory]], None],
+        batch: int = BATCH,
+    ) -> None:
+        self._find = find
+        self._prefetch = prefetch
+        self._batch = batch
+        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.failed: str | None = None  # why embedding stopped (the model is unavailable)
+
+    def submit(self, memory_ids: Iterable[str]) -> None:
+        if self.failed is not None:
+            return
+        with self._lock:
+            self._idle.clear()
+            for memory_id in memory_ids:
+                self._queue.put(memory_id)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="cortexgraph-embed", daemon=True
+                )
+                self._thread.start()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """True once everything submitted so far is embedded (for tests and shutdown)."""
+        return self._idle.wait(timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                self._queue.put(None)
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            ids = [first]
+            while len(ids) < self._batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)
+                    break
+                ids.append(nxt)
+            memories = [m for i in dict.fromkeys(ids) if (m := self._find(i)) is not None]
+            try:
+                if memories:
+                    self._prefetch(memories)
+            except Exception as exc:  # noqa: BLE001 - search embeds what is missing itself
+                self.failed = f"{type(exc).__name__}: {exc}"
+                log.warning("background embedding stopped: %s", self.failed)
+            with self._lock:
+                if self._queue.empty():
+                    self._idle.set()
+
+
+__all__ = ["BATCH", "EmbeddingWorker"]
