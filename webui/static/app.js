@@ -75,11 +75,18 @@ async function loadGraph() {
   const data = await api("/api/graph");
   view.nodes = data.nodes; view.edges = data.edges;
   view.byId = Object.fromEntries(data.nodes.map((n) => [n.id, n]));
+  const xs = data.nodes.map((n) => n.x), ys = data.nodes.map((n) => n.y);
+  view.box = { x0: Math.min(...xs, 0), x1: Math.max(...xs, 0), y0: Math.min(...ys, 0), y1: Math.max(...ys, 0) };
   $("#graph-count").textContent = `${data.nodes.length} nodes, ${data.edges.length} links`;
   drawGraph();
 }
 
-function toScreen(n, c) { return [(n.x * 0.45 + 0.5) * c.width * view.scale + view.dx, (n.y * 0.45 + 0.5) * c.height * view.scale + view.dy]; }
+// The layout's bounding box fills the canvas, with room left for labels on the right.
+function unit(n) { const b = view.box; return [(n.x - b.x0) / (b.x1 - b.x0 || 1), (n.y - b.y0) / (b.y1 - b.y0 || 1)]; }
+function toScreen(n, c) {
+  const [u, v] = unit(n), padX = 40, padY = 30, w = c.width - padX - 220, h = c.height - 2 * padY;
+  return [(padX + u * w) * view.scale + view.dx, (padY + v * h) * view.scale + view.dy];
+}
 
 function drawGraph() {
   const c = $("#graph"), g = c.getContext("2d");
@@ -128,8 +135,9 @@ function setupGraph() {
     if (view.drag) {
       const d = view.drag; d.moved = true;
       if (d.node) {
-        d.node.x += (px - d.px) / (c.width * 0.45 * view.scale);
-        d.node.y += (py - d.py) / (c.height * 0.45 * view.scale);
+        const b = view.box;
+        d.node.x += (px - d.px) * (b.x1 - b.x0 || 1) / ((c.width - 260) * view.scale);
+        d.node.y += (py - d.py) * (b.y1 - b.y0 || 1) / ((c.height - 60) * view.scale);
       } else { view.dx += px - d.px; view.dy += py - d.py; }
       d.px = px; d.py = py;
     } else view.hover = nodeAt(c, px, py);
