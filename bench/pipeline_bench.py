@@ -89,7 +89,7 @@ def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfi
     t0 = time.perf_counter()
     store = open_store(root / "store")
     cache = EmbeddingCache(model, cache_dir) if model is not None and cache_dir else None
-    sink = (ObsidianNoteSink(root / "vault", defer_entity_notes=True) if real_vault
+    sink = (ObsidianNoteSink(root / "vault", batch=True) if real_vault
             else PlainFileSink(root / "vault"))  # as flows/wiring.py makes it  # fmt: skip
     pipeline = Pipeline(store, embedder=cache, sink=sink, tracker=tracker,
                         config=config)  # fmt: skip

@@ -7,7 +7,8 @@ promoted again (the idempotent update pass).
 Baseline measured in the same run: the floor of the same file work without any lookup or
 ledger (one atomic, fsynced write per note), so the ratio is what vault_sync adds on top.
 Two sinks, each into a fresh copy of the vault: the interactive one (entity notes written with
-each note) and the pipeline's (``defer_entity_notes``: each entity note written once per flush).
+each note) and the pipeline's (``batch=True``: each entity note written once per flush, and
+one file-system sync per flush instead of an fsync per note).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def run(notes: int, memories: int) -> list[tuple[str, float, float]]:
             ids = [m.id for m in store.list()]
             for label, when in (("first promotion", NOW), ("promote again", NOW + 60)):
                 t = time.perf_counter()
-                with ObsidianNoteSink(vault, "cortexgraph", defer_entity_notes=defer) as sink:
+                with ObsidianNoteSink(vault, "cortexgraph", batch=defer) as sink:
                     for mid in ids:
                         promote_memory(store, sink, mid, now=when, force=True)
                 wall = time.perf_counter() - t

@@ -90,7 +90,7 @@ def open_collaborators(
 
         # a batch job that closes its sink (finish): entity notes written once per flush
         sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder,
-                                defer_entity_notes=True)  # fmt: skip
+                                batch=True)  # fmt: skip
 
         def promote(memory_id: str, reason: str, now: float) -> Any:
             return promote_memory(store, sink, memory_id, reason=reason, now=now, force=True)

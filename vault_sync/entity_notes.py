@@ -32,6 +32,7 @@ class EntityNoteBatch:
         self.folder = folder
         self.version = version
         self._pending: dict[Path, tuple[str, dict[str, None]]] = {}
+        self._paths: dict[str, Path | None] = {}  # entity -> checked path (None: unsafe)
         self.notes = 0  # notes added since the last write
 
     def add(self, entities: Iterable[str], note_stem: str) -> None:
@@ -40,15 +41,18 @@ class EntityNoteBatch:
             return
         self.notes += 1
         for entity in entities:
-            name = self.folder / "entities" / f"{safe_filename(entity)}.md"
-            try:
-                path = ensure_inside(self.vault, name)
-            except UnsafePathError as exc:
-                log.warning("cortexgraph: entity note skipped: %s", exc)
-                continue
-            self._pending.setdefault(path, (entity, {}))[1][note_stem] = None
+            if entity not in self._paths:  # resolving a path costs more than the rest
+                name = self.folder / "entities" / f"{safe_filename(entity)}.md"
+                try:
+                    self._paths[entity] = ensure_inside(self.vault, name)
+                except UnsafePathError as exc:
+                    log.warning("cortexgraph: entity note skipped: %s", exc)
+                    self._paths[entity] = None
+            path = self._paths[entity]
+            if path is not None:
+                self._pending.setdefault(path, (entity, {}))[1][note_stem] = None
 
-    def write(self) -> None:
+    def write(self, *, durable: bool = True) -> None:
         """Write every pending entity note once (caller holds the sink's lock)."""
         if not self._pending:
             self.notes = 0
@@ -63,12 +67,13 @@ class EntityNoteBatch:
             return
         while self._pending:
             path, (entity, stems) = next(iter(self._pending.items()))
-            update_entity_note(path, entity, list(stems), self.version)
+            update_entity_note(path, entity, list(stems), self.version, durable=durable)
             del self._pending[path]  # only once written: an OSError keeps it for the next try
         self.notes = 0
 
 
-def update_entity_note(path: Path, entity: str, note_stems: Sequence[str], version: str) -> None:
+def update_entity_note(path: Path, entity: str, note_stems: Sequence[str], version: str, *,
+                       durable: bool = True) -> None:  # fmt: skip
     """Add ``[[stem]]`` for each stem to the entity note's managed list (once each)."""
     wanted = [f"- [[{stem}]]" for stem in note_stems]
     if not path.exists():
@@ -76,7 +81,7 @@ def update_entity_note(path: Path, entity: str, note_stems: Sequence[str], versi
         heading = markdown_text(entity)
         block = "\n".join(dict.fromkeys(wanted))
         body = f"# {heading}\n\nMentioned in:\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n"
-        atomic_write_text(path, note_text(meta, body))
+        atomic_write_text(path, note_text(meta, body), durable=durable)
         return
     text = path.read_text(encoding="utf-8")
     # markers on lines of their own: an entity named like one (title, heading) is not one
@@ -84,7 +89,8 @@ def update_entity_note(path: Path, entity: str, note_stems: Sequence[str], versi
     end = _marker_at(text, BLOCK_END, start) if start >= 0 else -1
     if start < 0 or end < start:  # the person removed our markers: append a fresh block
         block = "\n".join(dict.fromkeys(wanted))
-        atomic_write_text(path, text.rstrip("\n") + f"\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n")
+        fresh = text.rstrip("\n") + f"\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n"
+        atomic_write_text(path, fresh, durable=durable)
         return
     lines = [x for x in text[start + len(BLOCK_START) : end].strip("\n").splitlines() if x.strip()]
     have = set(lines)
@@ -92,7 +98,7 @@ def update_entity_note(path: Path, entity: str, note_stems: Sequence[str], versi
     if not added:
         return
     new_block = BLOCK_START + "\n" + "\n".join([*lines, *added]) + "\n"
-    atomic_write_text(path, text[:start] + new_block + text[end:])
+    atomic_write_text(path, text[:start] + new_block + text[end:], durable=durable)
 
 
 def _marker_at(text: str, marker: str, after: int) -> int:

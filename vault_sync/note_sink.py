@@ -4,11 +4,17 @@ It satisfies ``agents.protocols.NoteSink`` structurally (vault_sync may not impo
 One sink serves a whole run: it walks the vault once (``NoteLocator``) and appends one journal
 line per note to the write ledger; ``close()`` (or leaving ``with sink:``) folds the journal into
 the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes. Nothing is lost without
-``close()``: the journal is read back by the next sink. With ``defer_entity_notes`` (a batch
-job that closes its sink: the pipeline) entity notes are written at the same moments, each once
-with all the links collected since (vault_sync.entity_notes); a process killed between flushes
-leaves those entity lists short until the notes are promoted again. Without it (the default,
-for interactive promotions) each note's entity notes are written with it.
+``close()``: the journal is read back by the next sink.
+
+``batch=True`` is for a job that closes its sink (the pipeline): entity notes are written at
+each flush, each once with all the links collected since (vault_sync.entity_notes), and notes
+are not fsynced one by one: each flush syncs the file system once (``syncfs``). A process
+killed between flushes loses nothing written (the page cache keeps it) but leaves those entity
+lists short until the notes are promoted again; a power cut can lose the notes written since
+the last flush (at most ``FLUSH_EVERY``). A batch sink also keeps the vault's write lock from
+its first note to the next flush (another process waits at most one flush's worth of notes),
+instead of taking it per note. The default, for interactive promotions, writes a note's entity
+notes with it, fsyncs every file and locks per note.
 
 A new note's name is checked against the folder's names listed once per sink (kept up to date
 as we write, and each pick confirmed by one ``exists``), not a listing per note.
@@ -20,6 +26,7 @@ import datetime as dt
 import logging
 import os
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +35,13 @@ from filelock import FileLock
 from storage.models import Memory, Relation
 from vault_sync.entity_notes import EntityNoteBatch
 from vault_sync.errors import VaultNotFoundError, VaultWriteError
-from vault_sync.ledger import STATE_DIR, LedgerEntry, WriteLedger, atomic_write_text
+from vault_sync.ledger import (
+    STATE_DIR,
+    LedgerEntry,
+    WriteLedger,
+    atomic_write_text,
+    sync_filesystem,
+)
 from vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
@@ -78,7 +91,7 @@ class ObsidianNoteSink:
         entity_notes: bool = True,
         create: bool = True,
         version: str = NOTE_FORMAT_VERSION,
-        defer_entity_notes: bool = False,
+        batch: bool = False,
     ) -> None:
         self.vault = Path(vault_path).expanduser()
         if not self.vault.is_dir():
@@ -94,7 +107,8 @@ class ObsidianNoteSink:
         self.locator = NoteLocator(self.vault)
         self.renamed: list[Renamed] = []  # notes renamed to their short titles, this sink
         self._entities = EntityNoteBatch(self.vault, self.folder, version)
-        self.defer_entity_notes = defer_entity_notes
+        self.batch = batch
+        self._held = False  # a batch sink holds the write lock between flushes
         self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names, listed once
 
     # -- NoteSink -------------------------------------------------------------------------------
@@ -108,12 +122,14 @@ class ObsidianNoteSink:
         now: float,
     ) -> WrittenNote:
         try:
-            with self._lock:
+            if self.batch and not self._held:
+                self._lock.acquire()
+                self._held = True
+            with nullcontext() if self._held else self._lock:
                 ledger = self._fresh_ledger()
                 result = self._write_locked(memory, related, relations, reason, now, ledger)
                 if ledger.pending >= FLUSH_EVERY or self._entities.notes >= FLUSH_EVERY:
-                    self._entities.write()
-                    ledger.save()
+                    self._flush_locked(ledger)
                 return result
         except OSError as exc:
             raise VaultWriteError(f"cannot write the note for {memory.id}: {exc}") from exc
@@ -122,15 +138,29 @@ class ObsidianNoteSink:
         """Write the collected entity links and fold the ledger journal into its snapshot
         (atomic); cheap when nothing is pending."""
         if (self._ledger is None or not self._ledger.pending) and not self._entities.notes:
+            self._release_held()
             return
         try:
             with self._lock:
-                self._entities.write()
-                self._fresh_ledger().save()
+                self._flush_locked(self._fresh_ledger())
         except OSError as exc:
             raise VaultWriteError(f"cannot write the write ledger: {exc}") from exc
 
     close = flush
+
+    def _flush_locked(self, ledger: WriteLedger) -> None:
+        try:
+            self._entities.write(durable=not self.batch)
+            if self.batch:
+                sync_filesystem(self.vault)  # the notes written since the last flush, at once
+            ledger.save()
+        finally:
+            self._release_held()
+
+    def _release_held(self) -> None:
+        if self._held:
+            self._held = False
+            self._lock.release()
 
     def __enter__(self) -> ObsidianNoteSink:
         return self
@@ -175,7 +205,7 @@ class ObsidianNoteSink:
             directory.mkdir(parents=True, exist_ok=True)
             path = self._new_note_path(directory, safe_filename(rendered.title))
             ensure_inside(self.vault, path.relative_to(self.vault))
-            atomic_write_text(path, rendered.text())
+            atomic_write_text(path, rendered.text(), durable=not self.batch)
             self.locator.record(memory.id, path)
             rel = relative_posix(self.vault, path)
             ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
@@ -200,7 +230,7 @@ class ObsidianNoteSink:
             if parsed.metadata.get(keep):
                 metadata[keep] = parsed.metadata[keep]
         if not edited:
-            atomic_write_text(existing, note_text(metadata, rendered.body))
+            atomic_write_text(existing, note_text(metadata, rendered.body), durable=not self.batch)
             self.locator.record(memory.id, existing)
             ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
             self._update_entity_notes(memory, existing.stem)
@@ -362,8 +392,8 @@ class ObsidianNoteSink:
     def _update_entity_notes(self, memory: Memory, note_stem: str) -> None:
         if self.entity_notes:
             self._entities.add(memory.entities, note_stem)
-            if not self.defer_entity_notes:
-                self._entities.write()
+            if not self.batch:
+                self._entities.write()  # fsynced, with the note
 
 
 def source_label(memory: Memory, words: int = 12) -> str:

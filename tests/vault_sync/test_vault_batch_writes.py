@@ -23,16 +23,16 @@ def _mentions(vault: Path, entity: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("- [[")]
 
 
-def test_deferred_entity_notes_are_written_once_at_close(tmp_path: Path) -> None:
+def test_a_batch_sink_writes_entity_notes_once_at_close(tmp_path: Path) -> None:
     store, ids = _store([f"Sam moved ledger {i} to PostgreSQL." for i in range(5)])
     vault = tmp_path / "vault"
-    with ObsidianNoteSink(vault, defer_entity_notes=True) as sink:
+    with ObsidianNoteSink(vault, batch=True) as sink:
         for memory_id in ids:
             promote_memory(store, sink, memory_id, now=NOW, force=True)
         assert not (vault / "cortexgraph" / "entities" / "PostgreSQL.md").exists()
     assert len(_mentions(vault, "PostgreSQL")) == 5 == len(_mentions(vault, "Sam"))
     # a second run adds nothing twice
-    with ObsidianNoteSink(vault, defer_entity_notes=True) as sink:
+    with ObsidianNoteSink(vault, batch=True) as sink:
         for memory_id in ids:
             promote_memory(store, sink, memory_id, now=NOW + 60, force=True)
     assert len(_mentions(vault, "PostgreSQL")) == 5
@@ -57,7 +57,7 @@ def test_new_names_list_the_folder_once_and_never_overwrite(tmp_path, monkeypatc
         return real_listdir(path)
 
     monkeypatch.setattr(note_sink_module.os, "listdir", counting_listdir)
-    with ObsidianNoteSink(vault, defer_entity_notes=True) as sink:
+    with ObsidianNoteSink(vault, batch=True) as sink:
         first = promote_memory(store, sink, ids[0], now=NOW, force=True)
         # another process writes the next free name after our listing
         taken = vault / Path(first.path).with_name(Path(first.path).stem + " 2.md")
@@ -67,3 +67,22 @@ def test_new_names_list_the_folder_once_and_never_overwrite(tmp_path, monkeypatc
     assert taken.read_text(encoding="utf-8") == "a person's note\n"
     paths = [first.path, *(r.path for r in rest)]
     assert len(set(paths)) == 4 and taken.name not in {Path(p).name for p in paths}
+
+
+def test_a_batch_sink_holds_the_write_lock_only_until_it_flushes(tmp_path: Path) -> None:
+    import pytest
+    from filelock import FileLock, Timeout
+
+    from vault_sync.ledger import STATE_DIR
+
+    store, ids = _store(["Sam chose PostgreSQL for billing."])
+    vault = tmp_path / "vault"
+    sink = ObsidianNoteSink(vault, batch=True)
+    promote_memory(store, sink, ids[0], now=NOW, force=True)
+    other = FileLock(str(vault / STATE_DIR / "write.lock"), timeout=0)
+    with pytest.raises(Timeout):  # another writer waits while the batch runs
+        other.acquire()
+    sink.close()
+    other.acquire()  # free again once flushed
+    other.release()
+    assert len(_mentions(vault, "PostgreSQL")) == 1
