@@ -298,10 +298,11 @@ class Activation:
         doc = self._parse(content, errors) if c.save_spacy and (entities is None or heavy) \
             else None  # fmt: skip
         if entities is None:
+            speaker = speaker_of(content) if c.save_subject else None
             extractor = self.entities if c.save_spacy else self.rule_entities
             found = self._run("entities", "enable_entities", errors,
-                              lambda: extractor.extract(content, doc=doc), None)  # fmt: skip
-            speaker = speaker_of(content) if c.save_subject else None
+                              lambda: extractor.extract(content, doc=doc), None) \
+                if speaker is None or c.save_transcript_mentions else None  # fmt: skip
             names = ((speaker,) if speaker else ()) + (found.entities if found else ())
             if names:
                 out_entities = tuple(dict.fromkeys(names))

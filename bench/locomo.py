@@ -1,6 +1,11 @@
-"""LoCoMo retrieval through cortexgraph's own store and search, beside BM25 and dense baselines.
+"""LoCoMo retrieval: first through the MCP server as an assistant uses it, then the ablations.
 
-Each conversation is loaded into a fresh store through the public API (``store.save``: one
+The headline table is the user's path (bench/_locomo_mcp.py): ``cortexgraph-mcp`` over stdio,
+each turn saved with its text alone, each question asked with ``search_memory``, default
+settings; its ablation rows each switch one default through the environment. The tables after
+it are a labelled ablation: the Python API fed with metadata no assistant sends.
+
+On that path each conversation is loaded into a fresh store through the public API (``store.save``: one
 memory per turn, the speaker as its entity, the session date as its time and in its text, the
 neighbouring turns as its context). Each question is answered with ``store.search``. Scoring is
 the shared ``locomo_retrieval.py`` (imported by path), so the numbers compare with its baselines.
@@ -216,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ablation", action="store_true", help="only the default configuration")
     ap.add_argument("--no-embeddings", action="store_true", help="as if the model were absent")
     ap.add_argument("--limit-conversations", type=int, default=0)
+    ap.add_argument("--no-mcp", action="store_true", help="skip the MCP (user's path) table")
+    ap.add_argument("--mcp-only", action="store_true", help="only the MCP (user's path) table")
     ap.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "cortexgraph-bench"),
                     help="embedding cache (outside the repository)")  # fmt: skip
     ap.add_argument("--backend", choices=["default", "torch"], default="default",
@@ -229,6 +236,17 @@ def main(argv: list[str] | None = None) -> int:
         convs = convs[: args.limit_conversations]
     print(f"# {args.data}: {stats['conversations']} conversations, {stats['memories']} turns, "
           f"{sum(len(c['questions']) for c in convs)} questions")  # fmt: skip
+
+    if not args.no_mcp:
+        from _locomo_mcp import MCP_ABLATIONS, print_mcp_table, run_mcp
+
+        mcp_rows = [("defaults: save_memory(text), search_memory(question)", run_mcp(lr, convs, {}))]
+        if not args.no_ablation:
+            mcp_rows += [(label, run_mcp(lr, convs, env)) for label, env in MCP_ABLATIONS]
+        print_mcp_table(mcp_rows, "The user's path: LoCoMo through cortexgraph-mcp over stdio "
+                                  "(defaults first; each ablation row switches one default)")  # fmt: skip
+        if args.mcp_only:
+            return 0
 
     cache = None
     embedder = None if args.no_embeddings else default_embedder()
@@ -256,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     rows.append((label, res))
     if cache is not None:
         cache.save()
-    print_tables(rows, "LoCoMo dev, turn-level retrieval (questions of categories 1-4)")
+    print_tables(rows, "Ablation path, not the user's: the Python API fed the speaker as entity, the "
+                       "session date as time and the neighbouring turns as context")  # fmt: skip
     print(lr.format_table(res["table"], ["R@5", "R@10", "Any@5", "Any@10", "MRR"]))
     print_cost(res)
 

@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     # Search and embeddings
     enable_embeddings: bool = True
     embed_model: str = "all-MiniLM-L6-v2"
-    semantic_weight: float = Field(default=0.5, ge=0, le=1)
+    semantic_weight: float = Field(default=0.7, ge=0, le=1)
     search_default_preview_length: int = Field(default=300, ge=0)
 
     # Clustering
@@ -108,6 +108,7 @@ class Settings(BaseSettings):
     # What save_memory fills in when the caller leaves it out (docs/retrieval.md, "The save
     # path"); each switch is a row of bench/locomo.py's MCP ablation table.
     save_subject_entity: bool = True  # "Caroline: ..." is about Caroline
+    save_transcript_mentions: bool = False  # "Caroline: thanks, Mel!" is not about Mel
     save_neighbour_context: bool = True  # the memory saved just before, same session
     save_context_window_s: int = Field(default=1800, ge=0)  # "just before": within 30 min
     save_estimate_strength: bool = True  # strength from the text's phrases

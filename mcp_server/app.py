@@ -17,7 +17,6 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from cortexgraph.settings import Settings
 from storage import JSONLStore, open_store
-from storage.embedding_worker import EmbeddingWorker
 from storage.errors import StorageError
 from storage.recent_saves import RecentSaves
 
@@ -93,15 +92,11 @@ class ServerState:
             else -1  # fmt: skip
         return self.service("recent-saves", lambda: RecentSaves(window))
 
-    def embed_soon(self, memory_ids: list[str]) -> None:
+    def embed_soon(self, memories: list[Any]) -> None:
         """Queue just-saved memories for the background embedder (no-op without embeddings)."""
-        store = self.store
-        dense = store.dense
-        if dense is None or not hasattr(dense, "prefetch"):
-            return
-        worker = self.service("embedding-worker", lambda: EmbeddingWorker(store.find,
-                                                                          dense.prefetch))  # fmt: skip
-        worker.submit(memory_ids)
+        dense = self.store.dense
+        if dense is not None and hasattr(dense, "embed_later"):
+            dense.embed_later(memories)
 
     def service(self, name: str, build: Any) -> Any:
         """Build a collaborator (vault, tracker, model ...) once, on first use."""

@@ -116,7 +116,7 @@ def save_memory(
         strength=enrichment.strength, now=now,
     )  # fmt: skip
     recent.record(conversation, Neighbour(memory.id, content, now))
-    state.embed_soon([memory.id])
+    state.embed_soon([memory])
     from mcp_server.tools_context import after_save
 
     temporal = after_save(state, memory, supersedes)

@@ -14,6 +14,7 @@ from typing import Any
 
 from cortexgraph.settings import Settings
 from mcp_server.errors import DependencyUnavailableError
+from storage.embedding_worker import EmbeddingWorker
 from storage.models import Memory
 
 log = logging.getLogger("cortexgraph.mcp")
@@ -27,6 +28,7 @@ class LazyDenseScorer:
         self._index: Any = None
         self._error: str | None = None
         self._lock = threading.Lock()
+        self._worker: EmbeddingWorker | None = None
 
     def _get(self) -> Any:
         with self._lock:
@@ -53,13 +55,24 @@ class LazyDenseScorer:
 
     # The incremental matrix API (storage.embeddings.DenseIndex): with these, a query is one
     # matrix-vector product instead of re-stacking every memory's vector (O(n) per query).
+    # Saves are embedded by a background thread; a search embeds at most a few memories itself.
+    embeds_in_background = True
+
     def sync(self, memories: Sequence[Memory], removed: Any = (), embed_limit: int | None = None
              ) -> list[Memory]:  # fmt: skip
-        return self._call("sync", memories, removed, embed_limit)  # type: ignore[return-value]
+        left: list[Memory] = self._call("sync", memories, removed, embed_limit)  # type: ignore[assignment]
+        if left:
+            self.embed_later(left)
+        return left
 
-    def prefetch(self, memories: Sequence[Memory]) -> None:
-        """Embed these memories' texts into the cache now (the background embedder's call),
-        so that the next search finds their vectors ready."""
+    def embed_later(self, memories: Sequence[Memory]) -> None:
+        """Queue memories for the background embedder (just saved, or left by a search)."""
+        with self._lock:
+            if self._worker is None:
+                self._worker = EmbeddingWorker(self._prefetch)
+        self._worker.submit(memories)
+
+    def _prefetch(self, memories: Sequence[Memory]) -> None:
         index = self._get()
         texts = index.cache.missing(index.texts_of(memories))
         if texts:

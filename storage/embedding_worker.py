@@ -5,8 +5,9 @@ one core (more on a loaded machine). The server hands each saved memory's id to 
 ``EmbeddingWorker``, whose thread embeds whatever has queued up in one batch (batching is
 several times cheaper per text) into the embedding cache. Search then finds the vectors
 ready; a memory still queued ranks by BM25 until it is embedded (storage.search embeds at
-most a few such memories itself). The JSONL record is written before the id is queued, so a
-crash here loses a cache entry, never a memory.
+most a few such memories itself and queues the rest, e.g. a store opened without a cache).
+The JSONL record is written before the memory is queued, so a crash here loses a cache
+entry, never a memory.
 """
 
 from __future__ import annotations
@@ -24,31 +25,25 @@ BATCH = 64
 
 
 class EmbeddingWorker:
-    """One daemon thread: ``submit(ids)`` queues, ``prefetch(memories)`` embeds a batch."""
+    """One daemon thread: ``submit(memories)`` queues, ``prefetch(memories)`` embeds a batch."""
 
-    def __init__(
-        self,
-        find: Callable[[str], Memory | None],
-        prefetch: Callable[[Sequence[Memory]], None],
-        batch: int = BATCH,
-    ) -> None:
-        self._find = find
+    def __init__(self, prefetch: Callable[[Sequence[Memory]], None], batch: int = BATCH) -> None:
         self._prefetch = prefetch
         self._batch = batch
-        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Memory | None] = queue.SimpleQueue()
         self._idle = threading.Event()
         self._idle.set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.failed: str | None = None  # why embedding stopped (the model is unavailable)
 
-    def submit(self, memory_ids: Iterable[str]) -> None:
+    def submit(self, memories: Iterable[Memory]) -> None:
         if self.failed is not None:
             return
         with self._lock:
             self._idle.clear()
-            for memory_id in memory_ids:
-                self._queue.put(memory_id)
+            for memory in memories:
+                self._queue.put(memory)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="cortexgraph-embed", daemon=True
@@ -69,8 +64,8 @@ class EmbeddingWorker:
             first = self._queue.get()
             if first is None:
                 return
-            ids = [first]
-            while len(ids) < self._batch:
+            batch = [first]
+            while len(batch) < self._batch:
                 try:
                     nxt = self._queue.get_nowait()
                 except queue.Empty:
@@ -78,8 +73,8 @@ class EmbeddingWorker:
                 if nxt is None:
                     self._queue.put(None)
                     break
-                ids.append(nxt)
-            memories = [m for i in dict.fromkeys(ids) if (m := self._find(i)) is not None]
+                batch.append(nxt)
+            memories = list({m.id: m for m in batch}.values())  # the latest version of each
             try:
                 if memories:
                     self._prefetch(memories)

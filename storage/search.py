@@ -66,8 +66,8 @@ class _SideIndexState:
         self.pending: dict[int, set[str]] = {}
 
 
-# A search embeds at most this many memories the embedding cache does not hold yet; the rest
-# rank by BM25 alone until the background embedder (or a later search) has their vectors.
+# With a background embedder (the MCP server's), a search embeds at most this many memories
+# the embedding cache does not hold yet; the rest rank by BM25 alone until it has them.
 # One batch of 32 short texts is ~0.2 s of MiniLM on one core.
 SEARCH_EMBED_LIMIT = 32
 
@@ -85,6 +85,12 @@ def _changed_ids(
     return (text.serial, version), ids
 
 
+def _limit(dense: Any) -> dict[str, int]:
+    """Only an index with a background embedder may leave memories for later."""
+    return {"embed_limit": SEARCH_EMBED_LIMIT} if getattr(dense, "embeds_in_background", False) \
+        else {}  # fmt: skip
+
+
 def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
     """Bring the dense index's rows up to date with what changed since the last search."""
     mark, ids = _changed_ids(store, state.dense_at.get(id(dense)))
@@ -94,13 +100,13 @@ def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
         current = list(memories.values())
         known = getattr(dense, "_row", {})
         left = dense.sync(current, removed=[i for i in list(known) if i not in memories],
-                          embed_limit=SEARCH_EMBED_LIMIT)  # fmt: skip
+                          **_limit(dense))  # fmt: skip
         pending.clear()
     else:
         ids = ids | pending
         left = dense.sync(
             [memories[i] for i in ids if i in memories], [i for i in ids if i not in memories],
-            embed_limit=SEARCH_EMBED_LIMIT,
+            **_limit(dense),
         )
         pending.clear()
     pending.update(m.id for m in left or ())
