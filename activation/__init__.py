@@ -12,39 +12,39 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from activation.analyze import Enrichment, MessageAnalysis, RecallAnalysis
-    from activation.config import ActivationConfig
-    from activation.context import ConversationContext
-    from storage.base import MemoryStore
+    from cortexgraph.activation.analyze import Enrichment, MessageAnalysis, RecallAnalysis
+    from cortexgraph.activation.config import ActivationConfig
+    from cortexgraph.activation.context import ConversationContext
+    from cortexgraph.storage.base import MemoryStore
 
 # Names are imported on first use (PEP 562), so ``import activation.phrases`` or
 # ``activation.monitor`` from a hook costs only that module, not numpy and the whole layer.
 _LAZY = {
-    "Activation": "activation.analyze",
-    "Enrichment": "activation.analyze",
-    "MessageAnalysis": "activation.analyze",
-    "RecallAnalysis": "activation.analyze",
-    "Recommendation": "activation.analyze",
-    "engine": "activation.analyze",
-    "suggested_query": "activation.analyze",
-    "ActivationConfig": "activation.config",
-    "ConversationContext": "activation.context",
-    "DeduplicationChecker": "activation.dedup",
-    "DeduplicationResult": "activation.dedup",
-    "DuplicateAction": "activation.dedup",
-    "EntityExtractor": "activation.entities",
-    "ExtractedEntities": "activation.entities",
-    "ActivationError": "activation.errors",
-    "ClassifierArtefactError": "activation.errors",
-    "ImportanceScore": "activation.importance",
-    "ImportanceScorer": "activation.importance",
-    "IntentClassifier": "activation.intent",
-    "IntentPrediction": "activation.intent",
-    "Intent": "activation.intent_data",
-    "PhraseDetector": "activation.phrases",
-    "PhraseSignals": "activation.phrases",
-    "TagSuggester": "activation.tags",
-    "TagSuggestions": "activation.tags",
+    "Activation": "cortexgraph.activation.analyze",
+    "Enrichment": "cortexgraph.activation.analyze",
+    "MessageAnalysis": "cortexgraph.activation.analyze",
+    "RecallAnalysis": "cortexgraph.activation.analyze",
+    "Recommendation": "cortexgraph.activation.analyze",
+    "engine": "cortexgraph.activation.analyze",
+    "suggested_query": "cortexgraph.activation.analyze",
+    "ActivationConfig": "cortexgraph.activation.config",
+    "ConversationContext": "cortexgraph.activation.context",
+    "DeduplicationChecker": "cortexgraph.activation.dedup",
+    "DeduplicationResult": "cortexgraph.activation.dedup",
+    "DuplicateAction": "cortexgraph.activation.dedup",
+    "EntityExtractor": "cortexgraph.activation.entities",
+    "ExtractedEntities": "cortexgraph.activation.entities",
+    "ActivationError": "cortexgraph.activation.errors",
+    "ClassifierArtefactError": "cortexgraph.activation.errors",
+    "ImportanceScore": "cortexgraph.activation.importance",
+    "ImportanceScorer": "cortexgraph.activation.importance",
+    "IntentClassifier": "cortexgraph.activation.intent",
+    "IntentPrediction": "cortexgraph.activation.intent",
+    "Intent": "cortexgraph.activation.intent_data",
+    "PhraseDetector": "cortexgraph.activation.phrases",
+    "PhraseSignals": "cortexgraph.activation.phrases",
+    "TagSuggester": "cortexgraph.activation.tags",
+    "TagSuggestions": "cortexgraph.activation.tags",
 }
 
 
@@ -58,7 +58,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _engine(config: ActivationConfig | None) -> Any:
-    from activation.analyze import engine
+    from cortexgraph.activation.analyze import engine
 
     return engine(config)
 

@@ -14,19 +14,19 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from activation import resources
-from activation.config import DEFAULT_CONFIG, ActivationConfig
-from activation.context import ConversationContext, is_follow_up
-from activation.dedup import NO_DUPLICATE, DeduplicationChecker
-from activation.entities import EntityExtractor, speaker_of
-from activation.importance import ImportanceScorer
-from activation.intent import IntentClassifier
-from activation.intent_data import Intent
-from activation.phrases import NO_SIGNALS, PhraseDetector
-from activation.results import Enrichment, MessageAnalysis, RecallAnalysis, Recommendation
-from activation.tags import TagSuggester, to_tag
-from storage.base import MemoryStore
-from storage.text_index import STOP_WORDS
+from cortexgraph.activation import resources
+from cortexgraph.activation.config import DEFAULT_CONFIG, ActivationConfig
+from cortexgraph.activation.context import ConversationContext, is_follow_up
+from cortexgraph.activation.dedup import NO_DUPLICATE, DeduplicationChecker
+from cortexgraph.activation.entities import EntityExtractor, speaker_of
+from cortexgraph.activation.importance import ImportanceScorer
+from cortexgraph.activation.intent import IntentClassifier
+from cortexgraph.activation.intent_data import Intent
+from cortexgraph.activation.phrases import NO_SIGNALS, PhraseDetector
+from cortexgraph.activation.results import Enrichment, MessageAnalysis, RecallAnalysis, Recommendation
+from cortexgraph.activation.tags import TagSuggester, to_tag
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.text_index import STOP_WORDS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from storage.base import MemoryStore
-from storage.embeddings import Embedder, EmbeddingCache
-from storage.text_index import tokenize
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
+from cortexgraph.storage.text_index import tokenize
 
 
 class DuplicateAction(StrEnum):

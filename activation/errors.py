@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError
 
 
 class ActivationError(CortexGraphError):

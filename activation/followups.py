@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from activation.analyze import engine
-from activation.config import ActivationConfig
-from activation.context import ConversationContext
-from activation.intent_data import LabelledFollowUp, load_followups
-from activation.results import Recommendation
+from cortexgraph.activation.analyze import engine
+from cortexgraph.activation.config import ActivationConfig
+from cortexgraph.activation.context import ConversationContext
+from cortexgraph.activation.intent_data import LabelledFollowUp, load_followups
+from cortexgraph.activation.results import Recommendation
 
 _SAVING = (Recommendation.MUST_SAVE, Recommendation.SHOULD_SAVE)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from activation.intent_data import Intent
+from cortexgraph.activation.intent_data import Intent
 
 INTENT_BASE: dict[Intent, float] = {
     Intent.SAVE_DECISION: 1.3,  # decisions are referred back to most

@@ -1,7 +1,7 @@
 """Intent classification: logistic regression over MiniLM sentence embeddings plus TF-IDF.
 
 The weights ship in ``data/intent_classifier.json`` (plain numbers, reviewable, no pickle) and
-are rebuilt by ``python -m activation.train_intent``. Two heads are stored: ``combined`` reads
+are rebuilt by ``python -m cortexgraph.activation.train_intent``. Two heads are stored: ``combined`` reads
 [embedding ; tf-idf] and runs when the embedding model is available; ``tfidf`` reads TF-IDF only
 and is the honest fallback when it is not. Inference is numpy only.
 """
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from activation.errors import ClassifierArtefactError
-from activation.intent_data import DATA_DIR, Intent
-from storage.embeddings import Embedder
+from cortexgraph.activation.errors import ClassifierArtefactError
+from cortexgraph.activation.intent_data import DATA_DIR, Intent
+from cortexgraph.storage.embeddings import Embedder
 
 ARTEFACT = DATA_DIR / "intent_classifier.json"
 ARTEFACT_FORMAT = 1

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from activation.dedup import DeduplicationResult
-from activation.intent import IntentPrediction
-from activation.phrases import PhraseSignals
+from cortexgraph.activation.dedup import DeduplicationResult
+from cortexgraph.activation.intent import IntentPrediction
+from cortexgraph.activation.phrases import PhraseSignals
 
 
 class Recommendation(StrEnum):

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from storage.embeddings import Embedder
-from storage.text_index import STOP_WORDS
+from cortexgraph.storage.embeddings import Embedder
+from cortexgraph.storage.text_index import STOP_WORDS
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.'-]*[A-Za-z0-9+#]|[A-Za-z]")
 # Conversation words that rank well against a message yet make useless tags.

@@ -1,7 +1,7 @@
 """Retrain the shipped intent classifier and print per-class precision / recall.
 
-    python -m activation.train_intent            # rebuild data/intent_classifier.json
-    python -m activation.train_intent --check    # retrain in memory, compare with the shipped file
+    python -m cortexgraph.activation.train_intent            # rebuild data/intent_classifier.json
+    python -m cortexgraph.activation.train_intent --check    # retrain in memory, compare with the shipped file
 
 Deterministic: a fixed hash split, sorted vocabulary, lbfgs logistic regression (no random
 state involved) and weights rounded to 6 significant digits, so a retrain on the same data and
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from activation.intent import ARTEFACT, IntentClassifier, IntentModel, LinearHead, TfidfFeaturizer
-from activation.intent_data import (
+from cortexgraph.activation.intent import ARTEFACT, IntentClassifier, IntentModel, LinearHead, TfidfFeaturizer
+from cortexgraph.activation.intent_data import (
     Intent,
     LabelledMessage,
     data_fingerprint,
@@ -27,7 +27,7 @@ from activation.intent_data import (
     load_training_set,
     split,
 )
-from storage.embeddings import DEFAULT_MODEL, Embedder, SentenceTransformerEmbedder
+from cortexgraph.storage.embeddings import DEFAULT_MODEL, Embedder, SentenceTransformerEmbedder
 
 REGULARISATION_C = 10.0
 
@@ -144,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   per_class_report(model, embedder, load_eval_set()),
                   model.metrics["eval_accuracy"])  # fmt: skip
     if args.check:
-        from activation.intent import load_model
+        from cortexgraph.activation.intent import load_model
 
         problems = compare(model, load_model(args.output))
         print("\nshipped artefact:", "reproduced" if not problems else "; ".join(problems))

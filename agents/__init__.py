@@ -19,7 +19,7 @@ FACADE = ("ClusterDetector", "DecayAnalyzer", "LTMPromoter", "RelationshipDiscov
 
 def __getattr__(name: str) -> Any:
     if name in FACADE:
-        from flows import agents_api
+        from cortexgraph.flows import agents_api
 
         return getattr(agents_api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ HELPERS = ("claim_issue", "close_issue", "create_consolidation_issue",
 
 def __getattr__(name: str) -> Any:
     if name in HELPERS:
-        from flows import beads_api
+        from cortexgraph.flows import beads_api
 
         return getattr(beads_api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

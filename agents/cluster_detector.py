@@ -21,14 +21,14 @@ from itertools import combinations
 
 import numpy as np
 
-from agents.common import LABEL_CLUSTER, LABEL_MERGE, ReportTable, short, snippet
-from agents.duplicates import DetailExtractor, conflict
-from agents.merge_ops import PROVENANCE_KEY
-from agents.protocols import Embedder, IssueTracker
-from agents.vectors import TextVectors, vectorize
-from storage.base import MemoryStore
-from storage.errors import InvalidInputError
-from storage.models import Memory, MemoryStatus
+from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, ReportTable, short, snippet
+from cortexgraph.agents.duplicates import DetailExtractor, conflict
+from cortexgraph.agents.merge_ops import PROVENANCE_KEY
+from cortexgraph.agents.protocols import Embedder, IssueTracker
+from cortexgraph.agents.vectors import TextVectors, vectorize
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError
 
 LABEL_DECAY = "consolidation:decay"
 LABEL_CLUSTER = "consolidation:cluster"

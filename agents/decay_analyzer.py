@@ -15,13 +15,13 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agents.common import LABEL_DECAY, ReportTable, short, snippet
-from agents.protocols import IssueTracker, IssueView
-from agents.undo import Graveyard, collect_garbage
-from storage.base import MemoryStore
-from storage.decay import DecayConfig, memory_score, promotion_reason
-from storage.errors import InvalidInputError
-from storage.models import Memory, MemoryStatus
+from cortexgraph.agents.common import LABEL_DECAY, ReportTable, short, snippet
+from cortexgraph.agents.protocols import IssueTracker, IssueView
+from cortexgraph.agents.undo import Graveyard, collect_garbage
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from storage.models import Memory
+from cortexgraph.storage.models import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agents.merge_ops import PROVENANCE_KEY
-from agents.undo import GC_KEY, UNDO_KEY
-from storage.models import Memory, MemoryStatus
+from cortexgraph.agents.merge_ops import PROVENANCE_KEY
+from cortexgraph.agents.undo import GC_KEY, UNDO_KEY
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +165,8 @@ def history_of(
 ) -> list[HistoryEvent]:
     """Everything known about ``memory_id`` from the store, its files, gc and the issues.
     Raises MemoryNotFoundError when none of them has ever heard of it."""
-    from storage.errors import MemoryNotFoundError
-    from storage.record_history import record_versions
+    from cortexgraph.storage.errors import MemoryNotFoundError
+    from cortexgraph.storage.record_history import record_versions
 
     current = store.find(memory_id)
     path = getattr(store, "path", None)

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agents.common import LABEL_PROMOTE, AgentError, ReportTable, short, snippet
-from agents.protocols import IssueTracker, NoteSink
-from storage.base import MemoryStore
-from storage.decay import DecayConfig, memory_score, promotion_reason
-from storage.errors import CortexGraphError
-from storage.models import Memory, MemoryStatus
+from cortexgraph.agents.common import LABEL_PROMOTE, AgentError, ReportTable, short, snippet
+from cortexgraph.agents.protocols import IssueTracker, NoteSink
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agents.protocols import TrackedIssue
-from storage.errors import InvalidInputError, NotFoundError
+from cortexgraph.agents.protocols import TrackedIssue
+from cortexgraph.storage.errors import InvalidInputError, NotFoundError
 
 STATUSES = frozenset({"open", "in_progress", "blocked", "deferred", "closed"})
 DEDUPE_KEY = "dedupe_key"

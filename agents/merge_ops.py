@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from agents.common import AgentError
-from agents.sentences import union_sentences
-from storage.base import MemoryStore
-from storage.models import MAX_STRENGTH, Memory, MemoryMeta, MemoryStatus, Relation, new_id
+from cortexgraph.agents.common import AgentError
+from cortexgraph.agents.sentences import union_sentences
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.models import MAX_STRENGTH, Memory, MemoryMeta, MemoryStatus, Relation, new_id
 
 PROVENANCE_KEY = "merge"
 

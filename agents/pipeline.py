@@ -14,17 +14,17 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
-from agents.common import ReportTable, to_jsonable
-from agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig, GcMode
-from agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
-from agents.protocols import Embedder, IssueTracker, NoteSink
-from agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
-from agents.semantic_merge import MergeConfig, SemanticMerge
-from agents.undo import Graveyard
-from storage.base import MemoryStore
-from storage.decay import DecayConfig
-from storage.errors import InvalidInputError
+from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
+from cortexgraph.agents.common import ReportTable, to_jsonable
+from cortexgraph.agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig, GcMode
+from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
+from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
+from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
+from cortexgraph.agents.semantic_merge import MergeConfig, SemanticMerge
+from cortexgraph.agents.undo import Graveyard
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.decay import DecayConfig
+from cortexgraph.storage.errors import InvalidInputError
 
 AGENT_ORDER = ("decay", "cluster", "merge", "promote", "relations")
 # Who signs an agent's batch of issue changes (the beads commit's subject starts with it).

@@ -12,8 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from storage.base import MemoryStore
-from storage.models import Memory, Relation
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.models import Memory, Relation
 
 
 @runtime_checkable

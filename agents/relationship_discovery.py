@@ -32,11 +32,11 @@ from itertools import combinations
 
 import networkx as nx
 
-from agents.common import LABEL_RELATIONS, ReportTable, short, snippet
-from agents.duplicates import Details, conflict, numbers_in
-from agents.protocols import IssueTracker
-from storage.base import MemoryStore
-from storage.models import Memory, MemoryStatus, Relation
+from cortexgraph.agents.common import LABEL_RELATIONS, ReportTable, short, snippet
+from cortexgraph.agents.duplicates import Details, conflict, numbers_in
+from cortexgraph.agents.protocols import IssueTracker
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.models import Memory, MemoryStatus, Relation
 
 log = logging.getLogger(__name__)
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agents.common import LABEL_CLUSTER, AgentError
-from agents.merge_ops import apply_plan, plan_merge
-from agents.protocols import IssueTracker
-from agents.semantic_merge import MergeConfig
-from storage.base import MemoryStore
-from storage.models import MemoryStatus
+from cortexgraph.agents.common import LABEL_CLUSTER, AgentError
+from cortexgraph.agents.merge_ops import apply_plan, plan_merge
+from cortexgraph.agents.protocols import IssueTracker
+from cortexgraph.agents.semantic_merge import MergeConfig
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.models import MemoryStatus
 
 REVIEW_LABEL = "action:review"
 

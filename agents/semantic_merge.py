@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agents.cluster_detector import Cluster, ClusterAction, cluster_id_for
-from agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
-from agents.merge_ops import MergePlan, apply_plan, link_members, plan_merge, undo_merge
-from agents.protocols import IssueTracker, IssueView
-from storage.base import MemoryStore
-from storage.errors import CortexGraphError
-from storage.models import MemoryStatus
+from cortexgraph.agents.cluster_detector import Cluster, ClusterAction, cluster_id_for
+from cortexgraph.agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
+from cortexgraph.agents.merge_ops import MergePlan, apply_plan, link_members, plan_merge, undo_merge
+from cortexgraph.agents.protocols import IssueTracker, IssueView
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.models import MemoryStatus
 
 log = logging.getLogger(__name__)
 

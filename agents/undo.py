@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agents.common import AgentError
-from agents.merge_ops import PROVENANCE_KEY, undo_merge
-from storage.base import MemoryStore
-from storage.decay import DAY
-from storage.models import Memory, MemoryMeta, MemoryStatus, Relation
+from cortexgraph.agents.common import AgentError
+from cortexgraph.agents.merge_ops import PROVENANCE_KEY, undo_merge
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.decay import DAY
+from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus, Relation
 
 UNDO_KEY = "undo"
 GC_KEY = "gc"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.neighbours import NeighbourPairs, radius_pairs
-from agents.protocols import Embedder
+from cortexgraph.agents.neighbours import NeighbourPairs, radius_pairs
+from cortexgraph.agents.protocols import Embedder
 
 log = logging.getLogger(__name__)
 

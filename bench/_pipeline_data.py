@@ -15,7 +15,7 @@ import math
 import random
 from itertools import combinations
 
-from storage.models import Memory, MemoryMeta, new_id
+from cortexgraph.storage.models import Memory, MemoryMeta, new_id
 
 NOW = 1_760_000_000
 FIRST = ["Sam", "Aisha", "Diego", "Mei", "Tom", "Kofi", "Elena", "Priya", "Lars", "Noor",

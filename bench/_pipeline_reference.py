@@ -19,7 +19,7 @@ def reference_table(console, cache_dir: Path, n: int = 1000) -> None:
     from _reference import reference_python, run_json
     from pipeline_bench import run_once
 
-    from storage.embeddings import EmbeddingCache, default_embedder
+    from cortexgraph.storage.embeddings import EmbeddingCache, default_embedder
 
     memories, _ = synthetic(n)
     cache = EmbeddingCache(default_embedder(), cache_dir)

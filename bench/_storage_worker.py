@@ -28,7 +28,7 @@ def pct(values: list[float], q: float) -> float:
 
 class Ours:
     def __init__(self, path: str) -> None:
-        from storage import JSONLStore
+        from cortexgraph.storage import JSONLStore
 
         self.store = JSONLStore(path)
 
@@ -36,7 +36,7 @@ class Ours:
         self.store.save(rec["content"], tags=rec["tags"], now=rec["t"])
 
     def save_batch(self, recs: list[dict]) -> None:
-        from storage.models import Memory, MemoryMeta
+        from cortexgraph.storage.models import Memory, MemoryMeta
 
         self.store.put_many(
             Memory(id=r["id"], content=r["content"], meta=MemoryMeta(tags=tuple(r["tags"])),

@@ -20,12 +20,12 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from activation import ActivationConfig, PhraseDetector, Recommendation, analyze_message
-from activation.entities import EntityExtractor
-from activation.followups import score_followups
-from activation.intent import IntentClassifier
-from activation.intent_data import load_eval_set
-from activation.resources import embedder, spacy_pipeline
+from cortexgraph.activation import ActivationConfig, PhraseDetector, Recommendation, analyze_message
+from cortexgraph.activation.entities import EntityExtractor
+from cortexgraph.activation.followups import score_followups
+from cortexgraph.activation.intent import IntentClassifier
+from cortexgraph.activation.intent_data import load_eval_set
+from cortexgraph.activation.resources import embedder, spacy_pipeline
 
 EXPLICIT_SAVE = re.compile(
     r"\b(remember (this|that)|remember:|don't forget|keep in mind|make a note|never forget|"

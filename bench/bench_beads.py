@@ -30,8 +30,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from storage.beads import open_tracker
-from storage.beads.issue_file import IssueFile
+from cortexgraph.storage.beads import open_tracker
+from cortexgraph.storage.beads.issue_file import IssueFile
 
 
 def _seed(store: Path, n: int) -> None:
@@ -145,7 +145,7 @@ def cli_table(n: int) -> Table:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _pipeline_data import synthetic
 
-    from storage import open_store
+    from cortexgraph.storage import open_store
 
     table = Table(title=f"cortexgraph-consolidate --json on synthetic({n:,}), cold, defaults")
     for col in ("memories", "wall s", "peak RSS MiB", "decay", "cluster", "merge", "promote",

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from storage import JSONLStore, Memory
-from storage.models import new_id
+from cortexgraph.storage import JSONLStore, Memory
+from cortexgraph.storage.models import new_id
 
 NOW = 1_704_067_200
 

@@ -23,9 +23,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from retrieval import RetrievalConfig, RetrievalWeights, memory_retrieve  # noqa: E402
-from retrieval.tokens import default_counter  # noqa: E402
-from storage import InMemoryStore  # noqa: E402
+from cortexgraph.retrieval import RetrievalConfig, RetrievalWeights, memory_retrieve  # noqa: E402
+from cortexgraph.retrieval.tokens import default_counter  # noqa: E402
+from cortexgraph.storage import InMemoryStore  # noqa: E402
 
 # The LoCoMo loading helpers of the retrieval bench (same folder), not a second copy of them.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     counter = default_counter()
     dense = None
     if args.embeddings:
-        from storage.embeddings import DenseIndex, EmbeddingCache, default_embedder
+        from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, default_embedder
 
         embedder = default_embedder()
         if embedder is not None:

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _pipeline_data import synthetic  # noqa: E402
 
-from storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path  # noqa: E402
-from storage.onnx_embedder import OnnxEmbedder  # noqa: E402
+from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path  # noqa: E402
+from cortexgraph.storage.onnx_embedder import OnnxEmbedder  # noqa: E402
 
 
 def _timed(embed, texts: list[str]) -> tuple[np.ndarray, float]:

@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 python bench/hooks_bench.py [--memories 10000] [--runs 30] [--cold-runs 8]
 
-Scenarios (each a fresh ``python -m flows.hooks EVENT`` process):
+Scenarios (each a fresh ``python -m cortexgraph.flows.hooks EVENT`` process):
 - UserPromptSubmit, recall prompt ("what did we decide about authentication?") -> search + inject
 - UserPromptSubmit, ordinary prompt (no recall/save intent) -> exits before touching the store
 - SessionStart (startup)
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 NAIVE = (
     "import json, sys\n"
     "from cortexgraph.settings import Settings\n"
-    "from storage import open_store\n"
+    "from cortexgraph.storage import open_store\n"
     "s = Settings()\n"
     "q = json.load(sys.stdin)['prompt']\n"
     "store = open_store(s.storage_path, s.store_config())\n"
@@ -49,7 +49,7 @@ ORDINARY = "Refactor the invoice exporter to stream rows instead of building a l
 def build_store(path: Path, n: int, now: float) -> None:
     """n memories: the demo dataset's records cycled, each varied with words from the others."""
     from cortexgraph.demo_data import load_demo_records
-    from storage.models import Memory, MemoryMeta
+    from cortexgraph.storage.models import Memory, MemoryMeta
 
     records = load_demo_records()
     vocab = sorted({w for r in records for w in r["content"].split() if w.isalpha()})
@@ -104,8 +104,8 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def pattern_timing(n: int = 2000) -> tuple[float, float]:
-    from flows.hooks.phrases import phrase_detector
-    from flows.hooks.user_prompt_submit import analyze_prompt
+    from cortexgraph.flows.hooks.phrases import phrase_detector
+    from cortexgraph.flows.hooks.user_prompt_submit import analyze_prompt
 
     detector = phrase_detector()
     prompts = [RECALL, ORDINARY, "please remember that I prefer tabs over spaces",
@@ -136,7 +136,7 @@ def main() -> None:
     env.update(CORTEXGRAPH_STORAGE_PATH=str(store), CORTEXGRAPH_HOOK_STATE_DIR=str(work / "st"),
                PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")  # fmt: skip
     py = sys.executable
-    hook = [py, "-m", "flows.hooks"]
+    hook = [py, "-m", "cortexgraph.flows.hooks"]
     base = {"session_id": "bench", "transcript_path": "", "cwd": str(project)}
     scenarios = [
         ("python -c pass (floor)", [py, "-c", "pass"], {}, False),

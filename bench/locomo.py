@@ -34,10 +34,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from storage import InMemoryStore, MemoryStatus, StoreConfig  # noqa: E402
-from storage.embeddings import DenseIndex, EmbeddingCache, default_embedder  # noqa: E402
-from storage.search import SearchTuning, run_search  # noqa: E402
-from storage.text_index import TextIndex  # noqa: E402
+from cortexgraph.storage import InMemoryStore, MemoryStatus, StoreConfig  # noqa: E402
+from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, default_embedder  # noqa: E402
+from cortexgraph.storage.search import SearchTuning, run_search  # noqa: E402
+from cortexgraph.storage.text_index import TextIndex  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo_dev" / "locomo_dev.json"
 SCORER = ROOT.parent / "shared" / "bench" / "locomo_retrieval.py"
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = None
     embedder = None if args.no_embeddings else default_embedder()
     if embedder is not None and args.backend == "torch":
-        from storage.embeddings import SentenceTransformerEmbedder, model_path
+        from cortexgraph.storage.embeddings import SentenceTransformerEmbedder, model_path
 
         embedder = SentenceTransformerEmbedder(model_path())
     if embedder is not None:

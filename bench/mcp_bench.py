@@ -21,8 +21,8 @@ from mcp import Client, StdioServerParameters
 from rich.console import Console
 from rich.table import Table
 
-from storage import Memory, MemoryMeta, open_store
-from storage.models import new_id
+from cortexgraph.storage import Memory, MemoryMeta, open_store
+from cortexgraph.storage.models import new_id
 
 
 def seed(path: Path, n: int) -> None:
@@ -95,7 +95,7 @@ def main() -> None:
     ours = work / "v2" / "stm"
     shutil.copytree(base, ours)
     rows["cortexgraph 2 (mcp 2.x)"] = anyio.run(measure, StdioServerParameters(
-        command=sys.executable, args=["-m", "mcp_server"], env=env_for(ours), cwd=str(work)),
+        command=sys.executable, args=["-m", "cortexgraph.mcp_server"], env=env_for(ours), cwd=str(work)),
         args.calls)  # fmt: skip
     v1 = Path(args.v1_python)
     if v1.exists():

@@ -24,8 +24,8 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from activation.monitor import Monitor, SessionLog, load_pattern_set, make_call  # noqa: E402
-from activation.monitor.replay import load_session, replay  # noqa: E402
+from cortexgraph.activation.monitor import Monitor, SessionLog, load_pattern_set, make_call  # noqa: E402
+from cortexgraph.activation.monitor.replay import load_session, replay  # noqa: E402
 
 SESSIONS = ROOT / "tests" / "monitor" / "sessions"
 

@@ -34,12 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _pipeline_data import NOW, demo_labelled, merged_groups, pair_quality, synthetic  # noqa: E402
 
-from agents.cluster_detector import ClusterConfig  # noqa: E402
-from agents.memory_tracker import InMemoryIssueTracker  # noqa: E402
-from agents.pipeline import Pipeline, PipelineConfig, run_agents  # noqa: E402
-from agents.relationship_discovery import RelationshipConfig  # noqa: E402
-from storage import open_store  # noqa: E402
-from storage.embeddings import EmbeddingCache, default_embedder  # noqa: E402
+from cortexgraph.agents.cluster_detector import ClusterConfig  # noqa: E402
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker  # noqa: E402
+from cortexgraph.agents.pipeline import Pipeline, PipelineConfig, run_agents  # noqa: E402
+from cortexgraph.agents.relationship_discovery import RelationshipConfig  # noqa: E402
+from cortexgraph.storage import open_store  # noqa: E402
+from cortexgraph.storage.embeddings import EmbeddingCache, default_embedder  # noqa: E402
 
 # What the agents did before this round of changes, for the "before" rows.
 BEFORE = PipelineConfig(
@@ -64,7 +64,7 @@ class PlainFileSink:
         root.mkdir(parents=True, exist_ok=True)
 
     def write_note(self, memory, *, related=(), relations=(), reason="", now):
-        from agents.protocols import NoteRef
+        from cortexgraph.agents.protocols import NoteRef
 
         path = self.root / f"{memory.id}.md"
         created = not path.exists()
@@ -75,13 +75,13 @@ class PlainFileSink:
 def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfig | None = None,
              tracker=None, real_vault: bool = True):  # fmt: skip
     """One live pipeline run on a fresh store; (wall s, peak RSS growth MiB, report)."""
-    from vault_sync import ObsidianNoteSink
+    from cortexgraph.vault_sync import ObsidianNoteSink
 
     shutil.rmtree(root / "store", ignore_errors=True)
     shutil.rmtree(root / "vault", ignore_errors=True)
     open_store(root / "store").put_many(memories)
     if tracker is None:  # the CLI's default: beads in the storage directory's own repository
-        from storage.beads import open_tracker
+        from cortexgraph.storage.beads import open_tracker
 
         tracker = open_tracker(root / "store", search_parents=False)
     model = default_embedder()
@@ -168,7 +168,7 @@ def scale_table(sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int
 
 
 def demo_tables(cache_dir: Path) -> None:
-    from flows.cli.issues_cmd import open_issue_tracker
+    from cortexgraph.flows.cli.issues_cmd import open_issue_tracker
 
     ms, group_of, half_a, half_b = demo_labelled()
     warm = EmbeddingCache(default_embedder(), cache_dir)  # both rows start from a warm cache

@@ -27,8 +27,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from storage import InMemoryStore, Memory  # noqa: E402
-from storage.embeddings import DenseIndex, EmbeddingCache, default_embedder  # noqa: E402
+from cortexgraph.storage import InMemoryStore, Memory  # noqa: E402
+from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, default_embedder  # noqa: E402
 
 NOW = 1_700_000_000
 

@@ -31,7 +31,7 @@ async def detect(cases: list[dict[str, Any]], **settings: Any) -> list[bool]:
     from mcp import Client
 
     from cortexgraph.settings import Settings
-    from mcp_server.app import build_server
+    from cortexgraph.mcp_server.app import build_server
 
     out = []
     for case in cases:

@@ -19,8 +19,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from storage import InMemoryStore
-from vault_sync import LTMIndex, search_unified
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.vault_sync import LTMIndex, search_unified
 
 WORDS = (
     "ledger postgres kafka webhook invoice deploy cache latency retry schema index vault memory "

@@ -22,9 +22,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from storage import InMemoryStore
-from vault_sync import ObsidianNoteSink, promote_memory
-from vault_sync.ledger import atomic_write_text
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
+from cortexgraph.vault_sync.ledger import atomic_write_text
 
 NOW = 1_760_000_000.0
 PEOPLE = ["Sam", "Aisha", "Diego", "Mei", "Tom", "Kofi", "Elena", "Priya", "Lars", "Noor"]

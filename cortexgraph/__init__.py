@@ -5,8 +5,7 @@ The public Python API. ``open_store`` opens a short-term memory store; see READM
 
 from __future__ import annotations
 
-from cortexgraph import namespace_shim as _namespace_shim
-from storage import (
+from cortexgraph.storage import (
     InMemoryStore,
     JSONLStore,
     Memory,
@@ -17,8 +16,6 @@ from storage import (
     StoreConfig,
     open_store,
 )
-
-_namespace_shim.install()  # cortexgraph.agents -> agents, until the package-dir mapping lands
 
 __version__ = "2.0.0.dev0"
 

@@ -18,8 +18,8 @@ from typing import Any, TextIO
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from storage.config import StoreConfig
-from storage.decay import DAY, DecayConfig, DecayModel
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.decay import DAY, DecayConfig, DecayModel
 
 
 class Settings(BaseSettings):

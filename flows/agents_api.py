@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.pipeline import AGENT_ORDER, PipelineReport, run_agents, select_agents
-from agents.relationship_discovery import RelationshipConfig
+from cortexgraph.agents.pipeline import AGENT_ORDER, PipelineReport, run_agents, select_agents
+from cortexgraph.agents.relationship_discovery import RelationshipConfig
 from cortexgraph.settings import Settings, load_settings
-from flows.pipeline_setup import build_pipeline, pipeline_config
+from cortexgraph.flows.pipeline_setup import build_pipeline, pipeline_config
 
 # What each agent's ``run()`` returns in 1.x: the list inside its report.
 _ITEMS = {"decay": "findings", "cluster": "clusters", "merge": "outcomes",
@@ -69,7 +69,7 @@ class Scheduler:
         self.last_report: PipelineReport | None = None  # the full report of the last run
 
     def _run(self, agents: Sequence[str] | None) -> PipelineReport:
-        from flows.cli.consolidate import _record_run
+        from cortexgraph.flows.cli.consolidate import _record_run
 
         config = pipeline_config(self.settings, self.merge_mode, self.gc, **self.overrides)
         pipeline, collab = build_pipeline(self.settings, dry_run=self.dry_run,
@@ -98,7 +98,7 @@ class Scheduler:
     ) -> dict[str, Any]:
         """Run the pipeline only if the last live run is older than the interval (by default
         CORTEXGRAPH_CONSOLIDATION_INTERVAL seconds); ``force`` runs regardless."""
-        from flows.cli.consolidate import _last_run
+        from cortexgraph.flows.cli.consolidate import _last_run
 
         hours = interval_hours or self.interval_hours or self.settings.consolidation_interval / 3600
         last = _last_run(self.settings.storage_path)

@@ -16,15 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.pipeline import AGENT_ORDER
+from cortexgraph.agents.pipeline import AGENT_ORDER
 from cortexgraph.settings import Settings, load_settings
-from storage.errors import InvalidInputError
+from cortexgraph.storage.errors import InvalidInputError
 
 DEFAULT_ASSIGNEE = "cortexgraph-agent"
 
 
 def _tracker(settings: Settings | None) -> Any:
-    from flows.cli.issues_cmd import open_configured_tracker
+    from cortexgraph.flows.cli.issues_cmd import open_configured_tracker
 
     return open_configured_tracker(settings or load_settings())
 

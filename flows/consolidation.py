@@ -21,11 +21,11 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from agents.ltm_promoter import PromoteReport, PromotionFailedError
-from agents.pipeline import Pipeline, PipelineReport, select_agents
+from cortexgraph.agents.ltm_promoter import PromoteReport, PromotionFailedError
+from cortexgraph.agents.pipeline import Pipeline, PipelineReport, select_agents
 from cortexgraph.settings import Settings, load_settings
-from flows.embedding_tasks import warm_embeddings
-from flows.pipeline_setup import build_pipeline, pipeline_config
+from cortexgraph.flows.embedding_tasks import warm_embeddings
+from cortexgraph.flows.pipeline_setup import build_pipeline, pipeline_config
 
 StepListener = Callable[[str, Any, float], None]
 _listeners: list[StepListener] = []  # the CLI's progress display; in-process runs only
@@ -112,7 +112,7 @@ def execute(
         for listener in _listeners:
             listener(name, reports[name], seconds[name])
     if not dry_run and collab.sink is not None and {"promote", "relations"} & set(chosen):
-        from vault_sync.refresh import refresh_notes
+        from cortexgraph.vault_sync.refresh import refresh_notes
 
         # Notes promoted earlier: short titles, and Related lists that follow new relations.
         collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=ts).summary()}")
@@ -173,7 +173,7 @@ def make_task_runner(kind: str, workers: int = 2, address: str | None = None) ->
                 "silence_logs": logging.WARNING,
             }
         )
-    from storage.errors import InvalidInputError
+    from cortexgraph.storage.errors import InvalidInputError
 
     raise InvalidInputError(f"unknown task runner {kind!r}; choose threads or dask")
 

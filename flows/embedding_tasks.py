@@ -16,9 +16,9 @@ import numpy as np
 from prefect import task, unmapped
 from prefect.cache_policies import NO_CACHE
 
-from storage.base import MemoryStore
-from storage.embeddings import Embedder, EmbeddingCache, default_embedder
-from storage.models import MemoryStatus
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.embeddings import Embedder, EmbeddingCache, default_embedder
+from cortexgraph.storage.models import MemoryStatus
 
 _model_lock = threading.Lock()
 _model: Embedder | None = None
@@ -35,7 +35,7 @@ def _worker_model() -> Embedder:
         if _model is None:
             _model = default_embedder(threads=batch_threads())
             if _model is None:
-                from storage.embeddings import EmbeddingUnavailableError
+                from cortexgraph.storage.embeddings import EmbeddingUnavailableError
 
                 raise EmbeddingUnavailableError("no embedding model in this worker")
         return _model

@@ -7,11 +7,11 @@ the flow wraps the steps in tasks, the Python API runs them directly (agents.pip
 
 from __future__ import annotations
 
-from agents.pipeline import Pipeline, PipelineConfig
-from agents.pipeline import pipeline_config as _pipeline_config
+from cortexgraph.agents.pipeline import Pipeline, PipelineConfig
+from cortexgraph.agents.pipeline import pipeline_config as _pipeline_config
 from cortexgraph.settings import Settings
-from flows.wiring import Collaborators, open_collaborators
-from storage.graveyard import Graveyard
+from cortexgraph.flows.wiring import Collaborators, open_collaborators
+from cortexgraph.storage.graveyard import Graveyard
 
 
 def pipeline_config(settings: Settings, merge_mode: str = "apply", gc: str = "off",

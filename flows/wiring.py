@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from activation.monitor.ledger_store import drop_monitor_records, isolate_monitor_records
-from agents.memory_tracker import InMemoryIssueTracker
-from agents.protocols import IssueTracker, NoteSink
+from cortexgraph.activation.monitor.ledger_store import drop_monitor_records, isolate_monitor_records
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.agents.protocols import IssueTracker, NoteSink
 from cortexgraph.settings import Settings
-from storage import InMemoryStore, MemoryStore, open_store
-from storage.embeddings import EmbeddingCache, default_cache
-from storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.storage import InMemoryStore, MemoryStore, open_store
+from cortexgraph.storage.embeddings import EmbeddingCache, default_cache
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def open_collaborators(
     notes.append(tracker_note)
     sink, promote = None, None
     if not dry_run:
-        from vault_sync import ObsidianNoteSink, promote_memory
+        from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
         # a batch job that closes its sink (finish): entity notes written once per flush
         sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder,
@@ -100,7 +100,7 @@ def open_collaborators(
 
 
 def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
-    from flows.cli.issues_cmd import open_configured_tracker, open_issue_tracker
+    from cortexgraph.flows.cli.issues_cmd import open_configured_tracker, open_issue_tracker
 
     if not dry_run:
         return open_issue_tracker(settings)

@@ -36,21 +36,21 @@ def main(argv: list[str] | None = None) -> None:
     # Configure before the SDK does, so its handler (rich, on stderr) is not installed first.
     logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
-    from mcp_server.errors import ClipLogRecords
+    from cortexgraph.mcp_server.errors import ClipLogRecords
 
     for handler in logging.getLogger().handlers:
         handler.addFilter(ClipLogRecords())  # the SDK logs every error text a client provoked
-    from mcp_server.app import build_server
+    from cortexgraph.mcp_server.app import build_server
 
     server = build_server(settings)
     try:
         if args.http:
-            from mcp_server.http import run_http
+            from cortexgraph.mcp_server.http import run_http
 
             run_http(server, settings.http_host, settings.http_port, settings.http_token,
                      settings.log_level)  # fmt: skip
         else:
-            from mcp_server.stdio import run_stdio
+            from cortexgraph.mcp_server.stdio import run_stdio
 
             run_stdio(server)  # the SDK's stdio, answering lines it cannot parse
     except KeyboardInterrupt:

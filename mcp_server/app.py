@@ -16,9 +16,9 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 
 from cortexgraph.settings import Settings
-from storage import JSONLStore, open_store
-from storage.errors import StorageError
-from storage.recent_saves import RecentSaves
+from cortexgraph.storage import JSONLStore, open_store
+from cortexgraph.storage.errors import StorageError
+from cortexgraph.storage.recent_saves import RecentSaves
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -54,7 +54,7 @@ class ServerState:
 
     def _open(self) -> None:
         try:
-            from mcp_server.wiring import LazyDenseScorer
+            from cortexgraph.mcp_server.wiring import LazyDenseScorer
 
             dense = LazyDenseScorer(self.settings) if self.settings.enable_embeddings else None
             self._store = open_store(
@@ -62,7 +62,7 @@ class ServerState:
             )
             log.info("cortexgraph: opened store %s (%d memories)", self._store.path,
                      len(self._store))  # fmt: skip
-            from activation.monitor.ledger_store import isolate_monitor_records
+            from cortexgraph.activation.monitor.ledger_store import isolate_monitor_records
 
             # Stores from before the monitor had its own ledger hold its records as memories.
             moved = isolate_monitor_records(self._store, self.settings.storage_path)
@@ -145,7 +145,7 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
         subscriptions=state.subscriptions,  # type: ignore[attr-defined]
     )
     server.state = state  # type: ignore[attr-defined]  # for resources, tests, the HTTP runner
-    from mcp_server import (
+    from cortexgraph.mcp_server import (
         resources,
         tools_activation,
         tools_consolidation,
@@ -158,13 +158,13 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
     for module in (tools_stm, tools_ltm, tools_activation, tools_consolidation, tools_context,
                    tools_lifecycle, resources):  # fmt: skip
         module.register(server)
-    from mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
+    from cortexgraph.mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
 
     tools_monitor.register(server)
-    from mcp_server import tools_undo  # undo and history (agents.undo, agents.history)
+    from cortexgraph.mcp_server import tools_undo  # undo and history (agents.undo, agents.history)
 
     tools_undo.register(server)
-    from mcp_server.errors import clip_errors
+    from cortexgraph.mcp_server.errors import clip_errors
 
     server.middleware.append(clip_errors)  # no error text echoes a huge input
     return server

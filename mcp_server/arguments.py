@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mcp_server.errors import quote
-from storage.errors import ContentTooLargeError, InvalidInputError
-from storage.validation import validate_new_memory
+from cortexgraph.mcp_server.errors import quote
+from cortexgraph.storage.errors import ContentTooLargeError, InvalidInputError
+from cortexgraph.storage.validation import validate_new_memory
 
 MAX_ID_CHARS = 200  # ids are at most 128 characters; longer is refused as it is parsed
 MAX_TAG_CHARS = 200  # a tag, entity or context tag (the store's default limit too)
@@ -79,7 +79,7 @@ def check_content(content: str, max_bytes: int, name: str = "content") -> None:
 
 def existing_ids(store: Any, refs: Iterable[str] | None, what: str) -> list[str]:
     """Each reference resolved to the id of a stored memory (full id or 8+ char prefix)."""
-    from retrieval.core import resolve_memory_id
+    from cortexgraph.retrieval.core import resolve_memory_id
 
     out: list[str] = []
     for ref in refs or ():

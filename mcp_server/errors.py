@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 
-from storage.errors import (
+from cortexgraph.storage.errors import (
     CortexGraphError,
     InvalidInputError,
     NotFoundError,
@@ -78,7 +78,7 @@ def tool_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from mcp_server.arguments import check_values
+        from cortexgraph.mcp_server.arguments import check_values
 
         try:
             check_values(kwargs)

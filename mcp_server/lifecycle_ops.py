@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mcp_server.app import ServerState
-from storage.errors import InvalidInputError
-from storage.models import MemoryStatus
+from cortexgraph.mcp_server.app import ServerState
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import MemoryStatus
 
 RUNS_FILE = "consolidation-runs.jsonl"  # written by cortexgraph-consolidate and the Python API
 SNAPSHOT_FILE = ".cortexgraph-index.pickle"
@@ -23,7 +23,7 @@ _DATE = re.compile(r"\d{4}|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w
 def entity_kind(entity: str) -> str:
     """A coarse type for an entity string (entities are stored as plain text): technology,
     file, identifier, date or name."""
-    from activation.entities import TECH_TERMS
+    from cortexgraph.activation.entities import TECH_TERMS
 
     text = entity.strip()
     low = text.lower()
@@ -161,8 +161,8 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
 def remove_unedited_notes(vault: Path) -> dict[str, Any]:
     """Delete the notes cortexgraph wrote (its write ledger) whose body is still what it wrote;
     keep every note a person edited and every file the ledger does not know."""
-    from vault_sync.ledger import WriteLedger
-    from vault_sync.note_format import body_checksum, parse_note_text
+    from cortexgraph.vault_sync.ledger import WriteLedger
+    from cortexgraph.vault_sync.note_format import body_checksum, parse_note_text
 
     if not vault.is_dir():
         return {"vault_notes_deleted": 0, "vault_notes_kept": []}

@@ -8,10 +8,10 @@ import time
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from mcp_server.app import ServerState
-from mcp_server.views import memory_view, paginate
-from storage.errors import CortexGraphError, InvalidInputError
-from storage.models import MemoryStatus, validate_id
+from cortexgraph.mcp_server.app import ServerState
+from cortexgraph.mcp_server.views import memory_view, paginate
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.storage.models import MemoryStatus, validate_id
 
 GRAPH_PAGE_SIZE = 50
 

@@ -6,9 +6,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from mcp_server.app import ServerState
-from mcp_server.wiring import optional_module
-from storage.errors import CortexGraphError
+from cortexgraph.mcp_server.app import ServerState
+from cortexgraph.mcp_server.wiring import optional_module
+from cortexgraph.storage.errors import CortexGraphError
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -19,7 +19,7 @@ def embedder_for(state: ServerState) -> tuple[Any, str]:
         return None, "embeddings disabled (CORTEXGRAPH_ENABLE_EMBEDDINGS=false): TF-IDF similarity"
 
     def build() -> Any:
-        from storage.embeddings import default_embedder
+        from cortexgraph.storage.embeddings import default_embedder
 
         return default_embedder()
 
@@ -30,7 +30,7 @@ def embedder_for(state: ServerState) -> tuple[Any, str]:
 
 
 def note_sink(state: ServerState) -> Any:
-    module = optional_module("vault_sync.note_sink", "writing to the vault", "ObsidianNoteSink")
+    module = optional_module("cortexgraph.vault_sync.note_sink", "writing to the vault", "ObsidianNoteSink")
     s = state.settings
     return state.service(
         "note_sink", lambda: module.ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder)
@@ -47,11 +47,11 @@ def issue_tracker(state: ServerState, *, create: bool) -> tuple[Any, str]:
 
     ``create=False`` never initialises a git repository (dry runs and listing change nothing).
     """
-    memory_tracker = optional_module("agents.memory_tracker", "issue tracking",
+    memory_tracker = optional_module("cortexgraph.agents.memory_tracker", "issue tracking",
                                      "InMemoryIssueTracker")  # fmt: skip
     if not state.settings.beads_enabled:
         return memory_tracker.InMemoryIssueTracker(), "issue tracking disabled: kept in memory"
-    beads = optional_module("storage.beads", "issue tracking", "open_tracker")
+    beads = optional_module("cortexgraph.storage.beads", "issue tracking", "open_tracker")
     location, parents = _tracker_location(state)
     try:
         tracker = beads.open_tracker(location, state.settings.beads_prefix,

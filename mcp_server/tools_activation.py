@@ -13,9 +13,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from mcp_server.app import ServerState, state_of
-from mcp_server.errors import DependencyUnavailableError, tool_errors
-from mcp_server.wiring import optional_module
+from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
+from cortexgraph.mcp_server.wiring import optional_module
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -91,7 +91,7 @@ def _conversation(ctx: Context, state: ServerState, config: Any, session_id: str
     """The server's ConversationContext (CORTEXGRAPH_CONTEXT_WINDOW_SIZE turns per session) and
     this conversation's key: the one given, else the HTTP transport's session id, else one
     window for the process (stdio serves one client)."""
-    from activation.context import ConversationContext
+    from cortexgraph.activation.context import ConversationContext
 
     window = state.service("conversation-context",
                            lambda: ConversationContext(max_turns=config.context_turns))  # fmt: skip

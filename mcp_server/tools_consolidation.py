@@ -13,12 +13,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from mcp_server.app import ServerState, state_of
-from mcp_server.errors import tool_errors
-from mcp_server.services import embedder_for, issue_tracker, note_sink
-from mcp_server.wiring import optional_module
-from storage.errors import InvalidInputError, NotFoundError
-from storage.models import validate_id
+from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.services import embedder_for, issue_tracker, note_sink
+from cortexgraph.mcp_server.wiring import optional_module
+from cortexgraph.storage.errors import InvalidInputError, NotFoundError
+from cortexgraph.storage.models import validate_id
 
 MAX_CLUSTERS_RETURNED = 50
 MAX_REPORT_CHARS = 20_000
@@ -26,7 +26,7 @@ MAX_REPORT_CHARS = 20_000
 
 def _pipeline_config(state: ServerState, dry_run: bool = True) -> Any:
     """The configuration the flow runs the agents with (agents.pipeline.pipeline_config)."""
-    pl = optional_module("agents.pipeline", "consolidation", "pipeline_config")
+    pl = optional_module("cortexgraph.agents.pipeline", "consolidation", "pipeline_config")
     s = state.settings
     return pl.pipeline_config(s.decay_config(), **s.pipeline_options())
 
@@ -44,7 +44,7 @@ def _cluster_config(state: ServerState, threshold: float | None, max_size: int |
 
 
 def _detect(state: ServerState, threshold: float | None, max_size: int | None) -> tuple[Any, str]:
-    cd = optional_module("agents.cluster_detector", "cluster_memories", "ClusterDetector")
+    cd = optional_module("cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector")
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
     report = cd.ClusterDetector(state.store, embedder, None, config).run(
@@ -66,9 +66,9 @@ def _cluster_view(c: Any) -> dict[str, Any]:
 
 def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> dict[str, Any]:
     """1.x's duplicate pairs {id1, id2, similarity}, by the detector's search and guards."""
-    from mcp_server.views import preview
+    from cortexgraph.mcp_server.views import preview
 
-    cd = optional_module("agents.cluster_detector", "cluster_memories", "ClusterDetector")
+    cd = optional_module("cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector")
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
     method, pairs = cd.ClusterDetector(state.store, embedder, None, config).duplicate_pairs(
@@ -148,9 +148,9 @@ def consolidate_memories(
                                                "(0-1).", ge=0, le=1)] = 0.75,
 ) -> dict[str, Any]:  # fmt: skip
     """Merge (or link) a cluster of similar memories into one, keeping every distinct fact."""
-    sm = optional_module("agents.semantic_merge", "consolidate_memories", "SemanticMerge",
+    sm = optional_module("cortexgraph.agents.semantic_merge", "consolidate_memories", "SemanticMerge",
                          "MergeConfig")  # fmt: skip
-    cdm = optional_module("agents.cluster_detector", "consolidate_memories", "ClusterAction")
+    cdm = optional_module("cortexgraph.agents.cluster_detector", "consolidate_memories", "ClusterAction")
     state = state_of(ctx)
     if cluster_id is None and not auto_detect:
         raise InvalidInputError("pass a cluster_id from cluster_memories, or auto_detect=true")
@@ -194,7 +194,7 @@ def run_consolidation(
                             max_length=5)] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations)."""
-    pipeline = optional_module("agents.pipeline", "run_consolidation", "Pipeline", "run_agents")
+    pipeline = optional_module("cortexgraph.agents.pipeline", "run_consolidation", "Pipeline", "run_agents")
     state = state_of(ctx)
     embedder, similarity = embedder_for(state)
     tracker, tracking = issue_tracker(state, create=not dry_run)

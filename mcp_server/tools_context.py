@@ -17,20 +17,20 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from mcp_server.app import ServerState, state_of
-from mcp_server.arguments import MAX_ID_CHARS, IdText, check_content, check_supersedes
-from mcp_server.errors import DependencyUnavailableError, tool_errors
-from mcp_server.services import embedder_for
-from retrieval import prompts
-from retrieval.context import RetrievalFilters
-from retrieval.context import memory_retrieve as retrieve
-from retrieval.core import core_memories, core_notes, resolve_memory_id, set_core
-from retrieval.forget import memory_forget as forget
-from retrieval.graph import graph_query as query_graph
-from retrieval.graph import memory_ref
-from retrieval.temporal import has_update_cue, record_update
-from storage.errors import CortexGraphError, InvalidInputError
-from storage.models import Memory
+from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.arguments import MAX_ID_CHARS, IdText, check_content, check_supersedes
+from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
+from cortexgraph.mcp_server.services import embedder_for
+from cortexgraph.retrieval import prompts
+from cortexgraph.retrieval.context import RetrievalFilters
+from cortexgraph.retrieval.context import memory_retrieve as retrieve
+from cortexgraph.retrieval.core import core_memories, core_notes, resolve_memory_id, set_core
+from cortexgraph.retrieval.forget import memory_forget as forget
+from cortexgraph.retrieval.graph import graph_query as query_graph
+from cortexgraph.retrieval.graph import memory_ref
+from cortexgraph.retrieval.temporal import has_update_cue, record_update
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.storage.models import Memory
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -42,7 +42,7 @@ def _ltm_index(state: ServerState) -> Any:
     vault = state.settings.vault_path
     if vault is None or not vault.is_dir():
         return None
-    from vault_sync.ltm_index import LTMIndex
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
 
     index = state.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
     index.refresh()

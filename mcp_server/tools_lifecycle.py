@@ -28,14 +28,14 @@ from mcp_types import (
 )
 from pydantic import Field, StrictFloat, StrictInt
 
-from mcp_server.app import ServerState, state_of
-from mcp_server.errors import tool_errors
-from mcp_server.lifecycle_ops import entity_kind, status_report, wipe_store
-from mcp_server.services import embedder_for
-from mcp_server.session_log import SessionLog
-from mcp_server.views import preview
-from storage.errors import CortexGraphError, InvalidInputError
-from storage.models import Memory, MemoryStatus
+from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.lifecycle_ops import entity_kind, status_report, wipe_store
+from cortexgraph.mcp_server.services import embedder_for
+from cortexgraph.mcp_server.session_log import SessionLog
+from cortexgraph.mcp_server.views import preview
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 Scope = Literal["session", "epoch"]
 SUMMARY_TAG = "summary"
@@ -133,8 +133,8 @@ def extractive_summary(texts: list[str], embedder: Any, max_sentences: int) -> s
     their original order."""
     import numpy as np
 
-    from agents.sentences import split_sentences
-    from agents.vectors import vectorize
+    from cortexgraph.agents.sentences import split_sentences
+    from cortexgraph.agents.vectors import vectorize
 
     sentences: list[str] = []
     for text in texts:
@@ -197,7 +197,7 @@ def memory_compress(
 
 
 def register(server: MCPServer) -> None:
-    from mcp_server.session_log import session_middleware
+    from cortexgraph.mcp_server.session_log import session_middleware
 
     state: ServerState = server.state  # type: ignore[attr-defined]
     log = session_log(state)

@@ -9,20 +9,20 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from mcp_server.app import ServerState, state_of
-from mcp_server.arguments import TagText
-from mcp_server.errors import tool_errors
-from mcp_server.services import embedder_for
-from mcp_server.wiring import optional_module
-from storage.decay import promotion_reason
-from storage.errors import InvalidInputError
-from storage.models import MemoryStatus, validate_id, validate_tags
+from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.arguments import TagText
+from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.services import embedder_for
+from cortexgraph.mcp_server.wiring import optional_module
+from cortexgraph.storage.decay import promotion_reason
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import MemoryStatus, validate_id, validate_tags
 
 MAX_AUTO_PROMOTE = 50
 
 
 def _note_sink(state: ServerState) -> Any:
-    note_sink = optional_module("vault_sync.note_sink", "promote_memory", "ObsidianNoteSink")
+    note_sink = optional_module("cortexgraph.vault_sync.note_sink", "promote_memory", "ObsidianNoteSink")
     settings = state.settings
     return note_sink.ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
 
@@ -45,7 +45,7 @@ def promote_memory(
     force: Annotated[bool, Field(description="Promote even if the criteria are not met.")] = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Promote valuable memories to long-term storage (a markdown note in the vault)."""
-    promotion = optional_module("vault_sync.promotion", "promote_memory", "promote_memory")
+    promotion = optional_module("cortexgraph.vault_sync.promotion", "promote_memory", "promote_memory")
     state = state_of(ctx)
     store = state.store
     now = time.time()
@@ -95,7 +95,7 @@ def search_unified(
                                           "(loads an embedding model on first use).")] = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Search short-term memory and the long-term vault together, in one ranking."""
-    unified = optional_module("vault_sync.unified_search", "search_unified", "search_unified")
+    unified = optional_module("cortexgraph.vault_sync.unified_search", "search_unified", "search_unified")
     state = state_of(ctx)
     s = state.settings
     index, ltm_note = _ltm_index(state)
@@ -121,7 +121,7 @@ def _ltm_index(state: ServerState) -> tuple[Any, str]:
     vault = state.settings.vault_path
     if not vault.is_dir():
         return None, f"no vault at {vault} yet (LTM_VAULT_PATH): short-term memories only"
-    ltm = optional_module("vault_sync.ltm_index", "search_unified", "LTMIndex")
+    ltm = optional_module("cortexgraph.vault_sync.ltm_index", "search_unified", "LTMIndex")
     index = state.service("ltm_index", lambda: ltm.LTMIndex.open(vault, refresh=False))
     index.refresh()
     return index, f"{len(index.notes)} notes in {vault}"

@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from activation.monitor import (
+from cortexgraph.activation.monitor import (
     BehaviorLedger,
     Detection,
     Monitor,
@@ -34,13 +34,13 @@ from activation.monitor import (
     open_ledger,
     render_reminder,
 )
-from activation.monitor.calls import normalize_text, similarity, tokens
-from activation.monitor.engine import choose_directive
-from activation.monitor.project_profile import project_profile
-from mcp_server.app import ServerState, state_of
-from mcp_server.arguments import check_json
-from mcp_server.errors import quote, tool_errors
-from storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.activation.monitor.calls import normalize_text, similarity, tokens
+from cortexgraph.activation.monitor.engine import choose_directive
+from cortexgraph.activation.monitor.project_profile import project_profile
+from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.arguments import check_json
+from cortexgraph.mcp_server.errors import quote, tool_errors
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
 ACTIVE_ALERT_SECONDS = 3600
 ERROR_SIMILARITY = 0.6  # token overlap of a queried error text with a recorded one
@@ -214,7 +214,7 @@ def request_intervention(
                     spec.description.rstrip("."))  # fmt: skip
     embedder = None
     if state.settings.enable_embeddings:
-        from mcp_server.services import embedder_for
+        from cortexgraph.mcp_server.services import embedder_for
 
         embedder, _ = embedder_for(state)
     match = choose_directive(directives_of(), spec, det, embedder)

@@ -11,14 +11,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from mcp_server.app import state_of
-from mcp_server.arguments import MAX_ID_CHARS, IdText, TagText, check_save
-from mcp_server.errors import DependencyUnavailableError, tool_errors
-from mcp_server.views import MAX_PAGE_SIZE, MAX_PREVIEW, memory_view, paginate, result_view
-from storage.decay import memory_score
-from storage.errors import InvalidInputError, MemoryNotFoundError
-from storage.models import RELATION_TYPES, MemoryStatus, validate_id, validate_tags
-from storage.recent_saves import Neighbour, clip
+from cortexgraph.mcp_server.app import state_of
+from cortexgraph.mcp_server.arguments import MAX_ID_CHARS, IdText, TagText, check_save
+from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
+from cortexgraph.mcp_server.views import MAX_PAGE_SIZE, MAX_PREVIEW, memory_view, paginate, result_view
+from cortexgraph.storage.decay import memory_score
+from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
+from cortexgraph.storage.models import RELATION_TYPES, MemoryStatus, validate_id, validate_tags
+from cortexgraph.storage.recent_saves import Neighbour, clip
 
 MAX_TAGS = 50
 MAX_QUERY_CHARS = 10_000
@@ -95,7 +95,7 @@ def save_memory(
         max_length=20)] = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Save a memory to short-term storage. It fades unless used; important ones get promoted."""
-    from mcp_server.tools_activation import enrich
+    from cortexgraph.mcp_server.tools_activation import enrich
 
     state = state_of(ctx)
     check_save(state, content=content, tags=tags, entities=entities, source=source,
@@ -117,7 +117,7 @@ def save_memory(
     )  # fmt: skip
     recent.record(conversation, Neighbour(memory.id, content, now))
     state.embed_soon([memory])
-    from mcp_server.tools_context import after_save
+    from cortexgraph.mcp_server.tools_context import after_save
 
     temporal = after_save(state, memory, supersedes)
     return {

@@ -13,10 +13,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from mcp_server.app import state_of
-from mcp_server.errors import tool_errors
-from mcp_server.services import issue_tracker
-from storage.models import validate_id
+from cortexgraph.mcp_server.app import state_of
+from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.services import issue_tracker
+from cortexgraph.storage.models import validate_id
 
 CAUSE = "undo_consolidation (MCP)"
 
@@ -37,21 +37,21 @@ def undo_consolidation(
     memory_id = validate_id(memory_id)
     store, now = state.store, time.time()
     if action == "merge":
-        from agents.undo import undo_merge_of
+        from cortexgraph.agents.undo import undo_merge_of
 
         result = undo_merge_of(store, memory_id, now=now, cause=CAUSE).to_json()
     elif action == "archive":
-        from agents.undo import unarchive
+        from cortexgraph.agents.undo import unarchive
 
         result = unarchive(store, memory_id, now=now, cause=CAUSE).to_json()
     elif action == "gc":
-        from agents.undo import restore_collected
-        from storage.graveyard import Graveyard
+        from cortexgraph.agents.undo import restore_collected
+        from cortexgraph.storage.graveyard import Graveyard
 
         result = restore_collected(store, Graveyard(state.settings.storage_path), memory_id,
                                    now=now, cause=CAUSE).to_json()  # fmt: skip
     else:
-        from vault_sync.unpromote import unpromote_memory
+        from cortexgraph.vault_sync.unpromote import unpromote_memory
 
         s = state.settings
         done = unpromote_memory(store, s.vault_path, memory_id, folder=s.ltm_promoted_folder,
@@ -69,8 +69,8 @@ def memory_history(
 ) -> dict[str, Any]:  # fmt: skip
     """Every change to a memory (saved, touched, merged, promoted, superseded, archived,
     undone) with its time and cause, from the store, garbage collection and the issue log."""
-    from agents.history import history_of
-    from storage.graveyard import Graveyard
+    from cortexgraph.agents.history import history_of
+    from cortexgraph.storage.graveyard import Graveyard
 
     state = state_of(ctx)
     memory_id = validate_id(memory_id)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from storage.decay import DAY, DecayConfig, memory_score
-from storage.models import Memory, Relation, SearchResult
+from cortexgraph.storage.decay import DAY, DecayConfig, memory_score
+from cortexgraph.storage.models import Memory, Relation, SearchResult
 
 T = TypeVar("T")
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from cortexgraph.settings import Settings
-from mcp_server.errors import DependencyUnavailableError
-from storage.embedding_worker import EmbeddingWorker
-from storage.models import Memory
+from cortexgraph.mcp_server.errors import DependencyUnavailableError
+from cortexgraph.storage.embedding_worker import EmbeddingWorker
+from cortexgraph.storage.models import Memory
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -35,7 +35,7 @@ class LazyDenseScorer:
             if self._index is None:
                 if self._error is not None:
                     raise DependencyUnavailableError(self._error)
-                from storage.embeddings import DenseIndex, default_cache
+                from cortexgraph.storage.embeddings import DenseIndex, default_cache
 
                 cache = default_cache(self._settings.storage_path)
                 if cache is None:
@@ -89,7 +89,7 @@ class LazyDenseScorer:
         try:
             return getattr(index, method)(*args)
         except Exception as exc:  # model failed to load: remember, and say so from now on
-            from storage.embeddings import EmbeddingUnavailableError
+            from cortexgraph.storage.embeddings import EmbeddingUnavailableError
 
             if isinstance(exc, EmbeddingUnavailableError):
                 with self._lock:

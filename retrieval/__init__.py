@@ -6,7 +6,7 @@ wire it to settings. Imports nothing heavy at import time: the tokenizer loads o
 
 from __future__ import annotations
 
-from retrieval.context import (
+from cortexgraph.retrieval.context import (
     MEMORY_TYPES,
     RetrievalConfig,
     RetrievalFilters,
@@ -14,10 +14,10 @@ from retrieval.context import (
     RetrievedContext,
     memory_retrieve,
 )
-from retrieval.core import core_memories, core_notes, resolve_memory_id, set_core
-from retrieval.forget import ForgetOutcome, memory_forget
-from retrieval.graph import GraphQueryResult, Triple, graph_query
-from retrieval.temporal import (
+from cortexgraph.retrieval.core import core_memories, core_notes, resolve_memory_id, set_core
+from cortexgraph.retrieval.forget import ForgetOutcome, memory_forget
+from cortexgraph.retrieval.graph import GraphQueryResult, Triple, graph_query
+from cortexgraph.retrieval.temporal import (
     SUPERSEDED_BY,
     find_superseded,
     has_update_cue,
@@ -26,7 +26,7 @@ from retrieval.temporal import (
     restore,
     supersede,
 )
-from retrieval.tokens import TokenCounter, default_counter
+from cortexgraph.retrieval.tokens import TokenCounter, default_counter
 
 __all__ = [
     "MEMORY_TYPES",

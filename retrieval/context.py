@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from retrieval.core import core_memories, core_notes, is_current
-from retrieval.graph import entities_in_text, graph_query, memory_ref
-from retrieval.packing import Candidate, PackedItem, day, flatten, order_by, pack
-from retrieval.tokens import TokenCounter, default_counter
-from storage.base import MemoryStore
-from storage.decay import DAY, memory_score
-from storage.errors import InvalidInputError
-from storage.models import Memory, MemoryStatus
+from cortexgraph.retrieval.core import core_memories, core_notes, is_current
+from cortexgraph.retrieval.graph import entities_in_text, graph_query, memory_ref
+from cortexgraph.retrieval.packing import Candidate, PackedItem, day, flatten, order_by, pack
+from cortexgraph.retrieval.tokens import TokenCounter, default_counter
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.decay import DAY, memory_score
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 MEMORY_TYPES = ("core", "ltm", "stm", "graph")
 TIER_PRIORITY = {"core": 1.0, "ltm": 1.0, "stm": 0.7, "graph": 0.5, "history": 0.2}
@@ -240,7 +240,7 @@ class _Gatherer:
     def ltm(self, query: str, embedder: Any) -> None:
         if self.index is None:
             return
-        from vault_sync.unified_search import search_unified
+        from cortexgraph.vault_sync.unified_search import search_unified
 
         results = search_unified(self.store, self.index, query, limit=self.cfg.ltm_candidates,
                                  stm_weight=0.0, ltm_weight=1.0, embedder=embedder,

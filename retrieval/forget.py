@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from retrieval.core import resolve_memory_id
-from retrieval.temporal import supersede
-from storage.base import MemoryStore
-from storage.errors import InvalidInputError
+from cortexgraph.retrieval.core import resolve_memory_id
+from cortexgraph.retrieval.temporal import supersede
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.errors import InvalidInputError
 
 ForgetAction = Literal["deprecate", "correct", "delete"]
 ACTIONS: tuple[str, ...] = ("deprecate", "correct", "delete")

@@ -15,9 +15,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from storage.base import MemoryStore
-from storage.errors import InvalidInputError
-from storage.models import Memory, MemoryStatus
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 MAX_DEPTH = 3
 SHORT_ID = 8

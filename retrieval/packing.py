@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from retrieval.tokens import TokenCounter
+from cortexgraph.retrieval.tokens import TokenCounter
 
 SECTIONS = {  # section order in the block, and its header
     "core": "## core",

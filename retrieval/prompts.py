@@ -6,7 +6,7 @@ searchable, linkable in the graph and eligible for supersede detection.
 
 from __future__ import annotations
 
-from storage.errors import InvalidInputError
+from cortexgraph.storage.errors import InvalidInputError
 
 MAX_INPUT_CHARS = 200_000
 

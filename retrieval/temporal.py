@@ -24,10 +24,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from storage.base import MemoryStore
-from storage.errors import InvalidInputError, RelationNotFoundError
-from storage.models import RELATION_TYPES, Memory, Relation
-from storage.text_index import tokenize
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.errors import InvalidInputError, RelationNotFoundError
+from cortexgraph.storage.models import RELATION_TYPES, Memory, Relation
+from cortexgraph.storage.text_index import tokenize
 
 SUPERSEDED_BY = "superseded_by"
 # Until storage accepts the relation type, the link is stored as "contradicts" with this kind.

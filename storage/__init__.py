@@ -1,6 +1,6 @@
 """cortexgraph's short-term memory store. Imports nothing else of cortexgraph.
 
-from storage import open_store
+from cortexgraph.storage import open_store
 store = open_store("~/.config/cortexgraph/jsonl")
 m = store.save("We chose PostgreSQL for the ledger", tags=["decision"])
 store.search("ledger database")
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 
-from storage.config import StoreConfig
-from storage.decay import DecayConfig, DecayModel, memory_score
-from storage.errors import (
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.decay import DecayConfig, DecayModel, memory_score
+from cortexgraph.storage.errors import (
     ContentTooLargeError,
     CortexGraphError,
     InvalidInputError,
@@ -21,11 +21,11 @@ from storage.errors import (
     RelationNotFoundError,
     StorageError,
 )
-from storage.jsonl_store import JSONLStore
-from storage.memory_store import IndexedStore, InMemoryStore
-from storage.models import Memory, MemoryMeta, MemoryStatus, Relation, SearchResult
-from storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
-from storage.validation import validate_new_memory
+from cortexgraph.storage.jsonl_store import JSONLStore
+from cortexgraph.storage.memory_store import IndexedStore, InMemoryStore
+from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus, Relation, SearchResult
+from cortexgraph.storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
+from cortexgraph.storage.validation import validate_new_memory
 
 
 def open_store(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from storage.errors import InvalidInputError, StorageError
+from cortexgraph.storage.errors import InvalidInputError, StorageError
 
 LOCK_NAME = ".cortexgraph.lock"
 GENERATION_NAME = ".cortexgraph.generation"

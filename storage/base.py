@@ -8,10 +8,10 @@ Split by concern: ``storage.protocol`` (the ``MemoryStore`` Protocol, ``StoreSta
 
 from __future__ import annotations
 
-from storage.indexes import StoreIndexes, searchable_text
-from storage.memory_store import IndexedStore, InMemoryStore
-from storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
-from storage.validation import content_hash
+from cortexgraph.storage.indexes import StoreIndexes, searchable_text
+from cortexgraph.storage.memory_store import IndexedStore, InMemoryStore
+from cortexgraph.storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
+from cortexgraph.storage.validation import content_hash
 
 __all__ = [
     "CompactionReport",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from storage.decay import DecayConfig
+from cortexgraph.storage.decay import DecayConfig
 
 
 @dataclass(frozen=True, slots=True)

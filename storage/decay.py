@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
-from storage.errors import InvalidInputError
-from storage.models import Memory
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory
 
 DAY = 86_400.0
 LN2 = math.log(2.0)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from storage.embeddings import Embedder
+    from cortexgraph.storage.embeddings import Embedder
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
-from storage.models import Memory
+from cortexgraph.storage.models import Memory
 
 log = logging.getLogger(__name__)
 

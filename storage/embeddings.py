@@ -23,9 +23,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from storage.embedding_cache import EmbeddingCache, text_key
-from storage.errors import CortexGraphError
-from storage.models import Memory
+from cortexgraph.storage.embedding_cache import EmbeddingCache, text_key
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.models import Memory
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ def default_embedder(*, threads: int = 1) -> Embedder | None:
     path = model_path()
     if path is None:
         return None
-    from storage.onnx_embedder import OnnxEmbedder, onnx_available
+    from cortexgraph.storage.onnx_embedder import OnnxEmbedder, onnx_available
 
     torch_model = SentenceTransformerEmbedder(path)
     if not onnx_available():

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from storage.errors import InvalidInputError
+from cortexgraph.storage.errors import InvalidInputError
 
 MAX_STRENGTH = 2.0
 # ``fullmatch`` only: ``$`` would also match before a final newline ("abc\n").

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from storage.errors import StorageError
-from storage.jsonl_lines import BadLine
+from cortexgraph.storage.errors import StorageError
+from cortexgraph.storage.jsonl_lines import BadLine
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.errors import StorageError
-from storage.models import Memory, Relation
+from cortexgraph.storage.errors import StorageError
+from cortexgraph.storage.models import Memory, Relation
 
 GRAVEYARD_NAME = "gc-removed.jsonl"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from storage.models import Memory, MemoryStatus, Relation
-from storage.text_index import TextIndex
+from cortexgraph.storage.models import Memory, MemoryStatus, Relation
+from cortexgraph.storage.text_index import TextIndex
 
 
 def searchable_text(memory: Memory) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.errors import InvalidInputError
+from cortexgraph.storage.errors import InvalidInputError
 
 try:  # about twice as fast as json on the lines of a big store; optional
     import orjson

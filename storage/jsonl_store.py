@@ -29,9 +29,9 @@ from typing import Any
 
 from filelock import FileLock
 
-from storage.config import StoreConfig
-from storage.errors import CortexGraphError, InvalidInputError, StorageError
-from storage.file_ops import (
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
+from cortexgraph.storage.file_ops import (
     atomic_write,
     bump_generation,
     followed_cursors,
@@ -41,7 +41,7 @@ from storage.file_ops import (
     remove_stale_temp_files,
     write_compaction_note,
 )
-from storage.jsonl_lines import (
+from cortexgraph.storage.jsonl_lines import (
     BAD_LINE_ERRORS,
     BadLine,
     count_lines,
@@ -52,11 +52,11 @@ from storage.jsonl_lines import (
     reason,
     tombstone,
 )
-from storage.memory_store import IndexedStore
-from storage.models import Memory, Relation
-from storage.protocol import CompactionReport, DenseScorer
-from storage.snapshot import read_snapshot, write_snapshot
-from storage.validation import check_loaded_line, loaded_memory, loaded_relation
+from cortexgraph.storage.memory_store import IndexedStore
+from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.storage.protocol import CompactionReport, DenseScorer
+from cortexgraph.storage.snapshot import read_snapshot, write_snapshot
+from cortexgraph.storage.validation import check_loaded_line, loaded_memory, loaded_relation
 
 log = logging.getLogger(__name__)
 

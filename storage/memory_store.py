@@ -16,12 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from storage.config import StoreConfig
-from storage.decay import DAY, in_danger_zone, memory_score
-from storage.errors import InvalidInputError, MemoryNotFoundError, RelationNotFoundError
-from storage.field_rules import short_repr
-from storage.indexes import StoreIndexes
-from storage.models import (
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
+from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError, RelationNotFoundError
+from cortexgraph.storage.field_rules import short_repr
+from cortexgraph.storage.indexes import StoreIndexes
+from cortexgraph.storage.models import (
     Memory,
     MemoryStatus,
     Relation,
@@ -30,8 +30,8 @@ from storage.models import (
     validate_id,
     validate_tags,
 )
-from storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
-from storage.validation import (
+from cortexgraph.storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
+from cortexgraph.storage.validation import (
     apply_changes,
     checked_memory,
     checked_relation,
@@ -240,7 +240,7 @@ class IndexedStore(StoreIndexes):
         use_embeddings: bool | None = None,
     ) -> list[SearchResult]:
         """Relevance first (BM25, fused with embeddings when available), re-ranked by decay."""
-        from storage.search import run_search
+        from cortexgraph.storage.search import run_search
 
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 1000:
             raise InvalidInputError(
@@ -302,8 +302,8 @@ class InMemoryStore(IndexedStore):
         here; the live store quarantines them."""
         from functools import partial
 
-        from storage.jsonl_lines import live_records
-        from storage.validation import check_loaded_line, loaded_memory, loaded_relation
+        from cortexgraph.storage.jsonl_lines import live_records
+        from cortexgraph.storage.validation import check_loaded_line, loaded_memory, loaded_relation
 
         config = config or StoreConfig()
         check = partial(check_loaded_line, config=config)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from storage.errors import InvalidInputError
-from storage.field_rules import (
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.field_rules import (
     ID_RE,
     MAX_COUNT,
     MAX_STRENGTH,

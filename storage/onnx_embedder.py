@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from storage.errors import InvalidInputError, StorageError
-from storage.models import Memory, Relation
+from cortexgraph.storage.errors import InvalidInputError, StorageError
+from cortexgraph.storage.models import Memory, Relation
 
 FORMAT = 1
 _SKIP_DIRS = {".cortexgraph", ".obsidian", ".git", ".trash"}
@@ -70,7 +70,7 @@ def vault_notes(vault: Path | None) -> Iterator[tuple[str, str]]:
 
 def collect_bundle(store: Any, vault: Path | None = None, tracker: Any = None) -> Bundle:
     """Everything to export, read from the open ``store``, the ``vault`` and the ``tracker``."""
-    from storage.beads import issue_as_json
+    from cortexgraph.storage.beads import issue_as_json
 
     return Bundle(
         memories=[m.to_json() for m in sorted(store.list(), key=lambda m: (m.created_at, m.id))],

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from storage.config import StoreConfig
-from storage.models import Memory, MemoryStatus, Relation, SearchResult
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.models import Memory, MemoryStatus, Relation, SearchResult
 
 
 class DenseScorer(Protocol):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage.errors import StorageError
-from storage.models import Memory
+from cortexgraph.storage.errors import StorageError
+from cortexgraph.storage.models import Memory
 
 
 def record_versions(

@@ -22,11 +22,11 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from storage.decay import DAY, in_danger_zone, memory_score
-from storage.models import MemoryStatus, SearchResult
+from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
+from cortexgraph.storage.models import MemoryStatus, SearchResult
 
 if TYPE_CHECKING:
-    from storage.base import IndexedStore
+    from cortexgraph.storage.base import IndexedStore
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ def relevance_scores(
     lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
     dense: dict[str, float] = {}
     if store.dense is not None and use_embeddings is not False:
-        from storage.embeddings import EmbeddingUnavailableError
+        from cortexgraph.storage.embeddings import EmbeddingUnavailableError
 
         try:
             dense = _dense_scores(store, query, scope, lexical, top_k, tuning)

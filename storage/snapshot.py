@@ -30,12 +30,12 @@ FORMAT = 3  # 3: the body's checksum and the record rules in the header
 SNAPSHOT_NAME = ".cortexgraph-index.pickle"
 
 _ALLOWED = {
-    ("storage.models", "Memory"),
-    ("storage.models", "MemoryMeta"),
-    ("storage.models", "MemoryStatus"),
-    ("storage.text_index", "TextIndex"),
-    ("storage.postings", "PostingsField"),
-    ("storage.postings", "Segment"),
+    ("cortexgraph.storage.models", "Memory"),
+    ("cortexgraph.storage.models", "MemoryMeta"),
+    ("cortexgraph.storage.models", "MemoryStatus"),
+    ("cortexgraph.storage.text_index", "TextIndex"),
+    ("cortexgraph.storage.postings", "PostingsField"),
+    ("cortexgraph.storage.postings", "Segment"),
     ("collections", "Counter"),
     ("builtins", "set"),
     ("builtins", "frozenset"),

@@ -23,8 +23,8 @@ from collections.abc import Container, Iterable
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from storage.postings import PostingsField, build_segment
-from storage.tokens import _TOKEN_RE, STOP_WORDS, raw_words, term_cache, tokenize, words
+from cortexgraph.storage.postings import PostingsField, build_segment
+from cortexgraph.storage.tokens import _TOKEN_RE, STOP_WORDS, raw_words, term_cache, tokenize, words
 
 if TYPE_CHECKING:
     import numpy as np

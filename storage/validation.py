@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping, Sized
 from dataclasses import replace
 from typing import Any
 
-from storage.config import StoreConfig
-from storage.errors import ContentTooLargeError, InvalidInputError
-from storage.field_rules import short_repr
-from storage.models import (
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.errors import ContentTooLargeError, InvalidInputError
+from cortexgraph.storage.field_rules import short_repr
+from cortexgraph.storage.models import (
     RELATION_TYPES,
     Memory,
     MemoryMeta,

@@ -40,14 +40,24 @@ def _modules(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
+def _ours(module: str) -> str:
+    """The package an import names: ``cortexgraph.storage.x`` is storage, ``numpy`` numpy."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "cortexgraph" and len(parts) > 1 and parts[1] in OURS \
+        else parts[0]  # fmt: skip
+
+
 def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
+            found.update(_ours(alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
+            if node.module == "cortexgraph":  # from cortexgraph import agents
+                found.update(a.name if a.name in OURS else "cortexgraph" for a in node.names)
+            else:
+                found.add(_ours(node.module))
     return found
 
 

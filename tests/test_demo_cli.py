@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _demo(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli.main", "demo", "--dir", str(directory), *extra],
+        [sys.executable, "-m", "cortexgraph.flows.cli.main", "demo", "--dir", str(directory), *extra],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 

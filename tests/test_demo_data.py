@@ -9,8 +9,8 @@ from importlib import resources
 import pytest
 
 from cortexgraph.demo_data import demo_id, load_demo_records, seed_store
-from storage import InMemoryStore
-from storage.decay import DAY, DecayConfig, memory_score, promotion_reason
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.decay import DAY, DecayConfig, memory_score, promotion_reason
 
 NOW = 1_750_000_000.0
 FIELDS = {

@@ -7,9 +7,9 @@ Imports only ``storage`` of cortexgraph. Every promotion path (agent, MCP tool, 
 
 from __future__ import annotations
 
-from vault_sync.errors import UnsafePathError, VaultError, VaultNotFoundError, VaultWriteError
-from vault_sync.ltm_index import IndexReport, LTMIndex, NoteRecord, SkippedFile
-from vault_sync.note_format import (
+from cortexgraph.vault_sync.errors import UnsafePathError, VaultError, VaultNotFoundError, VaultWriteError
+from cortexgraph.vault_sync.ltm_index import IndexReport, LTMIndex, NoteRecord, SkippedFile
+from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
     RenderedNote,
@@ -17,11 +17,11 @@ from vault_sync.note_format import (
     parse_note_text,
     render_note,
 )
-from vault_sync.note_sink import ObsidianNoteSink, WrittenNote
-from vault_sync.paths import safe_filename, safe_folder
-from vault_sync.promotion import PromotionOutcome, promote_memory
-from vault_sync.unified_search import UnifiedResult, search_unified
-from vault_sync.vault_check import CheckIssue, check_vault
+from cortexgraph.vault_sync.note_sink import ObsidianNoteSink, WrittenNote
+from cortexgraph.vault_sync.paths import safe_filename, safe_folder
+from cortexgraph.vault_sync.promotion import PromotionOutcome, promote_memory
+from cortexgraph.vault_sync.unified_search import UnifiedResult, search_unified
+from cortexgraph.vault_sync.vault_check import CheckIssue, check_vault
 
 __all__ = [
     "NOTE_FORMAT_VERSION",

@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from vault_sync.errors import UnsafePathError
-from vault_sync.ledger import atomic_write_text
-from vault_sync.note_format import markdown_text, note_text
-from vault_sync.paths import ensure_inside, safe_filename
+from cortexgraph.vault_sync.errors import UnsafePathError
+from cortexgraph.vault_sync.ledger import atomic_write_text
+from cortexgraph.vault_sync.note_format import markdown_text, note_text
+from cortexgraph.vault_sync.paths import ensure_inside, safe_filename
 
 log = logging.getLogger(__name__)
 

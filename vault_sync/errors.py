@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.errors import CortexGraphError, InvalidInputError, StorageError
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
 
 
 class VaultError(CortexGraphError):

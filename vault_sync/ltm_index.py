@@ -17,11 +17,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from storage.text_index import TextIndex
-from vault_sync.ledger import STATE_DIR, atomic_write_text
-from vault_sync.markdown_parse import first_heading, inline_tags, wikilinks
-from vault_sync.note_format import metadata_list, parse_note_text
-from vault_sync.paths import SKIPPED_DIRS
+from cortexgraph.storage.text_index import TextIndex
+from cortexgraph.vault_sync.ledger import STATE_DIR, atomic_write_text
+from cortexgraph.vault_sync.markdown_parse import first_heading, inline_tags, wikilinks
+from cortexgraph.vault_sync.note_format import metadata_list, parse_note_text
+from cortexgraph.vault_sync.paths import SKIPPED_DIRS
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any
 import frontmatter
 import yaml
 
-from storage.models import Memory
-from vault_sync.titles import first_sentence, short_title
+from cortexgraph.storage.models import Memory
+from cortexgraph.vault_sync.titles import first_sentence, short_title
 
 NOTE_FORMAT_VERSION = "2.0"
 # The frontmatter keys cortexgraph owns; every other key belongs to the person and is kept.

@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from vault_sync.note_format import parse_note_text
-from vault_sync.paths import SKIPPED_DIRS
+from cortexgraph.vault_sync.note_format import parse_note_text
+from cortexgraph.vault_sync.paths import SKIPPED_DIRS
 
 HEAD_BYTES = 8192  # an id further down than this is not looked for (as before)
 _HAS_ID = re.compile(rb"^[\"']?id[\"']?[ \t]*:", re.MULTILINE)

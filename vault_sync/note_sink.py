@@ -32,17 +32,17 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from storage.models import Memory, Relation
-from vault_sync.entity_notes import EntityNoteBatch
-from vault_sync.errors import VaultNotFoundError, VaultWriteError
-from vault_sync.ledger import (
+from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.vault_sync.entity_notes import EntityNoteBatch
+from cortexgraph.vault_sync.errors import VaultNotFoundError, VaultWriteError
+from cortexgraph.vault_sync.ledger import (
     STATE_DIR,
     LedgerEntry,
     WriteLedger,
     atomic_write_text,
     sync_filesystem,
 )
-from vault_sync.note_format import (
+from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
     body_checksum,
@@ -53,15 +53,15 @@ from vault_sync.note_format import (
     render_note,
     replace_related_block,
 )
-from vault_sync.note_locator import NoteLocator, iter_markdown_files, note_id
-from vault_sync.paths import (
+from cortexgraph.vault_sync.note_locator import NoteLocator, iter_markdown_files, note_id
+from cortexgraph.vault_sync.paths import (
     ensure_inside,
     relative_posix,
     safe_filename,
     safe_folder,
     unique_note_path,
 )
-from vault_sync.retitle import Renamed, retitle_note
+from cortexgraph.vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from vault_sync.errors import UnsafePathError
+from cortexgraph.vault_sync.errors import UnsafePathError
 
 MAX_NAME_BYTES = 120  # of the stem; leaves room for " 99", ".md" and conflict suffixes under 255
 # Windows forbids <>:"/\|?* and control characters; Obsidian links break on #^[]|.

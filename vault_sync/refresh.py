@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from storage.base import MemoryStore
-from storage.models import MemoryStatus
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.models import MemoryStatus
 
 
 @dataclass

@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.models import Memory
-from vault_sync.ledger import LedgerEntry, WriteLedger, atomic_write_text
-from vault_sync.note_format import body_checksum, note_text, parse_note_text
-from vault_sync.note_locator import iter_markdown_files
-from vault_sync.paths import relative_posix, safe_filename, unique_note_path
-from vault_sync.titles import legacy_note_title, short_title
+from cortexgraph.storage.models import Memory
+from cortexgraph.vault_sync.ledger import LedgerEntry, WriteLedger, atomic_write_text
+from cortexgraph.vault_sync.note_format import body_checksum, note_text, parse_note_text
+from cortexgraph.vault_sync.note_locator import iter_markdown_files
+from cortexgraph.vault_sync.paths import relative_posix, safe_filename, unique_note_path
+from cortexgraph.vault_sync.titles import legacy_note_title, short_title
 
 
 @dataclass(frozen=True, slots=True)

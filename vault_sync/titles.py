@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from storage.models import Memory
+from cortexgraph.storage.models import Memory
 
 MAX_WORDS = 6
 MAX_CHARS = 60

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from storage.base import MemoryStore
-from storage.embeddings import Embedder, EmbeddingCache
-from storage.models import MemoryStatus
-from storage.text_index import tokenize
-from vault_sync.ledger import STATE_DIR
-from vault_sync.ltm_index import LTMIndex, NoteRecord
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
+from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.text_index import tokenize
+from cortexgraph.vault_sync.ledger import STATE_DIR
+from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord
 
 PREVIEW_CHARS = 200
 _EMBED_CHARS = 2000  # MiniLM reads ~256 tokens; more text only costs time

@@ -7,11 +7,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.base import MemoryStore
-from storage.errors import InvalidInputError
-from storage.models import MemoryMeta, MemoryStatus
-from vault_sync.note_sink import ObsidianNoteSink
-from vault_sync.paths import relative_posix, unique_note_path
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import MemoryMeta, MemoryStatus
+from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
+from cortexgraph.vault_sync.paths import relative_posix, unique_note_path
 
 TRASH_DIR = ".trash"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vault_sync.ltm_index import LTMIndex
+from cortexgraph.vault_sync.ltm_index import LTMIndex
 
 
 @dataclass(frozen=True, slots=True)

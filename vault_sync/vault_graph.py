@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from storage.models import Memory, MemoryStatus, Relation
-from vault_sync.ltm_index import LTMIndex
+from cortexgraph.storage.models import Memory, MemoryStatus, Relation
+from cortexgraph.vault_sync.ltm_index import LTMIndex
 
 
 def build_graph(

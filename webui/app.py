@@ -18,8 +18,8 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from cortexgraph.settings import Settings
-from storage.errors import CortexGraphError, InvalidInputError, NotFoundError
-from webui import views
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, NotFoundError
+from cortexgraph.webui import views
 
 STATIC = Path(__file__).resolve().parent / "static"
 LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
@@ -30,28 +30,28 @@ class WebState:
     """The store, opened once; the LTM index and tracker, opened on first use."""
 
     def __init__(self, settings: Settings, use_embeddings: bool) -> None:
-        from storage import open_store
+        from cortexgraph.storage import open_store
 
         self.settings = settings
         self.lock = threading.Lock()  # one change at a time (FastAPI runs sync routes in threads)
         dense = None
         self.embedder = None
         if use_embeddings and settings.enable_embeddings:
-            from storage.embeddings import DenseIndex, default_cache
+            from cortexgraph.storage.embeddings import DenseIndex, default_cache
 
             self.embedder = default_cache(settings.storage_path)
             dense = DenseIndex(self.embedder) if self.embedder is not None else None
         self.store = open_store(settings.storage_path, settings.store_config(), dense=dense)
 
     def ltm_index(self) -> Any:
-        from vault_sync import LTMIndex
+        from cortexgraph.vault_sync import LTMIndex
 
         vault = self.settings.vault_path
         return LTMIndex.open(vault) if vault.is_dir() else None
 
     def tracker(self) -> Any:
         """The beads tracker where the settings put it; None when there is none yet."""
-        from storage.beads import open_tracker
+        from cortexgraph.storage.beads import open_tracker
 
         s = self.settings
         if not s.beads_enabled:

@@ -7,15 +7,15 @@ import json
 import time
 from typing import Any
 
-from storage.decay import DAY, memory_score
-from storage.errors import InvalidInputError
+from cortexgraph.storage.decay import DAY, memory_score
+from cortexgraph.storage.errors import InvalidInputError
 
 RUNS_FILE = "consolidation-runs.jsonl"  # written by `cortexgraph-consolidate` and the demo
 CURVE_POINTS = 61
 
 
 def search(state: Any, query: str, limit: int) -> dict[str, Any]:
-    from vault_sync import search_unified
+    from cortexgraph.vault_sync import search_unified
 
     s = state.settings
     if not query.strip():
@@ -28,7 +28,7 @@ def search(state: Any, query: str, limit: int) -> dict[str, Any]:
 
 def graph(state: Any, max_nodes: int) -> dict[str, Any]:
     """The nodes and links `cortexgraph graph` draws, with the same layout."""
-    from vault_sync.vault_graph import build_graph, layout, trim_graph
+    from cortexgraph.vault_sync.vault_graph import build_graph, layout, trim_graph
 
     g = build_graph(state.ltm_index(), state.store.list(), state.store.relations())
     g = trim_graph(g, max_nodes=max(1, min(max_nodes, 2000)))
@@ -64,7 +64,7 @@ def memory_with_curve(state: Any, memory_id: str, now: float, days: float) -> di
 
 
 def reviews(state: Any) -> dict[str, Any]:
-    from agents.review import pending_reviews
+    from cortexgraph.agents.review import pending_reviews
 
     tracker = state.tracker()
     if tracker is None:
@@ -81,7 +81,7 @@ def reviews(state: Any) -> dict[str, Any]:
 
 
 def decide(state: Any, issue_id: str, decision: str, now: float) -> dict[str, Any]:
-    from agents.review import approve_review, reject_review
+    from cortexgraph.agents.review import approve_review, reject_review
 
     tracker = state.tracker()
     if tracker is None:

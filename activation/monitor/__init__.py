@@ -2,16 +2,16 @@
 learn which reminders help. Pure logic; the Claude Code hook and MCP tools wire it up. Its
 learning ledger is a store of its own under ``<storage>/monitor/ledger`` (``ledger_store``).
 
-    from activation.monitor import Monitor, SessionLog, load_pattern_set, make_call
+    from cortexgraph.activation.monitor import Monitor, SessionLog, load_pattern_set, make_call
     monitor = Monitor(load_pattern_set())
     obs = monitor.observe(SessionLog(storage / "monitor", session_id), make_call(...), "project:x")
 """
 
 from __future__ import annotations
 
-from activation.monitor.calls import ToolCall, error_signature, make_call, normalize_text
-from activation.monitor.detectors import LOOP, WARNING, Detection, detect
-from activation.monitor.directives import (
+from cortexgraph.activation.monitor.calls import ToolCall, error_signature, make_call, normalize_text
+from cortexgraph.activation.monitor.detectors import LOOP, WARNING, Detection, detect
+from cortexgraph.activation.monitor.directives import (
     Directive,
     DirectiveMatch,
     claude_md_files,
@@ -19,23 +19,23 @@ from activation.monitor.directives import (
     match_directives,
     parse_directives,
 )
-from activation.monitor.engine import Monitor, MonitorConfig, Observation
-from activation.monitor.errors import MonitorError, PatternConfigError
-from activation.monitor.learning import BehaviorLedger, InterventionStats
-from activation.monitor.ledger_store import (
+from cortexgraph.activation.monitor.engine import Monitor, MonitorConfig, Observation
+from cortexgraph.activation.monitor.errors import MonitorError, PatternConfigError
+from cortexgraph.activation.monitor.learning import BehaviorLedger, InterventionStats
+from cortexgraph.activation.monitor.ledger_store import (
     IsolationReport,
     isolate_monitor_records,
     open_ledger,
     open_ledger_store,
 )
-from activation.monitor.patterns import (
+from cortexgraph.activation.monitor.patterns import (
     PatternSet,
     PatternSpec,
     load_pattern_set,
     load_patterns,
 )
-from activation.monitor.render import Reminder, render_reminder
-from activation.monitor.session_log import SessionLog, active_sessions
+from cortexgraph.activation.monitor.render import Reminder, render_reminder
+from cortexgraph.activation.monitor.session_log import SessionLog, active_sessions
 
 __all__ = [
     "LOOP",

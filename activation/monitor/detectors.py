@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from activation.monitor.calls import ToolCall, short_hash, similarity
-from activation.monitor.patterns import PatternSpec
+from cortexgraph.activation.monitor.calls import ToolCall, short_hash, similarity
+from cortexgraph.activation.monitor.patterns import PatternSpec
 
 LOOP, WARNING = "loop", "warning"
 KNOWN = "known"  # an error that looped in an earlier session, seen again (engine, not here)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from activation.monitor.calls import short_hash
-from storage.text_index import tokenize
+from cortexgraph.activation.monitor.calls import short_hash
+from cortexgraph.storage.text_index import tokenize
 
 MAX_DIRECTIVE_CHARS = 400
 MAX_IMPORT_DEPTH = 3

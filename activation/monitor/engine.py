@@ -14,15 +14,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from activation.monitor.calls import ToolCall
-from activation.monitor.detectors import KNOWN, LOOP, Detection, detect, first_error
-from activation.monitor.directives import Directive, DirectiveMatch, match_directives
-from activation.monitor.known_errors import KnownErrors
-from activation.monitor.learning import BehaviorLedger
-from activation.monitor.patterns import PatternSet, PatternSpec
-from activation.monitor.render import Reminder, render_reminder
-from activation.monitor.session_log import SessionLog
-from storage.models import new_id
+from cortexgraph.activation.monitor.calls import ToolCall
+from cortexgraph.activation.monitor.detectors import KNOWN, LOOP, Detection, detect, first_error
+from cortexgraph.activation.monitor.directives import Directive, DirectiveMatch, match_directives
+from cortexgraph.activation.monitor.known_errors import KnownErrors
+from cortexgraph.activation.monitor.learning import BehaviorLedger
+from cortexgraph.activation.monitor.patterns import PatternSet, PatternSpec
+from cortexgraph.activation.monitor.render import Reminder, render_reminder
+from cortexgraph.activation.monitor.session_log import SessionLog
+from cortexgraph.storage.models import new_id
 
 log = logging.getLogger(__name__)
 

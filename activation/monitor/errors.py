@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
 
 class MonitorError(CortexGraphError):

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from activation.monitor.calls import normalize_text, short_hash
-from activation.monitor.patterns import PatternSpec
-from storage.base import MemoryStore
-from storage.errors import InvalidInputError
-from storage.models import Memory, MemoryMeta, Relation, new_id
+from cortexgraph.activation.monitor.calls import normalize_text, short_hash
+from cortexgraph.activation.monitor.patterns import PatternSpec
+from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryMeta, Relation, new_id
 
 TAG = "behavior-monitor"
 OCCURS_IN, REMEDIED_BY = "occurs_in", "remedied_by"

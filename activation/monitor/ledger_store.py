@@ -17,10 +17,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from activation.monitor.learning import TAG, BehaviorLedger
-from storage import JSONLStore, MemoryStore, open_store
-from storage.config import StoreConfig
-from storage.models import Memory
+from cortexgraph.activation.monitor.learning import TAG, BehaviorLedger
+from cortexgraph.storage import JSONLStore, MemoryStore, open_store
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.models import Memory
 
 LEDGER_DIR = Path("monitor") / "ledger"
 ID_PREFIX = "bm."

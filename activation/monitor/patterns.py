@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from activation.monitor.errors import PatternConfigError
+from cortexgraph.activation.monitor.errors import PatternConfigError
 
 SHIPPED = Path(__file__).with_name("patterns.yaml")
 DETECTORS = ("repeated_call", "repeated_error", "sequence", "rapid_retry")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from activation.monitor.detectors import KNOWN, LOOP, Detection
-from activation.monitor.directives import DirectiveMatch
-from activation.monitor.patterns import Intervention, PatternSpec
+from cortexgraph.activation.monitor.detectors import KNOWN, LOOP, Detection
+from cortexgraph.activation.monitor.directives import DirectiveMatch
+from cortexgraph.activation.monitor.patterns import Intervention, PatternSpec
 
 MAX_CHARS = 1000
 

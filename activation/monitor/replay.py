@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from activation.monitor.calls import make_call
-from activation.monitor.engine import Monitor, Observation
-from activation.monitor.session_log import SessionLog
+from cortexgraph.activation.monitor.calls import make_call
+from cortexgraph.activation.monitor.engine import Monitor, Observation
+from cortexgraph.activation.monitor.session_log import SessionLog
 
 START_TS = 1_750_000_000.0
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from activation.monitor.calls import ToolCall
-from activation.monitor.errors import MonitorError
+from cortexgraph.activation.monitor.calls import ToolCall
+from cortexgraph.activation.monitor.errors import MonitorError
 
 DEFAULT_CAP = 200
 LOCK_TIMEOUT_S = 2.0

@@ -24,7 +24,7 @@ def analyze(
         Path | None, typer.Option("--store", help="STM directory for duplicate checks")
     ] = None,
 ) -> None:
-    from activation import ActivationConfig, analyze_for_recall, analyze_message
+    from cortexgraph.activation import ActivationConfig, analyze_for_recall, analyze_message
     from cortexgraph.settings import load_settings
 
     settings = load_settings()
@@ -34,7 +34,7 @@ def analyze(
     else:
         store = None
         if store_path is not None:
-            from storage import open_store
+            from cortexgraph.storage import open_store
 
             store = open_store(store_path, config=settings.store_config())
         result = analyze_message(message, store=store, config=config).to_json()

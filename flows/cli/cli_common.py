@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from cortexgraph.settings import Settings, load_settings
-from storage.errors import CortexGraphError, NotFoundError
+from cortexgraph.storage.errors import CortexGraphError, NotFoundError
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -34,11 +34,11 @@ def settings_for(storage_path: Path | None = None, vault: Path | None = None) ->
 
 def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
     """The JSONL store; with ``embeddings``, searched with MiniLM when it is installed."""
-    from storage import open_store
+    from cortexgraph.storage import open_store
 
     dense = None
     if embeddings and settings.enable_embeddings:
-        from storage.embeddings import DenseIndex, default_cache
+        from cortexgraph.storage.embeddings import DenseIndex, default_cache
 
         cache = default_cache(settings.storage_path)
         dense = DenseIndex(cache) if cache is not None else None
@@ -47,7 +47,7 @@ def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
 
 def read_tracker(settings: Settings) -> Any:
     """The beads tracker if it exists (never created here), else None."""
-    from flows.cli.issues_cmd import open_configured_tracker
+    from cortexgraph.flows.cli.issues_cmd import open_configured_tracker
 
     if not settings.beads_enabled:
         return None

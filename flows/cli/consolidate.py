@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from cortexgraph.process_env import prepare_process
-from storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError
 
 RUNS_FILE = "consolidation-runs.jsonl"
 
@@ -126,8 +126,8 @@ def run_with_progress(
     dask_address: str | None = None,
 ) -> Any:
     """Run the flow in-process; unless quiet, with a rich progress bar on stderr."""
-    from agents.pipeline import select_agents
-    from flows.consolidation import run_pipeline
+    from cortexgraph.agents.pipeline import select_agents
+    from cortexgraph.flows.consolidation import run_pipeline
 
     chosen = select_agents(agents)
     if quiet:

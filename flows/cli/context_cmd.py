@@ -36,9 +36,9 @@ def context(
 ) -> None:
     """Print the context memory_retrieve would send for QUERY (token count on stderr)."""
     from cortexgraph.settings import load_settings
-    from retrieval.context import RetrievalFilters, memory_retrieve
-    from storage import open_store
-    from storage.errors import CortexGraphError
+    from cortexgraph.retrieval.context import RetrievalFilters, memory_retrieve
+    from cortexgraph.storage import open_store
+    from cortexgraph.storage.errors import CortexGraphError
 
     settings = load_settings(storage_path=storage_path, ltm_vault_path=vault)
     try:
@@ -48,11 +48,11 @@ def context(
         store = open_store(settings.storage_path, config=settings.store_config())
         index, embedder = None, None
         if settings.vault_path.is_dir():
-            from vault_sync.ltm_index import LTMIndex
+            from cortexgraph.vault_sync.ltm_index import LTMIndex
 
             index = LTMIndex.open(settings.vault_path)
         if embeddings:
-            from storage.embeddings import default_embedder
+            from cortexgraph.storage.embeddings import default_embedder
 
             embedder = default_embedder()
         result = memory_retrieve(store, query, budget, filters, ltm_index=index,

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cortexgraph.settings import load_settings
-from storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError
 
 MARKER = ".cortexgraph-demo"
 DEMO_QUERIES = (
@@ -51,8 +51,8 @@ def _search_table(console: Console, title: str, rows: list[tuple[str, str, str]]
 
 
 def _open(settings, embedder):  # noqa: ANN001, ANN202
-    from storage import open_store
-    from storage.embeddings import DenseIndex
+    from cortexgraph.storage import open_store
+    from cortexgraph.storage.embeddings import DenseIndex
 
     dense = None if embedder is None else DenseIndex(embedder)
     return open_store(settings.storage_path, settings.store_config(), dense=dense)
@@ -92,11 +92,11 @@ def demo(
 ) -> None:
     """Seed a demo store, consolidate it with the Prefect flow, and show the results."""
     from cortexgraph.demo_data import seed_store
-    from flows.cli.consolidate import _record_run as record_run
-    from flows.cli.consolidate import print_report_tables, run_with_progress
-    from flows.cli.issues_cmd import open_issue_tracker
-    from storage.embeddings import default_cache
-    from vault_sync import LTMIndex, search_unified
+    from cortexgraph.flows.cli.consolidate import _record_run as record_run
+    from cortexgraph.flows.cli.consolidate import print_report_tables, run_with_progress
+    from cortexgraph.flows.cli.issues_cmd import open_issue_tracker
+    from cortexgraph.storage.embeddings import default_cache
+    from cortexgraph.vault_sync import LTMIndex, search_unified
 
     console = Console()
     try:

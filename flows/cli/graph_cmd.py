@@ -14,8 +14,8 @@ import typer
 from rich.console import Console
 
 from cortexgraph.settings import load_settings
-from storage import open_store
-from storage.errors import CortexGraphError
+from cortexgraph.storage import open_store
+from cortexgraph.storage.errors import CortexGraphError
 
 err = Console(stderr=True)
 _COLORS = {"note": "#7c5cff", "memory": "#2bb673", "missing": "#bbbbbb"}
@@ -34,8 +34,8 @@ def graph(
     ] = False,
 ) -> None:
     """Draw notes (linked by [[wikilinks]]) and memories (linked by relations)."""
-    from vault_sync.ltm_index import LTMIndex
-    from vault_sync.vault_graph import build_graph, trim_graph
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
+    from cortexgraph.vault_sync.vault_graph import build_graph, trim_graph
 
     suffix = output.suffix.lower()
     if suffix not in (".png", ".html", ".htm"):
@@ -63,7 +63,7 @@ def graph(
 
 
 def _layout(g) -> dict:
-    from vault_sync.vault_graph import layout
+    from cortexgraph.vault_sync.vault_graph import layout
 
     return layout(g)
 

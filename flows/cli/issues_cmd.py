@@ -17,10 +17,10 @@ from typing import Annotated, Any
 
 import typer
 
-from agents.memory_tracker import InMemoryIssueTracker
-from agents.protocols import IssueTracker
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.settings import Settings, load_settings
-from storage.beads import (
+from cortexgraph.storage.beads import (
     STATUSES,
     BeadsIssue,
     BeadsTracker,
@@ -28,7 +28,7 @@ from storage.beads import (
     issue_as_json,
     open_tracker,
 )
-from storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from cortexgraph.process_env import prepare_process
-from flows.cli import (
+from cortexgraph.flows.cli import (
     analyze_cmd,
     context_cmd,
     demo_cmd,

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from storage import CortexGraphError, open_store
+from cortexgraph.storage import CortexGraphError, open_store
 
 app = typer.Typer(
     help="Maintain a cortexgraph short-term memory store.",
@@ -79,7 +79,7 @@ def stats(storage_path: PathOption = None, as_json: JsonOption = False) -> None:
 def compaction_hint(store) -> dict:  # noqa: ANN001 - a JSONLStore
     """Live records against lines on disk, and what ``compact`` would reclaim (computed the way
     compact writes: one JSON line per live record)."""
-    from storage.jsonl_lines import count_lines
+    from cortexgraph.storage.jsonl_lines import count_lines
 
     files = [store.path / store.config.memories_filename,
              store.path / store.config.relations_filename]  # fmt: skip

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from flows.cli.cli_common import (
+from cortexgraph.flows.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     cli_errors,
@@ -28,8 +28,8 @@ from flows.cli.cli_common import (
     print_json,
     settings_for,
 )
-from storage.errors import InvalidInputError
-from storage.models import Memory, MemoryStatus
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 STATUSES = [s.value for s in MemoryStatus]
 
@@ -119,7 +119,7 @@ def editor_command() -> list[str]:
 
 def parse_edited(text: str, original: Memory, config: Any) -> Memory:
     """The edited record, if it is a valid memory with the same id (InvalidInputError if not)."""
-    from storage.validation import check_memory_fields
+    from cortexgraph.storage.validation import check_memory_fields
 
     try:
         obj = json.loads(text)

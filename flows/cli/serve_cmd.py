@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.cli_common import StorageOpt, VaultOpt, cli_errors, err, settings_for
+from cortexgraph.flows.cli.cli_common import StorageOpt, VaultOpt, cli_errors, err, settings_for
 
 
 def serve(
@@ -25,7 +25,7 @@ def serve(
         raise typer.Exit(2)
     import uvicorn
 
-    from webui.app import create_app
+    from cortexgraph.webui.app import create_app
 
     with cli_errors():
         settings = settings_for(storage_path, vault)

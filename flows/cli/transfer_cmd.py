@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.cli_common import (
+from cortexgraph.flows.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     VaultOpt,
@@ -33,7 +33,7 @@ def export(
     as_json: JsonOpt = False,
 ) -> None:
     """Export memories, relations, the vault's notes and the issues to one file."""
-    from storage.portable import collect_bundle, write_bundle
+    from cortexgraph.storage.portable import collect_bundle, write_bundle
 
     with cli_errors():
         settings = settings_for(storage_path, vault)
@@ -56,8 +56,8 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import an export file into this store (empty or not); nothing is overwritten."""
-    from flows.cli.issues_cmd import open_issue_tracker
-    from storage.portable import import_bundle, read_bundle
+    from cortexgraph.flows.cli.issues_cmd import open_issue_tracker
+    from cortexgraph.storage.portable import import_bundle, read_bundle
 
     with cli_errors():
         settings = settings_for(storage_path, vault)
@@ -82,7 +82,7 @@ def backup(
     as_json: JsonOpt = False,
 ) -> None:
     """Copy the whole store directory (issues and their git history too), locked meanwhile."""
-    from storage.backup import backup_store
+    from cortexgraph.storage.backup import backup_store
 
     with cli_errors():
         settings = settings_for(storage_path)
@@ -102,7 +102,7 @@ def restore(
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Put a backup back in place, locked meanwhile."""
-    from storage.backup import restore_store
+    from cortexgraph.storage.backup import restore_store
 
     with cli_errors():
         settings = settings_for(storage_path)

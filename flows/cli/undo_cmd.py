@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from flows.cli.cli_common import (
+from cortexgraph.flows.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     VaultOpt,
@@ -38,7 +38,7 @@ def _report(result: dict, as_json: bool) -> None:
 def undo_merge_cmd(merged_id: IdArg, storage_path: StorageOpt = None,
                    as_json: JsonOpt = False) -> None:  # fmt: skip
     """Split a merged memory back into its sources (relations restored)."""
-    from agents.undo import undo_merge_of
+    from cortexgraph.agents.undo import undo_merge_of
 
     with cli_errors():
         store = open_cli_store(settings_for(storage_path))
@@ -50,8 +50,8 @@ def undo_merge_cmd(merged_id: IdArg, storage_path: StorageOpt = None,
 def undo_gc_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
                 as_json: JsonOpt = False) -> None:  # fmt: skip
     """Bring back a memory gc archived (grace period) or deleted (from gc-removed.jsonl)."""
-    from agents.undo import restore_collected
-    from storage.graveyard import Graveyard
+    from cortexgraph.agents.undo import restore_collected
+    from cortexgraph.storage.graveyard import Graveyard
 
     with cli_errors():
         settings = settings_for(storage_path)
@@ -78,7 +78,7 @@ def undo_promote_cmd(memory_id: IdArg, storage_path: StorageOpt = None, vault: V
 def unarchive_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
                   as_json: JsonOpt = False) -> None:  # fmt: skip
     """Make an archived memory active again."""
-    from agents.undo import unarchive
+    from cortexgraph.agents.undo import unarchive
 
     with cli_errors():
         store = open_cli_store(settings_for(storage_path))
@@ -89,7 +89,7 @@ def unarchive_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
 def unpromote_cmd(memory_id: IdArg, storage_path: StorageOpt = None, vault: VaultOpt = None,
                   as_json: JsonOpt = False) -> None:  # fmt: skip
     """Move a promoted memory's note to the vault's .trash/ and make the memory active again."""
-    from vault_sync.unpromote import unpromote_memory
+    from cortexgraph.vault_sync.unpromote import unpromote_memory
 
     with cli_errors():
         settings = settings_for(storage_path, vault)
@@ -105,8 +105,8 @@ def unpromote_cmd(memory_id: IdArg, storage_path: StorageOpt = None, vault: Vaul
 def history_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
                 as_json: JsonOpt = False) -> None:  # fmt: skip
     """Every change to a memory, with time and cause (store, gc and the issues' log)."""
-    from agents.history import history_of
-    from storage.graveyard import Graveyard
+    from cortexgraph.agents.history import history_of
+    from cortexgraph.storage.graveyard import Graveyard
 
     with cli_errors():
         settings = settings_for(storage_path)

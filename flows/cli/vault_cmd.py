@@ -14,9 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from cortexgraph.settings import Settings, load_settings
-from storage import open_store
-from storage.errors import CortexGraphError
-from vault_sync import (
+from cortexgraph.storage import open_store
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.vault_sync import (
     LTMIndex,
     ObsidianNoteSink,
     check_vault,
@@ -158,7 +158,7 @@ def search(
     settings = _settings(vault, storage_path)
     embedder = None
     if embeddings and settings.enable_embeddings:
-        from storage.embeddings import default_embedder
+        from cortexgraph.storage.embeddings import default_embedder
 
         embedder = default_embedder()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from flows.cli.cli_common import (
+from cortexgraph.flows.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     VaultOpt,
@@ -20,8 +20,8 @@ from flows.cli.cli_common import (
 def refresh(storage_path: StorageOpt = None, vault: VaultOpt = None,
             as_json: JsonOpt = False) -> None:  # fmt: skip
     """Rename legacy-named notes to short titles and update their Related lists."""
-    from vault_sync import ObsidianNoteSink
-    from vault_sync.refresh import refresh_notes
+    from cortexgraph.vault_sync import ObsidianNoteSink
+    from cortexgraph.vault_sync.refresh import refresh_notes
 
     with cli_errors():
         settings = settings_for(storage_path, vault)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flows.hooks.quick_search import StoreSnapshot
-from storage.config import StoreConfig
+from cortexgraph.flows.hooks.quick_search import StoreSnapshot
+from cortexgraph.storage.config import StoreConfig
 
 LISTED = 20  # memories named one by one in a message; the rest are counted
 PREVIEW = 70
@@ -75,8 +75,8 @@ def head_bytes(repo: Any, rel: Path) -> bytes:
 def commit_store(storage_path: Path, config: StoreConfig, session: str = "") -> list[str]:
     """Commit what changed in the memories and relations files; the commit messages' first
     lines (empty when nothing changed). Raises storage.beads errors when git is unusable."""
-    from storage.beads.git_repo import GitFileCommitter, open_repo
-    from storage.beads.lock import IssueLock
+    from cortexgraph.storage.beads.git_repo import GitFileCommitter, open_repo
+    from cortexgraph.storage.beads.lock import IssueLock
 
     if not (storage_path / config.memories_filename).exists():
         return []

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from storage.models import Memory
+from cortexgraph.storage.models import Memory
 
 CHARS_PER_TOKEN = 4  # a conservative estimate for English text
 RECALL_MAX_TOKENS = 500

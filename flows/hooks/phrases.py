@@ -17,7 +17,7 @@ _NAME = "_cortexgraph_hook_phrases"
 
 
 def phrases_module() -> ModuleType:
-    loaded = sys.modules.get("activation.phrases") or sys.modules.get(_NAME)
+    loaded = sys.modules.get("cortexgraph.activation.phrases") or sys.modules.get(_NAME)
     if loaded is not None:
         return loaded
     spec = importlib.util.find_spec("activation")  # finds the package without running it

@@ -22,9 +22,9 @@ from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
-from flows.hooks.contract import HookInput, run_hook
-from flows.hooks.runtime import HookRuntime, load_runtime
-from storage.models import Relation, new_id
+from cortexgraph.flows.hooks.contract import HookInput, run_hook
+from cortexgraph.flows.hooks.runtime import HookRuntime, load_runtime
+from cortexgraph.storage.models import Relation, new_id
 
 EVENT = "PostToolUse"
 TOOL_RE = re.compile(r"^mcp__.*cortexgraph.*__(open_memories|search_memory|search_unified)$")
@@ -76,7 +76,7 @@ def record_usage(runtime: HookRuntime, inp: HookInput, now: float) -> dict[str, 
     if tool.group(1) != "open_memories":
         runtime.write_state(inp.session_id, "coaccess", {"seen": seen, "opened": opened_before})
         return {"reinforced": 0, "linked": 0}
-    from storage import open_store
+    from cortexgraph.storage import open_store
 
     store = open_store(runtime.storage_path, runtime.store_config)
     ts = int(now)

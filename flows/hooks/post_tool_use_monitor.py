@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from activation.monitor import (
+from cortexgraph.activation.monitor import (
     BehaviorLedger,
     Monitor,
     SessionLog,
@@ -28,8 +28,8 @@ from activation.monitor import (
     load_pattern_set,
     make_call,
 )
-from flows.hooks.contract import HookInput, additional_context
-from flows.hooks.runtime import HookRuntime, load_runtime
+from cortexgraph.flows.hooks.contract import HookInput, additional_context
+from cortexgraph.flows.hooks.runtime import HookRuntime, load_runtime
 
 EVENTS = ("PostToolUse", "PostToolUseFailure")
 USER_PATTERNS = "patterns.yaml"  # in <storage>/monitor/
@@ -59,7 +59,7 @@ def build_monitor(runtime: HookRuntime) -> Monitor:
 
     def ledger() -> BehaviorLedger:
         # Only when an alert or an outcome is recorded; the monitor's own store, never the user's.
-        from activation.monitor import open_ledger
+        from cortexgraph.activation.monitor import open_ledger
 
         return open_ledger(runtime.storage_path)
 
@@ -79,7 +79,7 @@ def handle(inp: HookInput, error: str = "", now: float | None = None,
     call = make_call(inp.tool_name, inp.tool_input, inp.tool_response,
                      ts=time.time() if now is None else now, error=error or None)  # fmt: skip
     session = SessionLog(monitor_dir(runtime), inp.session_id or "no-session")
-    from activation.monitor.project_profile import project_profile
+    from cortexgraph.activation.monitor.project_profile import project_profile
 
     obs = monitor.observe(session, call, context_of(runtime),
                           profile=project_profile(runtime.project_dir))  # fmt: skip

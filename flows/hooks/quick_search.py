@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.config import StoreConfig
-from storage.decay import DAY, decay_score
-from storage.errors import CortexGraphError
-from storage.models import Memory, MemoryStatus
-from storage.text_index import tokenize
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.decay import DAY, decay_score
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.text_index import tokenize
 
 try:  # a prefect dependency; ~5x faster than json for this
     from orjson import loads as _loads
@@ -37,7 +37,7 @@ def _drop_monitor_records(records: dict[str, dict[str, Any]], raw: dict[str, byt
     candidates = [rid for rid in records if rid.startswith("bm.")]
     if not candidates:
         return []
-    from activation.monitor.ledger_store import is_monitor_record
+    from cortexgraph.activation.monitor.ledger_store import is_monitor_record
 
     dropped = [rid for rid in candidates if is_monitor_record(records[rid])]
     for rid in dropped:

@@ -10,11 +10,11 @@ import json
 from collections import Counter
 from typing import Any
 
-from flows.hooks.context_block import Entry, clip, fenced_block
-from flows.hooks.quick_search import StoreSnapshot
-from flows.hooks.runtime import HookRuntime
-from flows.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
-from storage.text_index import tokenize
+from cortexgraph.flows.hooks.context_block import Entry, clip, fenced_block
+from cortexgraph.flows.hooks.quick_search import StoreSnapshot
+from cortexgraph.flows.hooks.runtime import HookRuntime
+from cortexgraph.flows.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
+from cortexgraph.storage.text_index import tokenize
 
 RECALL_TOP_K = 5
 # Below this share of the best hit's relevance a match is noise, not a memory of the topic.

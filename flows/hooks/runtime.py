@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flows.hooks.contract import HookInput
-from flows.hooks.project_settings import PluginSettings, load_project_settings
-from storage.config import StoreConfig
+from cortexgraph.flows.hooks.contract import HookInput
+from cortexgraph.flows.hooks.project_settings import PluginSettings, load_project_settings
+from cortexgraph.storage.config import StoreConfig
 
 _SESSION_RE = re.compile(r"[^A-Za-z0-9_.-]")
 

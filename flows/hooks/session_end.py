@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from flows.hooks.contract import HookInput, run_hook
-from flows.hooks.runtime import load_runtime
+from cortexgraph.flows.hooks.contract import HookInput, run_hook
+from cortexgraph.flows.hooks.runtime import load_runtime
 
 EVENT = "SessionEnd"
 
@@ -20,7 +20,7 @@ def handle(inp: HookInput) -> dict[str, Any] | None:
     runtime = load_runtime(inp)
     if not runtime.plugin.auto_commit:
         return None
-    from flows.hooks.auto_commit import commit_store
+    from cortexgraph.flows.hooks.auto_commit import commit_store
 
     for line in commit_store(runtime.storage_path, runtime.store_config, inp.session_id):
         print(f"cortexgraph auto_commit: {line}", file=sys.stderr)

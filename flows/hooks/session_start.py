@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flows.hooks.context_block import Entry, fenced_block
-from flows.hooks.contract import HookInput, additional_context, run_hook
-from flows.hooks.quick_search import Hit, StoreSnapshot
-from flows.hooks.runtime import HookRuntime, load_runtime
+from cortexgraph.flows.hooks.context_block import Entry, fenced_block
+from cortexgraph.flows.hooks.contract import HookInput, additional_context, run_hook
+from cortexgraph.flows.hooks.quick_search import Hit, StoreSnapshot
+from cortexgraph.flows.hooks.runtime import HookRuntime, load_runtime
 
 EVENT = "SessionStart"
 DECISION_TAGS = ("decision", "decisions", "preference", "preferences", "convention")
@@ -38,8 +38,8 @@ def project_hits(snapshot: StoreSnapshot, project: str, now: float, limit: int) 
 
 def move_monitor_records_out(runtime: HookRuntime) -> None:
     """A store from before the monitor had its own ledger: move its records there, once."""
-    from activation.monitor.ledger_store import isolate_monitor_records
-    from storage import open_store
+    from cortexgraph.activation.monitor.ledger_store import isolate_monitor_records
+    from cortexgraph.storage import open_store
 
     store = open_store(runtime.storage_path, runtime.store_config)
     isolate_monitor_records(store, runtime.storage_path)

@@ -14,13 +14,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from flows.hooks.context_block import clean, clip
-from flows.hooks.contract import HookInput, block_stop, run_hook
-from flows.hooks.phrases import phrase_detector
-from flows.hooks.quick_search import StoreSnapshot
-from flows.hooks.runtime import HookRuntime, fingerprint, load_runtime
-from flows.hooks.transcript import Turn, read_turns
-from storage.text_index import tokenize
+from cortexgraph.flows.hooks.context_block import clean, clip
+from cortexgraph.flows.hooks.contract import HookInput, block_stop, run_hook
+from cortexgraph.flows.hooks.phrases import phrase_detector
+from cortexgraph.flows.hooks.quick_search import StoreSnapshot
+from cortexgraph.flows.hooks.runtime import HookRuntime, fingerprint, load_runtime
+from cortexgraph.flows.hooks.transcript import Turn, read_turns
+from cortexgraph.storage.text_index import tokenize
 
 EVENT = "Stop"
 RECENT_USER_TURNS = 20

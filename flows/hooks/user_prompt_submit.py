@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from flows.hooks.contract import HookInput, additional_context, run_hook
-from flows.hooks.phrases import phrase_detector
+from cortexgraph.flows.hooks.contract import HookInput, additional_context, run_hook
+from cortexgraph.flows.hooks.phrases import phrase_detector
 
 EVENT = "UserPromptSubmit"
 WORD_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]")
@@ -38,14 +38,14 @@ ASKING_WORDS = (
 
 @cache
 def asking_terms() -> frozenset[str]:
-    from storage.text_index import tokenize
+    from cortexgraph.storage.text_index import tokenize
 
     return frozenset(tokenize(ASKING_WORDS))
 
 
 @cache
 def not_tag_terms() -> frozenset[str]:
-    from storage.text_index import tokenize
+    from cortexgraph.storage.text_index import tokenize
 
     return asking_terms() | frozenset(
         tokenize("forget keep mind store write down future reference")
@@ -77,7 +77,7 @@ def analyze_prompt(prompt: str, detector: Any = None) -> PromptAnalysis:
     signals = (detector or phrase_detector()).detect(text)
     if not (signals.recall_request or signals.save_request):
         return PromptAnalysis(None, signals, ())
-    from storage.text_index import tokenize
+    from cortexgraph.storage.text_index import tokenize
 
     not_topic = set(tokenize(" ".join(signals.matched_phrases))) | asking_terms()
     topic: list[str] = []
@@ -104,7 +104,7 @@ def _around_request(text: str, signals: Any) -> str:
 
 def leans_on_earlier_turns(prompt: str, analysis: PromptAnalysis) -> bool:
     """No topic of its own, or a short reply ("yes, remember that")."""
-    from activation.context import is_follow_up
+    from cortexgraph.activation.context import is_follow_up
 
     return not analysis.topic_terms or is_follow_up(prompt)
 
@@ -120,14 +120,14 @@ def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
     if inp.transcript_path and leans_on_earlier_turns(prompt, analysis):
         # "what did we decide last time?", "yes, remember that": the topic is in the turns
         # before it (ConversationContext over the transcript).
-        from flows.hooks.conversation import with_earlier_turns
+        from cortexgraph.flows.hooks.conversation import with_earlier_turns
 
         joined = with_earlier_turns(prompt, inp.transcript_path)
         if joined != prompt:
             prompt, analysis = joined, analyze_prompt(joined)
             signals = analysis.signals or signals
-    from flows.hooks.recall import recall_context, save_reminder
-    from flows.hooks.runtime import load_runtime
+    from cortexgraph.flows.hooks.recall import recall_context, save_reminder
+    from cortexgraph.flows.hooks.runtime import load_runtime
 
     runtime = load_runtime(inp)
     now = time.time() if now is None else now

@@ -1,6 +1,6 @@
 """Consolidation work tracked as beads issues, committed to git through GitPython.
 
-    from storage.beads import open_tracker
+    from cortexgraph.storage.beads import open_tracker
     tracker = open_tracker("~/.config/cortexgraph/jsonl", search_parents=False)
     issue = tracker.create("Merge 3 notes on PostgreSQL", labels=["consolidation:cluster"],
                            metadata={"memory_ids": [...]}, dedupe_key="cluster:ab12")
@@ -12,14 +12,14 @@ Imports nothing of ours but storage.errors; GitPython is imported when a tracker
 
 from __future__ import annotations
 
-from storage.beads.errors import (
+from cortexgraph.storage.beads.errors import (
     CommitError,
     IssueNotFoundError,
     IssueRecordError,
     TrackerUnavailableError,
 )
-from storage.beads.git_repo import GitIdentity
-from storage.beads.schema import (
+from cortexgraph.storage.beads.git_repo import GitIdentity
+from cortexgraph.storage.beads.schema import (
     ISSUE_TYPES,
     STATUSES,
     BeadsIssue,
@@ -31,7 +31,7 @@ from storage.beads.schema import (
     issue_to_line,
     issue_to_record,
 )
-from storage.beads.tracker import DEDUPE_KEY, BeadsTracker, IssueCommit, open_tracker
+from cortexgraph.storage.beads.tracker import DEDUPE_KEY, BeadsTracker, IssueCommit, open_tracker
 
 __all__ = [
     "DEDUPE_KEY",

@@ -22,10 +22,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from storage.beads.errors import IssueRecordError
-from storage.beads.issue_file import IssueFile, Snapshot
-from storage.beads.schema import BeadsIssue, issue_from_line, issue_to_line
-from storage.errors import StorageError
+from cortexgraph.storage.beads.errors import IssueRecordError
+from cortexgraph.storage.beads.issue_file import IssueFile, Snapshot
+from cortexgraph.storage.beads.schema import BeadsIssue, issue_from_line, issue_to_line
+from cortexgraph.storage.errors import StorageError
 
 DEDUPE_KEY = "dedupe_key"
 

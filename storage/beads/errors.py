@@ -1,8 +1,8 @@
-"""Errors of the beads issue tracker (all derive from storage.errors)."""
+"""Errors of the beads issue tracker (all derive from cortexgraph.storage.errors)."""
 
 from __future__ import annotations
 
-from storage.errors import InvalidInputError, NotFoundError, StorageError
+from cortexgraph.storage.errors import InvalidInputError, NotFoundError, StorageError
 
 
 class IssueNotFoundError(NotFoundError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from storage.beads.schema import ISSUE_TYPES, STATUSES
-from storage.errors import InvalidInputError
+from cortexgraph.storage.beads.schema import ISSUE_TYPES, STATUSES
+from cortexgraph.storage.errors import InvalidInputError
 
 TEXT_FIELDS = ("title", "description", "design", "acceptance_criteria", "notes")
 UPDATABLE = frozenset(

@@ -21,7 +21,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from storage.beads.errors import CommitError, TrackerUnavailableError
+from cortexgraph.storage.beads.errors import CommitError, TrackerUnavailableError
 
 if TYPE_CHECKING:
     from git import Repo

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Container
 
-from storage.errors import InvalidInputError
+from cortexgraph.storage.errors import InvalidInputError
 
 MIN_LENGTH = 3
 MAX_LENGTH = 8

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from storage.beads.schema import BeadsIssue, escape_unsafe_chars, issue_from_line, issue_to_line
-from storage.errors import StorageError
-from storage.jsonl_lines import BadLine, quarantine_path
-from storage.file_ops import quarantine_entry
+from cortexgraph.storage.beads.schema import BeadsIssue, escape_unsafe_chars, issue_from_line, issue_to_line
+from cortexgraph.storage.errors import StorageError
+from cortexgraph.storage.jsonl_lines import BadLine, quarantine_path
+from cortexgraph.storage.file_ops import quarantine_entry
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from storage.errors import StorageError
+from cortexgraph.storage.errors import StorageError
 
 try:
     import fcntl

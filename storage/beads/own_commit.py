@@ -13,9 +13,9 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from storage.beads.errors import CommitError
-from storage.beads.git_repo import GitFileCommitter
-from storage.beads.issue_file import IssueFile, apply_changes
+from cortexgraph.storage.beads.errors import CommitError
+from cortexgraph.storage.beads.git_repo import GitFileCommitter
+from cortexgraph.storage.beads.issue_file import IssueFile, apply_changes
 
 
 def commit_own_changes(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from storage.beads.errors import IssueRecordError
+from cortexgraph.storage.beads.errors import IssueRecordError
 
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
 # Statuses bd itself may write; read and preserved, never set by us.

@@ -19,16 +19,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from storage.beads.batch import BatchState, compacted, stamp_generation
-from storage.beads.errors import IssueNotFoundError
-from storage.beads.fields import UPDATABLE, check_priority, check_title, clean_labels, validated
-from storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
-from storage.beads.ids import check_prefix, new_issue_id
-from storage.beads.issue_file import IssueFile, Snapshot
-from storage.beads.lock import IssueLock
-from storage.beads.own_commit import commit_ids, commit_own_changes
-from storage.beads.schema import ISSUE_TYPES, BeadsIssue, time_from_timestamp
-from storage.errors import InvalidInputError
+from cortexgraph.storage.beads.batch import BatchState, compacted, stamp_generation
+from cortexgraph.storage.beads.errors import IssueNotFoundError
+from cortexgraph.storage.beads.fields import UPDATABLE, check_priority, check_title, clean_labels, validated
+from cortexgraph.storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
+from cortexgraph.storage.beads.ids import check_prefix, new_issue_id
+from cortexgraph.storage.beads.issue_file import IssueFile, Snapshot
+from cortexgraph.storage.beads.lock import IssueLock
+from cortexgraph.storage.beads.own_commit import commit_ids, commit_own_changes
+from cortexgraph.storage.beads.schema import ISSUE_TYPES, BeadsIssue, time_from_timestamp
+from cortexgraph.storage.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from git import Repo

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from activation import resources
-from activation.config import ActivationConfig
-from storage.text_index import tokenize
+from cortexgraph.activation import resources
+from cortexgraph.activation.config import ActivationConfig
+from cortexgraph.storage.text_index import tokenize
 
 
 class HashingEmbedder:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from activation import (
+from cortexgraph.activation import (
     Activation,
     ActivationConfig,
     ConversationContext,
@@ -17,8 +17,8 @@ from activation import (
     enrich_for_save,
     suggested_query,
 )
-from activation.tags import to_tag
-from storage.base import InMemoryStore
+from cortexgraph.activation.tags import to_tag
+from cortexgraph.storage.base import InMemoryStore
 
 
 def test_explicit_save_is_must_save(no_models):

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from activation import EntityExtractor
-from activation.entities import normalise_entity
+from cortexgraph.activation import EntityExtractor
+from cortexgraph.activation.entities import normalise_entity
 
 
 def test_rules_find_technical_terms_files_identifiers():

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from activation import ImportanceScorer, Intent, PhraseDetector
+from cortexgraph.activation import ImportanceScorer, Intent, PhraseDetector
 
 
 def test_base_by_intent():

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from activation import ClassifierArtefactError, Intent, IntentClassifier
-from activation.intent import ARTEFACT, IntentModel, load_model
-from activation.intent_data import (
+from cortexgraph.activation import ClassifierArtefactError, Intent, IntentClassifier
+from cortexgraph.activation.intent import ARTEFACT, IntentModel, load_model
+from cortexgraph.activation.intent_data import (
     data_fingerprint,
     is_held_out,
     load_eval_set,
@@ -36,7 +36,7 @@ def test_split_is_deterministic_and_order_independent():
 def test_shipped_artefact_matches_current_training_data():
     model = load_model()
     assert model.data_fingerprint == data_fingerprint(load_training_set()), (
-        "training data changed: run python -m activation.train_intent"
+        "training data changed: run python -m cortexgraph.activation.train_intent"
     )
     assert model.labels == tuple(Intent)
     assert ARTEFACT.stat().st_size < 400_000
@@ -81,6 +81,6 @@ def test_embedding_head_meets_target_on_held_out_split(minilm):
 
 @pytest.mark.slow
 def test_retraining_reproduces_the_shipped_artefact(minilm):
-    from activation.train_intent import compare, train
+    from cortexgraph.activation.train_intent import compare, train
 
     assert compare(train(minilm), load_model()) == []

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from activation import PhraseDetector
-from activation.intent_data import load_eval_set, load_training_set
+from cortexgraph.activation import PhraseDetector
+from cortexgraph.activation.intent_data import load_eval_set, load_training_set
 
 SAVE_REQUESTS = [
     "Remember this: the door code is 1234.",

@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from storage import open_store
+from cortexgraph.storage import open_store
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ RECALL = "which database did the billing team end up picking?"
 DRIVER = """
 import json, sys
 from typer.testing import CliRunner
-from flows.cli.main import app
+from cortexgraph.flows.cli.main import app
 store, msg = sys.argv[1], json.loads(sys.argv[2])
 out = {}
 for name, args in (("pref", ["analyze", "--json", msg["pref"]]),
@@ -40,7 +40,7 @@ for name, args in (("pref", ["analyze", "--json", msg["pref"]]),
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     out[name] = json.loads(result.stdout)
-from activation import resources
+from cortexgraph.activation import resources
 out["minilm_loaded"] = resources._embedder.get("model") is not None
 out["sentence_transformers_imported"] = "sentence_transformers" in sys.modules
 print(json.dumps(out))
@@ -112,25 +112,25 @@ def test_unknown_variable_is_named_with_the_closest_known_one_at_every_edge(tmp_
     hint = "CORTEXGRAPH_TAG_SUGESTION_TOP_K is ignored; did you mean " \
         "CORTEXGRAPH_TAG_SUGGESTION_TOP_K?"  # fmt: skip
     env = clean_env(tmp_path, **typo)
-    cli = subprocess.run([sys.executable, "-m", "flows.cli.main", "analyze", "--json", "hello"],
+    cli = subprocess.run([sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hello"],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert cli.returncode == 0 and cli.stderr.count(hint) == 1, cli.stderr
-    mcp = subprocess.run([sys.executable, "-m", "mcp_server"], input="", capture_output=True,
+    mcp = subprocess.run([sys.executable, "-m", "cortexgraph.mcp_server"], input="", capture_output=True,
                          text=True, cwd=ROOT, env=env, timeout=120)  # EOF on stdin: it stops
     assert mcp.stderr.count(hint) == 1, mcp.stderr
-    hook = subprocess.run([sys.executable, "-m", "flows.hooks", "user-prompt-submit"],
+    hook = subprocess.run([sys.executable, "-m", "cortexgraph.flows.hooks", "user-prompt-submit"],
                           input=json.dumps({"session_id": "s", "prompt": "what did we decide "
                                             "about the billing database?"}),
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)  # fmt: skip
     assert hook.returncode == 0 and hook.stderr.count(hint) == 1, hook.stderr
-    quiet = subprocess.run([sys.executable, "-m", "flows.cli.main", "analyze", "--json", "hi"],
+    quiet = subprocess.run([sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hi"],
                            capture_output=True, text=True, cwd=ROOT, timeout=300,
                            env=clean_env(tmp_path, CORTEXGRAPH_CLUSTER_THRESHOLD="0.7"))
     assert "unknown setting" not in quiet.stderr  # a 1.x alias is a known name
 
 
 def window_size_run(tmp_path: Path, size: str) -> str:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "cortexgraph.mcp_server"],
                                    env=clean_env(tmp_path, CORTEXGRAPH_CONTEXT_WINDOW_SIZE=size,
                                                  CORTEXGRAPH_SPACY_MODEL="no_such_spacy_model"),
                                    cwd=str(ROOT))  # fmt: skip

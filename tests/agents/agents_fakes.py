@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.protocols import NoteRef
-from storage import InMemoryStore
-from storage.decay import DAY
-from storage.models import Memory, Relation
+from cortexgraph.agents.protocols import NoteRef
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.decay import DAY
+from cortexgraph.storage.models import Memory, Relation
 
 NOW = 1_760_000_000.0
 
@@ -60,7 +60,7 @@ class RecordingSink:
         reason: str = "",
         now: float,
     ) -> NoteRef:
-        from storage.errors import StorageError
+        from cortexgraph.storage.errors import StorageError
 
         if memory.id in self.fail_for:
             raise StorageError(f"disk full writing {memory.id}")

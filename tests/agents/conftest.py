@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from agents_fakes import BagOfWordsEmbedder
 
-from agents.memory_tracker import InMemoryIssueTracker
-from storage import InMemoryStore
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.storage import InMemoryStore
 
 
 @pytest.fixture

@@ -3,18 +3,18 @@ from __future__ import annotations
 import pytest
 from agents_fakes import NOW, add
 
-from agents.common import LABEL_DECAY
-from agents.decay_analyzer import (
+from cortexgraph.agents.common import LABEL_DECAY
+from cortexgraph.agents.decay_analyzer import (
     DecayAction,
     DecayAnalyzer,
     DecayAnalyzerConfig,
     GcMode,
     Urgency,
 )
-from storage import InMemoryStore
-from storage.decay import DecayConfig, memory_score
-from storage.errors import InvalidInputError
-from storage.models import MemoryStatus
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.decay import DecayConfig, memory_score
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import MemoryStatus
 
 
 def test_urgency_boundaries():
@@ -119,7 +119,7 @@ def test_dry_run_opens_no_issue_and_collects_nothing(store, tracker):
 
 @pytest.mark.parametrize("mode", [GcMode.ARCHIVE, GcMode.DELETE])
 def test_gc_only_takes_gc_candidates(store, mode, tmp_path):
-    from storage.graveyard import Graveyard
+    from cortexgraph.storage.graveyard import Graveyard
 
     gone = add(store, "long forgotten", age_days=60)
     kept = add(store, "long forgotten but used", age_days=60, use_count=4)

@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 from agents_fakes import NOW, add
 
-from agents.cluster_detector import ClusterAction, ClusterConfig, ClusterDetector, strongest_per_row
-from agents.duplicates import DetailExtractor, conflict, numbers_in
+from cortexgraph.agents.cluster_detector import ClusterAction, ClusterConfig, ClusterDetector, strongest_per_row
+from cortexgraph.agents.duplicates import DetailExtractor, conflict, numbers_in
 
 WORDS = "the billing team decided to use kafka for invoice events after the long review"
 
@@ -66,7 +66,7 @@ def test_strongest_per_row_keeps_each_members_best_links():
 
 
 def test_a_merge_is_not_reopened_with_memories_it_already_weighed(store, embedder):
-    from agents.merge_ops import PROVENANCE_KEY
+    from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 
     merged_extra = {PROVENANCE_KEY: {"sources": [], "merged_at": int(NOW - 3600)}}
     merged = add(store, f"{WORDS} budget", age_days=2, extra=merged_extra)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from agents_fakes import NOW, RecordingSink, add
 
-from agents.cluster_detector import ClusterConfig, ClusterDetector
-from agents.common import LABEL_CLUSTER, LABEL_MERGE, LABEL_PROMOTE, LABEL_RELATIONS
-from agents.ltm_promoter import LTMPromoter
-from agents.pipeline import Pipeline, pipeline_config, run_agents
-from agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
-from storage.decay import DecayConfig
+from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector
+from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, LABEL_PROMOTE, LABEL_RELATIONS
+from cortexgraph.agents.ltm_promoter import LTMPromoter
+from cortexgraph.agents.pipeline import Pipeline, pipeline_config, run_agents
+from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
+from cortexgraph.storage.decay import DecayConfig
 
 
 def _paraphrases(store):

@@ -3,12 +3,12 @@ from __future__ import annotations
 import pytest
 from agents_fakes import NOW, add
 
-from agents.cluster_detector import Cluster, ClusterAction, ClusterDetector, cluster_id_for
-from agents.common import LABEL_CLUSTER, AgentError
-from agents.merge_ops import PROVENANCE_KEY
-from agents.semantic_merge import MergeConfig, MergeMode, SemanticMerge
-from agents.sentences import union_sentences
-from storage.models import MemoryStatus
+from cortexgraph.agents.cluster_detector import Cluster, ClusterAction, ClusterDetector, cluster_id_for
+from cortexgraph.agents.common import LABEL_CLUSTER, AgentError
+from cortexgraph.agents.merge_ops import PROVENANCE_KEY
+from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, SemanticMerge
+from cortexgraph.agents.sentences import union_sentences
+from cortexgraph.storage.models import MemoryStatus
 
 
 def test_union_keeps_every_distinct_sentence_and_collapses_near_identical():

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from agents_fakes import NOW, RecordingSink, add
 
-from agents.pipeline import AGENT_ORDER, Pipeline, run_agents, select_agents
-from storage.errors import InvalidInputError
-from storage.models import MemoryStatus
+from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents, select_agents
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import MemoryStatus
 
 
 def _seed(store):

@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 from agents_fakes import NOW, RecordingSink, add
 
-from agents.common import AgentError
-from agents.ltm_promoter import LTMPromoter, PromoterConfig
-from storage.decay import DecayConfig
-from storage.models import MemoryStatus
+from cortexgraph.agents.common import AgentError
+from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoterConfig
+from cortexgraph.storage.decay import DecayConfig
+from cortexgraph.storage.models import MemoryStatus
 
 
 def test_promotes_by_score_by_use_and_forced(store):

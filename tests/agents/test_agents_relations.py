@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from agents_fakes import NOW, add
 
-from agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery, jaccard
-from storage.models import MemoryStatus
+from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery, jaccard
+from cortexgraph.storage.models import MemoryStatus
 
 
 def test_strength_and_confidence_formulas(store):

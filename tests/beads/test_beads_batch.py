@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.beads import open_tracker
+from cortexgraph.storage.beads import open_tracker
 
 CTX = mp.get_context("fork")
 

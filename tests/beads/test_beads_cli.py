@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
 from cortexgraph.settings import Settings
-from flows.cli.issues_cmd import app, open_issue_tracker
-from storage.beads import BeadsTracker, issue_as_json, open_tracker
+from cortexgraph.flows.cli.issues_cmd import app, open_issue_tracker
+from cortexgraph.storage.beads import BeadsTracker, issue_as_json, open_tracker
 
 runner = CliRunner()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 from pathlib import Path
 
-from storage.beads import open_tracker
+from cortexgraph.storage.beads import open_tracker
 
 CTX = mp.get_context("fork")  # Linux CI; children open their own tracker after the fork
 

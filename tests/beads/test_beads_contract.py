@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.memory_tracker import InMemoryIssueTracker
-from agents.protocols import IssueTracker, IssueView
-from storage.beads import open_tracker
-from storage.errors import InvalidInputError, NotFoundError
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.agents.protocols import IssueTracker, IssueView
+from cortexgraph.storage.beads import open_tracker
+from cortexgraph.storage.errors import InvalidInputError, NotFoundError
 
 
 @pytest.fixture(params=["beads", "memory"])

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from flows.cli.issues_cmd import app
-from storage.beads import open_tracker
-from storage.beads.schema import issue_to_line
+from cortexgraph.flows.cli.issues_cmd import app
+from cortexgraph.storage.beads import open_tracker
+from cortexgraph.storage.beads.schema import issue_to_line
 
 runner = CliRunner()
 BEADS_FILE = ".beads/issues.jsonl"
@@ -242,7 +242,7 @@ def test_staged_hand_edit_stays_staged_and_uncommitted(user_repo, clock, git_cmd
 
 
 def test_a_failed_commit_is_carried_by_the_next_one(user_repo, clock, monkeypatch):
-    from storage.beads import CommitError, git_repo
+    from cortexgraph.storage.beads import CommitError, git_repo
 
     tracker = open_tracker(user_repo, clock=clock)
     a = tracker.create("first")
@@ -282,7 +282,7 @@ _HOSTILE_LINES = st.one_of(
 )
 @given(hostile=st.lists(_HOSTILE_LINES, min_size=1, max_size=4))
 def test_any_hostile_line_leaves_the_other_issues_readable(tmp_path_factory, hostile):
-    from storage.beads.issue_file import parse_issue_lines
+    from cortexgraph.storage.beads.issue_file import parse_issue_lines
 
     repo = tmp_path_factory.mktemp("hostile")
     tracker = open_tracker(repo, search_parents=False, clock=_ticks())

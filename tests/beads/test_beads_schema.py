@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from storage.beads import IssueRecordError, issue_from_line, issue_to_record, open_tracker
-from storage.beads.schema import format_time, parse_time
+from cortexgraph.storage.beads import IssueRecordError, issue_from_line, issue_to_record, open_tracker
+from cortexgraph.storage.beads.schema import format_time, parse_time
 
 BD_RECORD = {
     "id": "cg-x9k",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from storage.beads import (
+from cortexgraph.storage.beads import (
     BeadsTracker,
     IssueNotFoundError,
     TrackerUnavailableError,
     open_tracker,
 )
-from storage.beads.ids import collision_probability, hash_length, new_issue_id
-from storage.errors import InvalidInputError, NotFoundError
+from cortexgraph.storage.beads.ids import collision_probability, hash_length, new_issue_id
+from cortexgraph.storage.errors import InvalidInputError, NotFoundError
 
 BEADS_FILE = ".beads/issues.jsonl"
 

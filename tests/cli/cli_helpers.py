@@ -24,7 +24,7 @@ class Cli:
                         CORTEXGRAPH_ENABLE_EMBEDDINGS="false", COLUMNS="200")  # fmt: skip
 
     def __call__(self, *args: str, ok: bool = True, **env: str) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "-m", "flows.cli.main", *args], cwd=ROOT,
+        done = subprocess.run([sys.executable, "-m", "cortexgraph.flows.cli.main", *args], cwd=ROOT,
                               env={**self.env, **env}, capture_output=True, text=True,
                               timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
         if ok:
@@ -35,6 +35,6 @@ class Cli:
         return json.loads(self(*args, "--json", **env).stdout)
 
     def store(self) -> Any:
-        from storage import open_store
+        from cortexgraph.storage import open_store
 
         return open_store(self.storage)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from cli_helpers import NOW, Cli
 
-from storage.beads import issue_as_json, open_tracker
+from cortexgraph.storage.beads import issue_as_json, open_tracker
 
 
 def _seed(cli: Cli) -> None:
-    from vault_sync import ObsidianNoteSink, promote_memory
+    from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
     store = cli.store()
     ids = [store.save(f"memory number {i} about {topic}", tags=[topic], entities=["Sam"],

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from cli_helpers import NOW
 
-from agents.merge_ops import apply_plan, plan_merge
-from agents.undo import collect_garbage
-from storage.decay import DAY
-from storage.graveyard import Graveyard
-from storage.models import MemoryStatus
+from cortexgraph.agents.merge_ops import apply_plan, plan_merge
+from cortexgraph.agents.undo import collect_garbage
+from cortexgraph.storage.decay import DAY
+from cortexgraph.storage.graveyard import Graveyard
+from cortexgraph.storage.models import MemoryStatus
 
 
 def _merged(cli):
@@ -50,7 +50,7 @@ def test_unknown_id_is_exit_1_with_a_message(cli):
 
 
 def test_unpromote_moves_the_note_to_the_vault_trash(cli):
-    from vault_sync import ObsidianNoteSink, promote_memory
+    from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
     store = cli.store()
     m = store.save("We chose PostgreSQL 16 for billing because of row-level security", now=NOW)
@@ -105,7 +105,7 @@ def test_unarchive_inside_the_grace_period(cli):
 
 
 def test_history_includes_the_issue_log(cli):
-    from storage.beads import open_tracker
+    from cortexgraph.storage.beads import open_tracker
 
     store = cli.store()
     m = store.save("a memory the decay agent worries about", now=NOW)

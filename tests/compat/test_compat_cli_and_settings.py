@@ -12,7 +12,7 @@ import anyio
 from compat_helpers import PARAPHRASES, PYTHON, clean_env, payload
 from mcp import Client, StdioServerParameters
 
-from storage import open_store
+from cortexgraph.storage import open_store
 
 BIN = Path(PYTHON).parent
 
@@ -63,7 +63,7 @@ def test_settings_reach_the_tools_in_a_real_server_process(tmp_path):
     env = clean_env(tmp_path, CORTEXGRAPH_AUTO_REINFORCE="false",
                     CORTEXGRAPH_CLUSTER_THRESHOLD="0.6", CORTEXGRAPH_MIN_CLUSTER_SIZE="3",
                     CORTEXGRAPH_ENABLE_EMBEDDINGS="true")  # fmt: skip
-    params = StdioServerParameters(command=PYTHON, args=["-m", "mcp_server"], env=env)
+    params = StdioServerParameters(command=PYTHON, args=["-m", "cortexgraph.mcp_server"], env=env)
 
     async def go():
         async with Client(params) as client:

@@ -11,8 +11,8 @@ from compat_helpers import PARAPHRASES, error_text, make_settings, payload
 from mcp import Client
 from mcp_types import CreateMessageResult, TextContent
 
-from mcp_server.app import build_server
-from storage import open_store
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.storage import open_store
 
 
 def run(fn, *args):

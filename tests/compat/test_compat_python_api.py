@@ -11,7 +11,7 @@ import time
 import pytest
 from compat_helpers import NOW, PARAPHRASES, PYTHON, clean_env, snapshot
 
-from storage import open_store
+from cortexgraph.storage import open_store
 
 DAY = 86400
 
@@ -35,7 +35,7 @@ def configured(tmp_path, monkeypatch):
 
 
 def test_documented_imports_resolve_to_the_agents_package():
-    import agents
+    from cortexgraph import agents
     import cortexgraph.agents as compat
     from cortexgraph.agents import (  # noqa: F401 - the documented import line
         ClusterDetector,
@@ -52,8 +52,8 @@ def test_documented_imports_resolve_to_the_agents_package():
         query_consolidation_issues,
     )
 
-    assert compat is agents and Scheduler.__module__ == "flows.agents_api"
-    import agents.decay_analyzer as real
+    assert compat is agents and Scheduler.__module__ == "cortexgraph.flows.agents_api"
+    import cortexgraph.agents.decay_analyzer as real
     from cortexgraph.agents.decay_analyzer import DecayAnalyzer as same
 
     assert same is real.DecayAnalyzer  # one module, not a second copy
@@ -62,9 +62,9 @@ def test_documented_imports_resolve_to_the_agents_package():
 
 
 def test_scheduler_dry_run_pipeline_is_the_pipeline_and_writes_nothing(configured):
-    from agents.pipeline import Pipeline, run_agents
+    from cortexgraph.agents.pipeline import Pipeline, run_agents
     from cortexgraph.agents import Scheduler
-    from storage import InMemoryStore
+    from cortexgraph.storage import InMemoryStore
 
     before = snapshot(configured / "stm")
     results = Scheduler(dry_run=True, now=NOW).run_pipeline()

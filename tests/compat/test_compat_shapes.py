@@ -8,8 +8,8 @@ import anyio
 from compat_helpers import PARAPHRASES, make_settings, payload
 from mcp import Client
 
-from mcp_server.app import build_server
-from storage import open_store
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.storage import open_store
 
 
 def run(fn, *args):

@@ -24,7 +24,7 @@ def prefect_harness():
 def demo_dirs(tmp_path):
     """A JSONL store seeded with the demo dataset, and a vault holding one hand-written note."""
     from cortexgraph.demo_data import seed_store
-    from storage import open_store
+    from cortexgraph.storage import open_store
 
     store_dir, vault = tmp_path / "store", tmp_path / "vault"
     seed_store(open_store(store_dir), now=SEED_NOW)

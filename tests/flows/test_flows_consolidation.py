@@ -6,11 +6,11 @@ import pytest
 from typer.testing import CliRunner
 
 from cortexgraph.settings import load_settings
-from flows.cli.consolidate import RUNS_FILE, app
-from flows.consolidation import make_task_runner, run_pipeline
-from storage import open_store
-from storage.errors import InvalidInputError
-from storage.models import MemoryStatus
+from cortexgraph.flows.cli.consolidate import RUNS_FILE, app
+from cortexgraph.flows.consolidation import make_task_runner, run_pipeline
+from cortexgraph.storage import open_store
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import MemoryStatus
 
 NOW = 1_760_000_000.0 + 3600  # an hour after seeding
 
@@ -102,7 +102,7 @@ def test_cli_dry_run_on_missing_store_fails_cleanly(prefect_harness, tmp_path):
 
 
 def test_live_run_with_beads_commits_once_per_agent(prefect_harness, demo_dirs):
-    from storage.beads import open_tracker
+    from cortexgraph.storage.beads import open_tracker
 
     store_dir, vault = demo_dirs
     settings = load_settings(storage_path=store_dir, ltm_vault_path=vault, beads_enabled=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cortexgraph.settings import load_settings
-from flows.consolidation import run_pipeline
+from cortexgraph.flows.consolidation import run_pipeline
 
 NOW = 1_760_000_000.0 + 3600
 
@@ -28,7 +28,7 @@ def _comparable(report):
 @pytest.mark.slow
 def test_dask_runner_gives_the_thread_runners_result(prefect_harness, tmp_path):
     from cortexgraph.demo_data import demo_memories
-    from storage import open_store
+    from cortexgraph.storage import open_store
 
     store_dir, vault = tmp_path / "store", tmp_path / "vault"
     open_store(store_dir).put_many(demo_memories(now=NOW - 3600)[:80])

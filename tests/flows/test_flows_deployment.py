@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import open_store
+from cortexgraph.storage import open_store
 
 REPO = Path(__file__).resolve().parents[2]
 PREFECT = str(Path(sys.executable).with_name("prefect"))

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from storage import InMemoryStore
-from storage.embeddings import EmbeddingCache
-from storage.models import MemoryStatus
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.embeddings import EmbeddingCache
+from cortexgraph.storage.models import MemoryStatus
 
 
 class CountingEmbedder:
@@ -30,8 +30,7 @@ def test_missing_lists_each_uncached_text_once(tmp_path):
 
 
 def test_warm_embeddings_embeds_only_missing_active_texts(prefect_harness, monkeypatch):
-    import flows.embedding_tasks as et
-
+    import cortexgraph.flows.embedding_tasks as et
     model = CountingEmbedder()
     monkeypatch.setattr(et, "_model", model)  # what a worker process would have loaded
     store = InMemoryStore()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hooks_helpers import AUTH_DECISION, ROOT, HookRun
 
-from storage import open_store
+from cortexgraph.storage import open_store
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def run_hook(hook_env: dict[str, str], project: Path):
             {"session_id": "sess-1", "transcript_path": "", "cwd": str(project), **payload}
         )  # fmt: skip
         proc = subprocess.run(
-            [sys.executable, "-m", "flows.hooks", event],
+            [sys.executable, "-m", "cortexgraph.flows.hooks", event],
             input=body, capture_output=True, text=True, cwd=ROOT,
             env={**hook_env, **env}, timeout=60,
         )  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hooks_helpers import assert_silent, context_of
 
-from storage import open_store
+from cortexgraph.storage import open_store
 
 
 def start(source: str = "startup") -> dict[str, str]:

@@ -9,19 +9,19 @@ import pytest
 from hooks_helpers import NOW
 
 from cortexgraph.demo_data import seed_store
-from flows.hooks.context_block import DATA_NOTICE, Entry, fenced_block
-from flows.hooks.project_settings import (
+from cortexgraph.flows.hooks.context_block import DATA_NOTICE, Entry, fenced_block
+from cortexgraph.flows.hooks.project_settings import (
     PluginSettings,
     PluginSettingsError,
     load_project_settings,
     parse_settings_text,
 )
-from flows.hooks.quick_search import StoreSnapshot
-from flows.hooks.runtime import store_location
-from flows.hooks.transcript import read_turns
-from flows.hooks.user_prompt_submit import analyze_prompt
-from storage import open_store
-from storage.models import Memory
+from cortexgraph.flows.hooks.quick_search import StoreSnapshot
+from cortexgraph.flows.hooks.runtime import store_location
+from cortexgraph.flows.hooks.transcript import read_turns
+from cortexgraph.flows.hooks.user_prompt_submit import analyze_prompt
+from cortexgraph.storage import open_store
+from cortexgraph.storage.models import Memory
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +106,8 @@ def test_fast_store_location_matches_settings(monkeypatch, tmp_path: Path) -> No
 
 
 def test_hook_phrase_detector_is_the_activation_layers() -> None:
-    import activation.phrases as real
-    from flows.hooks.phrases import phrase_detector
+    import cortexgraph.activation.phrases as real
+    from cortexgraph.flows.hooks.phrases import phrase_detector
 
     for text in ("what did we decide about auth?", "no need to remember this",
                  "please remember that I like tea", "remember when we were kids"):  # fmt: skip
@@ -152,7 +152,7 @@ def test_transcript_reader_tolerates_junk(tmp_path: Path) -> None:
 
 
 def test_prompt_hook_budget_constant_matches_the_block_module() -> None:
-    from flows.hooks import context_block, user_prompt_submit
+    from cortexgraph.flows.hooks import context_block, user_prompt_submit
 
     assert user_prompt_submit.RECALL_MAX_CHARS == context_block.RECALL_MAX_CHARS == 2000
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cortexgraph.settings import Settings
-from storage import open_store
+from cortexgraph.storage import open_store
 
 OLD = 1_600_000_000  # a 2020 timestamp: memories last used then are far below the forget line
 

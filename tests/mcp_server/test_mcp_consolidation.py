@@ -6,8 +6,8 @@ import anyio
 from mcp import Client
 from mcp_helpers import error_text, make_settings, payload, snapshot
 
-from mcp_server.app import build_server
-from storage import open_store
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.storage import open_store
 
 PARAPHRASES = [
     "The billing service stores invoices in PostgreSQL",

@@ -26,9 +26,9 @@ import pytest
 from mcp import Client
 from mcp_helpers import make_settings, snapshot
 
-from mcp_server.app import build_server
-from mcp_server.errors import MAX_ERROR_CHARS
-from storage import open_store
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.mcp_server.errors import MAX_ERROR_CHARS
+from cortexgraph.storage import open_store
 
 SEED = int(os.environ.get("CORTEXGRAPH_FUZZ_SEED", "15"))
 CALLS_PER_TOOL = int(os.environ.get("CORTEXGRAPH_FUZZ_CALLS", "40"))
@@ -129,8 +129,7 @@ def read_only(tool: Any) -> bool:
 
 def stub_analysers(monkeypatch: pytest.MonkeyPatch) -> None:
     """The conversational analysers only read; stubbed so the fuzz loads no language model."""
-    import activation
-
+    from cortexgraph import activation
     def analyze(message: str, **_: Any) -> dict[str, Any]:
         return {"should_save": False, "should_search": False, "chars": len(message)}
 

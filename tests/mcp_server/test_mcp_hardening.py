@@ -21,10 +21,10 @@ import pytest
 from mcp import Client
 from mcp_helpers import PYTHON, error_text, make_settings, payload, server_env, snapshot
 
-from mcp_server.app import build_server
-from mcp_server.errors import MAX_ERROR_CHARS, clip, quote
-from mcp_server.stdio import request_id
-from storage import open_store
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.mcp_server.errors import MAX_ERROR_CHARS, clip, quote
+from cortexgraph.mcp_server.stdio import request_id
+from cortexgraph.storage import open_store
 
 UNKNOWN_ID = "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"
 
@@ -95,8 +95,7 @@ def test_memory_forget_correct_refuses_an_oversized_correction_before_writing(tm
 @pytest.fixture
 def analysis_calls(monkeypatch):
     """Every call into activation's analysers (enrichment, analyze_message), recorded."""
-    import activation
-
+    from cortexgraph import activation
     calls: list[str] = []
     real_enrich, real_analyze = activation.enrich_for_save, activation.analyze_message
 
@@ -238,7 +237,7 @@ def test_a_log_line_quoting_a_huge_input_is_clipped():
     """The SDK logs every tool error text at INFO (stderr reached 134 MB during the fuzz)."""
     import logging
 
-    from mcp_server.errors import ClipLogRecords
+    from cortexgraph.mcp_server.errors import ClipLogRecords
 
     record = logging.LogRecord("mcp", logging.INFO, __file__, 1, "Tool %r failed: %r",
                                ("t", "x" * 1_000_000), None)  # fmt: skip
@@ -305,7 +304,7 @@ def url_host(host: str) -> str:
 
 
 def start_http(tmp_path: Path, host: str, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([PYTHON, "-m", "mcp_server", "--http", "--host", host, "--port",
+    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--host", host, "--port",
                              str(port)], env=server_env(tmp_path), cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -373,7 +372,7 @@ def test_http_host_and_origin_are_checked_on_every_loopback_address(tmp_path, ho
 
 
 def test_loopback_spellings_cover_the_bind_address():
-    from mcp_server.http import loopback_spellings, rebinding_protection
+    from cortexgraph.mcp_server.http import loopback_spellings, rebinding_protection
 
     assert "[0:0:0:0:0:0:0:1]" in loopback_spellings("0:0:0:0:0:0:0:1")
     assert "[::1]" in loopback_spellings("0:0:0:0:0:0:0:1")
@@ -404,7 +403,7 @@ def test_request_id_is_recovered_from_a_line_the_sdk_refused():
 @pytest.mark.slow
 def test_stdio_answers_lines_it_cannot_parse_and_keeps_serving(tmp_path):
     """Repro: a lone surrogate or nesting of 300 got no reply, and the client hung."""
-    proc = subprocess.Popen([PYTHON, "-m", "mcp_server"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=server_env(tmp_path), cwd=tmp_path)  # fmt: skip
 

@@ -19,7 +19,7 @@ def test_mcp_inspector_cli_lists_tools(tmp_path):
     if npx is None:
         pytest.skip("node/npx is not installed")
     env = server_env(tmp_path)
-    cmd = [npx, "-y", INSPECTOR, "--cli", PYTHON, "-m", "mcp_server", "--method", "tools/list"]
+    cmd = [npx, "-y", INSPECTOR, "--cli", PYTHON, "-m", "cortexgraph.mcp_server", "--method", "tools/list"]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env,
                              cwd=tmp_path)  # fmt: skip

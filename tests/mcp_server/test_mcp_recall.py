@@ -15,7 +15,7 @@ import anyio
 from mcp import Client
 from mcp_helpers import make_settings, payload
 
-from mcp_server.app import build_server
+from cortexgraph.mcp_server.app import build_server
 
 TURNS = [
     "Ana: I finally adopted a dog last weekend, a rescue named Biscuit.",

@@ -9,8 +9,8 @@ import pytest
 from mcp import Client
 from mcp_helpers import OLD, error_text, make_settings, payload, run_flow, seed_old_memory, snapshot
 
-from mcp_server.app import build_server
-from storage import open_store
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.storage import open_store
 
 
 def run(fn, *args):

@@ -23,13 +23,13 @@ from mcp_helpers import (
     wait_for_port,
 )
 
-from storage import open_store
+from cortexgraph.storage import open_store
 
 pytestmark = pytest.mark.slow
 
 
 def stdio_params(tmp_path: Path, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(command=PYTHON, args=["-m", "mcp_server"],
+    return StdioServerParameters(command=PYTHON, args=["-m", "cortexgraph.mcp_server"],
                                  env=server_env(tmp_path, **env), cwd=str(tmp_path))  # fmt: skip
 
 
@@ -60,7 +60,7 @@ def test_mcp_stdio_stdout_carries_protocol_only(tmp_path):
             "name": "touch_memory", "arguments": {"memory_id": "nope/../x"}}},
     ]  # fmt: skip
     env = server_env(tmp_path, CORTEXGRAPH_LOG_LEVEL="DEBUG")
-    proc = subprocess.Popen([PYTHON, "-m", "mcp_server"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=tmp_path)  # fmt: skip
     out, err = [], b""
@@ -85,7 +85,7 @@ def test_mcp_stdio_stdout_carries_protocol_only(tmp_path):
 
 def test_mcp_stdio_imports_nothing_heavy_at_startup(tmp_path):
     code = (
-        "import sys, anyio; from mcp_server.app import build_server; "
+        "import sys, anyio; from cortexgraph.mcp_server.app import build_server; "
         "from cortexgraph.settings import Settings; from mcp import Client\n"
         f"s = build_server(Settings(storage_path={str(tmp_path / 'stm')!r}))\n"
         "HEAVY = ('torch', 'sentence_transformers', 'spacy', 'prefect', 'keybert', 'flows')\n"
@@ -107,7 +107,7 @@ def test_mcp_stdio_imports_nothing_heavy_at_startup(tmp_path):
 
 
 def _http_server(tmp_path: Path, port: int, *args: str, **env: str) -> subprocess.Popen:
-    proc = subprocess.Popen([PYTHON, "-m", "mcp_server", "--http", "--port", str(port), *args],
+    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--port", str(port), *args],
                             env=server_env(tmp_path, **env), cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     wait_for_port(port, proc)
@@ -168,7 +168,7 @@ def test_mcp_http_bearer_token_checked_on_every_request(tmp_path):
 
 def test_mcp_http_refuses_public_bind_without_token(tmp_path):
     env = server_env(tmp_path)
-    out = subprocess.run([PYTHON, "-m", "mcp_server", "--http", "--host", "0.0.0.0", "--port",
+    out = subprocess.run([PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--host", "0.0.0.0", "--port",
                           str(free_port())], env=env, cwd=tmp_path, capture_output=True,
                          text=True, timeout=30)  # fmt: skip
     assert out.returncode != 0
@@ -184,7 +184,7 @@ def test_mcp_save_while_another_process_writes_loses_nothing(tmp_path):
     """A pipeline-like writer appends to the same store while the server saves."""
     n_server, n_writer = 60, 300
     writer_code = (
-        "import sys; from storage import open_store\n"
+        "import sys; from cortexgraph.storage import open_store\n"
         f"s = open_store({str(tmp_path / 'stm')!r})\n"
         f"for i in range({n_writer}):\n"
         "    m = s.save(f'pipeline memory {i}', tags=['pipeline'])\n"

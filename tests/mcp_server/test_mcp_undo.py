@@ -6,9 +6,9 @@ import anyio
 from mcp import Client
 from mcp_helpers import error_text, make_settings, payload
 
-from agents.merge_ops import apply_plan, plan_merge
-from mcp_server.app import build_server
-from storage import open_store
+from cortexgraph.agents.merge_ops import apply_plan, plan_merge
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.storage import open_store
 
 NOW = 1_760_000_000.0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from activation.monitor import Monitor, load_pattern_set
+from cortexgraph.activation.monitor import Monitor, load_pattern_set
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activation.monitor.replay import load_session
+from cortexgraph.activation.monitor.replay import load_session
 
 SESSIONS = Path(__file__).parent / "sessions"
 LOOP_SESSIONS = sorted(SESSIONS.glob("loop-*.json"))

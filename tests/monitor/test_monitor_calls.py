@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from activation.monitor.calls import (
+from cortexgraph.activation.monitor.calls import (
     ToolCall,
     error_signature,
     make_call,

@@ -1,7 +1,7 @@
 """Monitor behaviour as the spec times and words it: context filters by project, a known error
 warned on first sight in a new session, the "Expected outcome" line, no empty quoted error.
 
-Through the real surfaces: the hook as a process (python -m flows.hooks post-tool-use-monitor)
+Through the real surfaces: the hook as a process (python -m cortexgraph.flows.hooks post-tool-use-monitor)
 and the MCP tools through the SDK's client.
 """
 
@@ -19,9 +19,9 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_helpers import make_settings, payload  # noqa: E402
 
-from activation.monitor import load_pattern_set  # noqa: E402
-from activation.monitor.project_profile import project_profile  # noqa: E402
-from mcp_server.app import build_server  # noqa: E402
+from cortexgraph.activation.monitor import load_pattern_set  # noqa: E402
+from cortexgraph.activation.monitor.project_profile import project_profile  # noqa: E402
+from cortexgraph.mcp_server.app import build_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ERR = "ModuleNotFoundError: No module named 'shop.payments'"
@@ -47,7 +47,7 @@ def hook(tmp_path: Path, project: Path, session: str, error: str, command: str) 
     body = {"session_id": session, "cwd": str(project), "tool_name": "Bash",
             "hook_event_name": "PostToolUseFailure", "error": error,
             "tool_input": {"command": command}}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "flows.hooks", "post-tool-use-monitor"],
+    proc = subprocess.run([sys.executable, "-m", "cortexgraph.flows.hooks", "post-tool-use-monitor"],
                           input=json.dumps(body), capture_output=True, text=True, cwd=ROOT,
                           env=env, timeout=60)  # fmt: skip
     assert proc.returncode == 0 and "skipped" not in proc.stderr, proc.stderr

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 from monitor_sessions import LOOP_SESSIONS, QUIET_SESSIONS, session
 
-from activation.monitor import Monitor, make_call
-from activation.monitor.detectors import detect, rapid_retry, repeated_call, sequence
-from activation.monitor.replay import replay
+from cortexgraph.activation.monitor import Monitor, make_call
+from cortexgraph.activation.monitor.detectors import detect, rapid_retry, repeated_call, sequence
+from cortexgraph.activation.monitor.replay import replay
 
 
 @pytest.mark.parametrize("path", LOOP_SESSIONS, ids=lambda p: p.stem)
@@ -100,7 +100,7 @@ def test_only_patterns_completed_by_the_newest_call_are_reported(patterns):
 
 
 def test_an_alert_is_not_repeated_within_the_cooldown(patterns, tmp_path):
-    from activation.monitor import SessionLog
+    from cortexgraph.activation.monitor import SessionLog
 
     m = Monitor(patterns)
     log = SessionLog(tmp_path, "s")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from activation.monitor import claude_md_files, load_directives, match_directives
-from activation.monitor.directives import parse_directives
+from cortexgraph.activation.monitor import claude_md_files, load_directives, match_directives
+from cortexgraph.activation.monitor.directives import parse_directives
 
 CLAUDE_MD = """\
 # Project rules
@@ -118,7 +118,7 @@ def test_a_failing_embedder_falls_back_to_keywords_and_says_so(patterns):
 
 @pytest.mark.slow
 def test_real_minilm_matches_a_paraphrased_rule(patterns):
-    from storage.embeddings import default_embedder
+    from cortexgraph.storage.embeddings import default_embedder
 
     embedder = default_embedder()
     if embedder is None:

@@ -23,10 +23,10 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_helpers import make_settings, payload  # noqa: E402
 
-from activation.monitor import BehaviorLedger, load_pattern_set, open_ledger_store  # noqa: E402
-from flows.hooks.quick_search import StoreSnapshot  # noqa: E402
-from mcp_server.app import build_server  # noqa: E402
-from storage import open_store  # noqa: E402
+from cortexgraph.activation.monitor import BehaviorLedger, load_pattern_set, open_ledger_store  # noqa: E402
+from cortexgraph.flows.hooks.quick_search import StoreSnapshot  # noqa: E402
+from cortexgraph.mcp_server.app import build_server  # noqa: E402
+from cortexgraph.storage import open_store  # noqa: E402
 
 ERR = "E   ValueError: invalid literal for int() with base 10: 'abc'"
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,7 +184,7 @@ def test_session_start_hook_process_moves_old_records_out(tmp_path):
                CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"), PYTHONPATH=str(ROOT))
     body = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "source": "startup",
                        "hook_event_name": "SessionStart"})  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "flows.hooks", "session-start"], input=body,
+    proc = subprocess.run([sys.executable, "-m", "cortexgraph.flows.hooks", "session-start"], input=body,
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     assert proc.returncode == 0 and "skipped" not in proc.stderr, proc.stderr
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -3,9 +3,9 @@ the best intervention chosen from history per context."""
 
 from __future__ import annotations
 
-from activation.monitor import BehaviorLedger, Monitor, SessionLog, make_call
-from activation.monitor.learning import OCCURS_IN, REMEDIED_BY
-from storage import InMemoryStore, open_store
+from cortexgraph.activation.monitor import BehaviorLedger, Monitor, SessionLog, make_call
+from cortexgraph.activation.monitor.learning import OCCURS_IN, REMEDIED_BY
+from cortexgraph.storage import InMemoryStore, open_store
 
 ERR = "E   KeyError: 'user_id'\nFAILED tests/test_api.py::test_get"
 

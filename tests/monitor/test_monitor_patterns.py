@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from activation.monitor import PatternConfigError, load_pattern_set, load_patterns
-from activation.monitor.patterns import SHIPPED, parse_pattern
+from cortexgraph.activation.monitor import PatternConfigError, load_pattern_set, load_patterns
+from cortexgraph.activation.monitor.patterns import SHIPPED, parse_pattern
 
 MINIMAL = {
     "id": "my-loop",

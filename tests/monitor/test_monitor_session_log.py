@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
-from activation.monitor import SessionLog, make_call
+from cortexgraph.activation.monitor import SessionLog, make_call
 
 
 def _call(i: int):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from retrieval_helpers import write_note
 
-from retrieval.tokens import default_counter
-from storage import InMemoryStore
+from cortexgraph.retrieval.tokens import default_counter
+from cortexgraph.storage import InMemoryStore
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from retrieval_helpers import DAY, NOW, write_note
 
-from retrieval import RetrievalConfig, RetrievalWeights, memory_retrieve, set_core
-from storage.errors import InvalidInputError
-from vault_sync.ltm_index import LTMIndex
+from cortexgraph.retrieval import RetrievalConfig, RetrievalWeights, memory_retrieve, set_core
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.vault_sync.ltm_index import LTMIndex
 
 TOPICS = ["billing", "postgres", "kubernetes", "hiring", "design review", "on-call"]
 

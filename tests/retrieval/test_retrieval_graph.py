@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from retrieval_helpers import NOW
 
-from retrieval.graph import graph_query
-from storage.errors import InvalidInputError
-from vault_sync.ltm_index import LTMIndex
+from cortexgraph.retrieval.graph import graph_query
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.vault_sync.ltm_index import LTMIndex
 
 
 def chain(store):

@@ -11,10 +11,10 @@ from mcp import Client
 from retrieval_helpers import write_note
 from typer.testing import CliRunner
 
-from flows.cli.context_cmd import app as context_app
-from mcp_server.app import build_server
-from retrieval.prompts import compress_session, consolidate_epoch, extract_facts
-from storage import open_store
+from cortexgraph.flows.cli.context_cmd import app as context_app
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.retrieval.prompts import compress_session, consolidate_epoch, extract_facts
+from cortexgraph.storage import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mcp_server"))
 from mcp_helpers import error_text, make_settings, payload  # noqa: E402
@@ -109,7 +109,7 @@ def test_cli_context_as_a_subcommand_takes_options_after_the_query(tmp_path):
     """How flows/cli/main.py registers it: `cortexgraph context QUERY --budget N`."""
     import typer
 
-    from flows.cli.context_cmd import context
+    from cortexgraph.flows.cli.context_cmd import context
 
     main = typer.Typer()
     main.command("context")(context)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from retrieval_helpers import DAY, NOW
 
-from retrieval import memory_retrieve
-from retrieval.core import resolve_memory_id
-from retrieval.forget import memory_forget
-from retrieval.temporal import (
+from cortexgraph.retrieval import memory_retrieve
+from cortexgraph.retrieval.core import resolve_memory_id
+from cortexgraph.retrieval.forget import memory_forget
+from cortexgraph.retrieval.temporal import (
     SUPERSEDED_BY,
     find_superseded,
     has_update_cue,
@@ -17,8 +17,8 @@ from retrieval.temporal import (
     restore,
     supersede,
 )
-from storage import open_store
-from storage.errors import InvalidInputError, MemoryNotFoundError
+from cortexgraph.storage import open_store
+from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 
 # (old fact, its entities, the update, its entities)
 UPDATES = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tokenizers import Tokenizer
 
-from retrieval.tokens import MINILM_NAME, TokenCounter, _approx, minilm_tokenizer_path
+from cortexgraph.retrieval.tokens import MINILM_NAME, TokenCounter, _approx, minilm_tokenizer_path
 
 PROSE = [
     "We now use Postgres instead of MySQL for the billing database.",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from storage.text_index import tokenize
+from cortexgraph.storage.text_index import tokenize
 
 
 class CountingEmbedder:
@@ -40,7 +40,7 @@ class BrokenEmbedder:
     name = "broken"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from storage.embeddings import EmbeddingUnavailableError
+        from cortexgraph.storage.embeddings import EmbeddingUnavailableError
 
         raise EmbeddingUnavailableError("model package not installed (test)")
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from storage import InMemoryStore, JSONLStore
-from storage.text_index import TextIndex
+from cortexgraph.storage import InMemoryStore, JSONLStore
+from cortexgraph.storage.text_index import TextIndex
 
 NOW = 1_700_000_000
 VOCAB = [f"w{i}" for i in range(50)] + ["the", "and", "node.js", "running", "runs", "c++"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from storage import InMemoryStore, open_store
-from storage.embeddings import DenseIndex, EmbeddingCache, dense_text
+from cortexgraph.storage import InMemoryStore, open_store
+from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, dense_text
 
 NOW = 1_700_000_000
 

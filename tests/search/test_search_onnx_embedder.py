@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from storage.embeddings import FallbackEmbedder, default_embedder, model_path
-from storage.errors import CortexGraphError
-from storage.onnx_embedder import OnnxEmbedder, OnnxUnavailableError, onnx_available
+from cortexgraph.storage.embeddings import FallbackEmbedder, default_embedder, model_path
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.onnx_embedder import OnnxEmbedder, OnnxUnavailableError, onnx_available
 
 TEXTS = [
     "Sam decided to use PostgreSQL for the billing ledger because it is cheaper to run.",
@@ -63,7 +63,7 @@ def test_default_embedder_is_onnx_int8_with_torch_behind_it() -> None:
 
 @needs_model
 def test_onnx_vectors_agree_with_torch_fp32_in_any_order_and_batch() -> None:
-    from storage.embeddings import SentenceTransformerEmbedder
+    from cortexgraph.storage.embeddings import SentenceTransformerEmbedder
 
     path = model_path()
     assert path is not None
@@ -85,8 +85,7 @@ def test_onnx_vectors_agree_with_torch_fp32_in_any_order_and_batch() -> None:
 
 @needs_model
 def test_a_damaged_cached_graph_falls_back_to_torch(tmp_path, monkeypatch) -> None:
-    import storage.onnx_embedder as oe
-
+    import cortexgraph.storage.onnx_embedder as oe
     bad = tmp_path / "broken.onnx"
     bad.write_bytes(b"not a graph")
     monkeypatch.setattr(oe, "cached_model_file", lambda model_dir, user_cache=None: bad)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from storage import InMemoryStore, StoreConfig
-from storage.decay import DAY, memory_score
-from storage.embeddings import DenseIndex, EmbeddingCache, EmbeddingUnavailableError
+from cortexgraph.storage import InMemoryStore, StoreConfig
+from cortexgraph.storage.decay import DAY, memory_score
+from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, EmbeddingUnavailableError
 
 NOW = 1_700_000_000
 

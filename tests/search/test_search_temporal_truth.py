@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage import InMemoryStore
+from cortexgraph.storage import InMemoryStore
 
 NOW = 1_700_000_000
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from storage import InMemoryStore
-from storage.text_index import TextIndex, tokenize
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.text_index import TextIndex, tokenize
 
 NOW = 1_700_000_000
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import InMemoryStore, JSONLStore, StoreConfig
+from cortexgraph.storage import InMemoryStore, JSONLStore, StoreConfig
 
 # A fixed clock (2024-01-01T00:00:00Z): no test sleeps or reads the wall clock.
 NOW = 1_704_067_200.0

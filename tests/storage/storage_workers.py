@@ -9,7 +9,7 @@ from typing import Any
 def write_memories(
     path: str, worker: int, count: int, shared_id: str, touches: int, start: Any
 ) -> None:
-    from storage import JSONLStore
+    from cortexgraph.storage import JSONLStore
 
     store = JSONLStore(Path(path))
     start.wait()
@@ -22,7 +22,7 @@ def write_memories(
 def compact_repeatedly(path: str, times: int, start: Any) -> None:
     import time
 
-    from storage import JSONLStore
+    from cortexgraph.storage import JSONLStore
 
     store = JSONLStore(Path(path))
     start.wait()
@@ -33,7 +33,7 @@ def compact_repeatedly(path: str, times: int, start: Any) -> None:
 
 def reopen_and_write(path: str, worker: int, count: int, start: Any) -> None:
     """Open the store afresh (from its snapshot when there is one) before every save."""
-    from storage import JSONLStore, StoreConfig
+    from cortexgraph.storage import JSONLStore, StoreConfig
 
     config = StoreConfig(snapshot_min_bytes=1)
     start.wait()

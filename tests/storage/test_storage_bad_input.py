@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from storage import (
+from cortexgraph.storage import (
     ContentTooLargeError,
     InvalidInputError,
     JSONLStore,
@@ -12,7 +12,7 @@ from storage import (
     StorageError,
     StoreConfig,
 )
-from storage.models import Memory, Relation
+from cortexgraph.storage.models import Memory, Relation
 
 GOOD_ID = "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"
 
@@ -83,7 +83,7 @@ def test_bad_input_raises_typed_error_and_changes_nothing(seeded, snapshot, name
 
 @pytest.mark.parametrize("limit", [10, 1000])
 def test_content_limit_is_configurable(store_kind, tmp_path, limit, snapshot):
-    from storage import InMemoryStore
+    from cortexgraph.storage import InMemoryStore
 
     config = StoreConfig(max_content_bytes=limit)
     store = InMemoryStore(config) if store_kind == "memory" else JSONLStore(tmp_path / "s", config)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import JSONLStore, MemoryNotFoundError, MemoryStatus
+from cortexgraph.storage import JSONLStore, MemoryNotFoundError, MemoryStatus
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "cortexgraph_1x" / "store"
 

@@ -9,7 +9,7 @@ import sys
 
 import storage_workers
 
-from storage import JSONLStore
+from cortexgraph.storage import JSONLStore
 
 WRITERS = 4
 PER_WRITER = 150
@@ -80,7 +80,7 @@ def test_rewrite_by_another_store_is_noticed_even_if_inode_is_reused(tmp_path, m
     first = [a.save(f"first {i}", now=1).id for i in range(3)]
     a.add_relation(first[1], first[2])
     assert len(b) == 3
-    monkeypatch.setattr("storage.jsonl_store.os.replace", replace_keeping_inode)
+    monkeypatch.setattr("cortexgraph.storage.jsonl_store.os.replace", replace_keeping_inode)
     b.delete(first.pop(0))  # so the rewritten file's lines no longer line up with a's offset
     b.compact()
     later = [b.save(f"a much longer memory written later, {i}", now=2).id for i in range(10)]
@@ -94,7 +94,7 @@ def test_another_process_sees_our_records(tmp_path):
     store = JSONLStore(tmp_path)
     m = store.save("from the parent process", tags=["p"], now=10)
     code = (
-        "import sys, json; from storage import JSONLStore; s = JSONLStore(sys.argv[1]); "
+        "import sys, json; from cortexgraph.storage import JSONLStore; s = JSONLStore(sys.argv[1]); "
         "n = s.save('from the child', now=11); print(json.dumps([x.content for x in s.list()]))"
     )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,

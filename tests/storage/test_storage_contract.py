@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from storage import (
+from cortexgraph.storage import (
     InvalidInputError,
     MemoryNotFoundError,
     MemoryStatus,
     MemoryStore,
     RelationNotFoundError,
 )
-from storage.decay import DAY, memory_score
+from cortexgraph.storage.decay import DAY, memory_score
 
 
 def test_store_satisfies_protocol(store):
@@ -190,7 +190,7 @@ def test_compact_keeps_live_records_and_drops_history(store, reopen, now):
 
 
 def test_put_many_and_copy_of_make_an_independent_scratch_store(store, now):
-    from storage import InMemoryStore
+    from cortexgraph.storage import InMemoryStore
 
     a = store.save("alpha", now=now)
     b = store.save("beta", now=now)

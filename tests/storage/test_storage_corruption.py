@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from storage import JSONLStore
+from cortexgraph.storage import JSONLStore
 
 NOW = 1_704_067_200
 
@@ -106,7 +106,7 @@ def test_quarantine_is_reported_on_stderr(tmp_path):
     _seed(tmp_path)
     with (tmp_path / "memories.jsonl").open("ab") as f:
         f.write(b"not json at all\n")
-    code = "import sys; from storage import JSONLStore; print(len(JSONLStore(sys.argv[1])))"
+    code = "import sys; from cortexgraph.storage import JSONLStore; print(len(JSONLStore(sys.argv[1])))"
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
                          text=True, check=True, cwd=str(root))  # fmt: skip

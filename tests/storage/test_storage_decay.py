@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from storage import InvalidInputError
-from storage.decay import (
+from cortexgraph.storage import InvalidInputError
+from cortexgraph.storage.decay import (
     DAY,
     DecayConfig,
     DecayModel,
@@ -17,7 +17,7 @@ from storage.decay import (
     promotion_reason,
     should_forget,
 )
-from storage.models import Memory
+from cortexgraph.storage.models import Memory
 
 NOW = 1_704_067_200.0
 TIMES = [0.0, 3600.0, 0.5 * DAY, DAY, 3 * DAY, 7 * DAY, 30 * DAY, 365 * DAY]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import threading
 
-from storage.embedding_worker import BATCH, EmbeddingWorker
-from storage.models import Memory, new_id
-from storage.recent_saves import Neighbour, RecentSaves, clip
+from cortexgraph.storage.embedding_worker import BATCH, EmbeddingWorker
+from cortexgraph.storage.models import Memory, new_id
+from cortexgraph.storage.recent_saves import Neighbour, RecentSaves, clip
 
 
 def _memories(n: int) -> list[Memory]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage import InMemoryStore, open_store
+from cortexgraph.storage import InMemoryStore, open_store
 
 
 def _files(path: Path) -> dict[str, bytes]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import (
+from cortexgraph.storage import (
     ContentTooLargeError,
     InvalidInputError,
     JSONLStore,
@@ -263,7 +263,7 @@ def test_hostile_lines_are_quarantined_byte_exactly_and_good_records_load(case):
 def test_issue_repro_deep_nesting_store_opens_and_maintenance_cli_works(tmp_path):
     from typer.testing import CliRunner
 
-    from flows.cli.maintenance import app
+    from cortexgraph.flows.cli.maintenance import app
 
     store = open_store(tmp_path)
     kept = store.save("ok", now=NOW)
@@ -392,7 +392,7 @@ field_values = st.fixed_dictionaries(
 def test_the_edge_check_save_and_load_agree(fields):
     import tempfile
 
-    from storage import InMemoryStore
+    from cortexgraph.storage import InMemoryStore
 
     try:
         validate_new_memory(config=SMALL, **fields)

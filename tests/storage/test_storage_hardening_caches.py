@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import StoreConfig, open_store
+from cortexgraph.storage import StoreConfig, open_store
 
 NOW = 1_704_067_200
 
@@ -35,7 +35,7 @@ def _snapshotted_store(path: Path) -> list:
 
 
 def test_tampered_snapshot_is_ignored_and_compaction_keeps_the_jsonl(tmp_path):
-    from storage.snapshot import SNAPSHOT_NAME
+    from cortexgraph.storage.snapshot import SNAPSHOT_NAME
 
     saved = _snapshotted_store(tmp_path)
     before = _meaning(tmp_path)
@@ -50,7 +50,7 @@ def test_tampered_snapshot_is_ignored_and_compaction_keeps_the_jsonl(tmp_path):
 
 
 def test_a_snapshot_with_a_forged_checksum_still_cannot_change_the_jsonl(tmp_path):
-    from storage.snapshot import read_snapshot, write_snapshot
+    from cortexgraph.storage.snapshot import read_snapshot, write_snapshot
 
     saved = _snapshotted_store(tmp_path)
     before = _meaning(tmp_path)
@@ -90,7 +90,7 @@ class UnitEmbedder:
 
 
 def _dense_store(path: Path, width: int):
-    from storage.embeddings import DenseIndex, EmbeddingCache
+    from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache
 
     model = UnitEmbedder(width)
     cache = EmbeddingCache(model, path)

@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner
 
-from flows.cli.maintenance import app
-from storage import JSONLStore
+from cortexgraph.flows.cli.maintenance import app
+from cortexgraph.storage import JSONLStore
 
 runner = CliRunner()
 

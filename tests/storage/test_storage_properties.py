@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
-from storage import InMemoryStore, JSONLStore, MemoryNotFoundError, MemoryStatus
-from storage.models import Memory, MemoryMeta
+from cortexgraph.storage import InMemoryStore, JSONLStore, MemoryNotFoundError, MemoryStatus
+from cortexgraph.storage.models import Memory, MemoryMeta
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(
     str.strip

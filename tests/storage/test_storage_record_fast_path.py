@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-import storage.models as models
-from storage.errors import InvalidInputError
-from storage.models import Memory, MemoryMeta
+import cortexgraph.storage.models as models
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import Memory, MemoryMeta
 
 BASE = Memory(
     id="3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b",

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import storage_workers
 
-import storage.jsonl_store as jsonl_store
-from storage import JSONLStore, StoreConfig
-from storage.models import Memory, MemoryMeta
-from storage.snapshot import FORMAT, SNAPSHOT_NAME, digest
-from storage.validation import loaded_memory
+import cortexgraph.storage.jsonl_store as jsonl_store
+from cortexgraph.storage import JSONLStore, StoreConfig
+from cortexgraph.storage.models import Memory, MemoryMeta
+from cortexgraph.storage.snapshot import FORMAT, SNAPSHOT_NAME, digest
+from cortexgraph.storage.validation import loaded_memory
 
 NOW = 1_700_000_000
 ALWAYS = StoreConfig(snapshot_min_bytes=1)

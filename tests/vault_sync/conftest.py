@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage import InMemoryStore
-from storage.text_index import tokenize
-from vault_sync import ObsidianNoteSink
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.text_index import tokenize
+from cortexgraph.vault_sync import ObsidianNoteSink
 
 NOW = 1_750_000_000.0
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import vault_sync.note_sink as note_sink_module
-from storage import InMemoryStore
-from vault_sync import ObsidianNoteSink, promote_memory
+import cortexgraph.vault_sync.note_sink as note_sink_module
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
 NOW = 1_750_000_000.0
 
@@ -73,7 +73,7 @@ def test_a_batch_sink_holds_the_write_lock_only_until_it_flushes(tmp_path: Path)
     import pytest
     from filelock import FileLock, Timeout
 
-    from vault_sync.ledger import STATE_DIR
+    from cortexgraph.vault_sync.ledger import STATE_DIR
 
     store, ids = _store(["Sam chose PostgreSQL for billing."])
     vault = tmp_path / "vault"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import graph_cmd, vault_cmd
-from storage import open_store
-from storage.models import MemoryStatus
-from vault_sync import parse_note_text
+from cortexgraph.flows.cli import graph_cmd, vault_cmd
+from cortexgraph.storage import open_store
+from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.vault_sync import parse_note_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

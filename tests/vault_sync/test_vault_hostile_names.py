@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from storage import InMemoryStore
-from vault_sync import ObsidianNoteSink, promote_memory
-from vault_sync.note_format import LinkTarget, markdown_text
-from vault_sync.paths import safe_filename, safe_folder
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
+from cortexgraph.vault_sync.note_format import LinkTarget, markdown_text
+from cortexgraph.vault_sync.paths import safe_filename, safe_folder
 
 NOW = 1_750_000_000.0
 _DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {

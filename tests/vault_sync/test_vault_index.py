@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vault_sync import LTMIndex, check_vault
-from vault_sync.ltm_index import INDEX_FILE
+from cortexgraph.vault_sync import LTMIndex, check_vault
+from cortexgraph.vault_sync.ltm_index import INDEX_FILE
 
 
 def test_messy_vault_is_indexed_without_crashing(messy_vault: Path, capfd) -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from storage import InMemoryStore
-from storage.models import MemoryStatus
-from vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
-from vault_sync.errors import UnsafePathError
-from vault_sync.note_format import OWN_FIELDS, body_checksum, obsidian_tag
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
+from cortexgraph.vault_sync.errors import UnsafePathError
+from cortexgraph.vault_sync.note_format import OWN_FIELDS, body_checksum, obsidian_tag
 
 NOW = 1_750_000_000.0  # a fixed clock: 2025-06-15 UTC
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_sync.errors import UnsafePathError
-from vault_sync.paths import ensure_inside, safe_filename, safe_folder, unique_note_path
+from cortexgraph.vault_sync.errors import UnsafePathError
+from cortexgraph.vault_sync.paths import ensure_inside, safe_filename, safe_folder, unique_note_path
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage import InMemoryStore
-from vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
-from vault_sync import note_locator as locator_module
-from vault_sync.ledger import JOURNAL_FILE, LEDGER_FILE, STATE_DIR, WriteLedger
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
+from cortexgraph.vault_sync import note_locator as locator_module
+from cortexgraph.vault_sync.ledger import JOURNAL_FILE, LEDGER_FILE, STATE_DIR, WriteLedger
 
 NOW = 1_750_000_000.0
 

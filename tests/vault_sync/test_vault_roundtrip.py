@@ -6,8 +6,8 @@ from pathlib import Path
 
 from obsidiantools.api import Vault
 
-from storage import InMemoryStore
-from vault_sync import LTMIndex, ObsidianNoteSink, promote_memory
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.vault_sync import LTMIndex, ObsidianNoteSink, promote_memory
 
 NOW = 1_750_000_000.0
 

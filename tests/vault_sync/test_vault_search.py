@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from storage import InMemoryStore
-from vault_sync import LTMIndex, ObsidianNoteSink, promote_memory, search_unified
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.vault_sync import LTMIndex, ObsidianNoteSink, promote_memory, search_unified
 
 NOW = 1_750_000_000.0
 
@@ -100,7 +100,7 @@ def test_embeddings_find_notes_without_shared_terms(world, embedder) -> None:
 
 @pytest.mark.slow
 def test_real_model_matches_meaning(world) -> None:
-    from storage.embeddings import default_embedder
+    from cortexgraph.storage.embeddings import default_embedder
 
     model = default_embedder()
     if model is None:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from agents.merge_ops import apply_plan, plan_merge
-from storage import InMemoryStore
-from storage.models import Memory
-from vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
-from vault_sync.refresh import refresh_notes
-from vault_sync.titles import legacy_note_title, short_title
+from cortexgraph.agents.merge_ops import apply_plan, plan_merge
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.models import Memory
+from cortexgraph.vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
+from cortexgraph.vault_sync.refresh import refresh_notes
+from cortexgraph.vault_sync.titles import legacy_note_title, short_title
 
 NOW = 1_750_000_000.0
 LONG = ("Backfill finished 24 monthly partitions, 1.8M invoices; reconciliation against the "
@@ -56,8 +56,7 @@ def test_titles_are_short_unique_in_the_folder_and_keep_the_sentence_as_alias(tm
 
 def _legacy_promote(monkeypatch, store, sink, memory_id):
     """Promote the way notes were named before short titles."""
-    import vault_sync.note_format as note_format
-
+    import cortexgraph.vault_sync.note_format as note_format
     with monkeypatch.context() as m:
         m.setattr(note_format, "short_title", legacy_note_title)
         return promote_memory(store, sink, memory_id, now=NOW, force=True).path

@@ -19,9 +19,9 @@ NOW = time.time()
 
 @pytest.fixture
 def seeded(tmp_path: Path) -> dict:
-    from storage import open_store
-    from storage.beads import open_tracker
-    from vault_sync import ObsidianNoteSink, promote_memory
+    from cortexgraph.storage import open_store
+    from cortexgraph.storage.beads import open_tracker
+    from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
     storage, vault = tmp_path / "store", tmp_path / "vault"
     store = open_store(storage)
@@ -60,7 +60,7 @@ def served(seeded: dict):
     env.update(CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]),
                LTM_VAULT_PATH=str(seeded["vault"]))  # fmt: skip
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli.main", "serve", "--ui", "--no-embeddings",
+        [sys.executable, "-m", "cortexgraph.flows.cli.main", "serve", "--ui", "--no-embeddings",
          "--port", str(port)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip

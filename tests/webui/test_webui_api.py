@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from cortexgraph.settings import load_settings
-from webui.app import create_app
+from cortexgraph.webui.app import create_app
 
 
 def _client(seeded, host="127.0.0.1") -> TestClient:

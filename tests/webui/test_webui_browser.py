@@ -11,9 +11,9 @@ import shutil
 
 import pytest
 
-from storage import open_store
-from storage.beads import open_tracker
-from storage.models import MemoryStatus
+from cortexgraph.storage import open_store
+from cortexgraph.storage.beads import open_tracker
+from cortexgraph.storage.models import MemoryStatus
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -65,7 +65,7 @@ def test_search_graph_curve_and_approve_a_review_in_chromium(served, tmp_path):
             page.wait_for_selector("#review-result:has-text('approved')", timeout=30_000)
             assert "Nothing waits for you" in page.inner_text("#reviews")
             assert "4 active scanned" in page.inner_text("#runs")
-            shot = tmp_path / "webui.png"
+            shot = tmp_path / "cortexgraph.webui.png"
             page.screenshot(path=str(shot), full_page=True)
             print(f"\nweb view screenshot: {shot}")
             assert shot.stat().st_size > 10_000
