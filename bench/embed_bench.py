@@ -77,7 +77,7 @@ def main() -> None:
     unsorted = OnnxEmbedder(path, DEFAULT_MODEL, threads=1, sort_by_length=False)
     vecs, s = _timed(unsorted.embed, texts)
     row("onnx int8, unsorted batches (ablation)", 1, vecs, s)
-    Console().print(table)
+    Console(width=140).print(table)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,9 @@ from cortexgraph.agents.cluster_detector import ClusterConfig  # noqa: E402
 from cortexgraph.agents.memory_tracker import InMemoryIssueTracker  # noqa: E402
 from cortexgraph.agents.pipeline import Pipeline, PipelineConfig, run_agents  # noqa: E402
 from cortexgraph.agents.relationship_discovery import RelationshipConfig  # noqa: E402
+from cortexgraph.storage import embeddings as _embeddings  # noqa: E402
 from cortexgraph.storage import open_store  # noqa: E402
-from cortexgraph.storage.embeddings import EmbeddingCache, default_embedder  # noqa: E402
+from cortexgraph.storage.embeddings import EmbeddingCache  # noqa: E402
 
 # What the agents did before this round of changes, for the "before" rows.
 BEFORE = PipelineConfig(
@@ -48,6 +49,15 @@ BEFORE = PipelineConfig(
     relations=RelationshipConfig(max_entity_share=1.0, max_relations_per_memory=10**9),
 )  # fmt: skip
 console = Console(width=220)
+BACKEND = "default"  # --backend torch: MiniLM on torch fp32 instead of the default chain
+
+
+def default_embedder():
+    """The product's default embedder, or torch fp32 with ``--backend torch`` (for comparing
+    merge quality between backends; give each its own --cache-dir)."""
+    if BACKEND == "torch":
+        return _embeddings.SentenceTransformerEmbedder(_embeddings.model_path())
+    return _embeddings.default_embedder()
 
 
 def _rss_mib() -> float:
@@ -223,7 +233,11 @@ def main() -> None:
     ap.add_argument("--no-demo", action="store_true")
     ap.add_argument("--memory-tracker", action="store_true",
                     help="also a warm row per size with the in-memory tracker (ablation)")  # fmt: skip
+    ap.add_argument("--backend", choices=["default", "torch"], default="default",
+                    help="torch: MiniLM on torch fp32 (compare with the default int8 ONNX)")  # fmt: skip
     args = ap.parse_args()
+    global BACKEND
+    BACKEND = args.backend
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     if args.build_cache:
         build_cache(args.build_cache, args.cache_dir)

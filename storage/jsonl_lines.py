@@ -60,35 +60,41 @@ def live_records(
             latest[rid] = (raw, obj)
     records: dict[str, Any] = {}
     failed: set[str] = set()
-    for rid, (raw, obj) in latest.items():
+    for rid, (_raw, obj) in latest.items():
         try:
             records[rid] = build(obj)
-        except BAD_LINE_ERRORS as exc:
-            bad.append(BadLine(raw, reason(exc)))
+        except BAD_LINE_ERRORS:
             failed.add(rid)
     if failed:  # the newest line of these is bad: fall back to their last good one
-        records.update(_replay(data, failed, build, check))
+        state, unbuildable = _replay(data, failed, build, check)
+        records.update(state)
+        bad.extend(unbuildable)  # every such line, not only the newest: all are quarantined
     return list(records.values()), bad
 
 
 def _replay(
     data: bytes, ids: set[str], build: Callable[[Any], Any], check: LineCheck | None
-) -> dict[str, Any]:
-    """State of ``ids`` from applying their lines in order, skipping the unreadable ones."""
+) -> tuple[dict[str, Any], list[BadLine]]:
+    """State of ``ids`` from applying their lines in order, and their lines that cannot be
+    built (lines that do not even parse were reported by the caller's first pass)."""
     state: dict[str, Any] = {}
+    bad: list[BadLine] = []
     for raw in data.split(b"\n"):
         try:
             obj = parse_record(raw, check)
             rid = obj["id"]
-            if rid not in ids:
-                continue
-            if obj.get("_deleted") is True:
-                state.pop(rid, None)
-            else:
-                state[rid] = build(obj)
         except BAD_LINE_ERRORS:
             continue
-    return state
+        if rid not in ids:
+            continue
+        if obj.get("_deleted") is True:
+            state.pop(rid, None)
+            continue
+        try:
+            state[rid] = build(obj)
+        except BAD_LINE_ERRORS as exc:
+            bad.append(BadLine(raw, reason(exc)))
+    return state, bad
 
 
 @contextlib.contextmanager

@@ -426,3 +426,16 @@ def test_relations_are_bounded_and_loaded_by_the_same_rules(tmp_path):
         f.write(bad + b"\n" + huge + b"\n")
     assert [r.id for r in open_store(tmp_path, SMALL).relations()] == [kept.id]
     assert quarantined_bytes(tmp_path, "relations") == [bad, huge]
+
+
+def test_two_identical_bad_lines_are_both_quarantined(tmp_path):
+    """Found by the hostile-lines property: the fast load kept only the newest line per id, so
+    a repeated unbuildable line was quarantined once but removed twice."""
+    store = open_store(tmp_path)
+    store.save("good", now=NOW)
+    line = b'{"id": "", "content": "fine", "created_at": 1704067200, "last_used": 1704067200}'
+    with (tmp_path / "memories.jsonl").open("ab") as f:
+        f.write(line + b"\n" + line + b"\n")
+    again = open_store(tmp_path)
+    assert len(again.list()) == 1
+    assert quarantined_bytes(tmp_path, "memories") == [line, line]
