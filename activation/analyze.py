@@ -23,7 +23,12 @@ from cortexgraph.activation.importance import ImportanceScorer
 from cortexgraph.activation.intent import IntentClassifier
 from cortexgraph.activation.intent_data import Intent
 from cortexgraph.activation.phrases import NO_SIGNALS, PhraseDetector
-from cortexgraph.activation.results import Enrichment, MessageAnalysis, RecallAnalysis, Recommendation
+from cortexgraph.activation.results import (
+    Enrichment,
+    MessageAnalysis,
+    RecallAnalysis,
+    Recommendation,
+)
 from cortexgraph.activation.tags import TagSuggester, to_tag
 from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.text_index import STOP_WORDS
@@ -63,8 +68,7 @@ class Activation:
 
     @property
     def nlp(self) -> Any | None:
-        return resources.spacy_pipeline(self.config.spacy_model) if self.config.use_spacy \
-            else None  # fmt: skip
+        return resources.spacy_pipeline(self.config.spacy_model) if self.config.use_spacy else None
 
     @property
     def classifier(self) -> IntentClassifier:
@@ -86,12 +90,17 @@ class Activation:
     @property
     def dedup(self) -> DeduplicationChecker:
         c = self.config
-        return self._get("dedup", lambda: DeduplicationChecker(
-            self.embedder, threshold=c.duplicate_threshold, merge_threshold=c.merge_threshold))  # fmt: skip
+        return self._get(
+            "dedup",
+            lambda: DeduplicationChecker(
+                self.embedder, threshold=c.duplicate_threshold, merge_threshold=c.merge_threshold
+            ),
+        )
 
     # -- component runners: each returns (value or fallback) and records failures ----------
-    def _run(self, name: str, flag: str, errors: dict[str, str], fn: Callable[[], T],
-             fallback: T) -> T:  # fmt: skip
+    def _run(
+        self, name: str, flag: str, errors: dict[str, str], fn: Callable[[], T], fallback: T
+    ) -> T:
         if not self.config.component_enabled(flag):
             return fallback
         try:
@@ -104,8 +113,9 @@ class Activation:
     def _vector(self, text: str, errors: dict[str, str]) -> np.ndarray | None:
         if not self.config.enabled or self.embedder is None:
             return None
-        return self._run("embedding", "use_embeddings", errors,
-                         lambda: self.embedder.embed([text])[0], None)  # fmt: skip
+        return self._run(
+            "embedding", "use_embeddings", errors, lambda: self.embedder.embed([text])[0], None
+        )
 
     def _parse(self, text: str, errors: dict[str, str]) -> Any | None:
         """One spaCy parse shared by entities and tags."""
@@ -117,8 +127,13 @@ class Activation:
         return self._run("spacy", "use_spacy", errors, lambda: self.nlp(text), None)
 
     def _entities(self, text: str, errors: dict[str, str], doc: Any = None):
-        return self._run("entities", "enable_entities", errors,
-                         lambda: self.entities.extract(text, doc=doc), None)  # fmt: skip
+        return self._run(
+            "entities",
+            "enable_entities",
+            errors,
+            lambda: self.entities.extract(text, doc=doc),
+            None,
+        )
 
     def analyze_message(
         self,
@@ -131,21 +146,34 @@ class Activation:
         errors: dict[str, str] = {}
         reasons: list[str] = []
         if not self.config.enabled:
-            return MessageAnalysis(False, Recommendation.NONE, 0.0, None, (), (), 1.0,
-                                   NO_DUPLICATE, NO_SIGNALS, ("preprocessing is disabled",))  # fmt: skip
+            return MessageAnalysis(
+                False,
+                Recommendation.NONE,
+                0.0,
+                None,
+                (),
+                (),
+                1.0,
+                NO_DUPLICATE,
+                NO_SIGNALS,
+                ("preprocessing is disabled",),
+            )
         text = message
         if context is not None and self.config.enable_context:
             if is_follow_up(message) and context.turns(session_id):
                 text = context.window(message, session_id=session_id, turns=2)
                 reasons.append("short follow-up: analysed with the previous turns")
-        phrases = self._run("phrases", "enable_phrases", errors,
-                            lambda: self.phrases.detect(message), NO_SIGNALS)  # fmt: skip
+        phrases = self._run(
+            "phrases", "enable_phrases", errors, lambda: self.phrases.detect(message), NO_SIGNALS
+        )
         vector = self._vector(text, errors)
-        intent = self._run("intent", "enable_intent", errors,
-                           lambda: self.classifier.predict(text, vector), None)  # fmt: skip
+        intent = self._run(
+            "intent", "enable_intent", errors, lambda: self.classifier.predict(text, vector), None
+        )
         if context is not None and self.config.enable_context and text == message:
-            intent, text, vector = self._with_window(message, intent, context, session_id,
-                                                     errors, reasons) or (intent, text, vector)  # fmt: skip
+            intent, text, vector = self._with_window(
+                message, intent, context, session_id, errors, reasons
+            ) or (intent, text, vector)
         p_save = sum(intent.probabilities.get(k, 0.0) for k in _SAVE_LABELS) if intent else 0.0
         p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
         rec, confidence = self._recommend(phrases, intent, p_save, p_recall, reasons)
@@ -153,22 +181,40 @@ class Activation:
         doc = self._parse(text, errors)
         ents = self._entities(text, errors, doc)
         entity_list = ents.entities if ents else ()
-        methods = {"intent": intent.method if intent else "off",
-                   "entities": ents.method if ents else "off"}  # fmt: skip
+        methods = {
+            "intent": intent.method if intent else "off",
+            "entities": ents.method if ents else "off",
+        }
         dedup = NO_DUPLICATE
         if saving and store is not None:
-            dedup = self._run("dedup", "enable_dedup", errors,
-                              lambda: self.dedup.check(message, store, vector=vector),
-                              NO_DUPLICATE)  # fmt: skip
+            dedup = self._run(
+                "dedup",
+                "enable_dedup",
+                errors,
+                lambda: self.dedup.check(message, store, vector=vector),
+                NO_DUPLICATE,
+            )
             if dedup.is_duplicate and dedup.best is not None:
                 rec = Recommendation.DUPLICATE_DETECTED
-                reasons.append(f"similar to memory {dedup.best.memory_id} "
-                               f"({dedup.best.similarity:.2f}): {dedup.recommendation.value}")  # fmt: skip
+                reasons.append(
+                    f"similar to memory {dedup.best.memory_id} "
+                    f"({dedup.best.similarity:.2f}): {dedup.recommendation.value}"
+                )
         if saving:
             # KeyBERT only for messages that will be saved: it is the costliest step.
-            suggestion = self._run("tags", "enable_tags", errors, lambda: self.tags.suggest(
-                text, entities=entity_list, max_tags=self.config.max_tags,
-                message_vector=vector, doc=doc), None)  # fmt: skip
+            suggestion = self._run(
+                "tags",
+                "enable_tags",
+                errors,
+                lambda: self.tags.suggest(
+                    text,
+                    entities=entity_list,
+                    max_tags=self.config.max_tags,
+                    message_vector=vector,
+                    doc=doc,
+                ),
+                None,
+            )
             if not self.config.component_enabled("enable_tags"):
                 tags, methods["tags"] = (), "off"
             else:
@@ -179,20 +225,34 @@ class Activation:
             methods["tags"] = "entities"
         strength = 1.0
         if saving or rec is Recommendation.DUPLICATE_DETECTED:
-            score = self._run("importance", "enable_importance", errors, lambda: (
-                self.importance.score(intent=intent.intent if intent else None,
-                                      keyword_boost=phrases.importance_boost,
-                                      explicit_save=phrases.save_request)), None)  # fmt: skip
+            score = self._run(
+                "importance",
+                "enable_importance",
+                errors,
+                lambda: self.importance.score(
+                    intent=intent.intent if intent else None,
+                    keyword_boost=phrases.importance_boost,
+                    explicit_save=phrases.save_request,
+                ),
+                None,
+            )
             if score is not None:
                 strength = score.strength
                 reasons.append(f"strength {score.strength}: {score.explanation}")
         return MessageAnalysis(
             should_save=saving and rec is not Recommendation.DUPLICATE_DETECTED,
-            action_recommendation=rec, confidence=confidence, intent=intent,
-            suggested_entities=entity_list, suggested_tags=tuple(tags),
-            suggested_strength=strength, deduplication=dedup, phrases=phrases,
-            reasoning=tuple(reasons), methods=methods, errors=errors,
-        )  # fmt: skip
+            action_recommendation=rec,
+            confidence=confidence,
+            intent=intent,
+            suggested_entities=entity_list,
+            suggested_tags=tuple(tags),
+            suggested_strength=strength,
+            deduplication=dedup,
+            phrases=phrases,
+            reasoning=tuple(reasons),
+            methods=methods,
+            errors=errors,
+        )
 
     def _with_window(self, message, intent, context, session_id, errors, reasons):
         """A preference spread over several messages: classify the recent user turns together
@@ -201,8 +261,9 @@ class Activation:
         if window == message or intent is None or intent.intent.is_save:
             return None
         vector = self._vector(window, errors)
-        joint = self._run("intent", "enable_intent", errors,
-                          lambda: self.classifier.predict(window, vector), None)  # fmt: skip
+        joint = self._run(
+            "intent", "enable_intent", errors, lambda: self.classifier.predict(window, vector), None
+        )
         if joint is None or not joint.intent.is_save:
             return None
         if joint.confidence < max(self.config.save_confidence, intent.confidence):
@@ -234,25 +295,37 @@ class Activation:
         return Recommendation.NONE, 1.0 - max(p_save, p_recall)
 
     def analyze_for_recall(
-        self, message: str, *, context: ConversationContext | None = None,
+        self,
+        message: str,
+        *,
+        context: ConversationContext | None = None,
         session_id: str = "default",
-    ) -> RecallAnalysis:  # fmt: skip
+    ) -> RecallAnalysis:
         errors: dict[str, str] = {}
         if not self.config.enabled:
             return RecallAnalysis(False, 0.0, "", (), (), ("preprocessing is disabled",))
         text = message
         reasons = []
-        if context is not None and self.config.enable_context and context.turns(session_id) \
-                and (is_follow_up(message) or not suggested_query(message)):  # fmt: skip
+        if (
+            context is not None
+            and self.config.enable_context
+            and context.turns(session_id)
+            and (is_follow_up(message) or not suggested_query(message))
+        ):
             # "what did we decide last time?" names no topic: the turns before it do.
             text = context.window(message, session_id=session_id, turns=2)
             if text != message:
                 reasons.append("no topic of its own: read with the previous turns")
-        phrases = self._run("phrases", "enable_phrases", errors,
-                            lambda: self.phrases.detect(message), NO_SIGNALS)  # fmt: skip
-        intent = self._run("intent", "enable_intent", errors,
-                           lambda: self.classifier.predict(text, self._vector(text, errors)),
-                           None)  # fmt: skip
+        phrases = self._run(
+            "phrases", "enable_phrases", errors, lambda: self.phrases.detect(message), NO_SIGNALS
+        )
+        intent = self._run(
+            "intent",
+            "enable_intent",
+            errors,
+            lambda: self.classifier.predict(text, self._vector(text, errors)),
+            None,
+        )
         p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
         if phrases.recall_request:
             should, confidence = True, max(phrases.confidence, p_recall)
@@ -295,24 +368,48 @@ class Activation:
         c = self.config
         heavy = c.save_keyphrase_tags and tags is None
         vector = self._vector(content, errors) if heavy else None
-        doc = self._parse(content, errors) if c.save_spacy and (entities is None or heavy) \
-            else None  # fmt: skip
+        doc = self._parse(content, errors) if c.save_spacy and (entities is None or heavy) else None
         if entities is None:
             speaker = speaker_of(content) if c.save_subject else None
             extractor = self.entities if c.save_spacy else self.rule_entities
-            found = self._run("entities", "enable_entities", errors,
-                              lambda: extractor.extract(content, doc=doc), None) \
-                if speaker is None or c.save_transcript_mentions else None  # fmt: skip
+            found = (
+                self._run(
+                    "entities",
+                    "enable_entities",
+                    errors,
+                    lambda: extractor.extract(content, doc=doc),
+                    None,
+                )
+                if speaker is None or c.save_transcript_mentions
+                else None
+            )
             names = ((speaker,) if speaker else ()) + (found.entities if found else ())
             if names:
                 out_entities = tuple(dict.fromkeys(names))
                 applied.append("entities")
         if tags is None and c.component_enabled("enable_tags"):
-            suggestion = self._run("tags", "enable_tags", errors, lambda: self.tags.suggest(
-                content, entities=out_entities, max_tags=c.max_tags, message_vector=vector,
-                doc=doc), None) if heavy else None  # fmt: skip
-            out_tags = suggestion.tags if suggestion is not None else \
-                _entity_tags(out_entities)[: c.max_tags]  # fmt: skip
+            suggestion = (
+                self._run(
+                    "tags",
+                    "enable_tags",
+                    errors,
+                    lambda: self.tags.suggest(
+                        content,
+                        entities=out_entities,
+                        max_tags=c.max_tags,
+                        message_vector=vector,
+                        doc=doc,
+                    ),
+                    None,
+                )
+                if heavy
+                else None
+            )
+            out_tags = (
+                suggestion.tags
+                if suggestion is not None
+                else _entity_tags(out_entities)[: c.max_tags]
+            )
             if out_tags:
                 applied.append("tags")
         out_strength = strength
@@ -320,20 +417,29 @@ class Activation:
 
             def score() -> float:
                 phrases = self.phrases.detect(content)
-                intent = self.classifier.predict(content, vector) if \
-                    c.enable_intent and vector is not None else None  # fmt: skip
+                intent = (
+                    self.classifier.predict(content, vector)
+                    if c.enable_intent and vector is not None
+                    else None
+                )
                 return self.importance.score(
                     intent=intent.intent if intent else None,
                     keyword_boost=phrases.importance_boost,
-                    explicit_save=phrases.save_request).strength  # fmt: skip
+                    explicit_save=phrases.save_request,
+                ).strength
 
             out_strength = self._run("importance", "enable_importance", errors, score, None)
             if out_strength is not None:
                 applied.append("strength")
         duplicate = None
         if store is not None and vector is not None:
-            duplicate = self._run("dedup", "enable_dedup", errors,
-                                  lambda: self.dedup.check(content, store, vector=vector), None)  # fmt: skip
+            duplicate = self._run(
+                "dedup",
+                "enable_dedup",
+                errors,
+                lambda: self.dedup.check(content, store, vector=vector),
+                None,
+            )
         return Enrichment(out_entities, out_tags, out_strength, tuple(applied), duplicate, errors)
 
 

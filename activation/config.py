@@ -47,8 +47,12 @@ class ActivationConfig:
     search_confidence: float = 0.55
 
     def __post_init__(self) -> None:
-        for name in ("duplicate_threshold", "merge_threshold", "save_confidence",
-                     "search_confidence"):  # fmt: skip
+        for name in (
+            "duplicate_threshold",
+            "merge_threshold",
+            "save_confidence",
+            "search_confidence",
+        ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")

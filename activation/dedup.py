@@ -52,7 +52,7 @@ class DeduplicationResult:
                     "preview": s.preview,
                 }
                 for s in self.similar
-            ],  # fmt: skip
+            ],
         }
 
 
@@ -94,10 +94,12 @@ class DeduplicationChecker:
             sims = np.array([_jaccard(words, set(tokenize(m.content))) for m in memories])
             method = "lexical"
         ranked = sorted(
-            (SimilarMemory(m.id, float(min(1.0, s)), m.content[:120])
-             for m, s in zip(memories, sims, strict=True)),
+            (
+                SimilarMemory(m.id, float(min(1.0, s)), m.content[:120])
+                for m, s in zip(memories, sims, strict=True)
+            ),
             key=lambda s: -s.similarity,
-        )  # fmt: skip
+        )
         best = ranked[0]
         if best.similarity > self.merge_threshold:
             action = DuplicateAction.MERGE

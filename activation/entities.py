@@ -25,7 +25,7 @@ KEPT_LABELS = frozenset(
         "LANGUAGE",
         "EVENT",
         "NORP",
-    }  # fmt: skip
+    }
 )
 
 # Case-insensitive technical vocabulary. Ambiguous English words ("go", "rust", "black",
@@ -81,11 +81,31 @@ _SPECIFIC_TIME = re.compile(
     r"(?:am|pm)|\d{1,2}:\d\d|\d{1,2}(?:st|nd|rd|th))\b",
     re.IGNORECASE,
 )
-_RELATIVE_WORDS = re.compile(r"^(?:every|each|next|last|this|on|by|until|from|before|after)\s+",
-                             re.IGNORECASE)  # fmt: skip
+_RELATIVE_WORDS = re.compile(
+    r"^(?:every|each|next|last|this|on|by|until|from|before|after)\s+", re.IGNORECASE
+)
 # Words spaCy sometimes tags as entities in chat; never useful as memory entities.
-_NOISE = frozenset({"today", "now", "tonight", "daily", "weekly", "monthly", "yearly", "lol",
-                    "ok", "okay", "hi", "hey", "thanks", "i", "tl;dr", "api", "ci"})  # fmt: skip
+_NOISE = frozenset(
+    {
+        "today",
+        "now",
+        "tonight",
+        "daily",
+        "weekly",
+        "monthly",
+        "yearly",
+        "lol",
+        "ok",
+        "okay",
+        "hi",
+        "hey",
+        "thanks",
+        "i",
+        "tl;dr",
+        "api",
+        "ci",
+    }
+)
 _COMMON_CAPITALISED = frozenset(
     """I I'm I'd I've I'll Please Thanks Okay Ok Yes No Also Actually Update Correction Remember
     Important Critical Note Hi Hey Hello Monday Tuesday Wednesday Thursday Friday Saturday
@@ -155,8 +175,14 @@ class EntityExtractor:
                 if m.group(1) not in _COMMON_CAPITALISED:
                     _add(found, m.group(1), "NAME")
             method = "rules"
-        for label, rx in (("TECH", _TERM_RX), ("TECH", _CASED_RX), ("CODE", _BACKTICK_RX),
-                          ("FILE", _FILE_RX), ("IDENT", _CAMEL_RX), ("IDENT", _SNAKE_RX)):  # fmt: skip
+        for label, rx in (
+            ("TECH", _TERM_RX),
+            ("TECH", _CASED_RX),
+            ("CODE", _BACKTICK_RX),
+            ("FILE", _FILE_RX),
+            ("IDENT", _CAMEL_RX),
+            ("IDENT", _SNAKE_RX),
+        ):
             for m in rx.finditer(text):
                 # A rule match replaces a spaCy label on the same text (TECH beats EVENT).
                 _add(found, m.group(0) if label == "TECH" else m.group(1), label, override=True)

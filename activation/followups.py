@@ -29,8 +29,12 @@ class FollowUpScores:
     searches: int
 
 
-def score_followups(config: ActivationConfig | None = None, *, with_context: bool = True,
-                    items: list[LabelledFollowUp] | None = None) -> FollowUpScores:  # fmt: skip
+def score_followups(
+    config: ActivationConfig | None = None,
+    *,
+    with_context: bool = True,
+    items: list[LabelledFollowUp] | None = None,
+) -> FollowUpScores:
     act = engine(config)
     items = load_followups() if items is None else items
     saves_found = false_saves = topics = 0
@@ -45,13 +49,18 @@ def score_followups(config: ActivationConfig | None = None, *, with_context: boo
             query = recall.suggested_query.lower().split()
             topics += recall.should_search and all(w in query for w in item.topic)
             continue
-        saving = act.analyze_message(item.message, context=window, session_id=f"f{i}"
-                                     ).action_recommendation in _SAVING  # fmt: skip
+        saving = (
+            act.analyze_message(
+                item.message, context=window, session_id=f"f{i}"
+            ).action_recommendation
+            in _SAVING
+        )
         saves_found += saving and item.gold == "SAVE"
         false_saves += saving and item.gold == "NONE"
     count = {g: sum(1 for it in items if it.gold == g) for g in ("SAVE", "NONE", "SEARCH")}
-    return FollowUpScores(saves_found, count["SAVE"], false_saves, count["NONE"], topics,
-                          count["SEARCH"])  # fmt: skip
+    return FollowUpScores(
+        saves_found, count["SAVE"], false_saves, count["NONE"], topics, count["SEARCH"]
+    )
 
 
 __all__ = ["FollowUpScores", "score_followups"]

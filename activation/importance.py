@@ -34,8 +34,13 @@ class ImportanceScore:
     explanation: str
 
     def to_json(self) -> dict[str, object]:
-        return {"strength": self.strength, "base": self.base, "keyword_boost": self.keyword_boost,
-                "explicit_boost": self.explicit_boost, "explanation": self.explanation}  # fmt: skip
+        return {
+            "strength": self.strength,
+            "base": self.base,
+            "keyword_boost": self.keyword_boost,
+            "explicit_boost": self.explicit_boost,
+            "explanation": self.explanation,
+        }
 
 
 class ImportanceScorer:
@@ -47,8 +52,9 @@ class ImportanceScorer:
         base = INTENT_BASE.get(intent, 1.0) if intent is not None else 1.0
         keyword_boost = max(0.0, keyword_boost)
         # The strongest boost wins; the explicit request only counts when it is the larger.
-        explicit = EXPLICIT_SAVE_BOOST if explicit_save and keyword_boost < EXPLICIT_SAVE_BOOST \
-            else 0.0  # fmt: skip
+        explicit = (
+            EXPLICIT_SAVE_BOOST if explicit_save and keyword_boost < EXPLICIT_SAVE_BOOST else 0.0
+        )
         raw = base + max(keyword_boost, explicit)
         strength = round(min(MAX_STRENGTH, max(MIN_STRENGTH, raw)), 2)
         parts = [f"base {base:.1f} ({intent.value if intent else 'no intent'})"]

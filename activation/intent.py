@@ -114,11 +114,11 @@ class IntentModel:
             "combined": {
                 "coef": _rounded(self.combined.coef),
                 "intercept": _rounded(self.combined.intercept),
-            },  # fmt: skip
+            },
             "tfidf": {
                 "coef": _rounded(self.tfidf.coef),
                 "intercept": _rounded(self.tfidf.intercept),
-            },  # fmt: skip
+            },
         }
 
     @classmethod
@@ -136,8 +136,15 @@ class IntentModel:
             raise ClassifierArtefactError(f"malformed intent classifier artefact: {exc}") from exc
         if heads["tfidf"].coef.shape != (len(labels), len(featurizer.vocabulary)):
             raise ClassifierArtefactError("tfidf head does not match the vocabulary")
-        return cls(labels, featurizer, heads["combined"], heads["tfidf"],
-                   data["embedding_model"], data["data_fingerprint"], data.get("metrics", {}))  # fmt: skip
+        return cls(
+            labels,
+            featurizer,
+            heads["combined"],
+            heads["tfidf"],
+            data["embedding_model"],
+            data["data_fingerprint"],
+            data.get("metrics", {}),
+        )
 
     def save(self, path: Path = ARTEFACT) -> None:
         text = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
@@ -216,7 +223,7 @@ class IntentClassifier:
                     confidence=float(row[best]),
                     probabilities={
                         lab.value: float(p) for lab, p in zip(self.model.labels, row, strict=True)
-                    },  # fmt: skip
+                    },
                     method=method,
                 )
             )

@@ -103,8 +103,11 @@ def load_followups(path: Path = FOLLOWUPS_FILE) -> list[LabelledFollowUp]:
     for line in _lines(path):
         gold, earlier, message = (part.strip() for part in line.split("|", 2))
         kind, _, topic = gold.partition(":")
-        out.append(LabelledFollowUp(kind, tuple(t.strip() for t in earlier.split(">>")),
-                                    message, tuple(topic.split())))  # fmt: skip
+        out.append(
+            LabelledFollowUp(
+                kind, tuple(t.strip() for t in earlier.split(">>")), message, tuple(topic.split())
+            )
+        )
     return out
 
 

@@ -6,7 +6,11 @@ import logging
 import threading
 from typing import Any
 
-from cortexgraph.storage.embeddings import EmbeddingUnavailableError, SentenceTransformerEmbedder, model_path
+from cortexgraph.storage.embeddings import (
+    EmbeddingUnavailableError,
+    SentenceTransformerEmbedder,
+    model_path,
+)
 
 log = logging.getLogger(__name__)
 

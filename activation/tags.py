@@ -45,15 +45,17 @@ class TagSuggestions:
     method: str  # "keybert", "frequency" or "entities"
 
     def to_json(self) -> dict[str, Any]:
-        return {"tags": list(self.tags), "method": self.method,
-                "keyphrases": [[k, round(s, 4)] for k, s in self.keyphrases]}  # fmt: skip
+        return {
+            "tags": list(self.tags),
+            "method": self.method,
+            "keyphrases": [[k, round(s, 4)] for k, s in self.keyphrases],
+        }
 
 
 def candidates(text: str) -> list[str]:
     """1-2 word phrases without stop words, in order of appearance."""
     words = [w.lower().strip(".'") for w in _WORD.findall(text)]
-    ok = [w if w not in STOP_WORDS and w not in _CHAT_WORDS and len(w) > 1 else None
-          for w in words]  # fmt: skip
+    ok = [w if w not in STOP_WORDS and w not in _CHAT_WORDS and len(w) > 1 else None for w in words]
     out = [w for w in ok if w]
     out += [f"{a} {b}" for a, b in zip(ok, ok[1:], strict=False) if a and b]
     return list(dict.fromkeys(out))
@@ -145,14 +147,23 @@ class TagSuggester:
         method = "entities"
         if cands and max_tags > 0:
             if self._cache is not None:
-                doc = (message_vector.reshape(1, -1) if message_vector is not None
-                       else self._cache.embedder.embed([text]))  # fmt: skip
+                doc = (
+                    message_vector.reshape(1, -1)
+                    if message_vector is not None
+                    else self._cache.embedder.embed([text])
+                )
                 words = self._cache.embed(cands)
                 phrases = self._kw().extract_keywords(
-                    text, candidates=cands, keyphrase_ngram_range=(1, 2), stop_words=None,
-                    use_mmr=True, diversity=self.diversity, top_n=max_tags,
-                    doc_embeddings=doc, word_embeddings=words,
-                )  # fmt: skip
+                    text,
+                    candidates=cands,
+                    keyphrase_ngram_range=(1, 2),
+                    stop_words=None,
+                    use_mmr=True,
+                    diversity=self.diversity,
+                    top_n=max_tags,
+                    doc_embeddings=doc,
+                    word_embeddings=words,
+                )
                 method = "keybert"
             else:
                 phrases = _by_frequency(cands, text, max_tags)

@@ -18,7 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from cortexgraph.activation.intent import ARTEFACT, IntentClassifier, IntentModel, LinearHead, TfidfFeaturizer
+from cortexgraph.activation.intent import (
+    ARTEFACT,
+    IntentClassifier,
+    IntentModel,
+    LinearHead,
+    TfidfFeaturizer,
+)
 from cortexgraph.activation.intent_data import (
     Intent,
     LabelledMessage,
@@ -98,8 +104,14 @@ def per_class_report(
         tp = sum(p == label and m.intent == label for p, m in zip(preds, msgs, strict=True))
         predicted = sum(p == label for p in preds)
         support = sum(m.intent == label for m in msgs)
-        rows.append((label.value, tp / predicted if predicted else 0.0,
-                     tp / support if support else 0.0, support))  # fmt: skip
+        rows.append(
+            (
+                label.value,
+                tp / predicted if predicted else 0.0,
+                tp / support if support else 0.0,
+                support,
+            )
+        )
     return rows
 
 
@@ -135,14 +147,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = SentenceTransformerEmbedder(name=DEFAULT_MODEL)
     model = train(embedder)
     held_out = split(load_training_set())[1]
-    _print_report("held-out split, embedding+tfidf",
-                  per_class_report(model, embedder, held_out),
-                  model.metrics["held_out_accuracy"])  # fmt: skip
-    _print_report("held-out split, tfidf fallback", per_class_report(model, None, held_out),
-                  model.metrics["held_out_accuracy_tfidf_only"])  # fmt: skip
-    _print_report("evaluation set, embedding+tfidf",
-                  per_class_report(model, embedder, load_eval_set()),
-                  model.metrics["eval_accuracy"])  # fmt: skip
+    _print_report(
+        "held-out split, embedding+tfidf",
+        per_class_report(model, embedder, held_out),
+        model.metrics["held_out_accuracy"],
+    )
+    _print_report(
+        "held-out split, tfidf fallback",
+        per_class_report(model, None, held_out),
+        model.metrics["held_out_accuracy_tfidf_only"],
+    )
+    _print_report(
+        "evaluation set, embedding+tfidf",
+        per_class_report(model, embedder, load_eval_set()),
+        model.metrics["eval_accuracy"],
+    )
     if args.check:
         from cortexgraph.activation.intent import load_model
 

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-FACADE = ("ClusterDetector", "DecayAnalyzer", "LTMPromoter", "RelationshipDiscovery", "Scheduler",
-          "SemanticMerge")  # fmt: skip
+FACADE = (
+    "ClusterDetector",
+    "DecayAnalyzer",
+    "LTMPromoter",
+    "RelationshipDiscovery",
+    "Scheduler",
+    "SemanticMerge",
+)
 
 
 def __getattr__(name: str) -> Any:

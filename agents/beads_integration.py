@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-HELPERS = ("claim_issue", "close_issue", "create_consolidation_issue",
-           "query_consolidation_issues")  # fmt: skip
+HELPERS = ("claim_issue", "close_issue", "create_consolidation_issue", "query_consolidation_issues")
 
 
 def __getattr__(name: str) -> Any:

@@ -132,7 +132,7 @@ class ClusterReport:
                     c.previews[0] if c.previews else "",
                 )
                 for c in self.clusters
-            ),  # fmt: skip
+            ),
         )
 
 
@@ -285,8 +285,9 @@ class ClusterDetector:
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
         vectors = vectorize([m.content for m in memories], self.embedder)
         threshold = cfg.link_threshold if vectors.is_semantic else cfg.tfidf_link_threshold
-        pairs = vectors.neighbours(threshold, exact_limit=cfg.exact_limit,
-                                   max_per_row=2 * cfg.max_cluster_size)  # fmt: skip
+        pairs = vectors.neighbours(
+            threshold, exact_limit=cfg.exact_limit, max_per_row=2 * cfg.max_cluster_size
+        )
         clusters, refused = self._group(memories, vectors, pairs.i, pairs.j, pairs.sim)
         opened = 0
         if self.tracker is not None and cfg.open_issues and not dry_run:
@@ -297,9 +298,14 @@ class ClusterDetector:
             opened = sum(c.issue_id is not None for c in clusters)
         log.info(
             "cluster: %d memories by %s via %s, %d pairs, %d clusters, %d issues%s",
-            len(memories), vectors.method, pairs.method, len(pairs), len(clusters), opened,
+            len(memories),
+            vectors.method,
+            pairs.method,
+            len(pairs),
+            len(clusters),
+            opened,
             " (dry run)" if dry_run else "",
-        )  # fmt: skip
+        )
         return ClusterReport(
             dry_run=dry_run,
             scanned=len(memories),
@@ -363,15 +369,19 @@ class ClusterDetector:
         similarity method's name."""
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
         vectors = vectorize([m.content for m in memories], self.embedder)
-        pairs = vectors.neighbours(threshold, exact_limit=self.config.exact_limit,
-                                   max_per_row=2 * self.config.max_cluster_size)  # fmt: skip
+        pairs = vectors.neighbours(
+            threshold,
+            exact_limit=self.config.exact_limit,
+            max_per_row=2 * self.config.max_cluster_size,
+        )
         conflicts = self._conflicts(memories)
         out = [
             DuplicatePair(memories[i].id, memories[j].id, min(1.0, float(sim)))
-            for i, j, sim in zip(pairs.i.tolist(), pairs.j.tolist(), pairs.sim.tolist(),
-                                 strict=True)
+            for i, j, sim in zip(
+                pairs.i.tolist(), pairs.j.tolist(), pairs.sim.tolist(), strict=True
+            )
             if conflicts is None or not conflicts(i, j)
-        ]  # fmt: skip
+        ]
         out.sort(key=lambda p: (-p.similarity, p.id1, p.id2))
         return vectors.method, out
 
@@ -400,9 +410,9 @@ class ClusterDetector:
         assert self.tracker is not None
         verb = "Merge" if cluster.action is ClusterAction.MERGE else "Review"
         listing = "\n".join(
-            f"- {short(mid)}: {p}" for mid, p in zip(cluster.memory_ids, cluster.previews,
-                                                      strict=True)
-        )  # fmt: skip
+            f"- {short(mid)}: {p}"
+            for mid, p in zip(cluster.memory_ids, cluster.previews, strict=True)
+        )
         issue = self.tracker.create(
             f"{verb} {cluster.size} similar memories (cohesion {cluster.cohesion:.2f})",
             description=f"Similarity by {method}.\n\n{listing}",
@@ -422,5 +432,12 @@ class ClusterDetector:
         return replace(cluster, issue_id=issue.id)
 
 
-__all__ = ["Cluster", "ClusterAction", "ClusterConfig", "ClusterDetector", "ClusterReport",
-           "DuplicatePair", "cluster_id_for"]  # fmt: skip
+__all__ = [
+    "Cluster",
+    "ClusterAction",
+    "ClusterConfig",
+    "ClusterDetector",
+    "ClusterReport",
+    "DuplicatePair",
+    "cluster_id_for",
+]

@@ -128,7 +128,7 @@ class DecayReport:
                     f.preview,
                 )
                 for f in self.findings
-            ),  # fmt: skip
+            ),
         )
 
 
@@ -202,9 +202,13 @@ class DecayAnalyzer:
             findings = self._sync_issues(findings, set(collected), counts, digests, now)
         log.info(
             "decay: %d scanned, %d danger zone, %d below forget, %d findings; issues %s%s",
-            len(active), danger, below, len(findings), dict(counts),
+            len(active),
+            danger,
+            below,
+            len(findings),
+            dict(counts),
             " (dry run)" if dry_run else "",
-        )  # fmt: skip
+        )
         return DecayReport(
             dry_run=dry_run,
             scanned=len(active),
@@ -298,10 +302,13 @@ class DecayAnalyzer:
             fields = self._digest_fields(level, members, now)
             if issue is None:
                 issue = self.tracker.create(
-                    fields["title"], description=fields["description"],
-                    labels=fields["labels"], priority=fields["priority"],
-                    metadata=fields["metadata"], dedupe_key=f"decay-digest:{level.value}",
-                )  # fmt: skip
+                    fields["title"],
+                    description=fields["description"],
+                    labels=fields["labels"],
+                    priority=fields["priority"],
+                    metadata=fields["metadata"],
+                    dedupe_key=f"decay-digest:{level.value}",
+                )
                 counts["digests_opened"] += 1
             elif issue.status == "closed" or list(issue.metadata.get("memory_ids") or ()) != (
                 memory_ids
@@ -314,8 +321,10 @@ class DecayAnalyzer:
 
     def _digest_fields(self, level: Urgency, members: list[DecayFinding], now: float) -> dict:
         cap = self.config.digest_max_lines
-        lines = [f"- {f.memory_id} score {f.score:.3f}, {f.action.value}: {f.preview}"
-                 for f in members[:cap]]  # fmt: skip
+        lines = [
+            f"- {f.memory_id} score {f.score:.3f}, {f.action.value}: {f.preview}"
+            for f in members[:cap]
+        ]
         if len(members) > cap:
             lines.append(f"- … and {len(members) - cap} more (metadata.memory_ids lists all)")
         actions = Counter(f.action.value for f in members)
@@ -330,9 +339,13 @@ class DecayAnalyzer:
             ),
             "labels": (LABEL_DECAY, f"urgency:{level.value}", "decay:digest"),
             "priority": {Urgency.HIGH: 1, Urgency.MEDIUM: 2, Urgency.LOW: 3}[level],
-            "metadata": {"digest": level.value, "memory_ids": [f.memory_id for f in members],
-                         "count": len(members), "updated_at": round(now, 3)},
-        }  # fmt: skip
+            "metadata": {
+                "digest": level.value,
+                "memory_ids": [f.memory_id for f in members],
+                "count": len(members),
+                "updated_at": round(now, 3),
+            },
+        }
 
     def _why_resolved(self, memory_id: str, collected: set[str]) -> str:
         if memory_id in collected:
@@ -373,9 +386,15 @@ class DecayAnalyzer:
         delete = self.config.gc is GcMode.DELETE and self.graveyard is not None
         if self.config.gc is GcMode.DELETE and self.graveyard is None:
             log.warning("decay: gc delete without a graveyard only archives (nothing is lost)")
-        result = collect_garbage(self.store, ids, delete=delete, now=now,
-                                 grace_days=self.config.gc_grace_days, graveyard=self.graveyard,
-                                 dry_run=dry_run)  # fmt: skip
+        result = collect_garbage(
+            self.store,
+            ids,
+            delete=delete,
+            now=now,
+            grace_days=self.config.gc_grace_days,
+            graveyard=self.graveyard,
+            dry_run=dry_run,
+        )
         self.purged = result.purged
         return ids if dry_run else result.archived
 

@@ -26,10 +26,18 @@ class HistoryEvent:
     source: str = "store"  # store | beads | gc
 
     def to_json(self) -> dict[str, Any]:
-        when = None if self.at is None else datetime.fromtimestamp(self.at).isoformat(
-            timespec="seconds")  # fmt: skip
-        return {"at": self.at, "time": when, "event": self.event, "cause": self.cause,
-                "source": self.source}  # fmt: skip
+        when = (
+            None
+            if self.at is None
+            else datetime.fromtimestamp(self.at).isoformat(timespec="seconds")
+        )
+        return {
+            "at": self.at,
+            "time": when,
+            "event": self.event,
+            "cause": self.cause,
+            "source": self.source,
+        }
 
 
 def _first_events(m: Memory) -> list[HistoryEvent]:
@@ -37,8 +45,13 @@ def _first_events(m: Memory) -> list[HistoryEvent]:
     if isinstance(prov, dict):
         ids = ", ".join(s.get("id", "?") for s in prov.get("sources", ()))
         issue = f" (issue {prov['issue_id']})" if prov.get("issue_id") else ""
-        return [HistoryEvent(prov.get("merged_at", m.created_at), "merged from",
-                             f"semantic merge of {ids}{issue}")]  # fmt: skip
+        return [
+            HistoryEvent(
+                prov.get("merged_at", m.created_at),
+                "merged from",
+                f"semantic merge of {ids}{issue}",
+            )
+        ]
     return [HistoryEvent(m.created_at, "saved", f"source: {m.meta.source or 'unknown'}")]
 
 
@@ -50,8 +63,11 @@ def _changes(old: Memory | None, new: Memory, merged_at: dict[str, float]) -> li
     if new.content != old.content:
         out.append(HistoryEvent(new.last_used, "edited", "content changed"))
     if new.use_count > old.use_count:
-        out.append(HistoryEvent(new.last_used, "touched",
-                                f"used ({old.use_count} -> {new.use_count} uses)"))  # fmt: skip
+        out.append(
+            HistoryEvent(
+                new.last_used, "touched", f"used ({old.use_count} -> {new.use_count} uses)"
+            )
+        )
     undo = x_new.get(UNDO_KEY)
     if isinstance(undo, dict) and undo != x_old.get(UNDO_KEY):
         out.append(HistoryEvent(undo.get("at"), str(undo.get("event")), str(undo.get("cause"))))
@@ -69,8 +85,13 @@ def _status_events(m: Memory, merged_at: dict[str, float]) -> list[HistoryEvent]
     if m.status is MemoryStatus.ARCHIVED and into:
         return [HistoryEvent(merged_at.get(into), "merged into", f"semantic merge into {into}")]
     if m.status is MemoryStatus.ARCHIVED and isinstance(gc, dict):
-        return [HistoryEvent(gc.get("archived_at"), "archived",
-                             f"gc ({gc.get('mode', 'archive')}): below the forget threshold")]
+        return [
+            HistoryEvent(
+                gc.get("archived_at"),
+                "archived",
+                f"gc ({gc.get('mode', 'archive')}): below the forget threshold",
+            )
+        ]
     if m.status is MemoryStatus.ARCHIVED:
         return [HistoryEvent(None, "archived", "status set to archived")]
     if m.status is MemoryStatus.PROMOTED:
@@ -110,12 +131,24 @@ def issue_events(issues: Iterable[Any], memory_id: str) -> list[HistoryEvent]:
     for issue in issues:
         if not _issue_mentions(issue, memory_id):
             continue
-        out.append(HistoryEvent(_ts(getattr(issue, "created_at", None)), "issue opened",
-                                f"{issue.id}: {issue.title}", "beads"))  # fmt: skip
+        out.append(
+            HistoryEvent(
+                _ts(getattr(issue, "created_at", None)),
+                "issue opened",
+                f"{issue.id}: {issue.title}",
+                "beads",
+            )
+        )
         if issue.status == "closed":
             reason = getattr(issue, "close_reason", "") or "closed"
-            out.append(HistoryEvent(_ts(getattr(issue, "closed_at", None)), "issue closed",
-                                    f"{issue.id}: {reason}", "beads"))  # fmt: skip
+            out.append(
+                HistoryEvent(
+                    _ts(getattr(issue, "closed_at", None)),
+                    "issue closed",
+                    f"{issue.id}: {reason}",
+                    "beads",
+                )
+            )
     return out
 
 
@@ -133,8 +166,9 @@ def memory_history(
     entry if gc deleted it."""
     merged_at = {
         m.id: float(m.meta.extra[PROVENANCE_KEY].get("merged_at", m.created_at))
-        for m in merged if isinstance(m.meta.extra.get(PROVENANCE_KEY), dict)
-    }  # fmt: skip
+        for m in merged
+        if isinstance(m.meta.extra.get(PROVENANCE_KEY), dict)
+    }
     events: list[HistoryEvent] = []
     if len(versions) > 1:
         prev: Memory | None = None
@@ -181,12 +215,14 @@ def history_of(
         into = version.meta.extra.get("merged_into")
         if into and all(m.id != into for m in merged):
             # An undone merge deleted the merged memory; its lines still tell when it was made.
-            found = store.find(into) or next(iter(
-                record_versions(path, into, filename) if path is not None else []), None)
+            found = store.find(into) or next(
+                iter(record_versions(path, into, filename) if path is not None else []), None
+            )
             merged += [found] if found is not None else []
     issues = tracker.query() if tracker is not None else ()
-    return memory_history(memory_id, versions, current=current, merged=merged, issues=issues,
-                          grave=grave)  # fmt: skip
+    return memory_history(
+        memory_id, versions, current=current, merged=merged, issues=issues, grave=grave
+    )
 
 
 __all__ = ["HistoryEvent", "history_of", "issue_events", "memory_history"]

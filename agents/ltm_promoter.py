@@ -110,8 +110,11 @@ class LTMPromoter:
         out = []
         for memory in self.store.list(status=MemoryStatus.ACTIVE):
             reason = promotion_reason(memory, now, self.config.decay)
-            if (reason is not None and reason.startswith("score")
-                    and memory.use_count < self.config.score_min_uses):  # fmt: skip
+            if (
+                reason is not None
+                and reason.startswith("score")
+                and memory.use_count < self.config.score_min_uses
+            ):
                 reason = None
             if reason is None and memory.id in forced:
                 reason = "forced"
@@ -139,10 +142,18 @@ class LTMPromoter:
             except (CortexGraphError, OSError) as exc:
                 log.warning("promotion of %s failed: %s", memory.id, exc)
                 failed.append((memory.id, str(exc)))
-        log.info("promote: %d of %d active %s, %d failed", len(promotions), scanned,
-                 "would be promoted" if dry_run else "promoted", len(failed))  # fmt: skip
-        sink = type(self.sink).__name__ if self.sink is not None else (
-            "promote hook" if self.promote is not None else "no sink")  # fmt: skip
+        log.info(
+            "promote: %d of %d active %s, %d failed",
+            len(promotions),
+            scanned,
+            "would be promoted" if dry_run else "promoted",
+            len(failed),
+        )
+        sink = (
+            type(self.sink).__name__
+            if self.sink is not None
+            else ("promote hook" if self.promote is not None else "no sink")
+        )
         opened = 0 if dry_run else self._open_issues(promotions, failed)
         return PromoteReport(dry_run, scanned, tuple(promotions), tuple(failed), sink, opened)
 
@@ -154,45 +165,70 @@ class LTMPromoter:
         opened = 0
         for p in promotions:
             if p.conflict_path:
-                self._issue(p.memory_id, f"Promoted memory {short(p.memory_id)}: your edited "
-                            f"note was kept", f"The note {p.note_path} had been edited by a "
-                            f"person, so cortexgraph's newer version went to {p.conflict_path}. "
-                            f"Merge the two by hand.\n\n> {p.preview}",
-                            {"note_path": p.note_path, "conflict_path": p.conflict_path})  # fmt: skip
+                self._issue(
+                    p.memory_id,
+                    f"Promoted memory {short(p.memory_id)}: your edited note was kept",
+                    f"The note {p.note_path} had been edited by a "
+                    f"person, so cortexgraph's newer version went to {p.conflict_path}. "
+                    f"Merge the two by hand.\n\n> {p.preview}",
+                    {"note_path": p.note_path, "conflict_path": p.conflict_path},
+                )
                 opened += 1
         for memory_id, error in failed:
-            self._issue(memory_id, f"Promotion of {short(memory_id)} failed",
-                        f"Writing the note failed: {error}. The memory stays active; the next "
-                        f"run retries it.", {"error": error[:500]})  # fmt: skip
+            self._issue(
+                memory_id,
+                f"Promotion of {short(memory_id)} failed",
+                f"Writing the note failed: {error}. The memory stays active; the next "
+                f"run retries it.",
+                {"error": error[:500]},
+            )
             opened += 1
         return opened
 
     def _issue(self, memory_id: str, title: str, text: str, meta: dict[str, Any]) -> None:
         assert self.tracker is not None
-        self.tracker.create(title, description=text, labels=(LABEL_PROMOTE,), priority=2,
-                            metadata={"memory_id": memory_id, **meta},
-                            dedupe_key=f"promote:{memory_id}:{meta.get('conflict_path') or 'x'}")  # fmt: skip
+        self.tracker.create(
+            title,
+            description=text,
+            labels=(LABEL_PROMOTE,),
+            priority=2,
+            metadata={"memory_id": memory_id, **meta},
+            dedupe_key=f"promote:{memory_id}:{meta.get('conflict_path') or 'x'}",
+        )
 
     def _promote(self, memory: Memory, promo: Promotion, now: float) -> Promotion:
         if self.promote is not None:
             outcome = self.promote(memory.id, promo.reason, now)
-            return replace(promo, note_path=outcome.path, created=outcome.created,
-                           conflict_path=getattr(outcome, "conflict_path", None))  # fmt: skip
+            return replace(
+                promo,
+                note_path=outcome.path,
+                created=outcome.created,
+                conflict_path=getattr(outcome, "conflict_path", None),
+            )
         assert self.sink is not None
-        relations = [r for r in self.store.relations(memory_id=memory.id)
-                     if r.relation_type != "consolidated_from"]  # fmt: skip
+        relations = [
+            r
+            for r in self.store.relations(memory_id=memory.id)
+            if r.relation_type != "consolidated_from"
+        ]
         related = []
         for r in relations:
             other = r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id
             m = self.store.find(other)
             if m is not None and m.status is not MemoryStatus.ARCHIVED:
                 related.append(m)
-        ref = self.sink.write_note(memory, related=related, relations=relations,
-                                   reason=promo.reason, now=now)  # fmt: skip
-        self.store.update(memory.id, status=MemoryStatus.PROMOTED, promoted_at=int(now),
-                          promoted_to=ref.path)  # fmt: skip
-        return replace(promo, note_path=ref.path, created=ref.created,
-                       conflict_path=getattr(ref, "conflict_path", None))  # fmt: skip
+        ref = self.sink.write_note(
+            memory, related=related, relations=relations, reason=promo.reason, now=now
+        )
+        self.store.update(
+            memory.id, status=MemoryStatus.PROMOTED, promoted_at=int(now), promoted_to=ref.path
+        )
+        return replace(
+            promo,
+            note_path=ref.path,
+            created=ref.created,
+            conflict_path=getattr(ref, "conflict_path", None),
+        )
 
 
 __all__ = ["LTMPromoter", "PromoteReport", "PromoterConfig", "Promotion", "PromotionFailedError"]

@@ -10,7 +10,14 @@ from typing import Any
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.sentences import union_sentences
 from cortexgraph.storage.base import MemoryStore
-from cortexgraph.storage.models import MAX_STRENGTH, Memory, MemoryMeta, MemoryStatus, Relation, new_id
+from cortexgraph.storage.models import (
+    MAX_STRENGTH,
+    Memory,
+    MemoryMeta,
+    MemoryStatus,
+    Relation,
+    new_id,
+)
 
 PROVENANCE_KEY = "merge"
 
@@ -84,8 +91,15 @@ def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | 
             new = None
             if key not in seen:
                 seen.add(key)
-                new = Relation(new_id(), a, b, rel.relation_type, rel.strength, int(now),
-                               {**rel.metadata, "repointed_from": rel.id})  # fmt: skip
+                new = Relation(
+                    new_id(),
+                    a,
+                    b,
+                    rel.relation_type,
+                    rel.strength,
+                    int(now),
+                    {**rel.metadata, "repointed_from": rel.id},
+                )
             moves.append((rel, new))
     provenance = dict(merged.meta.extra[PROVENANCE_KEY])
     provenance["repointed"] = [
@@ -94,12 +108,19 @@ def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | 
     if issue_id:
         provenance["issue_id"] = issue_id
     extra = {**merged.meta.extra, PROVENANCE_KEY: provenance}
-    merged = merged.with_changes(meta=MemoryMeta(merged.tags, merged.meta.source,
-                                                 merged.meta.context, extra))  # fmt: skip
+    merged = merged.with_changes(
+        meta=MemoryMeta(merged.tags, merged.meta.source, merged.meta.context, extra)
+    )
     store.put(merged)
     for source in plan.sources:
-        store.add_relation(merged.id, source.id, "consolidated_from", strength=1.0,
-                           metadata={"cohesion": provenance["cohesion"]}, now=now)  # fmt: skip
+        store.add_relation(
+            merged.id,
+            source.id,
+            "consolidated_from",
+            strength=1.0,
+            metadata={"cohesion": provenance["cohesion"]},
+            now=now,
+        )
     for old, new in moves:
         if new is not None:
             store.put_relation(new)
@@ -110,7 +131,7 @@ def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | 
             meta=MemoryMeta(
                 s.tags, s.meta.source, s.meta.context, {**s.meta.extra, "merged_into": merged.id}
             ),
-        )  # fmt: skip
+        )
         for s in plan.sources
     )
     return sum(new is not None for _, new in moves)
@@ -120,11 +141,19 @@ def link_members(store: MemoryStore, members: Sequence[Memory], cohesion: float,
     """Relate every pair of members (``related``) unless they are already related."""
     made = 0
     for a, b in combinations(members, 2):
-        if any(r.to_memory_id in (a.id, b.id) and r.from_memory_id in (a.id, b.id)
-               for r in store.relations(memory_id=a.id)):  # fmt: skip
+        if any(
+            r.to_memory_id in (a.id, b.id) and r.from_memory_id in (a.id, b.id)
+            for r in store.relations(memory_id=a.id)
+        ):
             continue
-        store.add_relation(a.id, b.id, "related", strength=round(min(1.0, cohesion), 4),
-                           metadata={"discovered_by": "semantic-merge"}, now=now)  # fmt: skip
+        store.add_relation(
+            a.id,
+            b.id,
+            "related",
+            strength=round(min(1.0, cohesion), 4),
+            metadata={"discovered_by": "semantic-merge"},
+            now=now,
+        )
         made += 1
     return made
 

@@ -54,8 +54,9 @@ def radius_pairs(
         i, j, s, compared = _exact(x, threshold if rescore is None else threshold * 0.8, k)
         method = "exact"
     else:
-        i, j, s, compared = _ivf(x, threshold if rescore is None else threshold * 0.8,
-                                 cell_size, probes, seed, k)  # fmt: skip
+        i, j, s, compared = _ivf(
+            x, threshold if rescore is None else threshold * 0.8, cell_size, probes, seed, k
+        )
         method = f"ivf(cells≈{cell_size}, probes={probes})"
     if rescore is not None and len(i):
         s = rescore(i, j).astype(np.float32)
@@ -63,8 +64,9 @@ def radius_pairs(
     return NeighbourPairs(i[keep], j[keep], s[keep], method, compared)
 
 
-def _row_pairs(sims: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float,
-               k: int | None):  # fmt: skip
+def _row_pairs(
+    sims: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float, k: int | None
+):
     """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row, self pairs left out."""
     mask = (sims >= threshold) & (rows[:, None] != cols[None, :])
     if k is not None and sims.shape[1] > k:
@@ -99,8 +101,9 @@ def _exact(x: np.ndarray, threshold: float, k: int | None = None, block: int = 1
             lo, hi = rows[keep] + start, cols[keep] + start
             s = sims[rows[keep], cols[keep]]
         else:  # a row's strongest partners may sit on either side of the diagonal
-            lo, hi, s = _row_pairs(x[start:stop] @ x.T, everyone[start:stop], everyone,
-                                   threshold, k)  # fmt: skip
+            lo, hi, s = _row_pairs(
+                x[start:stop] @ x.T, everyone[start:stop], everyone, threshold, k
+            )
         out_i.append(lo)
         out_j.append(hi)
         out_s.append(s)
@@ -128,8 +131,14 @@ def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.nd
     return centroids
 
 
-def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int,
-         per_row: int | None = None):  # fmt: skip
+def _ivf(
+    x: np.ndarray,
+    threshold: float,
+    cell_size: int,
+    probes: int,
+    seed: int,
+    per_row: int | None = None,
+):
     n = x.shape[0]
     k = max(2, min(4096, math.ceil(n / cell_size)))
     probes = min(probes, k)
@@ -165,8 +174,7 @@ def _ivf(x: np.ndarray, threshold: float, cell_size: int, probes: int, seed: int
     if not los:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0, dtype=np.float32), compared
-    return (*_dedupe(np.concatenate(los), np.concatenate(his), np.concatenate(sims), n),
-            compared)  # fmt: skip
+    return (*_dedupe(np.concatenate(los), np.concatenate(his), np.concatenate(sims), n), compared)
 
 
 __all__ = ["NeighbourPairs", "radius_pairs"]

@@ -28,8 +28,13 @@ from cortexgraph.storage.errors import InvalidInputError
 
 AGENT_ORDER = ("decay", "cluster", "merge", "promote", "relations")
 # Who signs an agent's batch of issue changes (the beads commit's subject starts with it).
-BATCH_AUTHOR = {"decay": "decay-analyzer", "cluster": "cluster-detector", "merge": "semantic-merge",
-                "promote": "ltm-promoter", "relations": "relationship-discovery"}  # fmt: skip
+BATCH_AUTHOR = {
+    "decay": "decay-analyzer",
+    "cluster": "cluster-detector",
+    "merge": "semantic-merge",
+    "promote": "ltm-promoter",
+    "relations": "relationship-discovery",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +77,7 @@ class PipelineReport:
             "notes": list(self.notes),
             "summaries": {
                 n: self.reports[n].table().summary for n in self.agents if n in self.reports
-            },  # fmt: skip
+            },
             "reports": {n: to_jsonable(r) for n, r in self.reports.items()},
         }
 
@@ -92,15 +97,20 @@ def pipeline_config(
 ) -> PipelineConfig:
     """The one configuration every edge runs the agents with (the flow, the MCP tools, the
     Python API): ``cortexgraph.settings.Settings.pipeline_options()`` supplies the keywords."""
-    cluster = ClusterConfig(max_cluster_size=max_cluster_size,
-                            min_cluster_size=min(min_cluster_size, max_cluster_size))  # fmt: skip
+    cluster = ClusterConfig(
+        max_cluster_size=max_cluster_size, min_cluster_size=min(min_cluster_size, max_cluster_size)
+    )
     if link_threshold is not None:
         cluster = replace(cluster, link_threshold=link_threshold)
     if tfidf_link_threshold is not None:
         cluster = replace(cluster, tfidf_link_threshold=tfidf_link_threshold)
     return PipelineConfig(
-        decay=DecayAnalyzerConfig(decay=decay, gc=GcMode(gc), memory_issues=decay_memory_issues,
-                                  gc_grace_days=gc_grace_days),
+        decay=DecayAnalyzerConfig(
+            decay=decay,
+            gc=GcMode(gc),
+            memory_issues=decay_memory_issues,
+            gc_grace_days=gc_grace_days,
+        ),
         cluster=cluster,
         merge=MergeConfig(mode=merge_mode),
         relations=relations or RelationshipConfig(),
@@ -136,12 +146,14 @@ class Pipeline:
         cfg = config or PipelineConfig()
         decay = store.config.decay
         self.tracker = tracker
-        self.decay = DecayAnalyzer(store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay),
-                                   graveyard)  # fmt: skip
+        self.decay = DecayAnalyzer(
+            store, tracker, cfg.decay or DecayAnalyzerConfig(decay=decay), graveyard
+        )
         self.cluster = ClusterDetector(store, embedder, tracker, cfg.cluster)
         self.merge = SemanticMerge(store, tracker, cfg.merge)
-        self.promote = LTMPromoter(store, sink, cfg.promote or PromoterConfig(decay=decay), promote,
-                                   tracker)  # fmt: skip
+        self.promote = LTMPromoter(
+            store, sink, cfg.promote or PromoterConfig(decay=decay), promote, tracker
+        )
         self.relations = RelationshipDiscovery(store, cfg.relations, tracker)
 
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
@@ -191,9 +203,17 @@ def run_agents(
         seconds[name] = time.perf_counter() - t0
         if on_step is not None:
             on_step(name, reports[name], seconds[name])
-    return PipelineReport(dry_run, now, chosen, reports, seconds,
-                          time.perf_counter() - start, tuple(notes))  # fmt: skip
+    return PipelineReport(
+        dry_run, now, chosen, reports, seconds, time.perf_counter() - start, tuple(notes)
+    )
 
 
-__all__ = ["AGENT_ORDER", "Pipeline", "PipelineConfig", "PipelineReport", "pipeline_config",
-           "run_agents", "select_agents"]  # fmt: skip
+__all__ = [
+    "AGENT_ORDER",
+    "Pipeline",
+    "PipelineConfig",
+    "PipelineReport",
+    "pipeline_config",
+    "run_agents",
+    "select_agents",
+]

@@ -77,8 +77,9 @@ class DiscoveredRelation:
 
     @property
     def reasoning(self) -> str:
-        return (f"shares {', '.join(self.shared_entities) or 'no entities'}"
-                + (f" and tags {', '.join(self.shared_tags)}" if self.shared_tags else ""))  # fmt: skip
+        return f"shares {', '.join(self.shared_entities) or 'no entities'}" + (
+            f" and tags {', '.join(self.shared_tags)}" if self.shared_tags else ""
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +130,7 @@ class RelationshipReport:
                     f"{d.confidence:.3f}",
                 )
                 for d in self.discovered
-            ),  # fmt: skip
+            ),
         )
 
 
@@ -179,12 +180,18 @@ class RelationshipDiscovery:
         shared_e, shared_t = ea & eb, ta & tb
         cfg = self.config
         strength = cfg.entity_weight * weighted_jaccard(ea, eb, idf or {}) + (
-            cfg.tag_weight * jaccard(ta, tb))  # fmt: skip
+            cfg.tag_weight * jaccard(ta, tb)
+        )
         confidence = 1.0 - 0.5 ** (len(shared_e) + 0.5 * len(shared_t))
         first, second = sorted((a, b), key=lambda m: (m.created_at, m.id))
-        return DiscoveredRelation(first.id, second.id, tuple(sorted(shared_e)),
-                                  tuple(sorted(shared_t)), round(min(1.0, strength), 4),
-                                  round(confidence, 4))  # fmt: skip
+        return DiscoveredRelation(
+            first.id,
+            second.id,
+            tuple(sorted(shared_e)),
+            tuple(sorted(shared_t)),
+            round(min(1.0, strength), 4),
+            round(confidence, 4),
+        )
 
     def run(self, *, now: float, dry_run: bool = False) -> RelationshipReport:
         cfg = self.config
@@ -198,8 +205,11 @@ class RelationshipDiscovery:
         n = max(1, len(memories))
         idf = {e: math.log(n / len(ids)) + 1.0 for e, ids in postings.items() if e not in common}
         # A memory with fewer informative entities than a pair must share can pair with none.
-        eligible = {mid for mid, m in memories.items()
-                    if len(_entities(m) - common) >= cfg.min_shared_entities}  # fmt: skip
+        eligible = {
+            mid
+            for mid, m in memories.items()
+            if len(_entities(m) - common) >= cfg.min_shared_entities
+        }
         shared: Counter[tuple[str, str]] = Counter()
         for e, ids in postings.items():
             if e not in common:
@@ -237,19 +247,36 @@ class RelationshipDiscovery:
             if self.tracker is not None and cfg.open_issues:
                 opened = self._open_issues(found, memories, components)
         graph = self._graph(memories, found)
-        log.info("relations: %d candidate pairs, %d %s, %d already related, %d over the cap",
-                 len(shared), len(found), "would be added" if dry_run else "added", skipped,
-                 len(candidates) - len(found))  # fmt: skip
-        return RelationshipReport(dry_run, len(memories), len(shared), tuple(found), skipped,
-                                  tuple(sorted(common)), graph, ceiling,
-                                  len(candidates) - len(found), opened)  # fmt: skip
+        log.info(
+            "relations: %d candidate pairs, %d %s, %d already related, %d over the cap",
+            len(shared),
+            len(found),
+            "would be added" if dry_run else "added",
+            skipped,
+            len(candidates) - len(found),
+        )
+        return RelationshipReport(
+            dry_run,
+            len(memories),
+            len(shared),
+            tuple(found),
+            skipped,
+            tuple(sorted(common)),
+            graph,
+            ceiling,
+            len(candidates) - len(found),
+            opened,
+        )
 
     def _components(self, memories: dict[str, Memory], relations: list[Relation]) -> dict:
         """memory id -> (component id, size) of the graph before this run's links."""
         g = nx.Graph()
         g.add_nodes_from(memories)
-        g.add_edges_from((r.from_memory_id, r.to_memory_id) for r in relations
-                         if r.from_memory_id in memories and r.to_memory_id in memories)  # fmt: skip
+        g.add_edges_from(
+            (r.from_memory_id, r.to_memory_id)
+            for r in relations
+            if r.from_memory_id in memories and r.to_memory_id in memories
+        )
         out = {}
         for k, comp in enumerate(nx.connected_components(g)):
             for node in comp:
@@ -267,40 +294,62 @@ class RelationshipDiscovery:
             a, b = memories[d.from_id], memories[d.to_id]
             if ca != cb and min(na, nb) >= bar and frozenset((ca, cb)) not in bridged:
                 bridged.add(frozenset((ca, cb)))
-                self._issue(d, f"New link joins two groups of {na} and {nb} memories",
-                            f"{short(a.id)} ({snippet(a.content)}) and {short(b.id)} "
-                            f"({snippet(b.content)}) now link two previously separate groups "
-                            f"through {d.reasoning}. Check that they belong together.",
-                            "bridge")  # fmt: skip
+                self._issue(
+                    d,
+                    f"New link joins two groups of {na} and {nb} memories",
+                    f"{short(a.id)} ({snippet(a.content)}) and {short(b.id)} "
+                    f"({snippet(b.content)}) now link two previously separate groups "
+                    f"through {d.reasoning}. Check that they belong together.",
+                    "bridge",
+                )
                 opened += 1
             alike = jaccard(_words(a.content), _words(b.content))
-            why = conflict(Details(numbers_in(a.content), frozenset()),
-                           Details(numbers_in(b.content), frozenset()))  # fmt: skip
+            why = conflict(
+                Details(numbers_in(a.content), frozenset()),
+                Details(numbers_in(b.content), frozenset()),
+            )
             if why is not None and alike >= self.config.contradiction_min_overlap:
-                self._issue(d, f"Possible contradiction: {short(a.id)} and {short(b.id)}",
-                            f"These related memories ({d.reasoning}) state different "
-                            f"details ({why}):\n\n> {a.content[:300]}\n\n> {b.content[:300]}",
-                            "contradiction")  # fmt: skip
+                self._issue(
+                    d,
+                    f"Possible contradiction: {short(a.id)} and {short(b.id)}",
+                    f"These related memories ({d.reasoning}) state different "
+                    f"details ({why}):\n\n> {a.content[:300]}\n\n> {b.content[:300]}",
+                    "contradiction",
+                )
                 opened += 1
         return opened
 
     def _issue(self, d: DiscoveredRelation, title: str, text: str, kind: str) -> None:
         assert self.tracker is not None
         self.tracker.create(
-            title, description=text, labels=(LABEL_RELATIONS, f"relations:{kind}"), priority=3,
-            metadata={"kind": kind, "memory_ids": [d.from_id, d.to_id],
-                      "relation_id": d.relation_id, "strength": d.strength},
+            title,
+            description=text,
+            labels=(LABEL_RELATIONS, f"relations:{kind}"),
+            priority=3,
+            metadata={
+                "kind": kind,
+                "memory_ids": [d.from_id, d.to_id],
+                "relation_id": d.relation_id,
+                "strength": d.strength,
+            },
             dedupe_key=f"relations:{kind}:{d.from_id}:{d.to_id}",
-        )  # fmt: skip
+        )
 
     def _create(self, d: DiscoveredRelation, now: float) -> DiscoveredRelation:
         from dataclasses import replace
 
         rel = self.store.add_relation(
-            d.from_id, d.to_id, "related", strength=d.strength, now=now,
-            metadata={"discovered_by": "relationship-discovery", "confidence": d.confidence,
-                      "shared_entities": list(d.shared_entities)},
-        )  # fmt: skip
+            d.from_id,
+            d.to_id,
+            "related",
+            strength=d.strength,
+            now=now,
+            metadata={
+                "discovered_by": "relationship-discovery",
+                "confidence": d.confidence,
+                "shared_entities": list(d.shared_entities),
+            },
+        )
         return replace(d, relation_id=rel.id)
 
     def _graph(self, memories: dict[str, Memory], new: list[DiscoveredRelation]) -> GraphSummary:
@@ -312,7 +361,7 @@ class RelationshipDiscovery:
             for r in rels
             if r.from_memory_id in memories and r.to_memory_id in memories
         )
-        g.add_edges_from((d.from_id, d.to_id) for d in new)  # fmt: skip
+        g.add_edges_from((d.from_id, d.to_id) for d in new)
         sizes = [len(c) for c in nx.connected_components(g) if len(c) > 1]
         top = sorted(((n, d) for n, d in g.degree() if d > 0), key=lambda nd: (-nd[1], nd[0]))[:5]
         return GraphSummary(
@@ -325,5 +374,12 @@ class RelationshipDiscovery:
         )
 
 
-__all__ = ["DiscoveredRelation", "GraphSummary", "RelationshipConfig", "RelationshipDiscovery",
-           "RelationshipReport", "jaccard", "weighted_jaccard"]  # fmt: skip
+__all__ = [
+    "DiscoveredRelation",
+    "GraphSummary",
+    "RelationshipConfig",
+    "RelationshipDiscovery",
+    "RelationshipReport",
+    "jaccard",
+    "weighted_jaccard",
+]

@@ -26,22 +26,26 @@ class ReviewDecision:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"issue_id": self.issue_id, "decision": self.decision,
-                "merged_id": self.merged_id, "memory_ids": list(self.memory_ids),
-                "reason": self.reason}  # fmt: skip
+        return {
+            "issue_id": self.issue_id,
+            "decision": self.decision,
+            "merged_id": self.merged_id,
+            "memory_ids": list(self.memory_ids),
+            "reason": self.reason,
+        }
 
 
 def pending_reviews(tracker: IssueTracker) -> list[Any]:
     """Open cluster issues that wait for a person."""
-    return [i for i in tracker.query(labels=(LABEL_CLUSTER, REVIEW_LABEL))
-            if i.status != "closed"]  # fmt: skip
+    return [i for i in tracker.query(labels=(LABEL_CLUSTER, REVIEW_LABEL)) if i.status != "closed"]
 
 
 def _open_review(tracker: IssueTracker, issue_id: str) -> Any:
     found = [i for i in tracker.query(labels=(LABEL_CLUSTER,)) if i.id == issue_id]
     if not found:
-        raise AgentError(f"no cluster review issue {issue_id}; list them with "
-                         "`cortexgraph issues list`")  # fmt: skip
+        raise AgentError(
+            f"no cluster review issue {issue_id}; list them with `cortexgraph issues list`"
+        )
     issue = found[0]
     if issue.status == "closed":
         raise AgentError(f"issue {issue_id} is already closed; nothing to decide")
@@ -83,5 +87,4 @@ def reject_review(tracker: IssueTracker, issue_id: str, *, by: str = "a person")
     return ReviewDecision(issue_id, "rejected", None, ids, reason)
 
 
-__all__ = ["REVIEW_LABEL", "ReviewDecision", "approve_review", "pending_reviews",
-           "reject_review"]  # fmt: skip
+__all__ = ["REVIEW_LABEL", "ReviewDecision", "approve_review", "pending_reviews", "reject_review"]

@@ -102,7 +102,7 @@ class MergeReport:
                     snippet(o.content or o.reason),
                 )
                 for o in self.outcomes
-            ),  # fmt: skip
+            ),
         )
 
 
@@ -137,13 +137,18 @@ class SemanticMerge:
             outcome = self._process(work, mode, now)
             outcomes.append(outcome)
             closed += outcome.issue_id is not None and outcome.status in (
-                "merged", "linked", "skipped"
-            )  # fmt: skip
+                "merged",
+                "linked",
+                "skipped",
+            )
         log.info(
             "merge (%s): %d merged, %d previewed, %d linked, %d skipped, %d failed",
-            mode.value, *(sum(o.status == s for o in outcomes)
-                          for s in ("merged", "previewed", "linked", "skipped", "failed")),
-        )  # fmt: skip
+            mode.value,
+            *(
+                sum(o.status == s for o in outcomes)
+                for s in ("merged", "previewed", "linked", "skipped", "failed")
+            ),
+        )
         return MergeReport(dry_run, mode, tuple(outcomes), closed)
 
     def plan(self, memory_ids: Sequence[str], cohesion: float, now: float) -> MergePlan:
@@ -172,8 +177,9 @@ class SemanticMerge:
         issue = work.issue
         if issue is not None and mode is not MergeMode.PREVIEW:
             if self.tracker.claim(issue.id, self.config.assignee) is None:  # type: ignore[union-attr]
-                return MergeOutcome(work.cluster_id, work.memory_ids, "skipped",
-                                    "claimed by someone else")  # fmt: skip
+                return MergeOutcome(
+                    work.cluster_id, work.memory_ids, "skipped", "claimed by someone else"
+                )
         try:
             outcome = self._do(work, mode, now)
         except CortexGraphError as exc:
@@ -182,36 +188,55 @@ class SemanticMerge:
                 self.tracker.update(issue.id, status="open", assignee=None)  # type: ignore[union-attr]
             return MergeOutcome(work.cluster_id, work.memory_ids, "failed", str(exc))
         if issue is not None and mode is not MergeMode.PREVIEW:
-            reason = outcome.reason if outcome.merged_id is None else (
-                f"merged into {outcome.merged_id}")  # fmt: skip
+            reason = (
+                outcome.reason
+                if outcome.merged_id is None
+                else (f"merged into {outcome.merged_id}")
+            )
             self.tracker.close(issue.id, reason)  # type: ignore[union-attr]
             return _with(outcome, issue_id=issue.id)
         return outcome
 
     def _do(self, work: _Work, mode: MergeMode, now: float) -> MergeOutcome:
-        live = [m for m in map(self.store.find, work.memory_ids)
-                if m is not None and m.status is MemoryStatus.ACTIVE]  # fmt: skip
+        live = [
+            m
+            for m in map(self.store.find, work.memory_ids)
+            if m is not None and m.status is MemoryStatus.ACTIVE
+        ]
         if len(live) < 2:
-            return MergeOutcome(work.cluster_id, work.memory_ids, "skipped",
-                                "fewer than two of its memories are still active")  # fmt: skip
+            return MergeOutcome(
+                work.cluster_id,
+                work.memory_ids,
+                "skipped",
+                "fewer than two of its memories are still active",
+            )
         ids = tuple(m.id for m in live)
         if mode is MergeMode.LINK:
             made = link_members(self.store, live, work.cohesion, now)
             return MergeOutcome(work.cluster_id, ids, "linked", f"{made} relation(s) added")
-        plan = plan_merge(live, work.cohesion, now, self.config.cohesion_bonus,
-                          self.config.coverage)  # fmt: skip
+        plan = plan_merge(
+            live, work.cohesion, now, self.config.cohesion_bonus, self.config.coverage
+        )
         base: dict[str, Any] = {
-            "cluster_id": work.cluster_id, "source_ids": ids, "content": plan.memory.content,
-            "strength": plan.memory.strength, "sentences_kept": plan.sentences_kept,
+            "cluster_id": work.cluster_id,
+            "source_ids": ids,
+            "content": plan.memory.content,
+            "strength": plan.memory.strength,
+            "sentences_kept": plan.sentences_kept,
             "sentences_collapsed": plan.sentences_collapsed,
-        }  # fmt: skip
+        }
         if mode is MergeMode.PREVIEW:
             return MergeOutcome(status="previewed", reason="dry run", **base)
         repointed = apply_plan(
             self.store, plan, now, issue_id=work.issue.id if work.issue else None
         )
-        return MergeOutcome(status="merged", reason="merged", merged_id=plan.memory.id,
-                            relations_repointed=repointed, **base)  # fmt: skip
+        return MergeOutcome(
+            status="merged",
+            reason="merged",
+            merged_id=plan.memory.id,
+            relations_repointed=repointed,
+            **base,
+        )
 
 
 def _with(outcome: MergeOutcome, **changes: Any) -> MergeOutcome:

@@ -62,8 +62,10 @@ def undo_merge_of(
         hint = f"; it was merged into {into}: undo that one" if into else ""
         raise AgentError(f"memory {merged_id} was not made by a merge{hint}")
     if merged.status is MemoryStatus.PROMOTED:
-        raise AgentError(f"memory {merged_id} was promoted to the vault since; unpromote "
-                         f"{merged_id} first, then undo the merge")  # fmt: skip
+        raise AgentError(
+            f"memory {merged_id} was promoted to the vault since; unpromote "
+            f"{merged_id} first, then undo the merge"
+        )
     marker = _marker("merge undone", now, f"{cause}: merge {merged_id} reversed")
     sources = undo_merge(store, merged_id, now=now, dry_run=False, mark={UNDO_KEY: marker})
     return UndoResult("merge", sources, f"merge {merged_id} undone; {len(sources)} sources back")
@@ -75,12 +77,15 @@ def unarchive(
     """An archived memory active again (archived by gc or by hand; merges are undone whole)."""
     memory = store.get(memory_id)
     if memory.status is not MemoryStatus.ARCHIVED:
-        raise AgentError(f"memory {memory_id} is {memory.status.value}, not archived; "
-                         "nothing to unarchive")  # fmt: skip
+        raise AgentError(
+            f"memory {memory_id} is {memory.status.value}, not archived; nothing to unarchive"
+        )
     into = memory.meta.extra.get("merged_into")
     if into:
-        raise AgentError(f"memory {memory_id} was archived by the merge into {into}; undo "
-                         f"merge {into} to restore all of its sources")  # fmt: skip
+        raise AgentError(
+            f"memory {memory_id} was archived by the merge into {into}; undo "
+            f"merge {into} to restore all of its sources"
+        )
     marker = _marker("unarchived", now, cause)
     meta = with_extra(memory, (GC_KEY,), **{UNDO_KEY: marker})
     store.put(memory.with_changes(status=MemoryStatus.ACTIVE, meta=meta))
@@ -100,26 +105,37 @@ def restore_collected(
     if memory is not None:
         if memory.status is MemoryStatus.ARCHIVED and GC_KEY in memory.meta.extra:
             result = unarchive(store, memory_id, now=now, cause=cause)
-            return UndoResult("gc", result.memory_ids, f"memory {memory_id} taken back from gc "
-                              "(it was archived, inside its grace period)")  # fmt: skip
-        raise AgentError(f"memory {memory_id} is {memory.status.value} and was not collected "
-                         "by gc; nothing to restore")  # fmt: skip
+            return UndoResult(
+                "gc",
+                result.memory_ids,
+                f"memory {memory_id} taken back from gc (it was archived, inside its grace period)",
+            )
+        raise AgentError(
+            f"memory {memory_id} is {memory.status.value} and was not collected "
+            "by gc; nothing to restore"
+        )
     grave = graveyard.find(memory_id)
     if grave is None or grave.restored_at is not None:
-        raise AgentError(f"no memory {memory_id} in the store or among what gc removed "
-                         "(check the id in its history)")  # fmt: skip
+        raise AgentError(
+            f"no memory {memory_id} in the store or among what gc removed "
+            "(check the id in its history)"
+        )
     marker = _marker("restored from gc", now, cause)
     old = grave.memory
-    store.put(old.with_changes(status=MemoryStatus.ACTIVE,
-                               meta=with_extra(old, (GC_KEY,), **{UNDO_KEY: marker})))  # fmt: skip
+    store.put(
+        old.with_changes(
+            status=MemoryStatus.ACTIVE, meta=with_extra(old, (GC_KEY,), **{UNDO_KEY: marker})
+        )
+    )
     back = 0
     for rel in grave.relations:
         if store.find(rel.from_memory_id) and store.find(rel.to_memory_id):
             store.put_relation(rel)
             back += 1
     graveyard.mark_restored(memory_id, now=now)
-    return UndoResult("gc", (memory_id,),
-                      f"memory {memory_id} restored from gc with {back} relation(s)")  # fmt: skip
+    return UndoResult(
+        "gc", (memory_id,), f"memory {memory_id} restored from gc with {back} relation(s)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,21 +171,35 @@ def collect_garbage(
         if memory is None or memory.status is not MemoryStatus.ACTIVE:
             continue
         mark = {"archived_at": int(now), "mode": "delete" if delete else "archive"}
-        store.put(memory.with_changes(status=MemoryStatus.ARCHIVED,
-                                      meta=with_extra(memory, **{GC_KEY: mark})))  # fmt: skip
+        store.put(
+            memory.with_changes(
+                status=MemoryStatus.ARCHIVED, meta=with_extra(memory, **{GC_KEY: mark})
+            )
+        )
         archived.append(memory_id)
     purged = []
     for memory in due:
         if graveyard is not None:
-            graveyard.bury(memory, store.relations(memory_id=memory.id), now=now,
-                           cause=f"gc: archived {int(grace_days)}+ days below the forget "
-                           "threshold")  # fmt: skip
+            graveyard.bury(
+                memory,
+                store.relations(memory_id=memory.id),
+                now=now,
+                cause=f"gc: archived {int(grace_days)}+ days below the forget threshold",
+            )
         store.delete(memory.id)
         purged.append(memory.id)
     return GcResult(tuple(archived), tuple(purged))
 
 
 __all__ = [
-    "GC_KEY", "UNDO_KEY", "GcResult", "Graveyard", "UndoResult", "collect_garbage",
-    "restore_collected", "unarchive", "undo_merge_of", "with_extra",
-]  # fmt: skip
+    "GC_KEY",
+    "UNDO_KEY",
+    "GcResult",
+    "Graveyard",
+    "UndoResult",
+    "collect_garbage",
+    "restore_collected",
+    "unarchive",
+    "undo_merge_of",
+    "with_extra",
+]

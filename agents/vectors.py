@@ -96,9 +96,12 @@ def _sparse_exact(sparse: object, threshold: float, block: int = 1024) -> Neighb
         out_s.append(sims.data[keep])
     cat = np.concatenate
     return NeighbourPairs(
-        cat(out_i).astype(np.int64), cat(out_j).astype(np.int64),
-        cat(out_s).astype(np.float32), "exact (sparse)", n * (n - 1) // 2,
-    )  # fmt: skip
+        cat(out_i).astype(np.int64),
+        cat(out_j).astype(np.int64),
+        cat(out_s).astype(np.float32),
+        "exact (sparse)",
+        n * (n - 1) // 2,
+    )
 
 
 __all__ = ["TextVectors", "tfidf_vectors", "vectorize"]

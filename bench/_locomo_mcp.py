@@ -23,28 +23,48 @@ from typing import Any
 
 # Ablations through the real server: (row label, environment). Each switches one default.
 MCP_ABLATIONS: list[tuple[str, dict[str, str]]] = [
-    ("no subject entity (CORTEXGRAPH_SAVE_SUBJECT_ENTITY=false)",
-     {"CORTEXGRAPH_SAVE_SUBJECT_ENTITY": "false"}),
-    ("+ a transcript line's mentions as entities (CORTEXGRAPH_SAVE_TRANSCRIPT_MENTIONS=true)",
-     {"CORTEXGRAPH_SAVE_TRANSCRIPT_MENTIONS": "true"}),
-    ("no neighbour context (CORTEXGRAPH_SAVE_NEIGHBOUR_CONTEXT=false)",
-     {"CORTEXGRAPH_SAVE_NEIGHBOUR_CONTEXT": "false"}),
-    ("no automatic supersession (CORTEXGRAPH_AUTO_SUPERSEDE=false)",
-     {"CORTEXGRAPH_AUTO_SUPERSEDE": "false"}),
-    ("no strength estimate (CORTEXGRAPH_SAVE_ESTIMATE_STRENGTH=false)",
-     {"CORTEXGRAPH_SAVE_ESTIMATE_STRENGTH": "false"}),
-    ("no entity tags (CORTEXGRAPH_ENABLE_TAG_SUGGESTION=false)",
-     {"CORTEXGRAPH_ENABLE_TAG_SUGGESTION": "false"}),
-    ("+ spaCy entities at save (CORTEXGRAPH_SAVE_SPACY_ENTITIES=true)",
-     {"CORTEXGRAPH_SAVE_SPACY_ENTITIES": "true"}),
-    ("+ KeyBERT tags at save (CORTEXGRAPH_SAVE_KEYPHRASE_TAGS=true)",
-     {"CORTEXGRAPH_SAVE_KEYPHRASE_TAGS": "true"}),
+    (
+        "no subject entity (CORTEXGRAPH_SAVE_SUBJECT_ENTITY=false)",
+        {"CORTEXGRAPH_SAVE_SUBJECT_ENTITY": "false"},
+    ),
+    (
+        "+ a transcript line's mentions as entities (CORTEXGRAPH_SAVE_TRANSCRIPT_MENTIONS=true)",
+        {"CORTEXGRAPH_SAVE_TRANSCRIPT_MENTIONS": "true"},
+    ),
+    (
+        "no neighbour context (CORTEXGRAPH_SAVE_NEIGHBOUR_CONTEXT=false)",
+        {"CORTEXGRAPH_SAVE_NEIGHBOUR_CONTEXT": "false"},
+    ),
+    (
+        "no automatic supersession (CORTEXGRAPH_AUTO_SUPERSEDE=false)",
+        {"CORTEXGRAPH_AUTO_SUPERSEDE": "false"},
+    ),
+    (
+        "no strength estimate (CORTEXGRAPH_SAVE_ESTIMATE_STRENGTH=false)",
+        {"CORTEXGRAPH_SAVE_ESTIMATE_STRENGTH": "false"},
+    ),
+    (
+        "no entity tags (CORTEXGRAPH_ENABLE_TAG_SUGGESTION=false)",
+        {"CORTEXGRAPH_ENABLE_TAG_SUGGESTION": "false"},
+    ),
+    (
+        "+ spaCy entities at save (CORTEXGRAPH_SAVE_SPACY_ENTITIES=true)",
+        {"CORTEXGRAPH_SAVE_SPACY_ENTITIES": "true"},
+    ),
+    (
+        "+ KeyBERT tags at save (CORTEXGRAPH_SAVE_KEYPHRASE_TAGS=true)",
+        {"CORTEXGRAPH_SAVE_KEYPHRASE_TAGS": "true"},
+    ),
     ("fusion weight 0.5 (CORTEXGRAPH_SEMANTIC_WEIGHT=0.5)", {"CORTEXGRAPH_SEMANTIC_WEIGHT": "0.5"}),
-    ("enrichment off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)",
-     {"CORTEXGRAPH_ENABLE_PREPROCESSING": "false"}),
-    ("embeddings off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)",
-     {"CORTEXGRAPH_ENABLE_EMBEDDINGS": "false"}),
-]  # fmt: skip
+    (
+        "enrichment off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)",
+        {"CORTEXGRAPH_ENABLE_PREPROCESSING": "false"},
+    ),
+    (
+        "embeddings off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)",
+        {"CORTEXGRAPH_ENABLE_EMBEDDINGS": "false"},
+    ),
+]
 
 
 def server_command() -> str:
@@ -55,8 +75,9 @@ def _ids(payload: Any) -> list[str]:
     return [r["id"] for r in payload.get("results", []) if isinstance(r, dict) and "id" in r]
 
 
-async def _conversation(conv: dict[str, Any], env: dict[str, str], lat: dict[str, list[float]]
-                        ) -> list[tuple[dict[str, Any], list[str]]]:  # fmt: skip
+async def _conversation(
+    conv: dict[str, Any], env: dict[str, str], lat: dict[str, list[float]]
+) -> list[tuple[dict[str, Any], list[str]]]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -81,8 +102,9 @@ async def _conversation(conv: dict[str, Any], env: dict[str, str], lat: dict[str
     return out
 
 
-def run_mcp(lr: ModuleType, convs: list[dict[str, Any]], overrides: dict[str, str]
-            ) -> dict[str, Any]:  # fmt: skip
+def run_mcp(
+    lr: ModuleType, convs: list[dict[str, Any]], overrides: dict[str, str]
+) -> dict[str, Any]:
     """R@k/MRR and latencies through the stdio server, with ``overrides`` in its environment."""
     lat: dict[str, list[float]] = {"save": [], "search": [], "first_search": []}
     rows = []
@@ -90,10 +112,15 @@ def run_mcp(lr: ModuleType, convs: list[dict[str, Any]], overrides: dict[str, st
         for conv in convs:
             home = Path(d) / conv["id"]
             home.mkdir()
-            env = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("CORTEXGRAPH_", "LTM_"))}  # fmt: skip
-            env.update(HOME=str(home), CORTEXGRAPH_STORAGE_PATH=str(home / "store"),
-                       LTM_VAULT_PATH=str(home / "vault"), CORTEXGRAPH_LOG_LEVEL="WARNING")  # fmt: skip
+            env = {
+                k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))
+            }
+            env.update(
+                HOME=str(home),
+                CORTEXGRAPH_STORAGE_PATH=str(home / "store"),
+                LTM_VAULT_PATH=str(home / "vault"),
+                CORTEXGRAPH_LOG_LEVEL="WARNING",
+            )
             env.update(overrides)
             for q, ranked in asyncio.run(_conversation(conv, env, lat)):
                 rows.append({**q, "scores": lr.score_one(ranked, q["gold"], [5, 10])})
@@ -118,20 +145,37 @@ def print_mcp_table(rows: list[tuple[str, dict[str, Any]]], title: str) -> None:
     from rich.table import Table
 
     table = Table(title=title)
-    for col in ["configuration", "R@5", "R@10", "MRR", "multi-hop", "temporal", "open-dom",
-                "single-hop", "save p50/p95 ms", "search p50/p95 ms", "first search ms"]:  # fmt: skip
+    for col in [
+        "configuration",
+        "R@5",
+        "R@10",
+        "MRR",
+        "multi-hop",
+        "temporal",
+        "open-dom",
+        "single-hop",
+        "save p50/p95 ms",
+        "search p50/p95 ms",
+        "first search ms",
+    ]:
         table.add_column(col, justify="left" if col == "configuration" else "right")
     for name, res in rows:
         t = res["table"]
         o = t["overall"]
-        cats = [t.get(k, {}).get("R@5", float("nan")) for k in
-                ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop")]  # fmt: skip
+        cats = [
+            t.get(k, {}).get("R@5", float("nan"))
+            for k in ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop")
+        ]
         table.add_row(
-            name, f"{o['R@5']:.3f}", f"{o['R@10']:.3f}", f"{o['MRR']:.3f}",
+            name,
+            f"{o['R@5']:.3f}",
+            f"{o['R@10']:.3f}",
+            f"{o['MRR']:.3f}",
             *(f"{c:.3f}" for c in cats),
             f"{res['save_p50_ms']:.1f} / {res['save_p95_ms']:.1f}",
-            f"{res['p50_ms']:.1f} / {res['p95_ms']:.1f}", f"{res['first_search_ms']:.0f}",
-        )  # fmt: skip
+            f"{res['p50_ms']:.1f} / {res['p95_ms']:.1f}",
+            f"{res['first_search_ms']:.0f}",
+        )
     Console(width=220).print(table)
 
 

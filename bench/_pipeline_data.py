@@ -18,18 +18,97 @@ from itertools import combinations
 from cortexgraph.storage.models import Memory, MemoryMeta, new_id
 
 NOW = 1_760_000_000
-FIRST = ["Sam", "Aisha", "Diego", "Mei", "Tom", "Kofi", "Elena", "Priya", "Lars", "Noor",
-         "Jonas", "Marcus", "Raj", "Lena", "Yuki", "Omar", "Ines", "Pavel", "Zara", "Hugo"]  # fmt: skip
-LAST = ["Okafor", "Weber", "Tanaka", "Silva", "Novak", "Haddad", "Larsen", "Moreau", "Kim",
-        "Costa", "Fischer", "Rossi", "Nguyen", "Ivanova", "Mensah", "Dubois", "Sato", "Khan",
-        "Berg", "Alves", "Popescu", "Walsh", "Horvat", "Yilmaz", "Lund", "Oyelaran", "Meyer",
-        "Quinn", "Varga", "Santos"]  # fmt: skip
-TECH = ["PostgreSQL", "Redis", "Kafka", "Terraform", "Grafana", "Airflow", "Rust", "Go",
-        "FastAPI", "React", "Kubernetes", "Celery", "DuckDB", "Sentry", "Vault"]  # fmt: skip
-THINGS = ["billing", "search", "auth", "ledger", "mobile app", "data pipeline", "docs site",
-          "payments API", "analytics", "CI"]  # fmt: skip
-REASONS = ["it is cheaper to run", "the team already knows it", "latency was too high",
-           "it scales better", "the old one is end of life", "compliance asks for it"]  # fmt: skip
+FIRST = [
+    "Sam",
+    "Aisha",
+    "Diego",
+    "Mei",
+    "Tom",
+    "Kofi",
+    "Elena",
+    "Priya",
+    "Lars",
+    "Noor",
+    "Jonas",
+    "Marcus",
+    "Raj",
+    "Lena",
+    "Yuki",
+    "Omar",
+    "Ines",
+    "Pavel",
+    "Zara",
+    "Hugo",
+]
+LAST = [
+    "Okafor",
+    "Weber",
+    "Tanaka",
+    "Silva",
+    "Novak",
+    "Haddad",
+    "Larsen",
+    "Moreau",
+    "Kim",
+    "Costa",
+    "Fischer",
+    "Rossi",
+    "Nguyen",
+    "Ivanova",
+    "Mensah",
+    "Dubois",
+    "Sato",
+    "Khan",
+    "Berg",
+    "Alves",
+    "Popescu",
+    "Walsh",
+    "Horvat",
+    "Yilmaz",
+    "Lund",
+    "Oyelaran",
+    "Meyer",
+    "Quinn",
+    "Varga",
+    "Santos",
+]
+TECH = [
+    "PostgreSQL",
+    "Redis",
+    "Kafka",
+    "Terraform",
+    "Grafana",
+    "Airflow",
+    "Rust",
+    "Go",
+    "FastAPI",
+    "React",
+    "Kubernetes",
+    "Celery",
+    "DuckDB",
+    "Sentry",
+    "Vault",
+]
+THINGS = [
+    "billing",
+    "search",
+    "auth",
+    "ledger",
+    "mobile app",
+    "data pipeline",
+    "docs site",
+    "payments API",
+    "analytics",
+    "CI",
+]
+REASONS = [
+    "it is cheaper to run",
+    "the team already knows it",
+    "latency was too high",
+    "it scales better",
+    "the old one is end of life",
+    "compliance asks for it",
+]
 TEMPLATES = [
     "{p} decided to use {t} for the {x} because {r}.",
     "{p} reported that {t} in {x} failed twice this week; {r}.",
@@ -62,9 +141,15 @@ def synthetic(n: int, seed: int = 7) -> tuple[list[Memory], dict[str, int]]:
 
     def emit(text: str, p: str, t: str, x: str, group: int | None) -> None:
         age = rng.uniform(0, 30)
-        m = Memory(id=new_id(), content=text, meta=MemoryMeta(tags=(x.replace(" ", "-"),)),
-                   entities=(p, t, x), created_at=int(NOW - age * 86400),
-                   last_used=int(NOW - age * 86400), use_count=rng.randint(0, 3))  # fmt: skip
+        m = Memory(
+            id=new_id(),
+            content=text,
+            meta=MemoryMeta(tags=(x.replace(" ", "-"),)),
+            entities=(p, t, x),
+            created_at=int(NOW - age * 86400),
+            last_used=int(NOW - age * 86400),
+            use_count=rng.randint(0, 3),
+        )
         out.append(m)
         if group is not None:
             group_of[m.id] = group
@@ -92,23 +177,31 @@ def synthetic(n: int, seed: int = 7) -> tuple[list[Memory], dict[str, int]]:
     return out[:n], group_of
 
 
-def pair_quality(merged_groups: list[tuple[str, ...]], group_of: dict[str, int],
-                 only: set[str] | None = None) -> tuple[float, float]:  # fmt: skip
+def pair_quality(
+    merged_groups: list[tuple[str, ...]], group_of: dict[str, int], only: set[str] | None = None
+) -> tuple[float, float]:
     """Pair precision and recall of merged groups against labels (within ``only`` if given)."""
     by_group: dict[int, list[str]] = {}
     for mid, g in group_of.items():
         if only is None or mid in only:
             by_group.setdefault(g, []).append(mid)
     truth = {frozenset(p) for ids in by_group.values() for p in combinations(ids, 2)}
-    merged = {frozenset(p) for ids in merged_groups for p in combinations(ids, 2)
-              if only is None or set(p) <= only}  # fmt: skip
+    merged = {
+        frozenset(p)
+        for ids in merged_groups
+        for p in combinations(ids, 2)
+        if only is None or set(p) <= only
+    }
     tp = len(truth & merged)
     return (tp / len(merged) if merged else 1.0), (tp / len(truth) if truth else 1.0)
 
 
 def merged_groups(report) -> list[tuple[str, ...]]:
-    return [o.source_ids for o in report.reports["merge"].outcomes
-            if o.status in ("merged", "previewed")]  # fmt: skip
+    return [
+        o.source_ids
+        for o in report.reports["merge"].outcomes
+        if o.status in ("merged", "previewed")
+    ]
 
 
 def demo_labelled() -> tuple[list[Memory], dict[str, str], set[str], set[str]]:

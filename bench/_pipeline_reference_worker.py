@@ -34,12 +34,21 @@ def main() -> None:
     data = json.loads(Path(dataset).read_text())
     store = JSONLStorage(storage_path=Path(store_dir))
     store.connect()
-    store.save_memories_batch([
-        Memory(id=r["id"], content=r["content"], meta=MemoryMetadata(tags=r["tags"]),
-               entities=r["entities"], created_at=r["t"], last_used=r["t"],
-               use_count=r["use_count"], embed=r["embed"])
-        for r in data["memories"]
-    ])  # fmt: skip
+    store.save_memories_batch(
+        [
+            Memory(
+                id=r["id"],
+                content=r["content"],
+                meta=MemoryMetadata(tags=r["tags"]),
+                entities=r["entities"],
+                created_at=r["t"],
+                last_used=r["t"],
+                use_count=r["use_count"],
+                embed=r["embed"],
+            )
+            for r in data["memories"]
+        ]
+    )
     import cortexgraph.context as context
 
     context.db = context._db = store  # what the agents get from get_db()
@@ -52,9 +61,13 @@ def main() -> None:
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out: dict = {"seconds": {}, "items": {}, "errors": {}}
     t_all = time.perf_counter()
-    for name, cls in (("decay", DecayAnalyzer), ("cluster", ClusterDetector),
-                      ("merge", SemanticMerge), ("promote", LTMPromoter),
-                      ("relations", RelationshipDiscovery)):  # fmt: skip
+    for name, cls in (
+        ("decay", DecayAnalyzer),
+        ("cluster", ClusterDetector),
+        ("merge", SemanticMerge),
+        ("promote", LTMPromoter),
+        ("relations", RelationshipDiscovery),
+    ):
         t = time.perf_counter()
         try:
             results = cls(dry_run=False, rate_limit=10**9).run()

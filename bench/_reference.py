@@ -43,8 +43,14 @@ def run_json(
     """Run ``script`` and parse the JSON object it prints on its last stdout line."""
     cmd = [str(python), *(["-I"] if isolated else []), str(script), *args]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          cwd=str(cwd or tempfile.gettempdir()), env=env)  # fmt: skip
+    proc = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(cwd or tempfile.gettempdir()),
+        env=env,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

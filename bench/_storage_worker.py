@@ -39,10 +39,15 @@ class Ours:
         from cortexgraph.storage.models import Memory, MemoryMeta
 
         self.store.put_many(
-            Memory(id=r["id"], content=r["content"], meta=MemoryMeta(tags=tuple(r["tags"])),
-                   created_at=r["t"], last_used=r["t"])
+            Memory(
+                id=r["id"],
+                content=r["content"],
+                meta=MemoryMeta(tags=tuple(r["tags"])),
+                created_at=r["t"],
+                last_used=r["t"],
+            )
             for r in recs
-        )  # fmt: skip
+        )
 
     def search(self, query: str) -> list[str]:
         return [r.memory.id for r in self.store.search(query, top_k=10, use_embeddings=False)]
@@ -68,9 +73,13 @@ class Reference:
 
         from cortexgraph.storage.models import Memory, MemoryMetadata
 
-        return Memory(id=rec["id"] if with_id else str(uuid.uuid4()), content=rec["content"],
-                      meta=MemoryMetadata(tags=rec["tags"]), created_at=rec["t"],
-                      last_used=rec["t"])  # fmt: skip
+        return Memory(
+            id=rec["id"] if with_id else str(uuid.uuid4()),
+            content=rec["content"],
+            meta=MemoryMetadata(tags=rec["tags"]),
+            created_at=rec["t"],
+            last_used=rec["t"],
+        )
 
     def save(self, rec: dict) -> None:
         self.store.save_memory(self._memory(rec, with_id=False))
@@ -105,9 +114,15 @@ def main() -> None:
             lat.append(time.perf_counter() - t)
         if len(recs) > SINGLE_SAVES:
             store.save_batch(recs[SINGLE_SAVES:])
-        print(json.dumps({"save_p50_ms": statistics.median(lat) * 1e3,
-                          "saves_per_s": len(single) / sum(lat),
-                          "write_s": time.perf_counter() - t0}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "save_p50_ms": statistics.median(lat) * 1e3,
+                    "saves_per_s": len(single) / sum(lat),
+                    "write_s": time.perf_counter() - t0,
+                }
+            )
+        )
         return
     before = rss_mb()
     t = time.perf_counter()
@@ -132,9 +147,18 @@ def main() -> None:
     t = time.perf_counter()
     cls(path)
     reopen_s = time.perf_counter() - t
-    print(json.dumps({"load_s": load_s, "reopen_s": reopen_s, "rss_mb": rss,
-                      "search_p50_ms": pct(lat, 0.5) * 1e3, "search_p95_ms": pct(lat, 0.95) * 1e3,
-                      "found_first_pct": 100.0 * hits / len(by_word)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "load_s": load_s,
+                "reopen_s": reopen_s,
+                "rss_mb": rss,
+                "search_p50_ms": pct(lat, 0.5) * 1e3,
+                "search_p95_ms": pct(lat, 0.95) * 1e3,
+                "found_first_pct": 100.0 * hits / len(by_word),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -116,13 +116,17 @@ def main() -> None:
         console.print(f"  [red]{text}[/red]")
 
     with_ctx, alone = score_followups(), score_followups(with_context=False)
-    f = Table(title=f"short follow-ups ({with_ctx.saves + with_ctx.nones + with_ctx.searches} "
-              "labelled, activation/data/followups.txt)")  # fmt: skip
+    f = Table(
+        title=f"short follow-ups ({with_ctx.saves + with_ctx.nones + with_ctx.searches} "
+        "labelled, activation/data/followups.txt)"
+    )
     for col in ("measure", "with ConversationContext", "message alone"):
         f.add_column(col, justify="right" if col != "measure" else "left")
-    for name, key, total in (("saves recommended", "saves_found", "saves"),
-                             ("false saves", "false_saves", "nones"),
-                             ("recall query names the topic", "topics_found", "searches")):  # fmt: skip
+    for name, key, total in (
+        ("saves recommended", "saves_found", "saves"),
+        ("false saves", "false_saves", "nones"),
+        ("recall query names the topic", "topics_found", "searches"),
+    ):
         f.add_row(name, *(f"{getattr(sc, key)} / {getattr(sc, total)}" for sc in (with_ctx, alone)))
     console.print(f)
 
@@ -148,11 +152,14 @@ def main() -> None:
         lat.add_column(col, justify="right" if col != "measure" else "left")
     base50 = statistics.median(floor) * 1000 if floor else 0.0
     lat.add_row("first call (loads spaCy + MiniLM)", f"{first_call * 1000:.0f}", "-", "-")
-    for name, xs in (("analyze_message, all", ours), ("analyze_message, saves (KeyBERT)",
-                                                       save_only)):  # fmt: skip
+    for name, xs in (
+        ("analyze_message, all", ours),
+        ("analyze_message, saves (KeyBERT)", save_only),
+    ):
         p50 = statistics.median(xs) * 1000
-        lat.add_row(name, f"{p50:.1f}", f"{pct(xs, 95):.1f}",
-                    f"{p50 / base50:.2f}x" if base50 else "-")  # fmt: skip
+        lat.add_row(
+            name, f"{p50:.1f}", f"{pct(xs, 95):.1f}", f"{p50 / base50:.2f}x" if base50 else "-"
+        )
     if floor:
         lat.add_row("baseline: one MiniLM embed", f"{base50:.1f}", f"{pct(floor, 95):.1f}", "1.00x")
     off = ActivationConfig(use_embeddings=False, use_spacy=False)
@@ -161,8 +168,12 @@ def main() -> None:
         t = time.perf_counter()
         analyze_message(text, config=off)
         light.append(time.perf_counter() - t)
-    lat.add_row("no models (tfidf + rules)", f"{statistics.median(light) * 1000:.1f}",
-                f"{pct(light, 95):.1f}", "-")  # fmt: skip
+    lat.add_row(
+        "no models (tfidf + rules)",
+        f"{statistics.median(light) * 1000:.1f}",
+        f"{pct(light, 95):.1f}",
+        "-",
+    )
     console.print(lat)
 
 

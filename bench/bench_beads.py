@@ -117,14 +117,26 @@ def batch_table(n: int) -> Table:
             nonlocal commits
             made = len(list(tracker.repo.iter_commits())) - commits
             commits += made
-            table.add_row(step, f"{changes:,}", f"{seconds:.2f}", f"{seconds / changes * 1e3:.3f}",
-                          f"{changes / seconds:,.0f}", str(made))  # fmt: skip
+            table.add_row(
+                step,
+                f"{changes:,}",
+                f"{seconds:.2f}",
+                f"{seconds / changes * 1e3:.3f}",
+                f"{changes / seconds:,.0f}",
+                str(made),
+            )
 
         t = time.perf_counter()
         with tracker.batch("cluster-detector"):
-            ids = [tracker.create(f"Merge {i} similar memories", labels=["consolidation:merge"],
-                                  metadata={"memory_ids": [f"m{i}", f"m{i + 1}"]},
-                                  dedupe_key=f"cluster:{i}").id for i in range(n)]  # fmt: skip
+            ids = [
+                tracker.create(
+                    f"Merge {i} similar memories",
+                    labels=["consolidation:merge"],
+                    metadata={"memory_ids": [f"m{i}", f"m{i + 1}"]},
+                    dedupe_key=f"cluster:{i}",
+                ).id
+                for i in range(n)
+            ]
         row("create (open)", n, time.perf_counter() - t)
         t = time.perf_counter()
         with tracker.batch("semantic-merge"):
@@ -148,15 +160,28 @@ def cli_table(n: int) -> Table:
     from cortexgraph.storage import open_store
 
     table = Table(title=f"cortexgraph-consolidate --json on synthetic({n:,}), cold, defaults")
-    for col in ("memories", "wall s", "peak RSS MiB", "decay", "cluster", "merge", "promote",
-                "relations", "issues", "git commits"):  # fmt: skip
+    for col in (
+        "memories",
+        "wall s",
+        "peak RSS MiB",
+        "decay",
+        "cluster",
+        "merge",
+        "promote",
+        "relations",
+        "issues",
+        "git commits",
+    ):
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory() as tmp:
         store, vault = Path(tmp) / "store", Path(tmp) / "vault"
         open_store(store).put_many(synthetic(n)[0])
         exe = Path(sys.executable).with_name("cortexgraph-consolidate")
-        env = {**os.environ, "CORTEXGRAPH_STORAGE_PATH": str(store),
-               "CORTEXGRAPH_LTM_VAULT_PATH": str(vault)}  # fmt: skip
+        env = {
+            **os.environ,
+            "CORTEXGRAPH_STORAGE_PATH": str(store),
+            "CORTEXGRAPH_LTM_VAULT_PATH": str(vault),
+        }
         t = time.perf_counter()
         done = subprocess.run([str(exe), "--json"], env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t
@@ -166,10 +191,17 @@ def cli_table(n: int) -> Table:
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         tracker = open_tracker(store, search_parents=False, init=False)
         seconds = report["seconds"]
-        table.add_row(f"{n:,}", f"{wall:.1f}", f"{peak:.0f}",
-                      *(f"{seconds.get(a, 0):.1f}" for a in
-                        ("decay", "cluster", "merge", "promote", "relations")),
-                      f"{len(tracker.query()):,}", str(len(list(tracker.repo.iter_commits()))))  # fmt: skip
+        table.add_row(
+            f"{n:,}",
+            f"{wall:.1f}",
+            f"{peak:.0f}",
+            *(
+                f"{seconds.get(a, 0):.1f}"
+                for a in ("decay", "cluster", "merge", "promote", "relations")
+            ),
+            f"{len(tracker.query()):,}",
+            str(len(list(tracker.repo.iter_commits()))),
+        )
     return table
 
 

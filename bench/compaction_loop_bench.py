@@ -46,10 +46,11 @@ def run(memories: int, seconds: float, pause: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "stm")
         JSONLStore(path).put_many(
-            Memory(id=new_id(), content=f"seed memory {i} about kayaks", created_at=NOW,
-                   last_used=NOW)
+            Memory(
+                id=new_id(), content=f"seed memory {i} about kayaks", created_at=NOW, last_used=NOW
+            )
             for i in range(memories)
-        )  # fmt: skip
+        )
         n, took = _writer(path, seconds, follow=True)
         print(f"alone:                      {n / took:8.1f} saves/s")
         ctx = mp.get_context("spawn")

@@ -49,8 +49,7 @@ def build(conv: dict[str, Any], dense: Any) -> tuple[InMemoryStore, dict[str, st
     for m in conv["memories"]:
         when = session_time(m["date_time"])
         last = max(last, when)
-        saved = store.save(m["text"], entities=[m["speaker"]], now=when,
-                           extra={"dia_id": m["id"]})  # fmt: skip
+        saved = store.save(m["text"], entities=[m["speaker"]], now=when, extra={"dia_id": m["id"]})
         dia_of[saved.id] = m["id"]
     return store, dia_of, last + DAY
 
@@ -104,8 +103,12 @@ def main(argv: list[str] | None = None) -> int:
             add("whole conversation (baseline)", full, full, (1.0, 1.0))
             top = store.search(q["question"], top_k=10, now=now)
             text = "\n".join(r.memory.content for r in top)
-            add("store.search top-10 as text (baseline)", counter.count(text), full,
-                recall({dia_of[r.memory.id] for r in top}, gold))  # fmt: skip
+            add(
+                "store.search top-10 as text (baseline)",
+                counter.count(text),
+                full,
+                recall({dia_of[r.memory.id] for r in top}, gold),
+            )
             for label, config in VARIANTS.items():
                 if label and not args.ablation:
                     continue
@@ -116,38 +119,72 @@ def main(argv: list[str] | None = None) -> int:
                         latencies.append(time.perf_counter() - t0)
                     assert ctx.tokens_used == counter.count(ctx.text) <= budget
                     found = {dia_of[i] for i in ctx.memory_ids if i in dia_of}
-                    add(f"memory_retrieve budget {budget}{label}", ctx.tokens_used, full,
-                        recall(found, gold))  # fmt: skip
+                    add(
+                        f"memory_retrieve budget {budget}{label}",
+                        ctx.tokens_used,
+                        full,
+                        recall(found, gold),
+                    )
         if dense is not None:
             dense.cache.save()
-    print_table(rows, n_questions, len(convs), full_tokens, latencies, counter.name,
-                "hybrid BM25+MiniLM" if dense is not None else "BM25 only")  # fmt: skip
+    print_table(
+        rows,
+        n_questions,
+        len(convs),
+        full_tokens,
+        latencies,
+        counter.name,
+        "hybrid BM25+MiniLM" if dense is not None else "BM25 only",
+    )
     return 0
 
 
-def print_table(rows: dict[str, dict[str, list[float]]], n: int, convs: int,
-                full_tokens: list[int], latencies: list[float], tokenizer: str,
-                search: str) -> None:  # fmt: skip
+def print_table(
+    rows: dict[str, dict[str, list[float]]],
+    n: int,
+    convs: int,
+    full_tokens: list[int],
+    latencies: list[float],
+    tokenizer: str,
+    search: str,
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"LoCoMo dev: {convs} conversations, {n} questions (cat. 1-4); tokens by "
-                  f"{tokenizer}; search {search}")  # fmt: skip
-    for col in ("context", "mean tokens", "share of conversation", "tokens vs whole",
-                "evidence recall", "any evidence", "recall per 1k tokens"):  # fmt: skip
+    table = Table(
+        title=f"LoCoMo dev: {convs} conversations, {n} questions (cat. 1-4); tokens by "
+        f"{tokenizer}; search {search}"
+    )
+    for col in (
+        "context",
+        "mean tokens",
+        "share of conversation",
+        "tokens vs whole",
+        "evidence recall",
+        "any evidence",
+        "recall per 1k tokens",
+    ):
         table.add_column(col, justify="left" if col == "context" else "right")
     base = statistics.mean(rows["whole conversation (baseline)"]["tokens"])
     for name, row in rows.items():
         tokens = statistics.mean(row["tokens"])
         rec = statistics.mean(row["recall"])
-        table.add_row(name, f"{tokens:,.0f}", f"{statistics.mean(row['share']):.1%}",
-                      f"{tokens / base:.3f}x", f"{rec:.3f}", f"{statistics.mean(row['any']):.3f}",
-                      f"{1000 * rec / tokens:.3f}")  # fmt: skip
+        table.add_row(
+            name,
+            f"{tokens:,.0f}",
+            f"{statistics.mean(row['share']):.1%}",
+            f"{tokens / base:.3f}x",
+            f"{rec:.3f}",
+            f"{statistics.mean(row['any']):.3f}",
+            f"{1000 * rec / tokens:.3f}",
+        )
     console = Console(width=160)
     console.print(table)
-    console.print(f"full conversations: {min(full_tokens):,}-{max(full_tokens):,} tokens; "
-                  f"memory_retrieve p50 {1000 * statistics.median(latencies):.1f} ms, "
-                  f"p95 {1000 * statistics.quantiles(latencies, n=20)[-1]:.1f} ms")  # fmt: skip
+    console.print(
+        f"full conversations: {min(full_tokens):,}-{max(full_tokens):,} tokens; "
+        f"memory_retrieve p50 {1000 * statistics.median(latencies):.1f} ms, "
+        f"p95 {1000 * statistics.quantiles(latencies, n=20)[-1]:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -47,21 +47,30 @@ def main() -> None:
     texts = [m.content for m in synthetic(args.n)[0]]
     import torch
 
-    table = Table(title=f"Embedding {len(texts):,} texts (synthetic memories, mean "
-                        f"{np.mean([len(t) for t in texts]):.0f} chars)")  # fmt: skip
+    table = Table(
+        title=f"Embedding {len(texts):,} texts (synthetic memories, mean "
+        f"{np.mean([len(t) for t in texts]):.0f} chars)"
+    )
     for col in ("embedder", "threads", "texts/s", "x baseline", "mean cos", "min cos"):
         table.add_column(col, justify="right")
     torch.set_num_threads(1)
     base, base_s = _timed(SentenceTransformerEmbedder(path).embed, texts)
     rate0 = len(texts) / base_s
-    table.add_row("torch fp32 (sentence-transformers)", "1", f"{rate0:.0f}", "1.00", "1.0000",
-                  "1.0000")  # fmt: skip
+    table.add_row(
+        "torch fp32 (sentence-transformers)", "1", f"{rate0:.0f}", "1.00", "1.0000", "1.0000"
+    )
 
     def row(label: str, threads: int, vecs: np.ndarray, seconds: float) -> None:
         cos = np.sum(vecs * base, axis=1)
         rate = len(texts) / seconds
-        table.add_row(label, str(threads), f"{rate:.0f}", f"{rate / rate0:.2f}",
-                      f"{cos.mean():.4f}", f"{cos.min():.4f}")  # fmt: skip
+        table.add_row(
+            label,
+            str(threads),
+            f"{rate:.0f}",
+            f"{rate / rate0:.2f}",
+            f"{cos.mean():.4f}",
+            f"{cos.min():.4f}",
+        )
 
     for threads in args.threads:
         if threads == 1:

@@ -78,16 +78,24 @@ def build_store(path: Path, n: int, now: float) -> None:
 
 def run_once(argv: list[str], payload: dict, env: dict[str, str]) -> tuple[float, str]:
     t = time.perf_counter()
-    proc = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        argv,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
     elapsed = (time.perf_counter() - t) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"{argv} failed: {proc.stderr}")
     return elapsed, proc.stdout
 
 
-def measure(argv: list[str], payload: dict, env: dict[str, str], runs: int, cold: bool
-            ) -> tuple[list[float], str]:  # fmt: skip
+def measure(
+    argv: list[str], payload: dict, env: dict[str, str], runs: int, cold: bool
+) -> tuple[list[float], str]:
     times, out = [], ""
     for _ in range(runs):
         e = dict(env)
@@ -108,9 +116,14 @@ def pattern_timing(n: int = 2000) -> tuple[float, float]:
     from cortexgraph.flows.hooks.user_prompt_submit import analyze_prompt
 
     detector = phrase_detector()
-    prompts = [RECALL, ORDINARY, "please remember that I prefer tabs over spaces",
-               "no need to remember this but the build is green", "remind me why we chose kafka",
-               "what did we eat for lunch yesterday?" + " and more words" * 20]  # fmt: skip
+    prompts = [
+        RECALL,
+        ORDINARY,
+        "please remember that I prefer tabs over spaces",
+        "no need to remember this but the build is green",
+        "remind me why we chose kafka",
+        "what did we eat for lunch yesterday?" + " and more words" * 20,
+    ]
     times = []
     for i in range(n):
         t = time.perf_counter()
@@ -133,22 +146,37 @@ def main() -> None:
     project = work / "ledgerly"
     project.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "CLAUDE_"))}
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(store), CORTEXGRAPH_HOOK_STATE_DIR=str(work / "st"),
-               PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")  # fmt: skip
+    env.update(
+        CORTEXGRAPH_STORAGE_PATH=str(store),
+        CORTEXGRAPH_HOOK_STATE_DIR=str(work / "st"),
+        PYTHONPATH=str(ROOT),
+        OMP_NUM_THREADS="1",
+    )
     py = sys.executable
     hook = [py, "-m", "cortexgraph.flows.hooks"]
     base = {"session_id": "bench", "transcript_path": "", "cwd": str(project)}
     scenarios = [
         ("python -c pass (floor)", [py, "-c", "pass"], {}, False),
-        ("naive: Settings + open_store + search", [py, "-c", NAIVE],
-         {"prompt": RECALL}, False),
-        ("UserPromptSubmit recall", [*hook, "user-prompt-submit"],
-         {"hook_event_name": "UserPromptSubmit", "prompt": RECALL}, True),
-        ("UserPromptSubmit ordinary prompt", [*hook, "user-prompt-submit"],
-         {"hook_event_name": "UserPromptSubmit", "prompt": ORDINARY}, True),
-        ("SessionStart startup", [*hook, "session-start"],
-         {"hook_event_name": "SessionStart", "source": "startup"}, True),
-    ]  # fmt: skip
+        ("naive: Settings + open_store + search", [py, "-c", NAIVE], {"prompt": RECALL}, False),
+        (
+            "UserPromptSubmit recall",
+            [*hook, "user-prompt-submit"],
+            {"hook_event_name": "UserPromptSubmit", "prompt": RECALL},
+            True,
+        ),
+        (
+            "UserPromptSubmit ordinary prompt",
+            [*hook, "user-prompt-submit"],
+            {"hook_event_name": "UserPromptSubmit", "prompt": ORDINARY},
+            True,
+        ),
+        (
+            "SessionStart startup",
+            [*hook, "session-start"],
+            {"hook_event_name": "SessionStart", "source": "startup"},
+            True,
+        ),
+    ]
     rows = []
     for name, argv, payload, with_cold in scenarios:
         warm, out = measure(argv, {**base, **payload}, env, args.runs, cold=False)
@@ -156,20 +184,43 @@ def main() -> None:
             raise SystemExit("recall did not inject the authentication decision: " + out[:300])
         rows.append((name, "warm", warm))
         if with_cold:
-            rows.append((name, "cold", measure(argv, {**base, **payload}, env, args.cold_runs,
-                                               cold=True)[0]))  # fmt: skip
+            rows.append(
+                (
+                    name,
+                    "cold",
+                    measure(argv, {**base, **payload}, env, args.cold_runs, cold=True)[0],
+                )
+            )
     floor = statistics.median(rows[0][2])
     naive = statistics.median(rows[1][2])
     load = os.getloadavg()
-    table = Table(title=f"Hook latency, whole process, {args.memories:,} memories "
-                        f"(load avg {load[0]:.1f} on {os.cpu_count()} CPUs)")  # fmt: skip
-    for col in ("scenario", "cache", "n", "p50 ms", "p95 ms", "max ms", "p50 / floor",
-                "p50 / naive"):  # fmt: skip
+    table = Table(
+        title=f"Hook latency, whole process, {args.memories:,} memories "
+        f"(load avg {load[0]:.1f} on {os.cpu_count()} CPUs)"
+    )
+    for col in (
+        "scenario",
+        "cache",
+        "n",
+        "p50 ms",
+        "p95 ms",
+        "max ms",
+        "p50 / floor",
+        "p50 / naive",
+    ):
         table.add_column(col, justify="left" if col in ("scenario", "cache") else "right")
     for name, mode, xs in rows:
         p50 = statistics.median(xs)
-        table.add_row(name, mode, str(len(xs)), f"{p50:.0f}", f"{pct(xs, 0.95):.0f}",
-                      f"{max(xs):.0f}", f"{p50 / floor:.2f}", f"{p50 / naive:.2f}")  # fmt: skip
+        table.add_row(
+            name,
+            mode,
+            str(len(xs)),
+            f"{p50:.0f}",
+            f"{pct(xs, 0.95):.0f}",
+            f"{max(xs):.0f}",
+            f"{p50 / floor:.2f}",
+            f"{p50 / naive:.2f}",
+        )
     console.print(table)
     p50, p95 = pattern_timing()
     t2 = Table(title="Pattern detection (analyze_prompt, in-process)")
@@ -177,11 +228,14 @@ def main() -> None:
         t2.add_column(col, justify="right")
     t2.add_row("2000", f"{p50:.3f}", f"{p95:.3f}", "< 5 ms")
     console.print(t2)
-    recall_warm = next(xs for name, mode, xs in rows
-                       if name == "UserPromptSubmit recall" and mode == "warm")  # fmt: skip
+    recall_warm = next(
+        xs for name, mode, xs in rows if name == "UserPromptSubmit recall" and mode == "warm"
+    )
     verdict = "meets" if pct(recall_warm, 0.95) < 300 else "MISSES"
-    console.print(f"UserPromptSubmit recall p95 {pct(recall_warm, 0.95):.0f} ms: {verdict} the "
-                  "300 ms target on this machine.")  # fmt: skip
+    console.print(
+        f"UserPromptSubmit recall p95 {pct(recall_warm, 0.95):.0f} ms: {verdict} the "
+        "300 ms target on this machine."
+    )
 
 
 if __name__ == "__main__":

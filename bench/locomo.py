@@ -94,11 +94,21 @@ class Variant:
 
 DEFAULT = Variant("cortexgraph default (store.search)")
 ABLATION = [
-    Variant("BM25 only, no stemming, bare turns", stem=False, context=False, entities=False,
-            embeddings=False, entity_boost=0.0),
+    Variant(
+        "BM25 only, no stemming, bare turns",
+        stem=False,
+        context=False,
+        entities=False,
+        embeddings=False,
+        entity_boost=0.0,
+    ),
     Variant("+ stemming", context=False, entities=False, embeddings=False, entity_boost=0.0),
-    Variant("+ neighbouring turns as context (BM25 x0.3)", entities=False, embeddings=False,
-            entity_boost=0.0),
+    Variant(
+        "+ neighbouring turns as context (BM25 x0.3)",
+        entities=False,
+        embeddings=False,
+        entity_boost=0.0,
+    ),
     Variant("+ speaker entity boost (BM25 only path)", embeddings=False),
     Variant("+ MiniLM fusion w=0.5, content only", dense_context=False),
     Variant("+ MiniLM on content+context (default)"),
@@ -107,7 +117,7 @@ ABLATION = [
     Variant("  default, entity boost 0.2", entity_boost=0.2),
     Variant("  default, no decay (all memories same age)", decay=False),
     Variant("  default without stemming", stem=False),
-]  # fmt: skip
+]
 
 
 class Loaded:
@@ -150,16 +160,26 @@ class Loaded:
         else:
             with self.store._lock:
                 results = run_search(
-                    self.store, query, (), k, None, None, MemoryStatus.ACTIVE, self.now,
-                    self.variant.embeddings, self.tuning,
-                )  # fmt: skip
+                    self.store,
+                    query,
+                    (),
+                    k,
+                    None,
+                    None,
+                    MemoryStatus.ACTIVE,
+                    self.now,
+                    self.variant.embeddings,
+                    self.tuning,
+                )
         return [self.dia_of[r.memory.id] for r in results]
 
 
 def evaluate(
-    lr: ModuleType, convs: list[dict[str, Any]], build: Callable[[dict[str, Any]], Any],
+    lr: ModuleType,
+    convs: list[dict[str, Any]],
+    build: Callable[[dict[str, Any]], Any],
     search: Callable[[Any, str, int], list[str]],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     rows, latencies, index_s = [], [], 0.0
     for conv in convs:
         t0 = time.perf_counter()
@@ -195,15 +215,25 @@ def print_tables(rows: list[tuple[str, dict[str, Any]]], title: str) -> None:
     from rich.table import Table
 
     table = Table(title=title)
-    for col in ["retriever", *METRICS, "multi-hop R@5", "temporal R@5", "open-dom R@5",
-                "single-hop R@5", "p50 ms", "p95 ms"]:  # fmt: skip
+    for col in [
+        "retriever",
+        *METRICS,
+        "multi-hop R@5",
+        "temporal R@5",
+        "open-dom R@5",
+        "single-hop R@5",
+        "p50 ms",
+        "p95 ms",
+    ]:
         table.add_column(col, justify="left" if col == "retriever" else "right")
     base = rows[0][1]["table"]["overall"]["R@5"] if rows else 1.0
     for name, res in rows:
         t = res["table"]
         o = t["overall"]
-        cats = [t.get(k, {}).get("R@5", float("nan")) for k in
-                ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop")]  # fmt: skip
+        cats = [
+            t.get(k, {}).get("R@5", float("nan"))
+            for k in ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop")
+        ]
         table.add_row(
             f"{name}  ({o['R@5'] / base:.2f}x)",
             *(f"{o[m]:.3f}" for m in METRICS),
@@ -223,28 +253,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit-conversations", type=int, default=0)
     ap.add_argument("--no-mcp", action="store_true", help="skip the MCP (user's path) table")
     ap.add_argument("--mcp-only", action="store_true", help="only the MCP (user's path) table")
-    ap.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "cortexgraph-bench"),
-                    help="embedding cache (outside the repository)")  # fmt: skip
-    ap.add_argument("--backend", choices=["default", "torch"], default="default",
-                    help="torch: MiniLM on torch fp32 instead of the default chain (int8 ONNX); "
-                         "give each backend its own --cache-dir")  # fmt: skip
+    ap.add_argument(
+        "--cache-dir",
+        default=str(Path(tempfile.gettempdir()) / "cortexgraph-bench"),
+        help="embedding cache (outside the repository)",
+    )
+    ap.add_argument(
+        "--backend",
+        choices=["default", "torch"],
+        default="default",
+        help="torch: MiniLM on torch fp32 instead of the default chain (int8 ONNX); "
+        "give each backend its own --cache-dir",
+    )
     args = ap.parse_args(argv)
 
     lr = load_scorer()
     convs, stats = lr.load_locomo(args.data, [1, 2, 3, 4])
     if args.limit_conversations:
         convs = convs[: args.limit_conversations]
-    print(f"# {args.data}: {stats['conversations']} conversations, {stats['memories']} turns, "
-          f"{sum(len(c['questions']) for c in convs)} questions")  # fmt: skip
+    print(
+        f"# {args.data}: {stats['conversations']} conversations, {stats['memories']} turns, "
+        f"{sum(len(c['questions']) for c in convs)} questions"
+    )
 
     if not args.no_mcp:
         from _locomo_mcp import MCP_ABLATIONS, print_mcp_table, run_mcp
 
-        mcp_rows = [("defaults: save_memory(text), search_memory(question)", run_mcp(lr, convs, {}))]
+        mcp_rows = [
+            ("defaults: save_memory(text), search_memory(question)", run_mcp(lr, convs, {}))
+        ]
         if not args.no_ablation:
             mcp_rows += [(label, run_mcp(lr, convs, env)) for label, env in MCP_ABLATIONS]
-        print_mcp_table(mcp_rows, "The user's path: LoCoMo through cortexgraph-mcp over stdio "
-                                  "(defaults first; each ablation row switches one default)")  # fmt: skip
+        print_mcp_table(
+            mcp_rows,
+            "The user's path: LoCoMo through cortexgraph-mcp over stdio "
+            "(defaults first; each ablation row switches one default)",
+        )
         if args.mcp_only:
             return 0
 
@@ -274,14 +318,19 @@ def main(argv: list[str] | None = None) -> int:
     rows.append((label, res))
     if cache is not None:
         cache.save()
-    print_tables(rows, "Ablation path, not the user's: the Python API fed the speaker as entity, the "
-                       "session date as time and the neighbouring turns as context")  # fmt: skip
+    print_tables(
+        rows,
+        "Ablation path, not the user's: the Python API fed the speaker as entity, the "
+        "session date as time and the neighbouring turns as context",
+    )
     print(lr.format_table(res["table"], ["R@5", "R@10", "Any@5", "Any@10", "MRR"]))
     print_cost(res)
 
     if not args.no_ablation:
-        ablation = [(v.name, run_variant(lr, convs, v if embedder else replace(v, embeddings=False),
-                                         cache)) for v in ABLATION]  # fmt: skip
+        ablation = [
+            (v.name, run_variant(lr, convs, v if embedder else replace(v, embeddings=False), cache))
+            for v in ABLATION
+        ]
         if cache is not None:
             cache.save()
         print_tables(ablation, "Ablation: each idea added in turn (ratio: R@5 vs the first row)")

@@ -38,19 +38,31 @@ def seed(path: Path, n: int) -> None:
     for _ in range(n):
         words = rng.choices(vocab, weights, k=rng.randint(12, 40))
         t = now - rng.randint(0, 30 * 86400)
-        batch.append(Memory(id=new_id(), content=" ".join(words),
-                            meta=MemoryMeta(tags=(rng.choice(vocab[:50]),)),
-                            created_at=t, last_used=t))  # fmt: skip
+        batch.append(
+            Memory(
+                id=new_id(),
+                content=" ".join(words),
+                meta=MemoryMeta(tags=(rng.choice(vocab[:50]),)),
+                created_at=t,
+                last_used=t,
+            )
+        )
     store.put_many(batch)
 
 
-SWITCHED_OFF = {"CORTEXGRAPH_ENABLE_EMBEDDINGS": "false", "CORTEXGRAPH_ENABLE_PREPROCESSING": "false"}
+SWITCHED_OFF = {
+    "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
+    "CORTEXGRAPH_ENABLE_PREPROCESSING": "false",
+}
 
 
 def env_for(path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEXGRAPH_")}
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(path), CORTEXGRAPH_LOG_LEVEL="WARNING",
-               LTM_VAULT_PATH=str(path.parent / "vault"))  # fmt: skip
+    env.update(
+        CORTEXGRAPH_STORAGE_PATH=str(path),
+        CORTEXGRAPH_LOG_LEVEL="WARNING",
+        LTM_VAULT_PATH=str(path.parent / "vault"),
+    )
     env.update(extra or {})
     return env
 
@@ -60,8 +72,9 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-async def measure(params: StdioServerParameters, calls: int, hand_fed: bool = False,
-                  bursts: int = 0) -> dict[str, float]:  # fmt: skip
+async def measure(
+    params: StdioServerParameters, calls: int, hand_fed: bool = False, bursts: int = 0
+) -> dict[str, float]:
     t0 = time.perf_counter()
     async with Client(params) as client:
         await client.list_tools()
@@ -88,15 +101,22 @@ async def measure(params: StdioServerParameters, calls: int, hand_fed: bool = Fa
         after_burst = []
         for b in range(bursts):  # 1,000 fresh saves, then the search that follows them
             for i in range(1000):
-                await client.call_tool("save_memory", {"content": f"burst {b} note {i} on topic "
-                                                       f"{i % 97} for the quarterly review"})  # fmt: skip
+                await client.call_tool(
+                    "save_memory",
+                    {"content": f"burst {b} note {i} on topic {i % 97} for the quarterly review"},
+                )
             t = time.perf_counter()
             await client.call_tool("search_memory", {"query": "quarterly review topic 42"})
             after_burst.append(time.perf_counter() - t)
-    return {"startup": startup, "first": first, "save": pct(saves, 0.5),
-            "save95": pct(saves, 0.95), "search": pct(searches, 0.5),
-            "search95": pct(searches, 0.95),
-            "burst": max(after_burst) if after_burst else float("nan")}  # fmt: skip
+    return {
+        "startup": startup,
+        "first": first,
+        "save": pct(saves, 0.5),
+        "save95": pct(saves, 0.95),
+        "search": pct(searches, 0.5),
+        "search95": pct(searches, 0.95),
+        "burst": max(after_burst) if after_burst else float("nan"),
+    }
 
 
 def main() -> None:
@@ -117,25 +137,52 @@ def main() -> None:
     for i, (name, extra, hand_fed, bursts) in enumerate(configs):
         ours = work / f"v2-{i}" / "stm"
         shutil.copytree(base, ours)
-        rows[name] = anyio.run(measure, StdioServerParameters(
-            command=sys.executable, args=["-m", "cortexgraph.mcp_server"], env=env_for(ours, extra),
-            cwd=str(work)), args.calls, hand_fed, bursts)  # fmt: skip
+        rows[name] = anyio.run(
+            measure,
+            StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "cortexgraph.mcp_server"],
+                env=env_for(ours, extra),
+                cwd=str(work),
+            ),
+            args.calls,
+            hand_fed,
+            bursts,
+        )
     v1 = Path(args.v1_python)
     if v1.exists():
         theirs = work / "v1" / "stm"
         shutil.copytree(base, theirs)
-        rows["cortexgraph 1.2.1 (mcp 1.23), its defaults"] = anyio.run(measure,
-            StdioServerParameters(command=str(v1), args=["-m", "cortexgraph.server"],
-                                  env=env_for(theirs), cwd=str(work)), args.calls)  # fmt: skip
+        rows["cortexgraph 1.2.1 (mcp 1.23), its defaults"] = anyio.run(
+            measure,
+            StdioServerParameters(
+                command=str(v1),
+                args=["-m", "cortexgraph.server"],
+                env=env_for(theirs),
+                cwd=str(work),
+            ),
+            args.calls,
+        )
     table = Table(title=f"MCP over stdio, {args.memories:,} memories, {args.calls} calls each")
-    for col in ("server", "start-up to tools/list", "first call (store load)", "save p50 / p95",
-                "search p50 / p95", "first search after 1,000 saves (max)"):  # fmt: skip
+    for col in (
+        "server",
+        "start-up to tools/list",
+        "first call (store load)",
+        "save p50 / p95",
+        "search p50 / p95",
+        "first search after 1,000 saves (max)",
+    ):
         table.add_column(col, justify="right")
     ms = lambda x: f"{x * 1000:.1f} ms"  # noqa: E731
     for name, r in rows.items():
-        table.add_row(name, ms(r["startup"]), ms(r["first"]),
-                      f"{ms(r['save'])} / {ms(r['save95'])}",
-                      f"{ms(r['search'])} / {ms(r['search95'])}", ms(r["burst"]))  # fmt: skip
+        table.add_row(
+            name,
+            ms(r["startup"]),
+            ms(r["first"]),
+            f"{ms(r['save'])} / {ms(r['save95'])}",
+            f"{ms(r['search'])} / {ms(r['search95'])}",
+            ms(r["burst"]),
+        )
     if not v1.exists():
         table.caption = f"no cortexgraph 1.2.1 venv at {v1}: baseline skipped"
     Console().print(table)

@@ -41,8 +41,11 @@ def detection_table(console: Console) -> None:
         data = load_session(path)
         with tempfile.TemporaryDirectory() as d:
             r = replay(data, Monitor(patterns), Path(d))
-        alerts = [f"{o.alert.pattern_id}:{o.alert.stage}@{i}"
-                  for i, o in enumerate(r.observations) if o.alert]  # fmt: skip
+        alerts = [
+            f"{o.alert.pattern_id}:{o.alert.stage}@{i}"
+            for i, o in enumerate(r.observations)
+            if o.alert
+        ]
         if r.expect == "loop":
             ok = set(r.expected_patterns) <= r.fired and bool(alerts)
         else:
@@ -51,14 +54,22 @@ def detection_table(console: Console) -> None:
             quiet_alerts += len(alerts)
         counts[r.expect][0] += ok
         counts[r.expect][1] += 1
-        table.add_row(r.name, r.expect, str(len(r.observations)), ", ".join(sorted(r.fired)),
-                      ", ".join(alerts), "yes" if ok else "[red]NO[/red]")  # fmt: skip
+        table.add_row(
+            r.name,
+            r.expect,
+            str(len(r.observations)),
+            ", ".join(sorted(r.fired)),
+            ", ".join(alerts),
+            "yes" if ok else "[red]NO[/red]",
+        )
     console.print(table)
     det, fp = counts["loop"], counts["quiet"]
-    console.print(f"loop sessions detected: {det[0]}/{det[1]} ({det[0] / det[1]:.0%}); "
-                  f"quiet sessions with any alert: {fp[1] - fp[0]}/{fp[1]} "
-                  f"({(fp[1] - fp[0]) / fp[1]:.0%}); alerts per quiet call: "
-                  f"{quiet_alerts}/{quiet_calls}")  # fmt: skip
+    console.print(
+        f"loop sessions detected: {det[0]}/{det[1]} ({det[0] / det[1]:.0%}); "
+        f"quiet sessions with any alert: {fp[1] - fp[0]}/{fp[1]} "
+        f"({(fp[1] - fp[0]) / fp[1]:.0%}); alerts per quiet call: "
+        f"{quiet_alerts}/{quiet_calls}"
+    )
 
 
 def _stream(n: int) -> list:
@@ -70,8 +81,15 @@ def _stream(n: int) -> list:
     for i in range(n):
         raw = raws[i % len(raws)]
         ts += raw.get("dt", 10)
-        out.append(make_call(raw["tool"], raw.get("input") or {}, raw.get("response"), ts=ts,
-                             error=raw.get("error")))  # fmt: skip
+        out.append(
+            make_call(
+                raw["tool"],
+                raw.get("input") or {},
+                raw.get("response"),
+                ts=ts,
+                error=raw.get("error"),
+            )
+        )
     return out
 
 
@@ -113,11 +131,15 @@ def latency_table(console: Console, n: int) -> None:
     base_p95 = _pct(results["baseline: locked append only"], 0.95)
     for name, ts in results.items():
         ms = [t * 1000 for t in ts]
-        table.add_row(name, f"{statistics.median(ms):.2f}", f"{_pct(ms, 0.95):.2f}",
-                      f"{_pct(ms, 0.99):.2f}", f"{max(ms):.2f}",
-                      f"{_pct(ts, 0.95) / base_p95:.1f}")  # fmt: skip
-    table.add_row("make_call (normalise one failing Bash call)", f"{make_ms:.3f}", "", "", "",
-                  "")  # fmt: skip
+        table.add_row(
+            name,
+            f"{statistics.median(ms):.2f}",
+            f"{_pct(ms, 0.95):.2f}",
+            f"{_pct(ms, 0.99):.2f}",
+            f"{max(ms):.2f}",
+            f"{_pct(ts, 0.95) / base_p95:.1f}",
+        )
+    table.add_row("make_call (normalise one failing Bash call)", f"{make_ms:.3f}", "", "", "", "")
     console.print(table)
     p95 = _pct(results["monitor.observe (append + 4 detectors + state)"], 0.95) * 1000
     console.print(f"target p95 < 10 ms: {'met' if p95 < 10 else 'NOT met'} ({p95:.2f} ms)")

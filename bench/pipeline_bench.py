@@ -44,10 +44,15 @@ from cortexgraph.storage.embeddings import EmbeddingCache  # noqa: E402
 
 # What the agents did before this round of changes, for the "before" rows.
 BEFORE = PipelineConfig(
-    cluster=ClusterConfig(link_threshold=0.83, merge_cohesion=0.85, review_cohesion=0.65,
-                          guard_details=False, trim_to_core=False),
+    cluster=ClusterConfig(
+        link_threshold=0.83,
+        merge_cohesion=0.85,
+        review_cohesion=0.65,
+        guard_details=False,
+        trim_to_core=False,
+    ),
     relations=RelationshipConfig(max_entity_share=1.0, max_relations_per_memory=10**9),
-)  # fmt: skip
+)
 console = Console(width=220)
 BACKEND = "default"  # --backend torch: MiniLM on torch fp32 instead of the default chain
 
@@ -82,8 +87,14 @@ class PlainFileSink:
         return NoteRef(memory.id, path.name, created)
 
 
-def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfig | None = None,
-             tracker=None, real_vault: bool = True):  # fmt: skip
+def run_once(
+    root: Path,
+    memories,
+    cache_dir: Path | None,
+    config: PipelineConfig | None = None,
+    tracker=None,
+    real_vault: bool = True,
+):
     """One live pipeline run on a fresh store; (wall s, peak RSS growth MiB, report)."""
     from cortexgraph.vault_sync import ObsidianNoteSink
 
@@ -99,10 +110,12 @@ def run_once(root: Path, memories, cache_dir: Path | None, config: PipelineConfi
     t0 = time.perf_counter()
     store = open_store(root / "store")
     cache = EmbeddingCache(model, cache_dir) if model is not None and cache_dir else None
-    sink = (ObsidianNoteSink(root / "vault", batch=True) if real_vault
-            else PlainFileSink(root / "vault"))  # as flows/wiring.py makes it  # fmt: skip
-    pipeline = Pipeline(store, embedder=cache, sink=sink, tracker=tracker,
-                        config=config)  # fmt: skip
+    sink = (
+        ObsidianNoteSink(root / "vault", batch=True)
+        if real_vault
+        else PlainFileSink(root / "vault")
+    )  # as flows/wiring.py makes it
+    pipeline = Pipeline(store, embedder=cache, sink=sink, tracker=tracker, config=config)
     report = run_agents(pipeline, now=NOW + 3600)
     if cache is not None:
         cache.save()
@@ -124,20 +137,43 @@ def build_cache(n: int, cache_dir: Path) -> None:
         cache.embed(todo[k : k + step])
         done = min(k + step, len(todo))
         rate = done / (time.perf_counter() - t0)
-        console.print(f"  {done:,}/{len(todo):,}  {rate:.0f} texts/s  eta "
-                      f"{(len(todo) - done) / rate / 60:.1f} min", highlight=False)  # fmt: skip
+        console.print(
+            f"  {done:,}/{len(todo):,}  {rate:.0f} texts/s  eta "
+            f"{(len(todo) - done) / rate / 60:.1f} min",
+            highlight=False,
+        )
         if (k // step) % 8 == 7:
             cache.save()
     cache.save()
     console.print(f"cache built in {time.perf_counter() - t0:.0f} s")
 
 
-def scale_table(sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int,
-                memory_tracker: bool = False) -> None:  # fmt: skip
+def scale_table(
+    sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int, memory_tracker: bool = False
+) -> None:
     table = Table(title="Consolidation pipeline, live run of all five agents (JSONL store)")
-    for col in ("memories", "cache", "sink", "tracker", "wall s", "excl. notes s", "peak RSS MiB", "ratio",
-                "n log n ratio", "decay", "cluster", "merge", "promote", "relations", "merge P",
-                "merge R", "pairs compared", "merged", "notes", "edges"):  # fmt: skip
+    for col in (
+        "memories",
+        "cache",
+        "sink",
+        "tracker",
+        "wall s",
+        "excl. notes s",
+        "peak RSS MiB",
+        "ratio",
+        "n log n ratio",
+        "decay",
+        "cluster",
+        "merge",
+        "promote",
+        "relations",
+        "merge P",
+        "merge R",
+        "pairs compared",
+        "merged",
+        "notes",
+        "edges",
+    ):
         table.add_column(col, justify="right")
     base: dict[str, tuple[int, float]] = {}
     for n in sizes:
@@ -165,13 +201,24 @@ def scale_table(sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int
             s = report.seconds
             cl, rel = report.reports["cluster"], report.reports["relations"]
             notes = len(report.reports["promote"].promotions)
-            table.add_row(f"{n:,}", label, "vault" if real else "plain",
-                          "memory (ablation)" if ablation else "beads", f"{wall:.2f}",
-                          f"{wall - s['promote']:.2f}", f"{peak:.0f}", f"{wall / b[1]:.2f}",
-                          f"{nlogn:.2f}", *(f"{s[a]:.2f}" for a in report.agents),
-                          f"{p:.3f}", f"{r:.3f}", f"{cl.compared_pairs:,}",
-                          str(report.reports["merge"].count("merged")), f"{notes:,}",
-                          f"{rel.graph.edges:,}")  # fmt: skip
+            table.add_row(
+                f"{n:,}",
+                label,
+                "vault" if real else "plain",
+                "memory (ablation)" if ablation else "beads",
+                f"{wall:.2f}",
+                f"{wall - s['promote']:.2f}",
+                f"{peak:.0f}",
+                f"{wall / b[1]:.2f}",
+                f"{nlogn:.2f}",
+                *(f"{s[a]:.2f}" for a in report.agents),
+                f"{p:.3f}",
+                f"{r:.3f}",
+                f"{cl.compared_pairs:,}",
+                str(report.reports["merge"].count("merged")),
+                f"{notes:,}",
+                f"{rel.graph.edges:,}",
+            )
             console.print(f"{n:,} {label}: {wall:.2f} s", highlight=False)
         shutil.rmtree(root, ignore_errors=True)
     console.print(table)
@@ -184,11 +231,27 @@ def demo_tables(cache_dir: Path) -> None:
     warm = EmbeddingCache(default_embedder(), cache_dir)  # both rows start from a warm cache
     warm.embed([m.content for m in ms])
     warm.save()
-    table = Table(title=f"Demo set ({len(ms)} memories, {len(set(group_of.values()))} labelled "
-                        "near-duplicate groups), live run with the beads tracker")  # fmt: skip
-    for col in ("agents", "merge P (A, tuned)", "merge R (A)", "merge P (B, held out)",
-                "merge R (B)", "merge P all", "merge R all", "edges", "largest comp.",
-                "top hub", "decay issues", "re-run: opened", "duplicates", "decay s", "total s"):  # fmt: skip
+    table = Table(
+        title=f"Demo set ({len(ms)} memories, {len(set(group_of.values()))} labelled "
+        "near-duplicate groups), live run with the beads tracker"
+    )
+    for col in (
+        "agents",
+        "merge P (A, tuned)",
+        "merge R (A)",
+        "merge P (B, held out)",
+        "merge R (B)",
+        "merge P all",
+        "merge R all",
+        "edges",
+        "largest comp.",
+        "top hub",
+        "decay issues",
+        "re-run: opened",
+        "duplicates",
+        "decay s",
+        "total s",
+    ):
         table.add_column(col, justify="right")
     for label, config in (("before", BEFORE), ("after", None)):
         root = Path(tempfile.mkdtemp(prefix="cgbench-demo-"))
@@ -210,13 +273,26 @@ def demo_tables(cache_dir: Path) -> None:
         decay = report.reports["decay"]
         pipeline = Pipeline(store, tracker=tracker, config=config)
         again = run_agents(pipeline, now=NOW + 3600, agents=["decay"]).reports["decay"]
-        per_memory = Counter(str(i.metadata.get("memory_id"))
-                             for i in tracker.query(labels=("consolidation:decay",)))  # fmt: skip
-        table.add_row(label, f"{pa:.3f}", f"{ra:.3f}", f"{pb:.3f}", f"{rb:.3f}", f"{p:.3f}",
-                      f"{r:.3f}", f"{g.edges:,}", str(g.largest_component), hub_text,
-                      str(decay.issues_opened), str(again.issues_opened),
-                      str(sum(c - 1 for c in per_memory.values())),
-                      f"{report.seconds['decay']:.2f}", f"{wall:.2f}")  # fmt: skip
+        per_memory = Counter(
+            str(i.metadata.get("memory_id")) for i in tracker.query(labels=("consolidation:decay",))
+        )
+        table.add_row(
+            label,
+            f"{pa:.3f}",
+            f"{ra:.3f}",
+            f"{pb:.3f}",
+            f"{rb:.3f}",
+            f"{p:.3f}",
+            f"{r:.3f}",
+            f"{g.edges:,}",
+            str(g.largest_component),
+            hub_text,
+            str(decay.issues_opened),
+            str(again.issues_opened),
+            str(sum(c - 1 for c in per_memory.values())),
+            f"{report.seconds['decay']:.2f}",
+            f"{wall:.2f}",
+        )
         shutil.rmtree(root, ignore_errors=True)
     console.print(table)
 
@@ -225,16 +301,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000])
     ap.add_argument("--cold-max", type=int, default=10000, help="skip cold runs above this n")
-    ap.add_argument("--vault-max", type=int, default=10000,
-                    help="above this n, notes go to plain files (see PlainFileSink)")  # fmt: skip
+    ap.add_argument(
+        "--vault-max",
+        type=int,
+        default=10000,
+        help="above this n, notes go to plain files (see PlainFileSink)",
+    )
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/cgbench-cache"))
     ap.add_argument("--build-cache", type=int, metavar="N", help="only embed synthetic(N)")
     ap.add_argument("--reference", action="store_true", help="also run cortexgraph 1.2.1 on 1k")
     ap.add_argument("--no-demo", action="store_true")
-    ap.add_argument("--memory-tracker", action="store_true",
-                    help="also a warm row per size with the in-memory tracker (ablation)")  # fmt: skip
-    ap.add_argument("--backend", choices=["default", "torch"], default="default",
-                    help="torch: MiniLM on torch fp32 (compare with the default int8 ONNX)")  # fmt: skip
+    ap.add_argument(
+        "--memory-tracker",
+        action="store_true",
+        help="also a warm row per size with the in-memory tracker (ablation)",
+    )
+    ap.add_argument(
+        "--backend",
+        choices=["default", "torch"],
+        default="default",
+        help="torch: MiniLM on torch fp32 (compare with the default int8 ONNX)",
+    )
     args = ap.parse_args()
     global BACKEND
     BACKEND = args.backend
@@ -245,8 +332,7 @@ def main() -> None:
     if not args.no_demo:
         demo_tables(args.cache_dir)
     if args.sizes:
-        scale_table(args.sizes, args.cold_max, args.cache_dir, args.vault_max,
-                    args.memory_tracker)  # fmt: skip
+        scale_table(args.sizes, args.cold_max, args.cache_dir, args.vault_max, args.memory_tracker)
     if args.reference:
         from _pipeline_reference import reference_table
 

@@ -157,12 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     for n, name, p50, p95, build in rows:
         ratio = f"{scan[n] / p50:.0f}x faster" if p50 and not name.startswith("baseline") else ""
         table.add_row(
-            f"{n:,}", name, f"{p50:.2f}" if p50 else "", f"{p95:.2f}" if p95 else "",
-            f"{build:.1f}" if build is not None else "", ratio,
-        )  # fmt: skip
+            f"{n:,}",
+            name,
+            f"{p50:.2f}" if p50 else "",
+            f"{p95:.2f}" if p95 else "",
+            f"{build:.1f}" if build is not None else "",
+            ratio,
+        )
     if embed_ms is not None:
-        table.add_row("any", "+ MiniLM embedding of the query (real model)", f"{embed_ms:.2f}",
-                      "", "", "")  # fmt: skip
+        table.add_row(
+            "any", "+ MiniLM embedding of the query (real model)", f"{embed_ms:.2f}", "", "", ""
+        )
     Console(width=160).print(table)
     return 0
 

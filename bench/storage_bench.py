@@ -28,8 +28,10 @@ from _reference import reference_python, run_json  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).resolve().parent / "_storage_worker.py"
 SYLLABLES = "ka lo mi ne ru sa te vi po da fe gu ho ji ba ce do fi".split()
-TOPICS = ("decision meeting database deploy python rust api design budget client release "
-          "incident review onboarding postgres redis kafka billing ledger editor").split()  # fmt: skip
+TOPICS = (
+    "decision meeting database deploy python rust api design budget client release "
+    "incident review onboarding postgres redis kafka billing ledger editor"
+).split()
 
 
 def make_dataset(n: int, queries: int, out: Path) -> None:
@@ -42,9 +44,15 @@ def make_dataset(n: int, queries: int, out: Path) -> None:
         unique[word] = i
         words = rng.choices(vocab, k=rng.randint(12, 40))
         words.insert(rng.randrange(len(words)), word)
-        memories.append({"id": f"00000000-0000-4000-8000-{i:012d}", "content": " ".join(words),
-                         "tags": rng.sample(["work", "home", "project-x", "ideas", "people"], 2),
-                         "t": 1_700_000_000 + i * 30, "unique": word})  # fmt: skip
+        memories.append(
+            {
+                "id": f"00000000-0000-4000-8000-{i:012d}",
+                "content": " ".join(words),
+                "tags": rng.sample(["work", "home", "project-x", "ideas", "people"], 2),
+                "t": 1_700_000_000 + i * 30,
+                "unique": word,
+            }
+        )
     qs = [" ".join(rng.sample(TOPICS + vocab[:200], 2)) for _ in range(queries)]
     out.write_text(json.dumps({"memories": memories, "unique": unique, "queries": qs}))
 
@@ -99,8 +107,13 @@ def main() -> None:
             ours = measure("ours", Path(sys.executable), dataset, work)
             ref = measure("reference", ref_python, dataset, work)
         for label, key, fmt, higher in metrics:
-            table.add_row(f"{n:,}", label, fmt.format(ours[key]), fmt.format(ref[key]),
-                          ratio(ours[key], ref[key], higher))  # fmt: skip
+            table.add_row(
+                f"{n:,}",
+                label,
+                fmt.format(ours[key]),
+                fmt.format(ref[key]),
+                ratio(ours[key], ref[key], higher),
+            )
         table.add_section()
     console.print(table)
 

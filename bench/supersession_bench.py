@@ -30,14 +30,19 @@ async def detect(cases: list[dict[str, Any]], **settings: Any) -> list[bool]:
     """For each case: did saving ``new`` after ``old`` supersede ``old``?"""
     from mcp import Client
 
-    from cortexgraph.settings import Settings
     from cortexgraph.mcp_server.app import build_server
+    from cortexgraph.settings import Settings
 
     out = []
     for case in cases:
         with tempfile.TemporaryDirectory() as d:
-            config = Settings(storage_path=Path(d) / "stm", ltm_vault_path=Path(d) / "vault",
-                              enable_embeddings=False, log_level="WARNING", **settings)  # fmt: skip
+            config = Settings(
+                storage_path=Path(d) / "stm",
+                ltm_vault_path=Path(d) / "vault",
+                enable_embeddings=False,
+                log_level="WARNING",
+                **settings,
+            )
             async with Client(build_server(config)) as client:
                 first = await client.call_tool("save_memory", {"content": case["old"]})
                 old_id = json.loads(first.content[0].text)["memory_id"]

@@ -131,8 +131,10 @@ def main() -> None:
     s.add_row("STM only (store.search)", ms(p50s), ms(p95(stm)), "1.0x")
     s.add_row(
         f"unified STM+LTM (target p50 < 20 ms: {'PASS' if p50u < 0.02 else 'FAIL'})",
-        ms(p50u), ms(p95(uni)), f"{p50u / p50s:.1f}x",
-    )  # fmt: skip
+        ms(p50u),
+        ms(p95(uni)),
+        f"{p50u / p50s:.1f}x",
+    )
     console.print(s)
 
 

@@ -45,8 +45,12 @@ def make_store(n: int, rng: random.Random) -> InMemoryStore:
     ids = []
     for i in range(n):
         p, t = rng.choice(PEOPLE), rng.choice(TECH)
-        m = store.save(f"Fact {i}: {p} chose {t} for service {i % 97}.", tags=["bench"],
-                       entities=[p, t], now=NOW - 86400)  # fmt: skip
+        m = store.save(
+            f"Fact {i}: {p} chose {t} for service {i % 97}.",
+            tags=["bench"],
+            entities=[p, t],
+            now=NOW - 86400,
+        )
         ids.append(m.id)
         if i and i % 3 == 0:
             store.add_relation(m.id, ids[rng.randrange(i)], "related", now=NOW - 86400)

@@ -72,11 +72,13 @@ class Settings(BaseSettings):
     # 1.x called it CORTEXGRAPH_CLUSTER_THRESHOLD (default 0.83); both names are read, an explicit
     # value wins, the tuned default stays.
     cluster_link_threshold: float = Field(
-        default=0.65, ge=0, le=1,
+        default=0.65,
+        ge=0,
+        le=1,
         validation_alias=AliasChoices(
             "CORTEXGRAPH_CLUSTER_LINK_THRESHOLD", "CORTEXGRAPH_CLUSTER_THRESHOLD"
         ),
-    )  # fmt: skip
+    )
     cluster_max_size: int = Field(default=12, ge=2)
     min_cluster_size: int = Field(default=2, ge=2, description="smaller clusters are not reported")
 
@@ -183,7 +185,6 @@ class Settings(BaseSettings):
             semantic_weight=self.semantic_weight,
         )
 
-
     def pipeline_options(self) -> dict[str, Any]:
         """The consolidation settings every edge hands to ``agents.pipeline.pipeline_config``,
         so the flow, the MCP tools and the Python API cluster by one rule."""
@@ -202,10 +203,14 @@ class Settings(BaseSettings):
 
 # CORTEXGRAPH_* variables read outside ``Settings`` (by the hooks, the plugin wrapper, the
 # benches); every other known name comes from Settings' fields and aliases.
-OTHER_ENV_NAMES = frozenset({
-    "CORTEXGRAPH_HOOK_STATE_DIR", "CORTEXGRAPH_BEHAVIOR_MONITOR", "CORTEXGRAPH_PYTHON",
-    "CORTEXGRAPH_REFERENCE_VENV",
-})  # fmt: skip
+OTHER_ENV_NAMES = frozenset(
+    {
+        "CORTEXGRAPH_HOOK_STATE_DIR",
+        "CORTEXGRAPH_BEHAVIOR_MONITOR",
+        "CORTEXGRAPH_PYTHON",
+        "CORTEXGRAPH_REFERENCE_VENV",
+    }
+)
 ENV_PREFIX = "CORTEXGRAPH_"
 
 
@@ -236,8 +241,9 @@ def unknown_env_warnings(environ: Mapping[str, str] | None = None) -> list[str]:
     return out
 
 
-def warn_unknown_env(environ: Mapping[str, str] | None = None,
-                     stream: TextIO | None = None) -> list[str]:  # fmt: skip
+def warn_unknown_env(
+    environ: Mapping[str, str] | None = None, stream: TextIO | None = None
+) -> list[str]:
     """Print ``unknown_env_warnings`` on stderr (where a process starts: MCP server, CLIs,
     hooks), so a misspelt variable never passes silently. Returns the lines printed."""
     lines = unknown_env_warnings(environ)

@@ -22,18 +22,26 @@ from typing import Any
 
 from cortexgraph.agents.pipeline import AGENT_ORDER, PipelineReport, run_agents, select_agents
 from cortexgraph.agents.relationship_discovery import RelationshipConfig
-from cortexgraph.settings import Settings, load_settings
 from cortexgraph.flows.pipeline_setup import build_pipeline, pipeline_config
+from cortexgraph.settings import Settings, load_settings
 
 # What each agent's ``run()`` returns in 1.x: the list inside its report.
-_ITEMS = {"decay": "findings", "cluster": "clusters", "merge": "outcomes",
-          "promote": "promotions", "relations": "discovered"}  # fmt: skip
+_ITEMS = {
+    "decay": "findings",
+    "cluster": "clusters",
+    "merge": "outcomes",
+    "promote": "promotions",
+    "relations": "discovered",
+}
 
 
 def results_of(report: PipelineReport) -> dict[str, list[Any]]:
     """1.x's ``{"decay": [...], "cluster": [...], ...}`` from a pipeline report."""
-    return {name: list(getattr(report.reports[name], _ITEMS[name]))
-            for name in report.agents if name in report.reports}  # fmt: skip
+    return {
+        name: list(getattr(report.reports[name], _ITEMS[name]))
+        for name in report.agents
+        if name in report.reports
+    }
 
 
 def _settings(settings: Settings | None, storage_path: str | Path | None) -> Settings:
@@ -72,12 +80,13 @@ class Scheduler:
         from cortexgraph.flows.cli.consolidate import _record_run
 
         config = pipeline_config(self.settings, self.merge_mode, self.gc, **self.overrides)
-        pipeline, collab = build_pipeline(self.settings, dry_run=self.dry_run,
-                                          use_embeddings=self.use_embeddings,
-                                          config=config)  # fmt: skip
+        pipeline, collab = build_pipeline(
+            self.settings, dry_run=self.dry_run, use_embeddings=self.use_embeddings, config=config
+        )
         now = time.time() if self.now is None else self.now
-        report = run_agents(pipeline, now=now, dry_run=self.dry_run, agents=agents,
-                            notes=collab.notes)  # fmt: skip
+        report = run_agents(
+            pipeline, now=now, dry_run=self.dry_run, agents=agents, notes=collab.notes
+        )
         collab.finish()
         if not self.dry_run:
             _record_run(self.settings.storage_path, report, time.time())
@@ -104,8 +113,11 @@ class Scheduler:
         last = _last_run(self.settings.storage_path)
         age = time.time() - last["finished_at"] if last else None
         if not force and age is not None and age < hours * 3600:
-            return {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago (< {hours:g} h)",
-                    "interval_hours": hours}  # fmt: skip
+            return {
+                "skipped": True,
+                "reason": f"last run {age / 3600:.2f} h ago (< {hours:g} h)",
+                "interval_hours": hours,
+            }
         return {"skipped": False, "interval_hours": hours, "results": self.run_pipeline()}
 
 
@@ -114,12 +126,24 @@ class _Agent:
 
     name = ""
 
-    def __init__(self, dry_run: bool = False, *, settings: Settings | None = None,
-                 storage_path: str | Path | None = None, use_embeddings: bool = True,
-                 now: float | None = None, **options: Any) -> None:  # fmt: skip
-        self.scheduler = Scheduler(dry_run, settings=settings, storage_path=storage_path,
-                                   use_embeddings=use_embeddings, now=now,
-                                   **self._overrides(**options))  # fmt: skip
+    def __init__(
+        self,
+        dry_run: bool = False,
+        *,
+        settings: Settings | None = None,
+        storage_path: str | Path | None = None,
+        use_embeddings: bool = True,
+        now: float | None = None,
+        **options: Any,
+    ) -> None:
+        self.scheduler = Scheduler(
+            dry_run,
+            settings=settings,
+            storage_path=storage_path,
+            use_embeddings=use_embeddings,
+            now=now,
+            **self._overrides(**options),
+        )
 
     @property
     def dry_run(self) -> bool:
@@ -145,9 +169,13 @@ class ClusterDetector(_Agent):
 
     name = "cluster"
 
-    def _overrides(self, similarity_threshold: float | None = None,
-                   min_cluster_size: int | None = None, rate_limit: int | None = None,
-                   **rest: Any) -> dict[str, Any]:  # fmt: skip
+    def _overrides(
+        self,
+        similarity_threshold: float | None = None,
+        min_cluster_size: int | None = None,
+        rate_limit: int | None = None,
+        **rest: Any,
+    ) -> dict[str, Any]:
         # rate_limit: 1.x throttled LLM calls; clustering here calls no remote service.
         super()._overrides(**rest)
         out: dict[str, Any] = {}
@@ -175,16 +203,30 @@ class RelationshipDiscovery(_Agent):
 
     name = "relations"
 
-    def _overrides(self, min_shared_entities: int | None = None,
-                   min_confidence: float | None = None, **rest: Any) -> dict[str, Any]:  # fmt: skip
+    def _overrides(
+        self,
+        min_shared_entities: int | None = None,
+        min_confidence: float | None = None,
+        **rest: Any,
+    ) -> dict[str, Any]:
         super()._overrides(**rest)
         base = RelationshipConfig()
-        return {"relations": RelationshipConfig(
-            min_shared_entities=base.min_shared_entities if min_shared_entities is None
-            else min_shared_entities,
-            min_confidence=base.min_confidence if min_confidence is None else min_confidence,
-        )}  # fmt: skip
+        return {
+            "relations": RelationshipConfig(
+                min_shared_entities=base.min_shared_entities
+                if min_shared_entities is None
+                else min_shared_entities,
+                min_confidence=base.min_confidence if min_confidence is None else min_confidence,
+            )
+        }
 
 
-__all__ = ["ClusterDetector", "DecayAnalyzer", "LTMPromoter", "RelationshipDiscovery", "Scheduler",
-           "SemanticMerge", "results_of"]  # fmt: skip
+__all__ = [
+    "ClusterDetector",
+    "DecayAnalyzer",
+    "LTMPromoter",
+    "RelationshipDiscovery",
+    "Scheduler",
+    "SemanticMerge",
+    "results_of",
+]

@@ -36,9 +36,15 @@ def _label(agent: str) -> str:
 
 
 def _view(issue: Any) -> dict[str, Any]:
-    return {"id": issue.id, "title": issue.title, "status": issue.status,
-            "labels": list(issue.labels), "assignee": issue.assignee,
-            "description": issue.description, "metadata": dict(issue.metadata or {})}  # fmt: skip
+    return {
+        "id": issue.id,
+        "title": issue.title,
+        "status": issue.status,
+        "labels": list(issue.labels),
+        "assignee": issue.assignee,
+        "description": issue.description,
+        "metadata": dict(issue.metadata or {}),
+    }
 
 
 def create_consolidation_issue(
@@ -59,12 +65,17 @@ def create_consolidation_issue(
     levels = {"high": 1, "medium": 2, "low": 3}
     issue = _tracker(settings).create(
         title or f"{agent}: {action} {len(ids)} memor{'y' if len(ids) == 1 else 'ies'}",
-        description=description, labels=labels,
+        description=description,
+        labels=labels,
         priority=priority if priority is not None else levels.get(urgency or "", 2),
-        metadata={**(metadata or {}), "memory_ids": ids, "action": action,
-                  **({"urgency": urgency} if urgency else {})},
+        metadata={
+            **(metadata or {}),
+            "memory_ids": ids,
+            "action": action,
+            **({"urgency": urgency} if urgency else {}),
+        },
         dedupe_key=f"{agent}:{action}:{','.join(sorted(ids))}",
-    )  # fmt: skip
+    )
     return issue.id
 
 
@@ -75,8 +86,11 @@ def query_consolidation_issues(
     tracker = _tracker(settings)
     if agent is not None:
         return [_view(i) for i in tracker.query(labels=[_label(agent)], status=status)]
-    return [_view(i) for i in tracker.query(status=status)
-            if any(label.startswith("consolidation:") for label in i.labels)]  # fmt: skip
+    return [
+        _view(i)
+        for i in tracker.query(status=status)
+        if any(label.startswith("consolidation:") for label in i.labels)
+    ]
 
 
 def claim_issue(
@@ -91,5 +105,4 @@ def close_issue(issue_id: str, reason: str = "done", *, settings: Settings | Non
     return _tracker(settings).close(issue_id, reason).status == "closed"
 
 
-__all__ = ["claim_issue", "close_issue", "create_consolidation_issue",
-           "query_consolidation_issues"]  # fmt: skip
+__all__ = ["claim_issue", "close_issue", "create_consolidation_issue", "query_consolidation_issues"]

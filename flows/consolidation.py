@@ -23,9 +23,9 @@ from prefect.cache_policies import NO_CACHE
 
 from cortexgraph.agents.ltm_promoter import PromoteReport, PromotionFailedError
 from cortexgraph.agents.pipeline import Pipeline, PipelineReport, select_agents
-from cortexgraph.settings import Settings, load_settings
 from cortexgraph.flows.embedding_tasks import warm_embeddings
 from cortexgraph.flows.pipeline_setup import build_pipeline, pipeline_config
+from cortexgraph.settings import Settings, load_settings
 
 StepListener = Callable[[str, Any, float], None]
 _listeners: list[StepListener] = []  # the CLI's progress display; in-process runs only
@@ -87,8 +87,9 @@ def execute(
     chosen = select_agents(agents)
     ts = time.time() if now is None else float(now)
     started = time.perf_counter()
-    pipeline, collab = build_pipeline(settings, dry_run=dry_run, use_embeddings=use_embeddings,
-                                      merge_mode=merge_mode, gc=gc)  # fmt: skip
+    pipeline, collab = build_pipeline(
+        settings, dry_run=dry_run, use_embeddings=use_embeddings, merge_mode=merge_mode, gc=gc
+    )
     reports: dict[str, Any] = {}
     seconds: dict[str, float] = {}
     for name in chosen:
@@ -99,8 +100,9 @@ def execute(
             if collab.embedder is not None:
                 embedded = warm_embeddings(collab.store, collab.embedder, embed_batch_size)
                 batches = -(-embedded // embed_batch_size)
-                collab.notes.append(f"embedded {embedded} new text(s) in {batches} "
-                                    f"embed-batch task(s)")  # fmt: skip
+                collab.notes.append(
+                    f"embedded {embedded} new text(s) in {batches} embed-batch task(s)"
+                )
             reports[name] = cluster_task(pipeline, ts, dry_run)
         elif name == "merge":
             reports[name] = merge_task(pipeline, ts, dry_run, reports.get("cluster"))
@@ -117,8 +119,9 @@ def execute(
         # Notes promoted earlier: short titles, and Related lists that follow new relations.
         collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=ts).summary()}")
     collab.finish()
-    return PipelineReport(dry_run, ts, chosen, reports, seconds,
-                          time.perf_counter() - started, tuple(collab.notes))  # fmt: skip
+    return PipelineReport(
+        dry_run, ts, chosen, reports, seconds, time.perf_counter() - started, tuple(collab.notes)
+    )
 
 
 @flow(name="consolidate", log_prints=False)
@@ -136,15 +139,27 @@ def consolidate(
     """Run the consolidation agents over one store; publish their tables as an artifact."""
     _route_agent_logs()
     settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
-    report = execute(settings, dry_run=dry_run, agents=agents, merge_mode=merge_mode, gc=gc,
-                     use_embeddings=use_embeddings, now=now,
-                     embed_batch_size=embed_batch_size)  # fmt: skip
-    create_markdown_artifact(report.to_markdown(), key="consolidation-report",
-                             description="What each consolidation agent found and did")  # fmt: skip
+    report = execute(
+        settings,
+        dry_run=dry_run,
+        agents=agents,
+        merge_mode=merge_mode,
+        gc=gc,
+        use_embeddings=use_embeddings,
+        now=now,
+        embed_batch_size=embed_batch_size,
+    )
+    create_markdown_artifact(
+        report.to_markdown(),
+        key="consolidation-report",
+        description="What each consolidation agent found and did",
+    )
     get_run_logger().info(
-        "consolidation %s in %.2f s: %s", "previewed" if dry_run else "done",
-        report.total_seconds, "; ".join(t.summary for t in report.tables()),
-    )  # fmt: skip
+        "consolidation %s in %.2f s: %s",
+        "previewed" if dry_run else "done",
+        report.total_seconds,
+        "; ".join(t.summary for t in report.tables()),
+    )
     return report
 
 
@@ -201,9 +216,14 @@ def run_pipeline(
         return flow_fn(
             storage_path=str(settings.storage_path),
             vault_path=str(settings.vault_path),
-            dry_run=dry_run, agents=list(agents) if agents else None, merge_mode=merge_mode,
-            gc=gc, use_embeddings=use_embeddings, now=now, embed_batch_size=embed_batch_size,
-        )  # fmt: skip
+            dry_run=dry_run,
+            agents=list(agents) if agents else None,
+            merge_mode=merge_mode,
+            gc=gc,
+            use_embeddings=use_embeddings,
+            now=now,
+            embed_batch_size=embed_batch_size,
+        )
     finally:
         if on_step is not None:
             _listeners.remove(on_step)

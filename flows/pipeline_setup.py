@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from cortexgraph.agents.pipeline import Pipeline, PipelineConfig
 from cortexgraph.agents.pipeline import pipeline_config as _pipeline_config
-from cortexgraph.settings import Settings
 from cortexgraph.flows.wiring import Collaborators, open_collaborators
+from cortexgraph.settings import Settings
 from cortexgraph.storage.graveyard import Graveyard
 
 
-def pipeline_config(settings: Settings, merge_mode: str = "apply", gc: str = "off",
-                    **overrides: object) -> PipelineConfig:  # fmt: skip
+def pipeline_config(
+    settings: Settings, merge_mode: str = "apply", gc: str = "off", **overrides: object
+) -> PipelineConfig:
     """Settings -> the agents' configuration; ``overrides`` replace single options (the 1.x
     agents' constructor arguments, e.g. ``link_threshold``)."""
     options = {**settings.pipeline_options(), **overrides}
-    return _pipeline_config(settings.decay_config(), merge_mode=merge_mode, gc=gc,
-                            **options)  # type: ignore[arg-type]  # fmt: skip
+    return _pipeline_config(settings.decay_config(), merge_mode=merge_mode, gc=gc, **options)  # type: ignore[arg-type]
 
 
 def build_pipeline(
@@ -35,10 +35,14 @@ def build_pipeline(
     """The five agents over the configured store, embeddings, vault and tracker."""
     collab = open_collaborators(settings, dry_run=dry_run, use_embeddings=use_embeddings)
     pipeline = Pipeline(
-        collab.store, embedder=collab.embedder, sink=collab.sink, tracker=collab.tracker,
-        config=config or pipeline_config(settings, merge_mode, gc), promote=collab.promote,
+        collab.store,
+        embedder=collab.embedder,
+        sink=collab.sink,
+        tracker=collab.tracker,
+        config=config or pipeline_config(settings, merge_mode, gc),
+        promote=collab.promote,
         graveyard=None if dry_run else Graveyard(settings.storage_path),
-    )  # fmt: skip
+    )
     return pipeline, collab
 
 

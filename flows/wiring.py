@@ -12,7 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cortexgraph.activation.monitor.ledger_store import drop_monitor_records, isolate_monitor_records
+from cortexgraph.activation.monitor.ledger_store import (
+    drop_monitor_records,
+    isolate_monitor_records,
+)
 from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
 from cortexgraph.agents.protocols import IssueTracker, NoteSink
 from cortexgraph.settings import Settings
@@ -62,22 +65,27 @@ def open_collaborators(
     if dry_run:
         store: MemoryStore = read_store_snapshot(settings)
         drop_monitor_records(store)  # the behaviour monitor's ledger is not the user's memory
-        notes.append(f"dry run: read {len(store)} memories from {settings.storage_path}; "
-                     "nothing will be written")  # fmt: skip
+        notes.append(
+            f"dry run: read {len(store)} memories from {settings.storage_path}; "
+            "nothing will be written"
+        )
     else:
         store = open_store(settings.storage_path, settings.store_config())
         moved = isolate_monitor_records(store, settings.storage_path)
         if moved.moved:
-            notes.append(f"moved {moved.memories_moved} behaviour-monitor records out of the "
-                         f"store into {moved.ledger}")  # fmt: skip
+            notes.append(
+                f"moved {moved.memories_moved} behaviour-monitor records out of the "
+                f"store into {moved.ledger}"
+            )
         notes.append(f"store {settings.storage_path} ({len(store)} memories)")
     embedder = None
     if use_embeddings and settings.enable_embeddings:
         embedder = default_cache(settings.storage_path)
         if embedder is not None:
             backend = getattr(embedder.embedder, "backend", "?")
-            notes.append(f"similarity by {embedder.name} on {backend} "
-                         f"(cache: {len(embedder)} vectors)")  # fmt: skip
+            notes.append(
+                f"similarity by {embedder.name} on {backend} (cache: {len(embedder)} vectors)"
+            )
         else:
             notes.append("embedding model not installed: similarity by TF-IDF")
     else:
@@ -89,8 +97,7 @@ def open_collaborators(
         from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
         # a batch job that closes its sink (finish): entity notes written once per flush
-        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder,
-                                batch=True)  # fmt: skip
+        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder, batch=True)
 
         def promote(memory_id: str, reason: str, now: float) -> Any:
             return promote_memory(store, sink, memory_id, reason=reason, now=now, force=True)

@@ -13,11 +13,16 @@ import sys
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="cortexgraph-mcp", description=__doc__)
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    p.add_argument("--host", default=None, help="HTTP bind address (default 127.0.0.1; any "
-                   "other address requires CORTEXGRAPH_HTTP_TOKEN)")  # fmt: skip
+    p.add_argument(
+        "--host",
+        default=None,
+        help="HTTP bind address (default 127.0.0.1; any "
+        "other address requires CORTEXGRAPH_HTTP_TOKEN)",
+    )
     p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
-    p.add_argument("--storage-path", default=None, help="STM directory (overrides "
-                   "CORTEXGRAPH_STORAGE_PATH)")  # fmt: skip
+    p.add_argument(
+        "--storage-path", default=None, help="STM directory (overrides CORTEXGRAPH_STORAGE_PATH)"
+    )
     p.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING (default INFO)")
     return p.parse_args(argv)
 
@@ -31,11 +36,18 @@ def main(argv: list[str] | None = None) -> None:
     from cortexgraph.settings import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
-    settings = load_settings(storage_path=args.storage_path, log_level=args.log_level,
-                             http_host=args.host, http_port=args.port)  # fmt: skip
+    settings = load_settings(
+        storage_path=args.storage_path,
+        log_level=args.log_level,
+        http_host=args.host,
+        http_port=args.port,
+    )
     # Configure before the SDK does, so its handler (rich, on stderr) is not installed first.
-    logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     from cortexgraph.mcp_server.errors import ClipLogRecords
 
     for handler in logging.getLogger().handlers:
@@ -47,8 +59,13 @@ def main(argv: list[str] | None = None) -> None:
         if args.http:
             from cortexgraph.mcp_server.http import run_http
 
-            run_http(server, settings.http_host, settings.http_port, settings.http_token,
-                     settings.log_level)  # fmt: skip
+            run_http(
+                server,
+                settings.http_host,
+                settings.http_port,
+                settings.http_token,
+                settings.log_level,
+            )
         else:
             from cortexgraph.mcp_server.stdio import run_stdio
 

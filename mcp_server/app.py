@@ -60,15 +60,19 @@ class ServerState:
             self._store = open_store(
                 self.settings.storage_path, self.settings.store_config(), dense
             )
-            log.info("cortexgraph: opened store %s (%d memories)", self._store.path,
-                     len(self._store))  # fmt: skip
+            log.info(
+                "cortexgraph: opened store %s (%d memories)", self._store.path, len(self._store)
+            )
             from cortexgraph.activation.monitor.ledger_store import isolate_monitor_records
 
             # Stores from before the monitor had its own ledger hold its records as memories.
             moved = isolate_monitor_records(self._store, self.settings.storage_path)
             if moved.moved:
-                log.info("cortexgraph: moved %d behaviour-monitor records out of the store "
-                         "into %s", moved.memories_moved, moved.ledger)  # fmt: skip
+                log.info(
+                    "cortexgraph: moved %d behaviour-monitor records out of the store into %s",
+                    moved.memories_moved,
+                    moved.ledger,
+                )
         except BaseException as exc:  # noqa: BLE001 - reported to every tool call below
             self._store_error = exc
             log.error("cortexgraph: cannot open store %s: %s", self.settings.storage_path, exc)
@@ -88,8 +92,7 @@ class ServerState:
 
     def recent_saves(self) -> RecentSaves:
         """The memory saved just before, per conversation (a save's derived context)."""
-        window = self.settings.save_context_window_s if self.settings.save_neighbour_context \
-            else -1  # fmt: skip
+        window = self.settings.save_context_window_s if self.settings.save_neighbour_context else -1
         return self.service("recent-saves", lambda: RecentSaves(window))
 
     def embed_soon(self, memories: list[Any]) -> None:
@@ -155,8 +158,15 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
         tools_stm,
     )
 
-    for module in (tools_stm, tools_ltm, tools_activation, tools_consolidation, tools_context,
-                   tools_lifecycle, resources):  # fmt: skip
+    for module in (
+        tools_stm,
+        tools_ltm,
+        tools_activation,
+        tools_consolidation,
+        tools_context,
+        tools_lifecycle,
+        resources,
+    ):
         module.register(server)
     from cortexgraph.mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
 

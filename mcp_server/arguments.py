@@ -37,8 +37,9 @@ def check_values(arguments: Mapping[str, Any]) -> None:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise InvalidInputError(f"{name} is not valid Unicode text ({exc.reason} at "
-                                        f"character {exc.start})") from None  # fmt: skip
+                raise InvalidInputError(
+                    f"{name} is not valid Unicode text ({exc.reason} at character {exc.start})"
+                ) from None
         elif isinstance(value, Mapping | list | tuple):
             if depth >= MAX_NESTING:
                 raise InvalidInputError(f"{name} nests deeper than {MAX_NESTING} levels")
@@ -61,8 +62,9 @@ def check_json(value: Any, name: str, max_chars: int = MAX_JSON_ARGUMENT_CHARS) 
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInputError(f"{name} must be plain JSON: {quote(str(exc))}") from None
     if size > max_chars:
-        raise InvalidInputError(f"{name} is {size:,} characters of JSON; keep it under "
-                                f"{max_chars:,}")  # fmt: skip
+        raise InvalidInputError(
+            f"{name} is {size:,} characters of JSON; keep it under {max_chars:,}"
+        )
 
 
 def check_content(content: str, max_bytes: int, name: str = "content") -> None:
@@ -116,11 +118,13 @@ def check_supersedes(store: Any, memory: Any, supersedes: list[str] | None) -> N
     """record_memory_update's ids: stored, not the memory itself, not its own successor."""
     for old_id in existing_ids(store, supersedes, "supersedes"):
         if old_id == memory.id:
-            raise InvalidInputError("a memory cannot supersede itself; remove its own id from "
-                                    "supersedes")  # fmt: skip
+            raise InvalidInputError(
+                "a memory cannot supersede itself; remove its own id from supersedes"
+            )
         if memory.meta.extra.get("superseded_by") == old_id:
-            raise InvalidInputError(f"{memory.id} is itself superseded by {old_id}; refusing a "
-                                    "cycle")  # fmt: skip
+            raise InvalidInputError(
+                f"{memory.id} is itself superseded by {old_id}; refusing a cycle"
+            )
 
 
 __all__ = [

@@ -105,29 +105,48 @@ async def clip_errors(ctx: Any, call_next: CallNext) -> HandlerResult:
     """Server middleware: every error text leaving the server is at most MAX_ERROR_CHARS."""
     name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else None
     if isinstance(name, str) and len(name) > MAX_TOOL_NAME_CHARS:  # the SDK would echo it whole
-        return CallToolResult(content=[TextContent(type="text", text=f"Unknown tool: "
-                                                   f"{quote(name)}")], is_error=True)  # fmt: skip
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"Unknown tool: {quote(name)}")], is_error=True
+        )
     try:
         result = await call_next(ctx)
     except MCPError as exc:
         exc.error.message = clip(exc.error.message)
         if isinstance(exc.error.data, dict):
-            exc.error.data = {k: clip(v, QUOTE_CHARS) if isinstance(v, str) else v
-                              for k, v in exc.error.data.items()}  # fmt: skip
+            exc.error.data = {
+                k: clip(v, QUOTE_CHARS) if isinstance(v, str) else v
+                for k, v in exc.error.data.items()
+            }
         raise
     if isinstance(result, CallToolResult) and result.is_error:
-        parts = [c.model_copy(update={"text": clip(c.text)}) if isinstance(c, TextContent)
-                 else c for c in result.content]  # fmt: skip
+        parts = [
+            c.model_copy(update={"text": clip(c.text)}) if isinstance(c, TextContent) else c
+            for c in result.content
+        ]
         return result.model_copy(update={"content": parts})
-    if isinstance(result, dict) and result.get("isError") and isinstance(result.get("content"),
-                                                                           list):  # fmt: skip
-        parts = [{**c, "text": clip(c["text"])} if isinstance(c, dict) and
-                 isinstance(c.get("text"), str) else c for c in result["content"]]  # fmt: skip
+    if (
+        isinstance(result, dict)
+        and result.get("isError")
+        and isinstance(result.get("content"), list)
+    ):
+        parts = [
+            {**c, "text": clip(c["text"])}
+            if isinstance(c, dict) and isinstance(c.get("text"), str)
+            else c
+            for c in result["content"]
+        ]
         return {**result, "content": parts}
     return result
 
 
 __all__ = [
-    "MAX_ERROR_CHARS", "QUOTE_CHARS", "ClipLogRecords", "DependencyUnavailableError", "clip",
-    "clip_errors", "describe", "quote", "tool_errors",
-]  # fmt: skip
+    "MAX_ERROR_CHARS",
+    "QUOTE_CHARS",
+    "ClipLogRecords",
+    "DependencyUnavailableError",
+    "clip",
+    "clip_errors",
+    "describe",
+    "quote",
+    "tool_errors",
+]

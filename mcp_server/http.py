@@ -38,13 +38,23 @@ class BearerTokenMiddleware:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or ()).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
-                body = json.dumps({"error": "unauthorized", "error_description":
-                                   "send the header 'Authorization: Bearer <CORTEXGRAPH_HTTP_TOKEN>'"}
-                                  ).encode()  # fmt: skip
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"www-authenticate", b'Bearer realm="cortexgraph"'),
-                    (b"content-length", str(len(body)).encode())]})  # fmt: skip
+                body = json.dumps(
+                    {
+                        "error": "unauthorized",
+                        "error_description": "send the header 'Authorization: Bearer <CORTEXGRAPH_HTTP_TOKEN>'",
+                    }
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="cortexgraph"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
@@ -94,10 +104,20 @@ def run_http(server: Any, host: str, port: int, token: str | None, log_level: st
     import uvicorn
 
     app = http_app(server, host, token)
-    log.info("cortexgraph: MCP over streamable HTTP on http://%s:%d/mcp%s", host, port,
-             " (bearer token required)" if token else "")  # fmt: skip
+    log.info(
+        "cortexgraph: MCP over streamable HTTP on http://%s:%d/mcp%s",
+        host,
+        port,
+        " (bearer token required)" if token else "",
+    )
     uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=False)
 
 
-__all__ = ["BearerTokenMiddleware", "http_app", "is_loopback", "loopback_spellings",
-           "rebinding_protection", "run_http"]  # fmt: skip
+__all__ = [
+    "BearerTokenMiddleware",
+    "http_app",
+    "is_loopback",
+    "loopback_spellings",
+    "rebinding_protection",
+    "run_http",
+]

@@ -16,8 +16,10 @@ RUNS_FILE = "consolidation-runs.jsonl"  # written by cortexgraph-consolidate and
 SNAPSHOT_FILE = ".cortexgraph-index.pickle"
 _FILE_LIKE = re.compile(r"[\w-]+\.[a-z0-9]{1,5}$|/")
 _IDENTIFIER = re.compile(r"^[a-z]+[A-Z]\w*$|^\w+_\w+$")
-_DATE = re.compile(r"\d{4}|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|\bq[1-4]\b|"
-                   r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")  # fmt: skip
+_DATE = re.compile(
+    r"\d{4}|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|\bq[1-4]\b|"
+    r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
 
 
 def entity_kind(entity: str) -> str:
@@ -48,12 +50,19 @@ def _files(directory: Path) -> dict[str, int]:
         if not path.is_file() or rel[0] in (".git", ".beads"):
             continue
         name = path.name
-        kind = ("memories" if name.endswith("memories.jsonl") and "quarantine" not in name
-                else "relations" if name.endswith("relations.jsonl") and "quarantine" not in name
-                else "quarantine" if "quarantine" in name
-                else "text_index" if name == SNAPSHOT_FILE
-                else "embeddings" if name.startswith(".embeddings-")
-                else "other")  # fmt: skip
+        kind = (
+            "memories"
+            if name.endswith("memories.jsonl") and "quarantine" not in name
+            else "relations"
+            if name.endswith("relations.jsonl") and "quarantine" not in name
+            else "quarantine"
+            if "quarantine" in name
+            else "text_index"
+            if name == SNAPSHOT_FILE
+            else "embeddings"
+            if name.startswith(".embeddings-")
+            else "other"
+        )
         sizes[kind] += path.stat().st_size
     return dict(sizes)
 
@@ -102,17 +111,25 @@ def status_report(state: ServerState) -> dict[str, Any]:
         "disk_bytes_by_kind": sizes,
         "last_consolidation": _last_run(s.storage_path),
         "indexes": {
-            "text_index": "in memory (BM25); snapshot on disk" if sizes.get("text_index")
+            "text_index": "in memory (BM25); snapshot on disk"
+            if sizes.get("text_index")
             else "in memory (BM25); no snapshot on disk yet",
-            "embeddings": ("off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)" if dense is None
-                           else "loaded" if getattr(dense, "loaded", False)
-                           else "not loaded yet (loads on the first semantic search)"),
+            "embeddings": (
+                "off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)"
+                if dense is None
+                else "loaded"
+                if getattr(dense, "loaded", False)
+                else "not loaded yet (loads on the first semantic search)"
+            ),
             "embedding_cache_bytes": sizes.get("embeddings", 0),
-            "ltm_index": (f"{vault_index} ({vault_index.stat().st_size} bytes)"
-                          if vault_index.is_file() else "not built yet"),
+            "ltm_index": (
+                f"{vault_index} ({vault_index.stat().st_size} bytes)"
+                if vault_index.is_file()
+                else "not built yet"
+            ),
             "quarantined_lines": store.quarantined_lines,
         },
-    }  # fmt: skip
+    }
 
 
 def _same_path(given: str, path: Path) -> bool:
@@ -150,9 +167,13 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
     if callable(reset):
         reset()  # forget the loaded vectors, so shutdown does not write them back
     state.service("clusters", dict).clear()
-    out: dict[str, Any] = {"storage_path": str(s.storage_path), "memories_deleted": len(memories),
-                           "relations_deleted": len(relations), "files_removed": removed,
-                           "kept": "beads issues (.beads/) and the behaviour monitor's logs"}  # fmt: skip
+    out: dict[str, Any] = {
+        "storage_path": str(s.storage_path),
+        "memories_deleted": len(memories),
+        "relations_deleted": len(relations),
+        "files_removed": removed,
+        "kept": "beads issues (.beads/) and the behaviour monitor's logs",
+    }
     if include_vault_notes:
         out.update(remove_unedited_notes(s.vault_path))
     return out

@@ -91,9 +91,14 @@ def register(server: MCPServer) -> None:
         memories = sorted(s.list(status=MemoryStatus.ACTIVE), key=lambda m: (-m.created_at, m.id))
         pg = paginate(memories, page, GRAPH_PAGE_SIZE)
         rels = {r.id: r.to_json() for m in pg.items for r in s.relations(m.id)}
-        return json.dumps({"memories": [memory_view(m, preview_length=300) for m in pg.items],
-                           "relations": list(rels.values())[:500],
-                           "pagination": pg.meta()}, ensure_ascii=False)  # fmt: skip
+        return json.dumps(
+            {
+                "memories": [memory_view(m, preview_length=300) for m in pg.items],
+                "relations": list(rels.values())[:500],
+                "pagination": pg.meta(),
+            },
+            ensure_ascii=False,
+        )
 
     @server.prompt(name="memory_system_prompt", description="When to save, search and observe.")
     def memory_system_prompt() -> str:

@@ -30,7 +30,9 @@ def embedder_for(state: ServerState) -> tuple[Any, str]:
 
 
 def note_sink(state: ServerState) -> Any:
-    module = optional_module("cortexgraph.vault_sync.note_sink", "writing to the vault", "ObsidianNoteSink")
+    module = optional_module(
+        "cortexgraph.vault_sync.note_sink", "writing to the vault", "ObsidianNoteSink"
+    )
     s = state.settings
     return state.service(
         "note_sink", lambda: module.ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder)
@@ -47,19 +49,23 @@ def issue_tracker(state: ServerState, *, create: bool) -> tuple[Any, str]:
 
     ``create=False`` never initialises a git repository (dry runs and listing change nothing).
     """
-    memory_tracker = optional_module("cortexgraph.agents.memory_tracker", "issue tracking",
-                                     "InMemoryIssueTracker")  # fmt: skip
+    memory_tracker = optional_module(
+        "cortexgraph.agents.memory_tracker", "issue tracking", "InMemoryIssueTracker"
+    )
     if not state.settings.beads_enabled:
         return memory_tracker.InMemoryIssueTracker(), "issue tracking disabled: kept in memory"
     beads = optional_module("cortexgraph.storage.beads", "issue tracking", "open_tracker")
     location, parents = _tracker_location(state)
     try:
-        tracker = beads.open_tracker(location, state.settings.beads_prefix,
-                                     search_parents=parents, init=create)  # fmt: skip
+        tracker = beads.open_tracker(
+            location, state.settings.beads_prefix, search_parents=parents, init=create
+        )
     except CortexGraphError as exc:
         log.info("cortexgraph: beads tracker unavailable at %s: %s", location, exc)
-        return memory_tracker.InMemoryIssueTracker(), f"no beads repository usable at " \
-            f"{location} ({exc}); issues kept in memory for this run"  # fmt: skip
+        return (
+            memory_tracker.InMemoryIssueTracker(),
+            f"no beads repository usable at {location} ({exc}); issues kept in memory for this run",
+        )
     return tracker, f"issues tracked in {tracker.path}"
 
 

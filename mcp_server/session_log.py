@@ -18,11 +18,28 @@ from typing import Any
 
 STATS_URI = "cortexgraph://stats"
 SAVED_BY = {"save_memory"}
-RECALLED_BY = {"search_memory", "search_unified", "open_memories", "memory_retrieve",
-               "observe_memory_usage", "touch_memory"}  # fmt: skip
-WRITES = {"save_memory", "touch_memory", "observe_memory_usage", "create_relation", "gc",
-          "promote_memory", "consolidate_memories", "run_consolidation", "memory_forget",
-          "set_core_memory", "memory_wipe", "memory_compress"}  # fmt: skip
+RECALLED_BY = {
+    "search_memory",
+    "search_unified",
+    "open_memories",
+    "memory_retrieve",
+    "observe_memory_usage",
+    "touch_memory",
+}
+WRITES = {
+    "save_memory",
+    "touch_memory",
+    "observe_memory_usage",
+    "create_relation",
+    "gc",
+    "promote_memory",
+    "consolidate_memories",
+    "run_consolidation",
+    "memory_forget",
+    "set_core_memory",
+    "memory_wipe",
+    "memory_compress",
+}
 MAX_IDS = 1000  # per list: a long session keeps its most recent ones
 
 
@@ -49,8 +66,12 @@ class SessionLog:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return {"started_at": self.started_at, "saved": list(self.saved),
-                    "recalled": list(self.recalled), "calls": dict(self.calls)}  # fmt: skip
+            return {
+                "started_at": self.started_at,
+                "saved": list(self.saved),
+                "recalled": list(self.recalled),
+                "calls": dict(self.calls),
+            }
 
 
 def _push(target: list[str], ids: list[str]) -> None:
@@ -69,8 +90,13 @@ def _ids_in(data: Any) -> list[str]:
     out: list[str] = []
     for key in ("memory_id", "memory_ids"):
         value = data.get(key)
-        out.extend([value] if isinstance(value, str) else
-                   [v for v in value if isinstance(v, str)] if isinstance(value, list) else [])  # fmt: skip
+        out.extend(
+            [value]
+            if isinstance(value, str)
+            else [v for v in value if isinstance(v, str)]
+            if isinstance(value, list)
+            else []
+        )
     for key in ("results", "memories", "items"):
         for item in data.get(key) or ():
             if isinstance(item, dict):

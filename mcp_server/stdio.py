@@ -58,14 +58,16 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
         return None
     if invalid_json or not errors:
         code, what = PARSE_ERROR, "Parse error"
-        reason = (errors[0]["msg"] if errors else type(exc).__name__) + " (send UTF-8 JSON " \
-            "without lone surrogates, nested fewer than 200 levels)"  # fmt: skip
+        reason = (
+            errors[0]["msg"] if errors else type(exc).__name__
+        ) + " (send UTF-8 JSON without lone surrogates, nested fewer than 200 levels)"
     else:
         code, what = INVALID_REQUEST, "Invalid request"
         reason = "not a JSON-RPC 2.0 request, notification or response"
     reason = reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS] + "\u2026"
-    return JSONRPCError(jsonrpc="2.0", id=rid,
-                        error=ErrorData(code=code, message=f"{what}: {reason}"))  # fmt: skip
+    return JSONRPCError(
+        jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=f"{what}: {reason}")
+    )
 
 
 class ParseErrorReplies:
@@ -85,8 +87,10 @@ class ParseErrorReplies:
             if not isinstance(item, Exception):
                 return item
             reply = error_reply(item)
-            log.info("cortexgraph: unreadable message on stdin (%s)",
-                     reply.error.message if reply else "a notification")  # fmt: skip
+            log.info(
+                "cortexgraph: unreadable message on stdin (%s)",
+                reply.error.message if reply else "a notification",
+            )
             if reply is not None:
                 await self._write.send(SessionMessage(reply))
 
@@ -105,8 +109,12 @@ class ParseErrorReplies:
     async def __aenter__(self) -> ParseErrorReplies:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:  # fmt: skip
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         await self.aclose()
 
 
@@ -117,8 +125,11 @@ async def serve_stdio(server: Any) -> None:
         await server.run_stdio_async()
         return
     async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(ParseErrorReplies(read_stream, write_stream), write_stream,
-                           lowlevel.create_initialization_options())  # fmt: skip
+        await lowlevel.run(
+            ParseErrorReplies(read_stream, write_stream),
+            write_stream,
+            lowlevel.create_initialization_options(),
+        )
 
 
 def run_stdio(server: Any) -> None:

@@ -19,8 +19,9 @@ from cortexgraph.mcp_server.wiring import optional_module
 
 log = logging.getLogger("cortexgraph.mcp")
 
-Message = Annotated[str, Field(description="The user's message, verbatim.", min_length=1,
-                               max_length=20_000)]  # fmt: skip
+Message = Annotated[
+    str, Field(description="The user's message, verbatim.", min_length=1, max_length=20_000)
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,24 +55,33 @@ def enrich(
     given_tags = tags or ()
     given_entities = tuple(entities or ())
     if tags is not None and entities is not None and strength is not None:
-        return Enrichment(given_tags, given_entities, strength,
-                          "none needed (tags, entities and strength given)")  # fmt: skip
+        return Enrichment(
+            given_tags, given_entities, strength, "none needed (tags, entities and strength given)"
+        )
     if not state.settings.enable_preprocessing:
-        return Enrichment(given_tags, given_entities, 1.0 if strength is None else strength,
-                          "off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)")  # fmt: skip
+        return Enrichment(
+            given_tags,
+            given_entities,
+            1.0 if strength is None else strength,
+            "off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)",
+        )
     try:
         activation = optional_module(
             "activation", "automatic entities and strength", "enrich_for_save"
         )
         enriched = activation.enrich_for_save(
-            content, tags=None if tags is None else list(tags), entities=entities,
-            strength=strength, store=state.store,
+            content,
+            tags=None if tags is None else list(tags),
+            entities=entities,
+            strength=strength,
+            store=state.store,
             config=activation.ActivationConfig.from_mapping(state.settings),
-        )  # fmt: skip
+        )
     except DependencyUnavailableError as exc:
         log.info("cortexgraph: saving without enrichment: %s", exc)
-        return Enrichment(given_tags, given_entities, 1.0 if strength is None else strength,
-                          f"unavailable: {exc}")  # fmt: skip
+        return Enrichment(
+            given_tags, given_entities, 1.0 if strength is None else strength, f"unavailable: {exc}"
+        )
     applied = tuple(enriched.enrichment_applied)
     return Enrichment(
         tuple(enriched.tags),
@@ -82,19 +92,26 @@ def enrich(
     )
 
 
-SessionId = Annotated[str | None, Field(description="A stable id for this conversation; omit "
-                                        "to use this connection's.", max_length=128)]  # fmt: skip
+SessionId = Annotated[
+    str | None,
+    Field(
+        description="A stable id for this conversation; omit to use this connection's.",
+        max_length=128,
+    ),
+]
 
 
-def _conversation(ctx: Context, state: ServerState, config: Any, session_id: str | None
-                  ) -> tuple[Any, str]:  # fmt: skip
+def _conversation(
+    ctx: Context, state: ServerState, config: Any, session_id: str | None
+) -> tuple[Any, str]:
     """The server's ConversationContext (CORTEXGRAPH_CONTEXT_WINDOW_SIZE turns per session) and
     this conversation's key: the one given, else the HTTP transport's session id, else one
     window for the process (stdio serves one client)."""
     from cortexgraph.activation.context import ConversationContext
 
-    window = state.service("conversation-context",
-                           lambda: ConversationContext(max_turns=config.context_turns))  # fmt: skip
+    window = state.service(
+        "conversation-context", lambda: ConversationContext(max_turns=config.context_turns)
+    )
     headers = getattr(ctx, "headers", None) or {}
     return window, session_id or headers.get("mcp-session-id") or "stdio"
 
@@ -109,10 +126,12 @@ def _remember_turn(window: Any, message: str, session: str) -> None:
 def analyze_message(
     ctx: Context,
     message: Message,
-    include_dedup_check: Annotated[bool, Field(description="Also look for a memory that already "
-                                               "says this (DUPLICATE_DETECTED).")] = True,
+    include_dedup_check: Annotated[
+        bool,
+        Field(description="Also look for a memory that already says this (DUPLICATE_DETECTED)."),
+    ] = True,
     session_id: SessionId = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Call before deciding to save: is this user message worth remembering? Returns
     action_recommendation MUST_SAVE (explicit request: save it), SHOULD_SAVE (save it, usually),
     DUPLICATE_DETECTED (update the memory named in deduplication instead), SHOULD_SEARCH (call
@@ -123,16 +142,21 @@ def analyze_message(
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
     window, session = _conversation(ctx, state, config, session_id)
-    result = activation.analyze_message(message, store=state.store if include_dedup_check
-                                        else None, context=window, config=config,
-                                        session_id=session)  # fmt: skip
+    result = activation.analyze_message(
+        message,
+        store=state.store if include_dedup_check else None,
+        context=window,
+        config=config,
+        session_id=session,
+    )
     _remember_turn(window, message, session)
     return {"success": True, **_as_dict(result)}
 
 
 @tool_errors
-def analyze_for_recall(ctx: Context, message: Message, session_id: SessionId = None
-                       ) -> dict[str, Any]:  # fmt: skip
+def analyze_for_recall(
+    ctx: Context, message: Message, session_id: SessionId = None
+) -> dict[str, Any]:
     """Call before answering a question that may concern the past ("what did we decide about
     ...?", "continue with ..."): should_search says whether to call search_memory, with a
     suggested_query and entities. Follow-ups are read with this conversation's messages."""
@@ -140,8 +164,9 @@ def analyze_for_recall(ctx: Context, message: Message, session_id: SessionId = N
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
     window, session = _conversation(ctx, state, config, session_id)
-    result = activation.analyze_for_recall(message, context=window, config=config,
-                                           session_id=session)  # fmt: skip
+    result = activation.analyze_for_recall(
+        message, context=window, config=config, session_id=session
+    )
     _remember_turn(window, message, session)
     return {"success": True, **_as_dict(result)}
 

@@ -38,13 +38,18 @@ def _cluster_config(state: ServerState, threshold: float | None, max_size: int |
     if threshold is not None:
         config = replace(config, link_threshold=threshold, tfidf_link_threshold=threshold)
     if max_size is not None:
-        config = replace(config, max_cluster_size=max_size,
-                         min_cluster_size=min(config.min_cluster_size, max_size))  # fmt: skip
+        config = replace(
+            config,
+            max_cluster_size=max_size,
+            min_cluster_size=min(config.min_cluster_size, max_size),
+        )
     return config
 
 
 def _detect(state: ServerState, threshold: float | None, max_size: int | None) -> tuple[Any, str]:
-    cd = optional_module("cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector")
+    cd = optional_module(
+        "cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector"
+    )
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
     report = cd.ClusterDetector(state.store, embedder, None, config).run(
@@ -58,24 +63,32 @@ def _detect(state: ServerState, threshold: float | None, max_size: int | None) -
 
 def _cluster_view(c: Any) -> dict[str, Any]:
     previews = list(c.previews)[:5]
-    return {"id": c.cluster_id, "cluster_id": c.cluster_id, "size": c.size,
-            "cohesion": round(c.cohesion, 4), "suggested_action": c.action.value,
-            "memory_ids": list(c.memory_ids), "content_previews": previews,
-            "previews": previews}  # fmt: skip
+    return {
+        "id": c.cluster_id,
+        "cluster_id": c.cluster_id,
+        "size": c.size,
+        "cohesion": round(c.cohesion, 4),
+        "suggested_action": c.action.value,
+        "memory_ids": list(c.memory_ids),
+        "content_previews": previews,
+        "previews": previews,
+    }
 
 
 def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> dict[str, Any]:
     """1.x's duplicate pairs {id1, id2, similarity}, by the detector's search and guards."""
     from cortexgraph.mcp_server.views import preview
 
-    cd = optional_module("cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector")
+    cd = optional_module(
+        "cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector"
+    )
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
     method, pairs = cd.ClusterDetector(state.store, embedder, None, config).duplicate_pairs(
         threshold
     )
     store = state.store
-    shown = pairs[:MAX_CLUSTERS_RETURNED * 4]
+    shown = pairs[: MAX_CLUSTERS_RETURNED * 4]
     return {
         "success": True,
         "mode": "duplicate_detection",
@@ -83,30 +96,41 @@ def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> d
         "note": note,
         "threshold": threshold,
         "duplicates_found": len(pairs),
-        "duplicates": [{"id1": p.id1, "id2": p.id2, "similarity": round(p.similarity, 4),
-                        "content1_preview": preview(store.get(p.id1).content, 120),
-                        "content2_preview": preview(store.get(p.id2).content, 120)}
-                       for p in shown],
+        "duplicates": [
+            {
+                "id1": p.id1,
+                "id2": p.id2,
+                "similarity": round(p.similarity, 4),
+                "content1_preview": preview(store.get(p.id1).content, 120),
+                "content2_preview": preview(store.get(p.id2).content, 120),
+            }
+            for p in shown
+        ],
         "truncated": len(pairs) > len(shown),
         "message": f"Found {len(pairs)} potential duplicate pairs",
-    }  # fmt: skip
+    }
 
 
 @tool_errors
 def cluster_memories(
     ctx: Context,
-    strategy: Annotated[Literal["similarity"], Field(description="Clustering strategy.")]
-    = "similarity",
-    threshold: Annotated[StrictFloat | None, Field(description="Link similarity 0-1 (default from "
-                                             "settings).", ge=0, le=1)] = None,
-    max_cluster_size: Annotated[StrictInt | None, Field(description="Largest cluster (2-100).",
-                                                        ge=2,
-                                                  le=100)] = None,
-    find_duplicates: Annotated[bool, Field(description="List near-duplicate groups instead "
-                                           "(a much higher threshold).")] = False,
-    duplicate_threshold: Annotated[StrictFloat | None, Field(description="Duplicate similarity 0-1 "
-                                                       "(default 0.9).", ge=0, le=1)] = None,
-) -> dict[str, Any]:  # fmt: skip
+    strategy: Annotated[
+        Literal["similarity"], Field(description="Clustering strategy.")
+    ] = "similarity",
+    threshold: Annotated[
+        StrictFloat | None,
+        Field(description="Link similarity 0-1 (default from settings).", ge=0, le=1),
+    ] = None,
+    max_cluster_size: Annotated[
+        StrictInt | None, Field(description="Largest cluster (2-100).", ge=2, le=100)
+    ] = None,
+    find_duplicates: Annotated[
+        bool, Field(description="List near-duplicate groups instead (a much higher threshold).")
+    ] = False,
+    duplicate_threshold: Annotated[
+        StrictFloat | None, Field(description="Duplicate similarity 0-1 (default 0.9).", ge=0, le=1)
+    ] = None,
+) -> dict[str, Any]:
     """Group similar memories into clusters by the consolidation pipeline's rule (or list
     near-duplicate pairs); changes nothing. Pass a cluster_id to consolidate_memories to merge
     or link one."""
@@ -136,21 +160,30 @@ def cluster_memories(
 @tool_errors
 def consolidate_memories(
     ctx: Context,
-    cluster_id: Annotated[str | None, Field(description="A cluster_id from cluster_memories.",
-                                            max_length=200)]
-    = None,
-    mode: Annotated[Literal["preview", "apply", "link"], Field(
-        description="preview: show the merged memory; apply: merge (sources archived, "
-                    "reversible); link: relate the members without merging.")] = "preview",
-    auto_detect: Annotated[bool, Field(description="Act on every cluster at or above "
-                                       "cohesion_threshold instead.")] = False,
-    cohesion_threshold: Annotated[StrictFloat, Field(description="Minimum cohesion for auto_detect "
-                                               "(0-1).", ge=0, le=1)] = 0.75,
-) -> dict[str, Any]:  # fmt: skip
+    cluster_id: Annotated[
+        str | None, Field(description="A cluster_id from cluster_memories.", max_length=200)
+    ] = None,
+    mode: Annotated[
+        Literal["preview", "apply", "link"],
+        Field(
+            description="preview: show the merged memory; apply: merge (sources archived, "
+            "reversible); link: relate the members without merging."
+        ),
+    ] = "preview",
+    auto_detect: Annotated[
+        bool, Field(description="Act on every cluster at or above cohesion_threshold instead.")
+    ] = False,
+    cohesion_threshold: Annotated[
+        StrictFloat, Field(description="Minimum cohesion for auto_detect (0-1).", ge=0, le=1)
+    ] = 0.75,
+) -> dict[str, Any]:
     """Merge (or link) a cluster of similar memories into one, keeping every distinct fact."""
-    sm = optional_module("cortexgraph.agents.semantic_merge", "consolidate_memories", "SemanticMerge",
-                         "MergeConfig")  # fmt: skip
-    cdm = optional_module("cortexgraph.agents.cluster_detector", "consolidate_memories", "ClusterAction")
+    sm = optional_module(
+        "cortexgraph.agents.semantic_merge", "consolidate_memories", "SemanticMerge", "MergeConfig"
+    )
+    cdm = optional_module(
+        "cortexgraph.agents.cluster_detector", "consolidate_memories", "ClusterAction"
+    )
     state = state_of(ctx)
     if cluster_id is None and not auto_detect:
         raise InvalidInputError("pass a cluster_id from cluster_memories, or auto_detect=true")
@@ -163,46 +196,63 @@ def consolidate_memories(
         if cluster_id not in known:
             _detect(state, None, None)
         if cluster_id not in known:
-            raise NotFoundError(f"no cluster {cluster_id!r}; run cluster_memories and use one "
-                                "of the cluster_id values it returns")  # fmt: skip
+            raise NotFoundError(
+                f"no cluster {cluster_id!r}; run cluster_memories and use one "
+                "of the cluster_id values it returns"
+            )
         chosen = [known[cluster_id]]
     # Chosen by the caller (or by the cohesion threshold): merge whatever the detector suggested.
     chosen = [replace(c, action=cdm.ClusterAction.MERGE) for c in chosen]
-    merge = sm.SemanticMerge(state.store, None, sm.MergeConfig(
-        mode="apply" if mode == "preview" else mode))  # fmt: skip
+    merge = sm.SemanticMerge(
+        state.store, None, sm.MergeConfig(mode="apply" if mode == "preview" else mode)
+    )
     out = merge.run(now=time.time(), dry_run=mode == "preview", clusters=chosen)
     return {
         "success": True,
         "mode": mode,
         "clusters": len(chosen),
-        "results": [{"cluster_id": o.cluster_id, "status": o.status, "reason": o.reason,
-                     "source_ids": list(o.source_ids), "merged_id": o.merged_id,
-                     "content": o.content[:2000], "strength": round(o.strength, 4),
-                     "sentences_kept": o.sentences_kept,
-                     "relations_repointed": o.relations_repointed}
-                    for o in out.outcomes][:MAX_CLUSTERS_RETURNED],
-    }  # fmt: skip
+        "results": [
+            {
+                "cluster_id": o.cluster_id,
+                "status": o.status,
+                "reason": o.reason,
+                "source_ids": list(o.source_ids),
+                "merged_id": o.merged_id,
+                "content": o.content[:2000],
+                "strength": round(o.strength, 4),
+                "sentences_kept": o.sentences_kept,
+                "relations_repointed": o.relations_repointed,
+            }
+            for o in out.outcomes
+        ][:MAX_CLUSTERS_RETURNED],
+    }
 
 
 @tool_errors
 def run_consolidation(
     ctx: Context,
-    dry_run: Annotated[bool, Field(description="Only report what each agent would do "
-                                   "(default).")] = True,
-    agents: Annotated[list[Literal["decay", "cluster", "merge", "promote", "relations"]] | None,
-                      Field(description="Which agents to run, in pipeline order (default all).",
-                            max_length=5)] = None,
-) -> dict[str, Any]:  # fmt: skip
+    dry_run: Annotated[
+        bool, Field(description="Only report what each agent would do (default).")
+    ] = True,
+    agents: Annotated[
+        list[Literal["decay", "cluster", "merge", "promote", "relations"]] | None,
+        Field(description="Which agents to run, in pipeline order (default all).", max_length=5),
+    ] = None,
+) -> dict[str, Any]:
     """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations)."""
-    pipeline = optional_module("cortexgraph.agents.pipeline", "run_consolidation", "Pipeline", "run_agents")
+    pipeline = optional_module(
+        "cortexgraph.agents.pipeline", "run_consolidation", "Pipeline", "run_agents"
+    )
     state = state_of(ctx)
     embedder, similarity = embedder_for(state)
     tracker, tracking = issue_tracker(state, create=not dry_run)
     sink = None if dry_run else note_sink(state)
-    pipe = pipeline.Pipeline(state.store, embedder=embedder, sink=sink, tracker=tracker,
-                             config=_pipeline_config(state))  # fmt: skip
-    report = pipeline.run_agents(pipe, now=time.time(), dry_run=dry_run, agents=agents,
-                                 notes=(similarity, tracking))  # fmt: skip
+    pipe = pipeline.Pipeline(
+        state.store, embedder=embedder, sink=sink, tracker=tracker, config=_pipeline_config(state)
+    )
+    report = pipeline.run_agents(
+        pipe, now=time.time(), dry_run=dry_run, agents=agents, notes=(similarity, tracking)
+    )
     full = report.to_json()
     markdown = report.to_markdown()
     return {
@@ -220,25 +270,40 @@ def run_consolidation(
 @tool_errors
 def list_consolidation_issues(
     ctx: Context,
-    status: Annotated[Literal["open", "in_progress", "closed", "all"], Field(
-        description="Which issues.")] = "open",
-    label: Annotated[str | None, Field(description="Only issues with this label, e.g. "
-                                       "'consolidation:cluster'.", max_length=200)] = None,
+    status: Annotated[
+        Literal["open", "in_progress", "closed", "all"], Field(description="Which issues.")
+    ] = "open",
+    label: Annotated[
+        str | None,
+        Field(
+            description="Only issues with this label, e.g. 'consolidation:cluster'.", max_length=200
+        ),
+    ] = None,
     limit: Annotated[StrictInt, Field(description="At most this many (1-100).", ge=1, le=100)] = 50,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The consolidation agents' work items (beads issues): what is pending, claimed, done."""
     state = state_of(ctx)
     tracker, where = issue_tracker(state, create=False)
-    issues = tracker.query(labels=[label] if label else [],
-                           status=None if status == "all" else status)  # fmt: skip
+    issues = tracker.query(
+        labels=[label] if label else [], status=None if status == "all" else status
+    )
     return {
         "success": True,
         "tracker": where,
         "total": len(issues),
-        "issues": [{"id": i.id, "title": i.title, "status": i.status, "labels": list(i.labels),
-                    "assignee": i.assignee, "description": (i.description or "")[:500],
-                    "metadata": dict(i.metadata or {})} for i in issues[:limit]],
-    }  # fmt: skip
+        "issues": [
+            {
+                "id": i.id,
+                "title": i.title,
+                "status": i.status,
+                "labels": list(i.labels),
+                "assignee": i.assignee,
+                "description": (i.description or "")[:500],
+                "metadata": dict(i.metadata or {}),
+            }
+            for i in issues[:limit]
+        ],
+    }
 
 
 def register(server: MCPServer) -> None:
@@ -249,5 +314,10 @@ def register(server: MCPServer) -> None:
     server.add_tool(list_consolidation_issues, annotations=read_only)
 
 
-__all__ = ["cluster_memories", "consolidate_memories", "list_consolidation_issues", "register",
-           "run_consolidation"]  # fmt: skip
+__all__ = [
+    "cluster_memories",
+    "consolidate_memories",
+    "list_consolidation_issues",
+    "register",
+    "run_consolidation",
+]

@@ -49,8 +49,11 @@ def _ltm_index(state: ServerState) -> Any:
     return index
 
 
-def after_save(state: ServerState, memory: Memory, supersedes: list[str] | None = None,
-               ) -> dict[str, Any]:  # fmt: skip
+def after_save(
+    state: ServerState,
+    memory: Memory,
+    supersedes: list[str] | None = None,
+) -> dict[str, Any]:
     """Temporal truth for a just-saved memory. ``supersedes`` given (even empty) is the
     caller's word; omitted, a stated change of a shared subject's fact is detected
     (retrieval.temporal: precise by construction, CORTEXGRAPH_AUTO_SUPERSEDE=false skips it)."""
@@ -68,85 +71,141 @@ def after_save(state: ServerState, memory: Memory, supersedes: list[str] | None 
     else:
         outcomes = record_update(store, memory, update_cue=True)
         how = "stated change"
-    return {"update_cue": how, "superseded": [
-        {"memory_id": o.old.id, "reason": o.old.meta.extra.get("superseded_reason")}
-        for o in outcomes]}  # fmt: skip
+    return {
+        "update_cue": how,
+        "superseded": [
+            {"memory_id": o.old.id, "reason": o.old.meta.extra.get("superseded_reason")}
+            for o in outcomes
+        ],
+    }
 
 
 @tool_errors
 def memory_retrieve(
     ctx: Context,
-    query: Annotated[str, Field(description="What the context is for, in words.", min_length=1,
-                                max_length=10_000)],
-    token_budget: Annotated[StrictInt, Field(description="Most tokens to return (MiniLM WordPiece "
-                                       "count).", ge=20, le=200_000)] = 3000,
-    memory_types: Annotated[list[MemoryType] | None, Field(
-        description="Tiers to draw from; default all: core, ltm, stm, graph.",
-        max_length=4)] = None,
-    after: Annotated[str | None, Field(description="Only items created on/after this ISO "
-                                       "date.", max_length=64)] = None,
-    before: Annotated[str | None, Field(description="Only items created before this ISO "
-                                        "date.", max_length=64)] = None,
-    min_confidence: Annotated[StrictFloat | None, Field(description="Composite score floor 0-1.",
-                                                  ge=0, le=1)] = None,
-    include_history: Annotated[bool, Field(description="Also show superseded facts, marked "
-                                           "with the date they stopped being true.")] = False,
-    use_embeddings: Annotated[bool, Field(description="Rank by semantic similarity too "
-                                          "(loads an embedding model on first use).")] = False,
-    items: Annotated[bool, Field(description="Also list each item's full id, tier and "
-                                 "score.")] = False,
-) -> dict[str, Any]:  # fmt: skip
+    query: Annotated[
+        str,
+        Field(description="What the context is for, in words.", min_length=1, max_length=10_000),
+    ],
+    token_budget: Annotated[
+        StrictInt,
+        Field(description="Most tokens to return (MiniLM WordPiece count).", ge=20, le=200_000),
+    ] = 3000,
+    memory_types: Annotated[
+        list[MemoryType] | None,
+        Field(description="Tiers to draw from; default all: core, ltm, stm, graph.", max_length=4),
+    ] = None,
+    after: Annotated[
+        str | None, Field(description="Only items created on/after this ISO date.", max_length=64)
+    ] = None,
+    before: Annotated[
+        str | None, Field(description="Only items created before this ISO date.", max_length=64)
+    ] = None,
+    min_confidence: Annotated[
+        StrictFloat | None, Field(description="Composite score floor 0-1.", ge=0, le=1)
+    ] = None,
+    include_history: Annotated[
+        bool,
+        Field(
+            description="Also show superseded facts, marked with the date they stopped being true."
+        ),
+    ] = False,
+    use_embeddings: Annotated[
+        bool,
+        Field(
+            description="Rank by semantic similarity too (loads an embedding model on first use)."
+        ),
+    ] = False,
+    items: Annotated[
+        bool, Field(description="Also list each item's full id, tier and score.")
+    ] = False,
+) -> dict[str, Any]:
     """The smallest context that answers: core facts, long-term notes, short-term memories and
     graph facts, de-duplicated and packed into a token budget. Ids are 8-character prefixes
     (m:...) or note paths (n:...); other tools accept both."""
     state = state_of(ctx)
-    filters = RetrievalFilters.from_mapping({"memory_types": memory_types, "after": after,
-                                             "before": before, "min_confidence": min_confidence})  # fmt: skip
+    filters = RetrievalFilters.from_mapping(
+        {
+            "memory_types": memory_types,
+            "after": after,
+            "before": before,
+            "min_confidence": min_confidence,
+        }
+    )
     embedder = embedder_for(state)[0] if use_embeddings else None
-    kwargs: dict[str, Any] = {"filters": filters, "ltm_index": _ltm_index(state),
-                              "embedder": embedder, "include_history": include_history}  # fmt: skip
+    kwargs: dict[str, Any] = {
+        "filters": filters,
+        "ltm_index": _ltm_index(state),
+        "embedder": embedder,
+        "include_history": include_history,
+    }
     try:
-        result = retrieve(state.store, query, token_budget, use_embeddings=use_embeddings,
-                          **kwargs)  # fmt: skip
+        result = retrieve(state.store, query, token_budget, use_embeddings=use_embeddings, **kwargs)
     except DependencyUnavailableError as exc:
         result = retrieve(state.store, query, token_budget, use_embeddings=False, **kwargs)
-        result = replace(result, notes=(*result.notes, f"embeddings unavailable ({exc}); "
-                                        "BM25 only"))  # fmt: skip
+        result = replace(
+            result, notes=(*result.notes, f"embeddings unavailable ({exc}); BM25 only")
+        )
     return {"success": True, **result.to_json(items=items)}
 
 
 @tool_errors
 def graph_query(
     ctx: Context,
-    entity: Annotated[str, Field(description="A person, project, tool or place, e.g. "
-                                 "'postgres'.", min_length=1, max_length=200)],
-    relation: Annotated[str | None, Field(description="Only this predicate: related, causes, "
-                                          "supports, contradicts, superseded_by, mentions, "
-                                          "links_to ...", max_length=64)] = None,
+    entity: Annotated[
+        str,
+        Field(
+            description="A person, project, tool or place, e.g. 'postgres'.",
+            min_length=1,
+            max_length=200,
+        ),
+    ],
+    relation: Annotated[
+        str | None,
+        Field(
+            description="Only this predicate: related, causes, "
+            "supports, contradicts, superseded_by, mentions, "
+            "links_to ...",
+            max_length=64,
+        ),
+    ] = None,
     depth: Annotated[StrictInt, Field(description="Hops from the entity (1-3).", ge=1, le=3)] = 1,
-    max_triples: Annotated[StrictInt, Field(description="At most this many triples.", ge=1,
-                                      le=500)] = 100,
-    format: Annotated[Literal["text", "json"], Field(description="Compact text lines or "
-                                                     "JSON.")] = "text",
-) -> dict[str, Any]:  # fmt: skip
+    max_triples: Annotated[
+        StrictInt, Field(description="At most this many triples.", ge=1, le=500)
+    ] = 100,
+    format: Annotated[
+        Literal["text", "json"], Field(description="Compact text lines or JSON.")
+    ] = "text",
+) -> dict[str, Any]:
     """Memories, notes and relations around an entity, as compact subject-predicate-object
     triples (memory relations, shared entities, vault wikilinks)."""
     state = state_of(ctx)
-    result = query_graph(state.store, entity, relation=relation, depth=depth,
-                         ltm_index=_ltm_index(state), max_triples=max_triples)  # fmt: skip
+    result = query_graph(
+        state.store,
+        entity,
+        relation=relation,
+        depth=depth,
+        ltm_index=_ltm_index(state),
+        max_triples=max_triples,
+    )
     if format == "json":
         return {"success": True, **result.to_json()}
-    return {"success": True, "found": result.found, "truncated": result.truncated,
-            "graph": result.text()}  # fmt: skip
+    return {
+        "success": True,
+        "found": result.found,
+        "truncated": result.truncated,
+        "graph": result.text(),
+    }
 
 
 @tool_errors
 def set_core_memory(
     ctx: Context,
-    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.",
-                                    max_length=MAX_ID_CHARS)],
+    memory_id: Annotated[
+        str, Field(description="A memory id or its 8+ character prefix.", max_length=MAX_ID_CHARS)
+    ],
     core: Annotated[bool, Field(description="true: always in context; false: unmark.")] = True,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Mark a memory as core: it is always included first by memory_retrieve, within its own
     share of the budget. (A vault note is core with `core: true` in its frontmatter.)"""
     memory = set_core(state_of(ctx).store, memory_id, core)
@@ -156,15 +215,21 @@ def set_core_memory(
 @tool_errors
 def memory_forget(
     ctx: Context,
-    memory_id: Annotated[str, Field(description="A memory id or its 8+ character prefix.",
-                                    max_length=MAX_ID_CHARS)],
-    action: Annotated[Literal["deprecate", "correct", "delete"], Field(
-        description="deprecate: keep as history, no longer current; correct: save "
-                    "`correction` as the current fact (the old one becomes history); "
-                    "delete: remove it and its relations.")] = "deprecate",
-    correction: Annotated[str | None, Field(description="The corrected fact (action=correct).",
-                                            max_length=20_000)] = None,
-) -> dict[str, Any]:  # fmt: skip
+    memory_id: Annotated[
+        str, Field(description="A memory id or its 8+ character prefix.", max_length=MAX_ID_CHARS)
+    ],
+    action: Annotated[
+        Literal["deprecate", "correct", "delete"],
+        Field(
+            description="deprecate: keep as history, no longer current; correct: save "
+            "`correction` as the current fact (the old one becomes history); "
+            "delete: remove it and its relations."
+        ),
+    ] = "deprecate",
+    correction: Annotated[
+        str | None, Field(description="The corrected fact (action=correct).", max_length=20_000)
+    ] = None,
+) -> dict[str, Any]:
     """Retire a memory that is no longer true, correct it, or delete it."""
     state = state_of(ctx)
     if correction is not None and action == "correct":
@@ -176,13 +241,18 @@ def memory_forget(
 @tool_errors
 def record_memory_update(
     ctx: Context,
-    memory_id: Annotated[str, Field(description="The memory just saved with save_memory.",
-                                    max_length=MAX_ID_CHARS)],
-    supersedes: Annotated[list[IdText] | None, Field(
-        description="Ids of the memories it replaces; omit to detect them (same entities and "
-                    "an update such as 'moved to', 'now use ... instead of').",
-        max_length=50)] = None,
-) -> dict[str, Any]:  # fmt: skip
+    memory_id: Annotated[
+        str, Field(description="The memory just saved with save_memory.", max_length=MAX_ID_CHARS)
+    ],
+    supersedes: Annotated[
+        list[IdText] | None,
+        Field(
+            description="Ids of the memories it replaces; omit to detect them (same entities and "
+            "an update such as 'moved to', 'now use ... instead of').",
+            max_length=50,
+        ),
+    ] = None,
+) -> dict[str, Any]:
     """Temporal truth: older memories this one replaces are kept as history (superseded_by)."""
     state = state_of(ctx)
     memory = state.store.get(resolve_memory_id(state.store, memory_id))
@@ -199,35 +269,53 @@ def register(server: MCPServer) -> None:
     server.add_tool(memory_forget, annotations=ToolAnnotations(destructive_hint=True))
     server.add_tool(record_memory_update, annotations=ToolAnnotations(destructive_hint=False))
 
-    @server.resource("cortexgraph://core", mime_type="application/json",
-                     description="Core memories and notes: always in context.")  # fmt: skip
+    @server.resource(
+        "cortexgraph://core",
+        mime_type="application/json",
+        description="Core memories and notes: always in context.",
+    )
     def core() -> str:
         try:
             store = state.store
             index = _ltm_index(state)
         except CortexGraphError as exc:
             raise ResourceError(str(exc)) from exc
-        memories = [{"memory_id": m.id, "ref": memory_ref(m.id), "content": m.content,
-                     "tags": list(m.tags), "created_at": m.created_at}
-                    for m in core_memories(store)]  # fmt: skip
-        notes = [{"note_path": n.path, "title": n.title, "content": n.content[:4000]}
-                 for n in (core_notes(index.notes.values()) if index is not None else [])]  # fmt: skip
+        memories = [
+            {
+                "memory_id": m.id,
+                "ref": memory_ref(m.id),
+                "content": m.content,
+                "tags": list(m.tags),
+                "created_at": m.created_at,
+            }
+            for m in core_memories(store)
+        ]
+        notes = [
+            {"note_path": n.path, "title": n.title, "content": n.content[:4000]}
+            for n in (core_notes(index.notes.values()) if index is not None else [])
+        ]
         return json.dumps({"memories": memories, "notes": notes}, ensure_ascii=False)
 
-    @server.prompt(name="extract_facts", description="Extract durable facts from a text and "
-                   "save each with save_memory.")  # fmt: skip
+    @server.prompt(
+        name="extract_facts",
+        description="Extract durable facts from a text and save each with save_memory.",
+    )
     def extract_facts(text: str) -> str:
         return prompts.extract_facts(text)
 
-    @server.prompt(name="compress_session", description="Compress a conversation into a few "
-                   "memories for later sessions.")  # fmt: skip
+    @server.prompt(
+        name="compress_session",
+        description="Compress a conversation into a few memories for later sessions.",
+    )
     def compress_session(text: str, max_facts: str = "10") -> str:
         if not max_facts.strip().isdigit():
             raise InvalidInputError(f"max_facts must be a whole number, got {max_facts!r}")
         return prompts.compress_session(text, int(max_facts))
 
-    @server.prompt(name="consolidate_epoch", description="Merge, correct and mark core what "
-                   "was learned about a topic over a period.")  # fmt: skip
+    @server.prompt(
+        name="consolidate_epoch",
+        description="Merge, correct and mark core what was learned about a topic over a period.",
+    )
     def consolidate_epoch(topic: str, period: str = "the last week") -> str:
         return prompts.consolidate_epoch(topic, period)
 
@@ -240,5 +328,4 @@ __all__ = [
     "record_memory_update",
     "register",
     "set_core_memory",
-    "update_cue",
 ]

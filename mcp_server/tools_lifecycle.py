@@ -58,13 +58,23 @@ def memory_status(ctx: Context) -> dict[str, Any]:
 @tool_errors
 def memory_wipe(
     ctx: Context,
-    confirm: Annotated[str, Field(description="The storage path, repeated exactly (see "
-                                  "memory_status), to confirm deleting everything in it.",
-                                  max_length=4096)],
-    include_vault_notes: Annotated[bool, Field(description="Also delete the vault notes "
-                                               "cortexgraph wrote; a note a person edited is "
-                                               "always kept.")] = False,
-) -> dict[str, Any]:  # fmt: skip
+    confirm: Annotated[
+        str,
+        Field(
+            description="The storage path, repeated exactly (see "
+            "memory_status), to confirm deleting everything in it.",
+            max_length=4096,
+        ),
+    ],
+    include_vault_notes: Annotated[
+        bool,
+        Field(
+            description="Also delete the vault notes "
+            "cortexgraph wrote; a note a person edited is "
+            "always kept."
+        ),
+    ] = False,
+) -> dict[str, Any]:
     """Delete every memory, every relation and the index files of this store (and, if asked,
     the unedited notes cortexgraph wrote to the vault). Cannot be undone."""
     state = state_of(ctx)
@@ -80,12 +90,18 @@ def _sources(state: ServerState, scope: str, days: float, now: float) -> list[Me
         found = [store.find(i) for i in log["saved"]]
         memories = [m for m in found if m is not None]
         if not memories:  # saved by another path while this server ran
-            memories = [m for m in store.list(status=MemoryStatus.ACTIVE)
-                        if m.created_at >= log["started_at"]]  # fmt: skip
+            memories = [
+                m
+                for m in store.list(status=MemoryStatus.ACTIVE)
+                if m.created_at >= log["started_at"]
+            ]
     else:
         since = now - days * 86400
-        memories = [m for m in store.list() if m.created_at >= since
-                    and m.status is not MemoryStatus.ARCHIVED]  # fmt: skip
+        memories = [
+            m
+            for m in store.list()
+            if m.created_at >= since and m.status is not MemoryStatus.ARCHIVED
+        ]
     memories = [m for m in memories if _summary_scope(m) != scope]
     memories.sort(key=lambda m: (m.created_at, m.id))
     return memories[-MAX_SOURCES:]
@@ -99,9 +115,11 @@ def _summary_scope(memory: Memory) -> str | None:
 def _prompt(scope: str, memories: list[Memory]) -> str:
     listing = "\n".join(f"- {preview(m.content, 600)}" for m in memories)
     what = "this conversation session" if scope == "session" else "this period"
-    return (f"Summarise what the user and assistant established in {what}, from these memories. "
-            f"Keep decisions, preferences, facts, open questions and action items; drop "
-            f"repetition. Plain sentences, at most 150 words.\n\n{listing}")  # fmt: skip
+    return (
+        f"Summarise what the user and assistant established in {what}, from these memories. "
+        f"Keep decisions, preferences, facts, open questions and action items; drop "
+        f"repetition. Plain sentences, at most 150 words.\n\n{listing}"
+    )
 
 
 def ask_client_model(ctx: Context, scope: str, days: float = 7.0) -> Sample | None:
@@ -117,10 +135,15 @@ def ask_client_model(ctx: Context, scope: str, days: float = 7.0) -> Sample | No
     memories = _sources(state_of(ctx), scope, days, _window_now())
     if not memories:
         return None
-    return Sample([SamplingMessage(role="user", content=TextContent(type="text",
-                                   text=_prompt(scope, memories)))],
-                  max_tokens=SAMPLING_MAX_TOKENS,
-                  system_prompt="You write concise, faithful memory summaries.")  # fmt: skip
+    return Sample(
+        [
+            SamplingMessage(
+                role="user", content=TextContent(type="text", text=_prompt(scope, memories))
+            )
+        ],
+        max_tokens=SAMPLING_MAX_TOKENS,
+        system_prompt="You write concise, faithful memory summaries.",
+    )
 
 
 def _window_now() -> float:
@@ -156,14 +179,23 @@ def extractive_summary(texts: list[str], embedder: Any, max_sentences: int) -> s
 @tool_errors
 def memory_compress(
     ctx: Context,
-    scope: Annotated[Scope, Field(description="session: what this session saved; epoch: the "
-                                  "memories created in the last `days`.")],
-    days: Annotated[StrictFloat, Field(description="With scope=epoch: the period, in days (default "
-                                 "7).", gt=0, le=3650)] = 7.0,
-    max_sentences: Annotated[StrictInt, Field(description="Length of an extractive summary "
-                                        "(sentences, 1-20).", ge=1, le=20)] = 5,
+    scope: Annotated[
+        Scope,
+        Field(
+            description="session: what this session saved; epoch: the "
+            "memories created in the last `days`."
+        ),
+    ],
+    days: Annotated[
+        StrictFloat,
+        Field(description="With scope=epoch: the period, in days (default 7).", gt=0, le=3650),
+    ] = 7.0,
+    max_sentences: Annotated[
+        StrictInt,
+        Field(description="Length of an extractive summary (sentences, 1-20).", ge=1, le=20),
+    ] = 5,
     sampled: Annotated[CreateMessageResult | None, Resolve(ask_client_model)] = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Write a summary memory of this session or of a period. It replaces nothing: its sources
     stay, linked from it by consolidated_from relations. Uses the client's model (MCP sampling)
     when offered, else an extractive summary."""
@@ -171,29 +203,59 @@ def memory_compress(
     now = _window_now() if sampled is not None else time.time()
     memories = _sources(state, scope, days, now)
     if not memories:
-        raise InvalidInputError(f"nothing to compress: no memories in this {scope}"
-                                + ("" if scope == "session" else f" (last {days:g} days)"))  # fmt: skip
-    text = sampled.content.text.strip() if sampled is not None and isinstance(
-        sampled.content, TextContent) else ""  # fmt: skip
-    method, note = ("sampling", f"written by the client's model ({sampled.model})") if text else (
-        "extractive", "")  # fmt: skip
+        raise InvalidInputError(
+            f"nothing to compress: no memories in this {scope}"
+            + ("" if scope == "session" else f" (last {days:g} days)")
+        )
+    text = (
+        sampled.content.text.strip()
+        if sampled is not None and isinstance(sampled.content, TextContent)
+        else ""
+    )
+    method, note = (
+        ("sampling", f"written by the client's model ({sampled.model})")
+        if text
+        else ("extractive", "")
+    )
     if not text:
         embedder, note = embedder_for(state)
         text = extractive_summary([m.content for m in memories], embedder, max_sentences)
     entities = [e for e, _ in Counter(e for m in memories for e in m.entities).most_common(12)]
     store = state.store
     summary = store.save(
-        text, tags=[SUMMARY_TAG, f"{SUMMARY_TAG}:{scope}"], entities=entities,
-        source="memory_compress", context=f"{scope} summary of {len(memories)} memories",
-        extra={"summary": {"scope": scope, "method": method, "sources": len(memories),
-                           "from": memories[0].created_at, "to": memories[-1].created_at}},
-    )  # fmt: skip
+        text,
+        tags=[SUMMARY_TAG, f"{SUMMARY_TAG}:{scope}"],
+        entities=entities,
+        source="memory_compress",
+        context=f"{scope} summary of {len(memories)} memories",
+        extra={
+            "summary": {
+                "scope": scope,
+                "method": method,
+                "sources": len(memories),
+                "from": memories[0].created_at,
+                "to": memories[-1].created_at,
+            }
+        },
+    )
     for m in memories:
-        store.add_relation(summary.id, m.id, "consolidated_from", strength=1.0,
-                           metadata={"by": "memory_compress", "scope": scope})  # fmt: skip
-    return {"success": True, "memory_id": summary.id, "scope": scope, "method": method,
-            "note": note, "sources": len(memories), "source_ids": [m.id for m in memories][:100],
-            "content": summary.content}  # fmt: skip
+        store.add_relation(
+            summary.id,
+            m.id,
+            "consolidated_from",
+            strength=1.0,
+            metadata={"by": "memory_compress", "scope": scope},
+        )
+    return {
+        "success": True,
+        "memory_id": summary.id,
+        "scope": scope,
+        "method": method,
+        "note": note,
+        "sources": len(memories),
+        "source_ids": [m.id for m in memories][:100],
+        "content": summary.content,
+    }
 
 
 def register(server: MCPServer) -> None:
@@ -203,10 +265,12 @@ def register(server: MCPServer) -> None:
     log = session_log(state)
     server.middleware.append(session_middleware(log, getattr(state, "subscriptions", None)))
     server.add_tool(memory_status, annotations=ToolAnnotations(read_only_hint=True))
-    server.add_tool(memory_wipe, annotations=ToolAnnotations(read_only_hint=False,
-                                                             destructive_hint=True))  # fmt: skip
-    server.add_tool(memory_compress, annotations=ToolAnnotations(read_only_hint=False,
-                                                                 destructive_hint=False))  # fmt: skip
+    server.add_tool(
+        memory_wipe, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True)
+    )
+    server.add_tool(
+        memory_compress, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False)
+    )
 
     def store() -> Any:
         try:
@@ -214,8 +278,11 @@ def register(server: MCPServer) -> None:
         except CortexGraphError as exc:
             raise ResourceError(str(exc)) from exc
 
-    @server.resource("cortexgraph://session/current", mime_type="application/json",
-                     description="What this server session saved and recalled.")  # fmt: skip
+    @server.resource(
+        "cortexgraph://session/current",
+        mime_type="application/json",
+        description="What this server session saved and recalled.",
+    )
     def session_current() -> str:
         import json
 
@@ -223,16 +290,28 @@ def register(server: MCPServer) -> None:
 
         def views(ids: list[str]) -> list[dict[str, Any]]:
             found = [s.find(i) for i in ids[-100:]]
-            return [{"id": m.id, "content": preview(m.content, 200), "tags": list(m.tags)}
-                    for m in found if m is not None]  # fmt: skip
+            return [
+                {"id": m.id, "content": preview(m.content, 200), "tags": list(m.tags)}
+                for m in found
+                if m is not None
+            ]
 
-        return json.dumps({"started_at": snap["started_at"], "saved": views(snap["saved"]),
-                           "recalled": views(snap["recalled"]), "tool_calls": snap["calls"]},
-                          ensure_ascii=False)  # fmt: skip
+        return json.dumps(
+            {
+                "started_at": snap["started_at"],
+                "saved": views(snap["saved"]),
+                "recalled": views(snap["recalled"]),
+                "tool_calls": snap["calls"],
+            },
+            ensure_ascii=False,
+        )
 
-    @server.resource("cortexgraph://graph/schema", mime_type="application/json",
-                     description="Entity types and relation types in the memory graph, with "
-                                 "counts (to write graph_query calls).")  # fmt: skip
+    @server.resource(
+        "cortexgraph://graph/schema",
+        mime_type="application/json",
+        description="Entity types and relation types in the memory graph, with "
+        "counts (to write graph_query calls).",
+    )
     def graph_schema() -> str:
         import json
 
@@ -242,12 +321,16 @@ def register(server: MCPServer) -> None:
         for entity, n in entities.items():
             kinds[entity_kind(entity)] += n
         relations = Counter(r.relation_type for r in s.relations())
-        return json.dumps({"entity_types": dict(kinds.most_common()),
-                           "entities": len(entities),
-                           "top_entities": dict(entities.most_common(25)),
-                           "relation_types": dict(relations.most_common()),
-                           "tags": dict(Counter(t for m in s.list() for t in m.tags)
-                                        .most_common(25))}, ensure_ascii=False)  # fmt: skip
+        return json.dumps(
+            {
+                "entity_types": dict(kinds.most_common()),
+                "entities": len(entities),
+                "top_entities": dict(entities.most_common(25)),
+                "relation_types": dict(relations.most_common()),
+                "tags": dict(Counter(t for m in s.list() for t in m.tags).most_common(25)),
+            },
+            ensure_ascii=False,
+        )
 
 
 __all__ = ["extractive_summary", "memory_compress", "memory_status", "memory_wipe", "register"]

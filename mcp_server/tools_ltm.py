@@ -22,30 +22,39 @@ MAX_AUTO_PROMOTE = 50
 
 
 def _note_sink(state: ServerState) -> Any:
-    note_sink = optional_module("cortexgraph.vault_sync.note_sink", "promote_memory", "ObsidianNoteSink")
+    note_sink = optional_module(
+        "cortexgraph.vault_sync.note_sink", "promote_memory", "ObsidianNoteSink"
+    )
     settings = state.settings
     return note_sink.ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
 
 
 def _outcome(outcome: Any) -> dict[str, Any]:
-    return {k: getattr(outcome, k) for k in ("memory_id", "promoted", "reason", "path",
-                                             "created", "conflict_path")}  # fmt: skip
+    return {
+        k: getattr(outcome, k)
+        for k in ("memory_id", "promoted", "reason", "path", "created", "conflict_path")
+    }
 
 
 @tool_errors
 def promote_memory(
     ctx: Context,
-    memory_id: Annotated[str | None, Field(description="The memory to promote.",
-                                           max_length=200)] = None,
-    auto_detect: Annotated[bool, Field(description="Promote every memory that meets the "
-                                       "criteria instead.")] = False,
+    memory_id: Annotated[
+        str | None, Field(description="The memory to promote.", max_length=200)
+    ] = None,
+    auto_detect: Annotated[
+        bool, Field(description="Promote every memory that meets the criteria instead.")
+    ] = False,
     dry_run: Annotated[bool, Field(description="Only report what would be promoted.")] = False,
-    target: Annotated[Literal["obsidian"], Field(description="Where to: the Obsidian vault.")]
-    = "obsidian",
+    target: Annotated[
+        Literal["obsidian"], Field(description="Where to: the Obsidian vault.")
+    ] = "obsidian",
     force: Annotated[bool, Field(description="Promote even if the criteria are not met.")] = False,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Promote valuable memories to long-term storage (a markdown note in the vault)."""
-    promotion = optional_module("cortexgraph.vault_sync.promotion", "promote_memory", "promote_memory")
+    promotion = optional_module(
+        "cortexgraph.vault_sync.promotion", "promote_memory", "promote_memory"
+    )
     state = state_of(ctx)
     store = state.store
     now = time.time()
@@ -56,12 +65,16 @@ def promote_memory(
         store.get(memory_id)
     else:
         decay = store.config.decay
-        ids = sorted(m.id for m in store.list(status=MemoryStatus.ACTIVE)
-                     if promotion_reason(m, now, decay) is not None)[:MAX_AUTO_PROMOTE]  # fmt: skip
+        ids = sorted(
+            m.id
+            for m in store.list(status=MemoryStatus.ACTIVE)
+            if promotion_reason(m, now, decay) is not None
+        )[:MAX_AUTO_PROMOTE]
     # A dry run never writes, so it does not create the vault either.
     sink = None if dry_run else state.service("note_sink", lambda: _note_sink(state))
-    outcomes = [promotion.promote_memory(store, sink, i, now=now, force=force, dry_run=dry_run)
-                for i in ids]  # fmt: skip
+    outcomes = [
+        promotion.promote_memory(store, sink, i, now=now, force=force, dry_run=dry_run) for i in ids
+    ]
     return {
         "success": True,
         "dry_run": dry_run,
@@ -77,36 +90,52 @@ def promote_memory(
 def search_unified(
     ctx: Context,
     query: Annotated[str | None, Field(description="What to look for.", max_length=10_000)] = None,
-    tags: Annotated[list[TagText] | None, Field(description="Only results with these tags.",
-                                            max_length=50)] = None,
+    tags: Annotated[
+        list[TagText] | None, Field(description="Only results with these tags.", max_length=50)
+    ] = None,
     limit: Annotated[StrictInt, Field(description="How many results (1-100).", ge=1, le=100)] = 10,
-    stm_weight: Annotated[StrictFloat | None, Field(description="Weight of short-term memories "
-                                              "(0-2).", ge=0, le=2)] = None,
-    ltm_weight: Annotated[StrictFloat | None, Field(description="Weight of long-term notes (0-2).",
-                                              ge=0, le=2)] = None,
-    window_days: Annotated[StrictFloat | None, Field(description="Only STM used in the last N "
-                                                     "days.",
-                                               gt=0, le=3650)] = None,
-    min_score: Annotated[StrictFloat | None, Field(description="Minimum STM decay score.", ge=0,
-                                             le=2)] = None,
-    verbose: Annotated[bool, Field(description="Include ids, note paths and score parts.")]
-    = False,
-    use_embeddings: Annotated[bool, Field(description="Also rank by semantic similarity "
-                                          "(loads an embedding model on first use).")] = False,
-) -> dict[str, Any]:  # fmt: skip
+    stm_weight: Annotated[
+        StrictFloat | None, Field(description="Weight of short-term memories (0-2).", ge=0, le=2)
+    ] = None,
+    ltm_weight: Annotated[
+        StrictFloat | None, Field(description="Weight of long-term notes (0-2).", ge=0, le=2)
+    ] = None,
+    window_days: Annotated[
+        StrictFloat | None, Field(description="Only STM used in the last N days.", gt=0, le=3650)
+    ] = None,
+    min_score: Annotated[
+        StrictFloat | None, Field(description="Minimum STM decay score.", ge=0, le=2)
+    ] = None,
+    verbose: Annotated[bool, Field(description="Include ids, note paths and score parts.")] = False,
+    use_embeddings: Annotated[
+        bool,
+        Field(
+            description="Also rank by semantic similarity (loads an embedding model on first use)."
+        ),
+    ] = False,
+) -> dict[str, Any]:
     """Search short-term memory and the long-term vault together, in one ranking."""
-    unified = optional_module("cortexgraph.vault_sync.unified_search", "search_unified", "search_unified")
+    unified = optional_module(
+        "cortexgraph.vault_sync.unified_search", "search_unified", "search_unified"
+    )
     state = state_of(ctx)
     s = state.settings
     index, ltm_note = _ltm_index(state)
     embedder, sim_note = embedder_for(state) if use_embeddings else (None, "keyword (BM25) only")
     results = unified.search_unified(
-        state.store, index, query or "", tags=list(validate_tags(tags)), limit=limit,
+        state.store,
+        index,
+        query or "",
+        tags=list(validate_tags(tags)),
+        limit=limit,
         stm_weight=s.search_stm_weight if stm_weight is None else stm_weight,
         ltm_weight=s.search_ltm_weight if ltm_weight is None else ltm_weight,
-        window_days=window_days, min_score=min_score, verbose=verbose, embedder=embedder,
+        window_days=window_days,
+        min_score=min_score,
+        verbose=verbose,
+        embedder=embedder,
         semantic_weight=s.semantic_weight,
-    )  # fmt: skip
+    )
     return {
         "success": True,
         "count": len(results),

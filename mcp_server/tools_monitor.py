@@ -59,9 +59,12 @@ InterventionId = Annotated[
         description="The intervention id given in the reminder, e.g. 'root-cause'.", max_length=64
     ),
 ]
-ContextText = Annotated[str | None, Field(description="Where it happened, e.g. "
-                                          "'project:shop'; omit for any context.",
-                                          max_length=200)]  # fmt: skip
+ContextText = Annotated[
+    str | None,
+    Field(
+        description="Where it happened, e.g. 'project:shop'; omit for any context.", max_length=200
+    ),
+]
 
 
 def monitor_dir(state: ServerState) -> Path:
@@ -80,8 +83,9 @@ def project_dir() -> Path:
 
 def patterns_of(state: ServerState) -> PatternSet:
     base = monitor_dir(state)
-    return load_pattern_set([base / "patterns.yaml",
-                             project_dir() / ".claude" / "cortexgraph-patterns.yaml"])  # fmt: skip
+    return load_pattern_set(
+        [base / "patterns.yaml", project_dir() / ".claude" / "cortexgraph-patterns.yaml"]
+    )
 
 
 def directives_of() -> list[Any]:
@@ -91,34 +95,43 @@ def directives_of() -> list[Any]:
 def _spec(patterns: PatternSet, pattern_id: str) -> Any:
     spec = patterns.get(pattern_id)
     if spec is None:
-        raise InvalidInputError(f"no behaviour pattern {pattern_id!r}; known: "
-                                f"{[p.id for p in patterns.patterns]}")  # fmt: skip
+        raise InvalidInputError(
+            f"no behaviour pattern {pattern_id!r}; known: {[p.id for p in patterns.patterns]}"
+        )
     return spec
 
 
 @tool_errors
 def record_tool_call(
     ctx: Context,
-    session_id: Annotated[str, Field(description="A stable id for this conversation.",
-                                     min_length=1, max_length=128)],
-    tool_name: Annotated[str, Field(description="The tool that was called, e.g. 'Bash'.",
-                                    min_length=1, max_length=200)],
+    session_id: Annotated[
+        str, Field(description="A stable id for this conversation.", min_length=1, max_length=128)
+    ],
+    tool_name: Annotated[
+        str,
+        Field(description="The tool that was called, e.g. 'Bash'.", min_length=1, max_length=200),
+    ],
     tool_input: Annotated[dict[str, Any] | None, Field(description="Its arguments.")] = None,
-    tool_response: Annotated[str | None, Field(description="Its output text (clipped).",
-                                               max_length=50_000)] = None,
-    error: Annotated[str | None, Field(description="The error text if the call failed.",
-                                       max_length=50_000)] = None,
+    tool_response: Annotated[
+        str | None, Field(description="Its output text (clipped).", max_length=50_000)
+    ] = None,
+    error: Annotated[
+        str | None, Field(description="The error text if the call failed.", max_length=50_000)
+    ] = None,
     context: ContextText = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Add one tool call to the session's behaviour log and check it for loops; returns any
     detected pattern and a reminder to follow (for clients without the Claude Code hook)."""
     state = state_of(ctx)
     check_json(tool_input, "tool_input")  # before the session log or the ledger is touched
-    monitor = Monitor(patterns_of(state), directives=directives_of,
-                      ledger=lambda: ledger_of(state))  # fmt: skip
+    monitor = Monitor(patterns_of(state), directives=directives_of, ledger=lambda: ledger_of(state))
     call = make_call(tool_name, tool_input or {}, tool_response, ts=time.time(), error=error)
-    obs = monitor.observe(SessionLog(monitor_dir(state), session_id), call, context or "global",
-                          profile=project_profile(project_dir()))  # fmt: skip
+    obs = monitor.observe(
+        SessionLog(monitor_dir(state), session_id),
+        call,
+        context or "global",
+        profile=project_profile(project_dir()),
+    )
     return {"success": True, **obs.to_json()}
 
 
@@ -128,32 +141,45 @@ def report_outcome(
     pattern_id: PatternId,
     intervention_id: InterventionId,
     worked: Annotated[bool, Field(description="True if the reminder got you out of the loop.")],
-    notes: Annotated[str, Field(description="What you did instead, briefly.",
-                                max_length=2000)] = "",
+    notes: Annotated[
+        str, Field(description="What you did instead, briefly.", max_length=2000)
+    ] = "",
     context: ContextText = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Say whether a behaviour-monitor reminder helped; future reminders favour what worked."""
     state = state_of(ctx)
     spec = _spec(patterns_of(state), pattern_id)
     if spec.intervention(intervention_id) is None:  # checked before the ledger is opened
-        raise InvalidInputError(f"pattern {spec.id!r} has no intervention "
-                                f"{quote(intervention_id)}; known: "
-                                f"{[i.id for i in spec.interventions]}")  # fmt: skip
+        raise InvalidInputError(
+            f"pattern {spec.id!r} has no intervention "
+            f"{quote(intervention_id)}; known: "
+            f"{[i.id for i in spec.interventions]}"
+        )
     ledger = ledger_of(state)
     rel = ledger.record_outcome(spec, intervention_id, context, worked, notes=notes)
     stats = ledger.effectiveness(spec, rel.metadata.get("context"))
-    return {"success": True, "relation_id": rel.id, "context": rel.metadata.get("context"),
-            "effectiveness": [s.to_json() for s in stats]}  # fmt: skip
+    return {
+        "success": True,
+        "relation_id": rel.id,
+        "context": rel.metadata.get("context"),
+        "effectiveness": [s.to_json() for s in stats],
+    }
 
 
 @tool_errors
 def query_pattern_history(
     ctx: Context,
-    signature: Annotated[str, Field(description="A pattern id, or an error message to look up "
-                                    "(paths and numbers are ignored).", min_length=1,
-                                    max_length=5000)],
+    signature: Annotated[
+        str,
+        Field(
+            description="A pattern id, or an error message to look up "
+            "(paths and numbers are ignored).",
+            min_length=1,
+            max_length=5000,
+        ),
+    ],
     context: ContextText = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """How often a pattern (or an error) occurred, where, and which interventions worked."""
     state = state_of(ctx)
     patterns = patterns_of(state)
@@ -167,32 +193,52 @@ def query_pattern_history(
     def same_error(meta: Any) -> bool:
         if wanted is None or wanted in meta.get("signatures", []):
             return True
-        return any(similarity(tokens(e), query_tokens) >= ERROR_SIMILARITY
-                   for e in meta.get("errors", []))  # fmt: skip
+        return any(
+            similarity(tokens(e), query_tokens) >= ERROR_SIMILARITY for e in meta.get("errors", [])
+        )
 
     out = []
     for spec in specs:
-        occ = [r for r in ledger.occurrences(spec.id)
-               if (context is None or r.metadata.get("context") == context)
-               and same_error(r.metadata)]  # fmt: skip
+        occ = [
+            r
+            for r in ledger.occurrences(spec.id)
+            if (context is None or r.metadata.get("context") == context) and same_error(r.metadata)
+        ]
         if wanted is not None and not occ:
             continue
-        out.append({
-            "pattern_id": spec.id, "name": spec.name,
-            "occurrences": [{"context": r.metadata.get("context"), "count": r.metadata.get(
-                "count"), "last_at": r.metadata.get("last_at"), "last_stage": r.metadata.get(
-                "last_stage")} for r in occ],
-            "interventions": [s.to_json() for s in ledger.effectiveness(spec, context)],
-            "best": dict(zip(("intervention_id", "why"),
-                             ledger.best_intervention(spec, context or "global"), strict=True)),
-        })  # fmt: skip
+        out.append(
+            {
+                "pattern_id": spec.id,
+                "name": spec.name,
+                "occurrences": [
+                    {
+                        "context": r.metadata.get("context"),
+                        "count": r.metadata.get("count"),
+                        "last_at": r.metadata.get("last_at"),
+                        "last_stage": r.metadata.get("last_stage"),
+                    }
+                    for r in occ
+                ],
+                "interventions": [s.to_json() for s in ledger.effectiveness(spec, context)],
+                "best": dict(
+                    zip(
+                        ("intervention_id", "why"),
+                        ledger.best_intervention(spec, context or "global"),
+                        strict=True,
+                    )
+                ),
+            }
+        )
     return {"success": True, "query": signature, "context": context, "patterns": out}
 
 
 def last_error(ledger: BehaviorLedger, pattern_id: str, context: str | None) -> str:
     """The error last recorded for this pattern (in ``context`` if given), or ''."""
-    occ = [r for r in ledger.occurrences(pattern_id)
-           if context is None or r.metadata.get("context") == context]  # fmt: skip
+    occ = [
+        r
+        for r in ledger.occurrences(pattern_id)
+        if context is None or r.metadata.get("context") == context
+    ]
     occ.sort(key=lambda r: r.metadata.get("last_at") or 0)
     errors = occ[-1].metadata.get("errors") if occ else None
     return str(errors[-1]) if errors else ""
@@ -209,22 +255,39 @@ def request_intervention(
     ctx_name = context or "global"
     ledger = ledger_of(state)
     iv_id, why = ledger.best_intervention(spec, ctx_name)
-    det = Detection(spec.id, "loop", spec.trigger.threshold, spec.trigger.threshold,
-                    f"req:{spec.id}", "", "", last_error(ledger, spec.id, context),
-                    spec.description.rstrip("."))  # fmt: skip
+    det = Detection(
+        spec.id,
+        "loop",
+        spec.trigger.threshold,
+        spec.trigger.threshold,
+        f"req:{spec.id}",
+        "",
+        "",
+        last_error(ledger, spec.id, context),
+        spec.description.rstrip("."),
+    )
     embedder = None
     if state.settings.enable_embeddings:
         from cortexgraph.mcp_server.services import embedder_for
 
         embedder, _ = embedder_for(state)
     match = choose_directive(directives_of(), spec, det, embedder)
-    reminder = render_reminder(det, spec, spec.intervention(iv_id) or spec.interventions[0],
-                               match)  # fmt: skip
-    return {"success": True, "pattern_id": spec.id, "intervention_id": reminder.intervention_id,
-            "chosen_because": why, "directive": match.directive.to_json() if match else None,
-            "directive_match": {"score": match.score, "method": match.method,
-                                "terms": list(match.matched_terms)} if match else None,
-            "reminder": reminder.text}  # fmt: skip
+    reminder = render_reminder(det, spec, spec.intervention(iv_id) or spec.interventions[0], match)
+    return {
+        "success": True,
+        "pattern_id": spec.id,
+        "intervention_id": reminder.intervention_id,
+        "chosen_because": why,
+        "directive": match.directive.to_json() if match else None,
+        "directive_match": {
+            "score": match.score,
+            "method": match.method,
+            "terms": list(match.matched_terms),
+        }
+        if match
+        else None,
+        "reminder": reminder.text,
+    }
 
 
 def register(server: MCPServer) -> None:
@@ -258,8 +321,10 @@ def register(server: MCPServer) -> None:
         if spec is None:
             raise ResourceNotFoundError(f"no behaviour pattern {pattern_id!r}")
         ledger = ledger_of(state)
-        return json.dumps({**spec.to_json(), "effectiveness": [
-            s.to_json() for s in ledger.effectiveness(spec)]}, ensure_ascii=False)  # fmt: skip
+        return json.dumps(
+            {**spec.to_json(), "effectiveness": [s.to_json() for s in ledger.effectiveness(spec)]},
+            ensure_ascii=False,
+        )
 
     @server.resource(
         "behavior://alerts/active",
@@ -268,8 +333,12 @@ def register(server: MCPServer) -> None:
     )
     def active_alerts() -> str:
         since = time.time() - ACTIVE_ALERT_SECONDS
-        out = [{"session": name, **a} for name, st in active_sessions(monitor_dir(state), since)
-               for a in st.get("alerts", []) if float(a.get("ts", 0)) >= since]  # fmt: skip
+        out = [
+            {"session": name, **a}
+            for name, st in active_sessions(monitor_dir(state), since)
+            for a in st.get("alerts", [])
+            if float(a.get("ts", 0)) >= since
+        ]
         return json.dumps(sorted(out, key=lambda a: -float(a["ts"])), ensure_ascii=False)
 
     @server.resource(
@@ -281,5 +350,10 @@ def register(server: MCPServer) -> None:
         return json.dumps([d.to_json() for d in directives_of()], ensure_ascii=False)
 
 
-__all__ = ["query_pattern_history", "record_tool_call", "register",
-           "report_outcome", "request_intervention"]  # fmt: skip
+__all__ = [
+    "query_pattern_history",
+    "record_tool_call",
+    "register",
+    "report_outcome",
+    "request_intervention",
+]

@@ -24,14 +24,24 @@ CAUSE = "undo_consolidation (MCP)"
 @tool_errors
 def undo_consolidation(
     ctx: Context,
-    action: Annotated[Literal["merge", "archive", "promote", "gc"], Field(description=(
-        "What to reverse: 'merge' (memory_id is the merged memory: its sources come back), "
-        "'archive' (make an archived memory active), 'promote' (move its note to the vault's "
-        ".trash/ and make it short-term again), 'gc' (bring back what garbage collection "
-        "archived or deleted)."))],
-    memory_id: Annotated[str, Field(description="The memory the change was made to "
-                                    "(see memory_history).", max_length=200)],
-) -> dict[str, Any]:  # fmt: skip
+    action: Annotated[
+        Literal["merge", "archive", "promote", "gc"],
+        Field(
+            description=(
+                "What to reverse: 'merge' (memory_id is the merged memory: its sources come back), "
+                "'archive' (make an archived memory active), 'promote' (move its note to the vault's "
+                ".trash/ and make it short-term again), 'gc' (bring back what garbage collection "
+                "archived or deleted)."
+            )
+        ),
+    ],
+    memory_id: Annotated[
+        str,
+        Field(
+            description="The memory the change was made to (see memory_history).", max_length=200
+        ),
+    ],
+) -> dict[str, Any]:
     """Reverse one automatic change the consolidation agents made to a memory."""
     state = state_of(ctx)
     memory_id = validate_id(memory_id)
@@ -48,25 +58,32 @@ def undo_consolidation(
         from cortexgraph.agents.undo import restore_collected
         from cortexgraph.storage.graveyard import Graveyard
 
-        result = restore_collected(store, Graveyard(state.settings.storage_path), memory_id,
-                                   now=now, cause=CAUSE).to_json()  # fmt: skip
+        result = restore_collected(
+            store, Graveyard(state.settings.storage_path), memory_id, now=now, cause=CAUSE
+        ).to_json()
     else:
         from cortexgraph.vault_sync.unpromote import unpromote_memory
 
         s = state.settings
-        done = unpromote_memory(store, s.vault_path, memory_id, folder=s.ltm_promoted_folder,
-                                now=now, cause=CAUSE)  # fmt: skip
-        result = {"action": "promote", "memory_ids": [memory_id], **done.to_json(),
-                  "detail": f"memory {memory_id} is short-term again"}  # fmt: skip
+        done = unpromote_memory(
+            store, s.vault_path, memory_id, folder=s.ltm_promoted_folder, now=now, cause=CAUSE
+        )
+        result = {
+            "action": "promote",
+            "memory_ids": [memory_id],
+            **done.to_json(),
+            "detail": f"memory {memory_id} is short-term again",
+        }
     return {"success": True, **result}
 
 
 @tool_errors
 def memory_history(
     ctx: Context,
-    memory_id: Annotated[str, Field(description="The memory whose changes to list.",
-                                    max_length=200)],
-) -> dict[str, Any]:  # fmt: skip
+    memory_id: Annotated[
+        str, Field(description="The memory whose changes to list.", max_length=200)
+    ],
+) -> dict[str, Any]:
     """Every change to a memory (saved, touched, merged, promoted, superseded, archived,
     undone) with its time and cause, from the store, garbage collection and the issue log."""
     from cortexgraph.agents.history import history_of
@@ -75,8 +92,9 @@ def memory_history(
     state = state_of(ctx)
     memory_id = validate_id(memory_id)
     tracker, _ = issue_tracker(state, create=False)
-    events = history_of(state.store, memory_id, tracker=tracker,
-                        graveyard=Graveyard(state.settings.storage_path))  # fmt: skip
+    events = history_of(
+        state.store, memory_id, tracker=tracker, graveyard=Graveyard(state.settings.storage_path)
+    )
     return {"success": True, "memory_id": memory_id, "events": [e.to_json() for e in events]}
 
 

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from cortexgraph.settings import Settings
 from cortexgraph.mcp_server.errors import DependencyUnavailableError
+from cortexgraph.settings import Settings
 from cortexgraph.storage.embedding_worker import EmbeddingWorker
 from cortexgraph.storage.models import Memory
 
@@ -58,8 +58,9 @@ class LazyDenseScorer:
     # Saves are embedded by a background thread; a search embeds at most a few memories itself.
     embeds_in_background = True
 
-    def sync(self, memories: Sequence[Memory], removed: Any = (), embed_limit: int | None = None
-             ) -> list[Memory]:  # fmt: skip
+    def sync(
+        self, memories: Sequence[Memory], removed: Any = (), embed_limit: int | None = None
+    ) -> list[Memory]:
         left: list[Memory] = self._call("sync", memories, removed, embed_limit)  # type: ignore[assignment]
         if left:
             self.embed_later(left)

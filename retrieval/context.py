@@ -51,8 +51,12 @@ class RetrievalWeights:
 
     def score(self, c: Candidate) -> float:
         total = self.semantic + self.recency + self.tier + self.frequency
-        raw = (self.semantic * c.similarity + self.recency * c.recency
-               + self.tier * TIER_PRIORITY[c.tier] + self.frequency * c.frequency)  # fmt: skip
+        raw = (
+            self.semantic * c.similarity
+            + self.recency * c.recency
+            + self.tier * TIER_PRIORITY[c.tier]
+            + self.frequency * c.frequency
+        )
         return raw / total
 
 
@@ -70,21 +74,29 @@ class RetrievalFilters:
             return cls()
         unknown = set(data) - {"memory_types", "after", "before", "min_confidence"}
         if unknown:
-            raise InvalidInputError(f"unknown filter(s) {sorted(unknown)}; use memory_types, "
-                                    "after, before, min_confidence")  # fmt: skip
+            raise InvalidInputError(
+                f"unknown filter(s) {sorted(unknown)}; use memory_types, "
+                "after, before, min_confidence"
+            )
         types = data.get("memory_types") or MEMORY_TYPES
         if isinstance(types, str):
             types = [types]
         bad = set(types) - set(MEMORY_TYPES)
         if bad:
-            raise InvalidInputError(f"unknown memory type(s) {sorted(bad)}; choose from "
-                                    f"{', '.join(MEMORY_TYPES)}")  # fmt: skip
+            raise InvalidInputError(
+                f"unknown memory type(s) {sorted(bad)}; choose from {', '.join(MEMORY_TYPES)}"
+            )
         conf = data.get("min_confidence")
-        if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float))
-                                 or not 0 <= conf <= 1):  # fmt: skip
+        if conf is not None and (
+            isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1
+        ):
             raise InvalidInputError("min_confidence must be a number between 0 and 1")
-        return cls(frozenset(types), _when(data.get("after"), "after"),
-                   _when(data.get("before"), "before"), conf)  # fmt: skip
+        return cls(
+            frozenset(types),
+            _when(data.get("after"), "after"),
+            _when(data.get("before"), "before"),
+            conf,
+        )
 
     def admits_time(self, ts: float) -> bool:
         return (self.after is None or ts >= self.after) and (
@@ -173,8 +185,10 @@ def memory_retrieve(
         or not isinstance(token_budget, int)
         or not (MIN_BUDGET <= token_budget <= MAX_BUDGET)
     ):
-        raise InvalidInputError(f"token_budget must be an integer from {MIN_BUDGET} to "
-                                f"{MAX_BUDGET:,}, got {token_budget!r}")  # fmt: skip
+        raise InvalidInputError(
+            f"token_budget must be an integer from {MIN_BUDGET} to "
+            f"{MAX_BUDGET:,}, got {token_budget!r}"
+        )
     if not isinstance(filters, RetrievalFilters):
         filters = RetrievalFilters.from_mapping(filters)
     cfg = config or RetrievalConfig()
@@ -192,18 +206,40 @@ def memory_retrieve(
         gather.graph(query)
     core, rest = gather.finish()
     ranked = order_by(cfg.weights.score, rest)
-    packed = pack(core, ranked, token_budget, int(token_budget * cfg.core_share), counter,
-                  max_item_tokens=cfg.max_item_tokens, show_dates=cfg.show_dates)  # fmt: skip
-    return RetrievedContext(query, packed.text, packed.tokens, token_budget, packed.items,
-                            len(core) + len(rest), packed.dropped, counter.name,
-                            tuple(gather.notes))  # fmt: skip
+    packed = pack(
+        core,
+        ranked,
+        token_budget,
+        int(token_budget * cfg.core_share),
+        counter,
+        max_item_tokens=cfg.max_item_tokens,
+        show_dates=cfg.show_dates,
+    )
+    return RetrievedContext(
+        query,
+        packed.text,
+        packed.tokens,
+        token_budget,
+        packed.items,
+        len(core) + len(rest),
+        packed.dropped,
+        counter.name,
+        tuple(gather.notes),
+    )
 
 
 class _Gatherer:
     """Collects candidates per tier, keyed so a memory and its note become one item."""
 
-    def __init__(self, store: MemoryStore, index: Any, filters: RetrievalFilters,
-                 cfg: RetrievalConfig, now: float, history: bool) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: Any,
+        filters: RetrievalFilters,
+        cfg: RetrievalConfig,
+        now: float,
+        history: bool,
+    ) -> None:
         self.store, self.index, self.filters, self.cfg = store, index, filters, cfg
         self.now, self.history = now, history
         self.by_key: dict[str, Candidate] = {}
@@ -215,15 +251,21 @@ class _Gatherer:
     def core(self) -> None:
         for m in core_memories(self.store):
             note = self._note_of(m)
-            self._add(self._from_note(note, "core", 1.0) if note else
-                      self._from_memory(m, "core", 1.0))  # fmt: skip
+            self._add(
+                self._from_note(note, "core", 1.0) if note else self._from_memory(m, "core", 1.0)
+            )
         if self.index is not None:
             for n in core_notes(self.index.notes.values()):
                 self._add(self._from_note(n, "core", 1.0))
 
     def stm(self, query: str, use_embeddings: bool | None) -> None:
-        results = self.store.search(query, top_k=self.cfg.stm_candidates, status=None,
-                                    now=self.now, use_embeddings=use_embeddings)  # fmt: skip
+        results = self.store.search(
+            query,
+            top_k=self.cfg.stm_candidates,
+            status=None,
+            now=self.now,
+            use_embeddings=use_embeddings,
+        )
         for r in results:
             m = r.memory
             if m.status == MemoryStatus.ARCHIVED:
@@ -242,9 +284,17 @@ class _Gatherer:
             return
         from cortexgraph.vault_sync.unified_search import search_unified
 
-        results = search_unified(self.store, self.index, query, limit=self.cfg.ltm_candidates,
-                                 stm_weight=0.0, ltm_weight=1.0, embedder=embedder,
-                                 now=self.now, verbose=True)  # fmt: skip
+        results = search_unified(
+            self.store,
+            self.index,
+            query,
+            limit=self.cfg.ltm_candidates,
+            stm_weight=0.0,
+            ltm_weight=1.0,
+            embedder=embedder,
+            now=self.now,
+            verbose=True,
+        )
         for r in results:
             note = self.index.get(r.note_path) if r.note_path else None
             if note is not None and note.conflict_of is None:
@@ -252,8 +302,15 @@ class _Gatherer:
 
     def graph(self, query: str) -> None:
         for entity in entities_in_text(self.store, query, self.index)[: self.cfg.graph_entities]:
-            result = graph_query(self.store, entity, depth=1, ltm_index=self.index,
-                                 max_nodes=40, max_fanout=15, max_triples=40)  # fmt: skip
+            result = graph_query(
+                self.store,
+                entity,
+                depth=1,
+                ltm_index=self.index,
+                max_nodes=40,
+                max_fanout=15,
+                max_triples=40,
+            )
             for t in result.triples:
                 if t.predicate in _STRUCTURAL:
                     if t.predicate == "about" and t.subject.startswith("n:") and self.index:
@@ -261,30 +318,49 @@ class _Gatherer:
                         if note is not None:
                             self._add(self._from_note(note, "ltm", 0.5))
                     continue
-                times = [self.store.find(result.memory_ids[r]) for r in (t.subject, t.object)
-                         if r in result.memory_ids]  # fmt: skip
+                times = [
+                    self.store.find(result.memory_ids[r])
+                    for r in (t.subject, t.object)
+                    if r in result.memory_ids
+                ]
                 if not self.history and any(m is None or not is_current(m) for m in times):
                     continue  # a fact about an outdated memory is history
                 created = max((m.created_at for m in times if m is not None), default=0)
-                c = Candidate("graph", f"f:{t.subject}|{t.predicate}|{t.object}",
-                              f"f:{t.subject}|{t.predicate}", "", created_at=created,
-                              similarity=0.5 * t.strength, recency=1.0 if not created else
-                              _memory_recency(times, self.store, self.now),
-                              fact=(t.subject, t.predicate, t.object),
-                              labels=dict(result.labels))  # fmt: skip
+                c = Candidate(
+                    "graph",
+                    f"f:{t.subject}|{t.predicate}|{t.object}",
+                    f"f:{t.subject}|{t.predicate}",
+                    "",
+                    created_at=created,
+                    similarity=0.5 * t.strength,
+                    recency=1.0 if not created else _memory_recency(times, self.store, self.now),
+                    fact=(t.subject, t.predicate, t.object),
+                    labels=dict(result.labels),
+                )
                 self._add(c)
 
     # -- candidates -------------------------------------------------------------------------
     def _add_memory(self, m: Memory, similarity: float) -> None:
         note = self._note_of(m)
-        self._add(self._from_note(note, "ltm", similarity) if note is not None else
-                  self._from_memory(m, "stm", similarity))  # fmt: skip
+        self._add(
+            self._from_note(note, "ltm", similarity)
+            if note is not None
+            else self._from_memory(m, "stm", similarity)
+        )
 
     def _from_memory(self, m: Memory, tier: str, similarity: float) -> Candidate:
         decay = memory_score(m, self.now, self.store.config.decay)
-        return Candidate(tier, m.id, memory_ref(m.id), flatten(m.content), m.created_at,
-                         similarity, min(1.0, decay), _frequency(m.use_count),
-                         memory_id=m.id)  # fmt: skip
+        return Candidate(
+            tier,
+            m.id,
+            memory_ref(m.id),
+            flatten(m.content),
+            m.created_at,
+            similarity,
+            min(1.0, decay),
+            _frequency(m.use_count),
+            memory_id=m.id,
+        )
 
     def _from_note(self, note: Any, tier: str, similarity: float) -> Candidate:
         body = flatten(note.content)
@@ -292,10 +368,18 @@ class _Gatherer:
             body = body[len(note.title) :].lstrip(" :-")  # the first heading repeats the title
         age_days = max(0.0, self.now - note.mtime_ns / 1e9) / DAY
         backlinks = len(self.index.backlinks(note.path)) if self.index is not None else 0
-        return Candidate(tier, note.path, f"n:{note.path}", f"{note.title}: {body}",
-                         note.mtime_ns / 1e9, similarity,
-                         0.5 ** (age_days / self.cfg.ltm_halflife_days), _frequency(backlinks),
-                         memory_id=note.memory_id, note_path=note.path)  # fmt: skip
+        return Candidate(
+            tier,
+            note.path,
+            f"n:{note.path}",
+            f"{note.title}: {body}",
+            note.mtime_ns / 1e9,
+            similarity,
+            0.5 ** (age_days / self.cfg.ltm_halflife_days),
+            _frequency(backlinks),
+            memory_id=note.memory_id,
+            note_path=note.path,
+        )
 
     def _history(self, m: Memory, similarity: float) -> Candidate:
         c = self._from_memory(m, "history", similarity)

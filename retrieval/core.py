@@ -63,14 +63,16 @@ def resolve_memory_id(store: MemoryStore, ref: str) -> str:
     if store.find(ref) is not None:
         return ref
     if len(ref) < MIN_ID_PREFIX:
-        raise MemoryNotFoundError(f"no memory with id {ref!r} (a prefix needs {MIN_ID_PREFIX}+ "
-                                  "characters)")  # fmt: skip
+        raise MemoryNotFoundError(
+            f"no memory with id {ref!r} (a prefix needs {MIN_ID_PREFIX}+ characters)"
+        )
     matches = [m.id for m in store.list() if m.id.startswith(ref)]
     if not matches:
         raise MemoryNotFoundError(f"no memory with id or id prefix {ref!r}")
     if len(matches) > 1:
-        raise InvalidInputError(f"id prefix {ref!r} is ambiguous ({len(matches)} memories); "
-                                "give more characters")  # fmt: skip
+        raise InvalidInputError(
+            f"id prefix {ref!r} is ambiguous ({len(matches)} memories); give more characters"
+        )
     return matches[0]
 
 

@@ -23,8 +23,12 @@ class ForgetOutcome:
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": self.action, "memory_id": self.memory_id,
-                "correction_id": self.correction_id, "message": self.message}  # fmt: skip
+        return {
+            "action": self.action,
+            "memory_id": self.memory_id,
+            "correction_id": self.correction_id,
+            "message": self.message,
+        }
 
 
 def memory_forget(
@@ -53,18 +57,28 @@ def memory_forget(
         extra = dict(memory.meta.extra)
         extra.update(deprecated=True, valid_until=ts)
         store.update(memory_id, extra=extra)
-        return ForgetOutcome("deprecate", memory_id,
-                             message="kept as history; no longer returned as current")  # fmt: skip
+        return ForgetOutcome(
+            "deprecate", memory_id, message="kept as history; no longer returned as current"
+        )
     if not correction or not correction.strip():
         raise InvalidInputError("action='correct' needs the corrected text in 'correction'")
     new = store.save(
-        correction, tags=memory.tags, entities=memory.entities, source="correction",
-        context=memory.meta.context, extra={"corrects": memory_id}, strength=memory.strength,
+        correction,
+        tags=memory.tags,
+        entities=memory.entities,
+        source="correction",
+        context=memory.meta.context,
+        extra={"corrects": memory_id},
+        strength=memory.strength,
         now=ts,
-    )  # fmt: skip
+    )
     supersede(store, memory_id, new.id, reason="correction", now=ts)
-    return ForgetOutcome("correct", memory_id, new.id,
-                         message=f"correction saved as {new.id}; the old memory is history")  # fmt: skip
+    return ForgetOutcome(
+        "correct",
+        memory_id,
+        new.id,
+        message=f"correction saved as {new.id}; the old memory is history",
+    )
 
 
 __all__ = ["ACTIONS", "ForgetAction", "ForgetOutcome", "memory_forget"]

@@ -48,8 +48,10 @@ class GraphQueryResult:
         if not self.found:
             return f"entity: {self.entity} (no memories or notes)"
         used = {r for t in self.triples for r in (t.subject, t.object)}
-        lines = [f"entity: {self.entity} (depth {self.depth}, {len(self.triples)} triples"
-                 f"{', truncated' if self.truncated else ''})"]  # fmt: skip
+        lines = [
+            f"entity: {self.entity} (depth {self.depth}, {len(self.triples)} triples"
+            f"{', truncated' if self.truncated else ''})"
+        ]
         labelled = [r for r in self.labels if r in used and not r.startswith("e:")]
         if labelled:
             lines.append("nodes:")
@@ -111,8 +113,9 @@ def _note_named(index: Any, name: str) -> Any:
 
 
 class _Builder:
-    def __init__(self, store: MemoryStore, index: Any, relation: str | None,
-                 max_nodes: int, max_fanout: int) -> None:  # fmt: skip
+    def __init__(
+        self, store: MemoryStore, index: Any, relation: str | None, max_nodes: int, max_fanout: int
+    ) -> None:
         self.store, self.index, self.relation = store, index, relation
         self.max_nodes, self.max_fanout = max_nodes, max_fanout
         import networkx as nx  # on first query: the server starts without it
@@ -168,8 +171,11 @@ class _Builder:
     def _entity_edges(self, ref: str, grow: bool) -> list[tuple[str, str, str, float]]:
         name = ref[2:]
         ids = self.store.ids_with_entity(name)
-        memories = [m for i in ids if (m := self.store.find(i)) is not None
-                    and m.status != MemoryStatus.ARCHIVED]  # fmt: skip
+        memories = [
+            m
+            for i in ids
+            if (m := self.store.find(i)) is not None and m.status != MemoryStatus.ARCHIVED
+        ]
         memories.sort(key=lambda m: (-m.created_at, m.id))
         if len(memories) > self.max_fanout:
             self.truncated = True
@@ -180,8 +186,11 @@ class _Builder:
                 out.append((mref, "mentions", ref, 1.0))
         if self.index is not None:
             note = _note_named(self.index, name)
-            tagged = [n for n in self.index.notes.values()
-                      if any(t.lower() == name or t.lower().endswith("/" + name) for t in n.tags)]  # fmt: skip
+            tagged = [
+                n
+                for n in self.index.notes.values()
+                if any(t.lower() == name or t.lower().endswith("/" + name) for t in n.tags)
+            ]
             for n in ([note] if note is not None else []) + tagged[: self.max_fanout]:
                 nref = self.note_node(n) if grow else f"n:{n.path}"
                 if nref:
@@ -273,9 +282,14 @@ def graph_query(
     found = b.g.number_of_nodes() > 1
     edges = sorted(
         b.g.edges(keys=True, data=True),
-        key=lambda e: (max(distance.get(e[0], 9), distance.get(e[1], 9)),
-                       e[2] == "mentions", e[0], e[2], e[1]),
-    )  # fmt: skip
+        key=lambda e: (
+            max(distance.get(e[0], 9), distance.get(e[1], 9)),
+            e[2] == "mentions",
+            e[0],
+            e[2],
+            e[1],
+        ),
+    )
     truncated = b.truncated or len(edges) > max_triples
     triples = tuple(Triple(a, k, c, d.get("strength", 1.0)) for a, c, k, d in edges[:max_triples])
     labels = {n: d.get("label", n) for n, d in b.g.nodes(data=True)}

@@ -57,9 +57,15 @@ class PackedItem:
     truncated: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"tier": self.tier, "ref": self.ref, "score": round(self.score, 4),
-                "tokens": self.tokens, "memory_id": self.memory_id,
-                "note_path": self.note_path, "truncated": self.truncated}  # fmt: skip
+        return {
+            "tier": self.tier,
+            "ref": self.ref,
+            "score": round(self.score, 4),
+            "tokens": self.tokens,
+            "memory_id": self.memory_id,
+            "note_path": self.note_path,
+            "truncated": self.truncated,
+        }
 
 
 def day(ts: float) -> str:
@@ -167,8 +173,9 @@ def _assemble(
         lines.append(header)
         for c, line, cost, truncated in group:
             lines.append(line)
-            items.append(PackedItem(c.tier, c.ref, line, cost, c.score, c.memory_id,
-                                    c.note_path, truncated))  # fmt: skip
+            items.append(
+                PackedItem(c.tier, c.ref, line, cost, c.score, c.memory_id, c.note_path, truncated)
+            )
     return "\n".join(lines), tuple(items)
 
 

@@ -57,8 +57,9 @@ def _text(text: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInputError("text must be a non-empty string")
     if len(text) > MAX_INPUT_CHARS:
-        raise InvalidInputError(f"text is {len(text):,} characters; split it (max "
-                                f"{MAX_INPUT_CHARS:,})")  # fmt: skip
+        raise InvalidInputError(
+            f"text is {len(text):,} characters; split it (max {MAX_INPUT_CHARS:,})"
+        )
     return text.strip()
 
 
@@ -75,8 +76,9 @@ def compress_session(text: str, max_facts: int = 10) -> str:
 def consolidate_epoch(topic: str, period: str = "the last week", budget: int = 3000) -> str:
     if not topic.strip():
         raise InvalidInputError("topic must be a non-empty string")
-    return CONSOLIDATE_EPOCH.format(rules=_FACT_RULES, topic=topic.strip(), period=period,
-                                    budget=budget)  # fmt: skip
+    return CONSOLIDATE_EPOCH.format(
+        rules=_FACT_RULES, topic=topic.strip(), period=period, budget=budget
+    )
 
 
 __all__ = ["compress_session", "consolidate_epoch", "extract_facts"]

@@ -65,7 +65,7 @@ ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
         "office located live lives living lived move moved moving moves relocate relocated "
         "relocating based home house apartment flat city country address "
         "reside resides".split()
-    ),  # fmt: skip
+    ),
     "work": frozenset(
         "work works working worked job role position employer company team "
         "joined hired promoted manager owner owns lead leads handed".split()
@@ -80,7 +80,7 @@ ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
         "prefer prefers preferred like likes love loves favourite "
         "favorite hate hates enjoy enjoys drink drinks eat eats "
         "vegetarian vegan diet".split()
-    ),  # fmt: skip
+    ),
     "schedule": frozenset(
         "monday tuesday wednesday thursday friday saturday sunday mondays "
         "tuesdays wednesdays thursdays fridays weekly daily schedule "
@@ -89,7 +89,7 @@ ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
     "endpoint": frozenset("port url host endpoint address domain ip".split()),
     "quantity": frozenset(
         "price cost budget target salary rent size limit quota gb mb revenue".split()
-    ),  # fmt: skip
+    ),
 }
 # Words of the change itself: shared by an update and its old fact, they prove nothing.
 _CUE_WORDS = frozenset(
@@ -126,12 +126,14 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 def has_update_cue(text: str) -> bool:
     """A statement that a fact changed ("moved from Paris to London", "instead of MySQL",
     "no longer vegetarian", "is now 8000"); a question ("any more paintings?") is not one."""
-    return any(UPDATE_CUES.search(s) and not s.rstrip().endswith("?")
-               for s in _SENTENCE.findall(text))  # fmt: skip
+    return any(
+        UPDATE_CUES.search(s) and not s.rstrip().endswith("?") for s in _SENTENCE.findall(text)
+    )
 
 
-_NEW_VALUE = re.compile(r"\b(?:to|into|with)\s+(?:the\s+|our\s+|my\s+)?([\w.+#-]+(?:\s[\w.+#-]+)?)",
-                        re.IGNORECASE)  # fmt: skip
+_NEW_VALUE = re.compile(
+    r"\b(?:to|into|with)\s+(?:the\s+|our\s+|my\s+)?([\w.+#-]+(?:\s[\w.+#-]+)?)", re.IGNORECASE
+)
 
 
 def _value_forms(phrase: str) -> set[str]:
@@ -182,8 +184,9 @@ def find_superseded(
     new_words = _content_words(new) - _ATTRIBUTE_WORDS
     replaced = replaced_values(new.content) - _STOP
     # The attribute the change itself names: "relocated to" is where someone is.
-    cue_attrs = set().union(*(attribute_classes(m.group(0))
-                              for m in UPDATE_CUES.finditer(new.content)))  # fmt: skip
+    cue_attrs = set().union(
+        *(attribute_classes(m.group(0)) for m in UPDATE_CUES.finditer(new.content))
+    )
     # What it changed *to* is the new value, not the subject: "Sarah moved to Rome" says
     # nothing about Tom, who lives in Rome.
     new_values = {v for m in _NEW_VALUE.finditer(new.content) for v in _value_forms(m.group(1))}
@@ -193,7 +196,9 @@ def find_superseded(
         shared = sorted(new_entities & {e.lower() for e in old.entities})
         if not set(shared) - new_values:
             continue
-        old_words = set(_PLAIN_WORD.findall(old.content.lower())) | {e.lower() for e in old.entities}
+        old_words = set(_PLAIN_WORD.findall(old.content.lower())) | {
+            e.lower() for e in old.entities
+        }
         attrs = sorted(new_attrs & attribute_classes(old.content))
         words = sorted(new_words & (_content_words(old) - _ATTRIBUTE_WORDS))
         # The value the update says it replaced ("instead of MySQL", "from Paris", "not Go")
@@ -201,13 +206,20 @@ def find_superseded(
         old_values = sorted(replaced & old_words)
         subjects = sorted(set(shared) - set(old_values))
         if old_values and (subjects or attrs or words):
-            tier, why = 0, (f"replaces {', '.join(old_values)} "
-                            f"({', '.join(subjects + attrs + words)[:80]})")  # fmt: skip
+            tier, why = (
+                0,
+                (f"replaces {', '.join(old_values)} ({', '.join(subjects + attrs + words)[:80]})"),
+            )
         elif cue_attrs & set(attrs) or (attrs and words and not cue_attrs):
             # The attribute the change names ("relocated" -> location) is the one they share;
             # a change of something else ("switched the dogs' food") leaves "loves the park".
-            tier, why = 1, (f"same subject ({', '.join(shared)}), attribute "
-                            f"({', '.join(attrs)}) and words ({', '.join(words[:4])})")  # fmt: skip
+            tier, why = (
+                1,
+                (
+                    f"same subject ({', '.join(shared)}), attribute "
+                    f"({', '.join(attrs)}) and words ({', '.join(words[:4])})"
+                ),
+            )
         elif len(words) >= 2:
             tier, why = 2, f"same subject ({', '.join(shared)}) and words ({', '.join(words[:4])})"
         else:
@@ -246,9 +258,13 @@ def supersede(
     extra.update(valid_until=ts, superseded_by=new.id, superseded_reason=reason)
     updated = store.update(old.id, extra=extra)
     relation = store.add_relation(
-        old.id, new.id, relation_type_for_supersede(), strength=1.0,
-        metadata={"kind": SUPERSEDED_BY, "reason": reason, "valid_until": ts}, now=ts,
-    )  # fmt: skip
+        old.id,
+        new.id,
+        relation_type_for_supersede(),
+        strength=1.0,
+        metadata={"kind": SUPERSEDED_BY, "reason": reason, "valid_until": ts},
+        now=ts,
+    )
     return SupersedeOutcome(updated, relation)
 
 
@@ -272,8 +288,11 @@ def record_update(
 def restore(store: MemoryStore, memory_id: str) -> Memory:
     """Undo a supersede or deprecation: the memory is current again, its links removed."""
     memory = store.get(memory_id)
-    extra = {k: v for k, v in memory.meta.extra.items()
-             if k not in {"valid_until", "superseded_by", "superseded_reason", "deprecated"}}  # fmt: skip
+    extra = {
+        k: v
+        for k, v in memory.meta.extra.items()
+        if k not in {"valid_until", "superseded_by", "superseded_reason", "deprecated"}
+    }
     for rel in store.relations(memory_id):
         if rel.from_memory_id == memory_id and rel.metadata.get("kind") == SUPERSEDED_BY:
             try:

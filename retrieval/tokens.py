@@ -100,8 +100,10 @@ class TokenCounter:
 
 
 def _approx(text: str) -> int:
-    return sum(1 + len(m.group()) // _LETTERS_PER_EXTRA_PIECE if m.group()[0].isalpha() else 1 for m in
-               _PIECE.finditer(text))  # fmt: skip
+    return sum(
+        1 + len(m.group()) // _LETTERS_PER_EXTRA_PIECE if m.group()[0].isalpha() else 1
+        for m in _PIECE.finditer(text)
+    )
 
 
 def _approx_cut(pieces: list[re.Match[str]], room: int) -> int:

@@ -49,8 +49,10 @@ def backup_store(directory: Path, target: Path, *, timeout: float = 30.0) -> int
                 count += 1
         os.replace(tmp, target)
     except Timeout as exc:
-        raise StorageError(f"the store {directory} stayed locked for {timeout:.0f} s; "
-                           "try again when the running writer is done") from exc  # fmt: skip
+        raise StorageError(
+            f"the store {directory} stayed locked for {timeout:.0f} s; "
+            "try again when the running writer is done"
+        ) from exc
     except OSError as exc:
         raise StorageError(f"cannot write the backup {target}: {exc}") from exc
     finally:
@@ -66,11 +68,14 @@ def restore_store(
     archive, directory = Path(archive).expanduser(), Path(directory).expanduser()
     if not archive.is_file():
         raise InvalidInputError(f"no backup file at {archive}")
-    has_data = (directory / "memories.jsonl").exists() and (directory / "memories.jsonl").stat(
-    ).st_size > 0  # fmt: skip
+    has_data = (directory / "memories.jsonl").exists() and (
+        directory / "memories.jsonl"
+    ).stat().st_size > 0
     if has_data and not force:
-        raise InvalidInputError(f"{directory} already holds memories; pass --force to "
-                                "replace them (its files are moved aside, not deleted)")  # fmt: skip
+        raise InvalidInputError(
+            f"{directory} already holds memories; pass --force to "
+            "replace them (its files are moved aside, not deleted)"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=directory.parent))
     try:
@@ -85,8 +90,9 @@ def restore_store(
             old_gen = _read_generation(directory)
             entries = [p for p in directory.iterdir() if p.name != LOCK_NAME]
             if entries:
-                aside = directory.with_name(f"{directory.name}.before-restore-"
-                                            f"{time.strftime('%Y%m%d-%H%M%S')}")  # fmt: skip
+                aside = directory.with_name(
+                    f"{directory.name}.before-restore-{time.strftime('%Y%m%d-%H%M%S')}"
+                )
                 aside.mkdir()
                 for p in entries:
                     os.replace(p, aside / p.name)

@@ -36,15 +36,20 @@ class StoreConfig:
     # so the next open skips parsing and indexing what it already covers.
     snapshot_min_bytes: int = 1_000_000
 
-
     def record_limits(self) -> tuple[int, ...]:
         """The limits a loaded record is checked against (a snapshot built under others is
         not reused)."""
         return (
-            self.max_content_bytes, self.max_tags, self.max_tag_chars, self.max_entities,
-            self.max_entity_chars, self.max_source_chars, self.max_context_chars,
-            self.max_extra_bytes, self.max_record_bytes,
-        )  # fmt: skip
+            self.max_content_bytes,
+            self.max_tags,
+            self.max_tag_chars,
+            self.max_entities,
+            self.max_entity_chars,
+            self.max_source_chars,
+            self.max_context_chars,
+            self.max_extra_bytes,
+            self.max_record_bytes,
+        )
 
 
 __all__ = ["StoreConfig"]

@@ -58,8 +58,12 @@ def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
     ):
         log.warning(
             "ignoring embedding cache %s: keys %s %s, vectors %s %s",
-            path, keys.shape, keys.dtype, vecs.shape, vecs.dtype,
-        )  # fmt: skip
+            path,
+            keys.shape,
+            keys.dtype,
+            vecs.shape,
+            vecs.dtype,
+        )
         return {}
     vecs = vecs.astype(np.float32)
     ok = good_rows(vecs)
@@ -70,8 +74,9 @@ def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
     if len(out) < len(keys):
         log.warning(
             "embedding cache %s: dropped %d bad row(s) (re-embedded when needed)",
-            path, len(keys) - len(out),
-        )  # fmt: skip
+            path,
+            len(keys) - len(out),
+        )
     return out
 
 
@@ -121,8 +126,10 @@ class EmbeddingCache:
                 return False
             log.warning(
                 "embedding cache: %d vector(s) of width %d, the model's is %d; re-embedding",
-                len(self._vectors), self.width, width,
-            )  # fmt: skip
+                len(self._vectors),
+                self.width,
+                width,
+            )
             self._vectors = {k: v for k, v in self._vectors.items() if len(v) == width}
             self.width, self._dirty = width, True
             return True

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
@@ -157,9 +156,7 @@ def default_embedder(*, threads: int = 1) -> Embedder | None:
     return FallbackEmbedder([OnnxEmbedder(path, DEFAULT_MODEL, threads=threads), torch_model])
 
 
-def default_cache(
-    directory: str | os.PathLike[str], *, threads: int = 1
-) -> EmbeddingCache | None:
+def default_cache(directory: str | os.PathLike[str], *, threads: int = 1) -> EmbeddingCache | None:
     """The shipped model behind the embedding cache kept in ``directory`` (a store's folder:
     the pipeline, search and the demo share its vectors), or None if the model is absent."""
     model = default_embedder(threads=threads)
@@ -224,9 +221,10 @@ class DenseIndex:
             texts = [dense_text(m) if self.include_context else m.content for m in changed]
             keys = [text_key(t) for t in texts]
             stale = [
-                i for i, (m, k) in enumerate(zip(changed, keys, strict=True))
+                i
+                for i, (m, k) in enumerate(zip(changed, keys, strict=True))
                 if (r := self._row.get(m.id)) is None or self._key[r] != k
-            ]  # fmt: skip
+            ]
             deferred: list[int] = []
             if stale and embed_limit is not None:
                 uncached = set(self.cache.missing([texts[i] for i in stale]))

@@ -38,8 +38,14 @@ class Graveyard:
     def bury(
         self, memory: Memory, relations: Sequence[Relation], *, now: float, cause: str
     ) -> None:
-        self._append({"memory": memory.to_json(), "relations": [r.to_json() for r in relations],
-                      "removed_at": int(now), "cause": cause})  # fmt: skip
+        self._append(
+            {
+                "memory": memory.to_json(),
+                "relations": [r.to_json() for r in relations],
+                "removed_at": int(now),
+                "cause": cause,
+            }
+        )
 
     def mark_restored(self, memory_id: str, *, now: float) -> None:
         self._append({"restored": memory_id, "at": int(now)})
@@ -59,13 +65,15 @@ class Graveyard:
                 if "restored" in obj:
                     old = out.get(obj["restored"])
                     if old is not None:
-                        out[old.memory.id] = GraveEntry(old.memory, old.relations, old.removed_at,
-                                                        old.cause, int(obj["at"]))  # fmt: skip
+                        out[old.memory.id] = GraveEntry(
+                            old.memory, old.relations, old.removed_at, old.cause, int(obj["at"])
+                        )
                     continue
                 memory = Memory.from_json(obj["memory"])
                 rels = tuple(Relation.from_json(r) for r in obj.get("relations") or ())
-                out[memory.id] = GraveEntry(memory, rels, int(obj["removed_at"]),
-                                            str(obj.get("cause") or ""))  # fmt: skip
+                out[memory.id] = GraveEntry(
+                    memory, rels, int(obj["removed_at"]), str(obj.get("cause") or "")
+                )
             except (ValueError, TypeError, KeyError):
                 continue  # a torn last line: the entries before it still count
         return out

@@ -103,9 +103,7 @@ class JSONLStore(IndexedStore):
         try:
             with self._lock:
                 with self._flock:
-                    remove_stale_temp_files(
-                        self.path, (self._mem.path.name, self._rel.path.name)
-                    )
+                    remove_stale_temp_files(self.path, (self._mem.path.name, self._rel.path.name))
                     self._reload_all()
                 self._write_snapshot_if_due()
         except OSError as exc:
@@ -279,8 +277,11 @@ class JSONLStore(IndexedStore):
         self._bump_generation()
         log.warning(
             "cortexgraph: moved %d unreadable line(s) from %s to %s (first: %s)",
-            len(bad), cursor.path, qpath, bad[0].reason,
-        )  # fmt: skip
+            len(bad),
+            cursor.path,
+            qpath,
+            bad[0].reason,
+        )
 
     # -- writing -------------------------------------------------------------------------------
     def _append(self, cursor: _FileCursor, lines: Sequence[str]) -> None:
@@ -339,8 +340,10 @@ class JSONLStore(IndexedStore):
             self._atomic_write(self._rel.path, rel_lines)
             for c in (self._mem, self._rel):
                 c.inode, c.offset = self._stat(c)
-            after = {c.path.name: (*before[c.path.name], c.inode, c.offset)
-                     for c in (self._mem, self._rel)}  # fmt: skip
+            after = {
+                c.path.name: (*before[c.path.name], c.inode, c.offset)
+                for c in (self._mem, self._rel)
+            }
             write_compaction_note(self.path, self._read_generation() + 1, after, self._rules)
             self._bump_generation()
             return CompactionReport(
@@ -368,8 +371,9 @@ class JSONLStore(IndexedStore):
         if {m.id: m for m in memories} != self._memories or {
             r.id: r for r in relations
         } != self._relations:
-            log.warning("cortexgraph: in-memory view of %s differed from its files; rebuilt",
-                        self.path)  # fmt: skip
+            log.warning(
+                "cortexgraph: in-memory view of %s differed from its files; rebuilt", self.path
+            )
             with gc_paused():
                 self._clear_indexes()
                 self._load(memories, relations)

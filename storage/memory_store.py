@@ -84,9 +84,16 @@ class IndexedStore(StoreIndexes):
     ) -> Memory:
         ts = int(time.time() if now is None else now)
         memory = new_memory(
-            content, tags, entities, source, context, extra,
-            strength=strength, now=ts, config=self.config,
-        )  # fmt: skip
+            content,
+            tags,
+            entities,
+            source,
+            context,
+            extra,
+            strength=strength,
+            now=ts,
+            config=self.config,
+        )
         return self.put(memory)
 
     def put(self, memory: Memory) -> Memory:
@@ -250,9 +257,16 @@ class IndexedStore(StoreIndexes):
         with self._lock:
             self._sync()
             return run_search(
-                self, query, validate_tags(tags), top_k, window_days, min_score, status, ts,
+                self,
+                query,
+                validate_tags(tags),
+                top_k,
+                window_days,
+                min_score,
+                status,
+                ts,
                 use_embeddings,
-            )  # fmt: skip
+            )
 
     # -- stats ---------------------------------------------------------------------------------
     def stats(self, now: float | None = None) -> StoreStats:
@@ -319,9 +333,10 @@ class InMemoryStore(IndexedStore):
         memories = read(config.memories_filename, partial(loaded_memory, config=config))
         ids = {m.id for m in memories}
         relations = [
-            r for r in read(config.relations_filename, partial(loaded_relation, config=config))
+            r
+            for r in read(config.relations_filename, partial(loaded_relation, config=config))
             if r.from_memory_id in ids and r.to_memory_id in ids
-        ]  # fmt: skip
+        ]
         clone = cls(config)
         clone._load(memories, relations)
         return clone

@@ -101,10 +101,22 @@ class MemoryMeta:
 
 
 _MEMORY_FIELDS = (
-    "id", "content", "meta", "entities", "created_at", "last_used", "use_count", "strength",
-    "status", "promoted_at", "promoted_to", "review_priority", "last_review_at", "review_count",
+    "id",
+    "content",
+    "meta",
+    "entities",
+    "created_at",
+    "last_used",
+    "use_count",
+    "strength",
+    "status",
+    "promoted_at",
+    "promoted_to",
+    "review_priority",
+    "last_review_at",
+    "review_count",
     "cross_domain_count",
-)  # fmt: skip
+)
 # ``embed`` is 1.x's inline vector: accepted on read, never written (vectors live in a sidecar).
 _MEMORY_KEYS = frozenset(_MEMORY_FIELDS) | {"embed"}
 _MEMORY_ATTRS = (*_MEMORY_FIELDS, "unknown")  # the dataclass's field order
@@ -327,8 +339,12 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
     if type(d) is not dict or d.keys() != _FAST_KEYS:
         return None
     meta, mid, content, strength, status = (
-        d["meta"], d["id"], d["content"], d["strength"], d["status"]
-    )  # fmt: skip
+        d["meta"],
+        d["id"],
+        d["content"],
+        d["strength"],
+        d["status"],
+    )
     status = _STATUS_OF.get(status) if type(status) is str else None
     if (
         status is None
@@ -346,9 +362,12 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
         return None
     source, context, promoted_to = meta["source"], meta["context"], d["promoted_to"]
     created, used, uses, reviews, cross = (
-        d["created_at"], d["last_used"], d["use_count"], d["review_count"],
+        d["created_at"],
+        d["last_used"],
+        d["use_count"],
+        d["review_count"],
         d["cross_domain_count"],
-    )  # fmt: skip
+    )
     promoted_at, reviewed_at, priority = d["promoted_at"], d["last_review_at"], d["review_priority"]
     if (
         set(map(type, (created, used, uses, reviews, cross))) != _INT_ONLY
@@ -368,10 +387,22 @@ def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
     ):
         return None
     return cls(
-        mid, content, MemoryMeta(tuple(meta["tags"]), source, context, dict(meta["extra"])),
-        tuple(d["entities"]), created, used, uses, strength, status, promoted_at, promoted_to,
-        priority, reviewed_at, reviews, cross,
-    )  # fmt: skip
+        mid,
+        content,
+        MemoryMeta(tuple(meta["tags"]), source, context, dict(meta["extra"])),
+        tuple(d["entities"]),
+        created,
+        used,
+        uses,
+        strength,
+        status,
+        promoted_at,
+        promoted_to,
+        priority,
+        reviewed_at,
+        reviews,
+        cross,
+    )
 
 
 __all__ = [

@@ -87,16 +87,28 @@ def export_int8(model_dir: Path, target: Path) -> Path:
             names = ["input_ids", "attention_mask", "token_type_ids"]
             axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
             with torch.no_grad():
-                torch.onnx.export(model, (sample, sample, torch.zeros_like(sample)), str(fp32),
-                                  input_names=names, output_names=["last_hidden_state"],
-                                  dynamic_axes=axes, opset_version=17, dynamo=False)  # fmt: skip
+                torch.onnx.export(
+                    model,
+                    (sample, sample, torch.zeros_like(sample)),
+                    str(fp32),
+                    input_names=names,
+                    output_names=["last_hidden_state"],
+                    dynamic_axes=axes,
+                    opset_version=17,
+                    dynamo=False,
+                )
             quantised = Path(tmp) / ONNX_FILE
             # Per-channel weights on the MatMuls only, the FFN down-projections left fp32:
             # per-tensor int8 everywhere gave a mean cosine of 0.958 to torch fp32, per-channel
             # 0.992, and this 0.996 (docs/storage.md), which the merge thresholds need.
-            quantize_dynamic(str(fp32), str(quantised), weight_type=QuantType.QInt8,
-                             op_types_to_quantize=["MatMul"], per_channel=True,
-                             nodes_to_exclude=_ffn_outputs(fp32))  # fmt: skip
+            quantize_dynamic(
+                str(fp32),
+                str(quantised),
+                weight_type=QuantType.QInt8,
+                op_types_to_quantize=["MatMul"],
+                per_channel=True,
+                nodes_to_exclude=_ffn_outputs(fp32),
+            )
             os.replace(quantised, target)
     return target
 
@@ -109,8 +121,15 @@ class OnnxEmbedder:
     _tokenizers: dict[str, Any] = {}
     _lock = threading.Lock()
 
-    def __init__(self, model_dir: Path, name: str, *, threads: int = 1,
-                 user_cache: Path | None = None, sort_by_length: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model_dir: Path,
+        name: str,
+        *,
+        threads: int = 1,
+        user_cache: Path | None = None,
+        sort_by_length: bool = True,
+    ) -> None:
         self.name = name
         self.model_dir = Path(model_dir)
         self.threads = max(1, int(threads))
@@ -119,8 +138,7 @@ class OnnxEmbedder:
 
     def with_threads(self, threads: int) -> OnnxEmbedder:
         """The same model with another thread count (its own session, shared per count)."""
-        return OnnxEmbedder(self.model_dir, self.name, threads=threads,
-                            user_cache=self._user_cache)  # fmt: skip
+        return OnnxEmbedder(self.model_dir, self.name, threads=threads, user_cache=self._user_cache)
 
     def load(self) -> None:
         """Export if needed and open the session now (raises OnnxUnavailableError)."""
@@ -133,7 +151,9 @@ class OnnxEmbedder:
         session, tokenizer = self._session(), self._tokenizer()
         encodings = tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encodings]
-        order = np.argsort(lengths, kind="stable") if self.sort_by_length else np.arange(len(lengths))
+        order = (
+            np.argsort(lengths, kind="stable") if self.sort_by_length else np.arange(len(lengths))
+        )
         out = np.empty((len(texts), 0), dtype=np.float32)
         for start in range(0, len(order), BATCH):
             rows = order[start : start + BATCH]
@@ -144,8 +164,10 @@ class OnnxEmbedder:
                 n = len(encodings[i].ids)
                 ids[r, :n] = encodings[i].ids
                 mask[r, :n] = 1
-            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                        "token_type_ids": np.zeros_like(ids)})[0]  # fmt: skip
+            hidden = session.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             if out.shape[1] == 0:
@@ -203,8 +225,11 @@ class _HiddenStates:
                 self.inner = inner
 
             def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+                return self.inner(
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    token_type_ids=token_type_ids,
+                ).last_hidden_state
 
         return Wrapped(model)
 
@@ -214,8 +239,11 @@ def _ffn_outputs(graph: Path) -> list[str]:
     import onnx
 
     model = onnx.load(str(graph), load_external_data=False)
-    return [n.name for n in model.graph.node
-            if n.op_type == "MatMul" and re.search(r"layer\.\d+/output/dense/", n.name)]  # fmt: skip
+    return [
+        n.name
+        for n in model.graph.node
+        if n.op_type == "MatMul" and re.search(r"layer\.\d+/output/dense/", n.name)
+    ]
 
 
 def _model_key(model_dir: Path) -> str:
@@ -241,5 +269,10 @@ def _writable(folder: Path) -> bool:
     return os.access(probe, os.W_OK)
 
 
-__all__ = ["OnnxEmbedder", "OnnxUnavailableError", "cached_model_file", "export_int8",
-           "onnx_available"]  # fmt: skip
+__all__ = [
+    "OnnxEmbedder",
+    "OnnxUnavailableError",
+    "cached_model_file",
+    "export_int8",
+    "onnx_available",
+]

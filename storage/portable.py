@@ -41,14 +41,19 @@ class Bundle:
     issues: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        return {"memories": len(self.memories), "relations": len(self.relations),
-                "notes": len(self.notes), "issues": len(self.issues)}  # fmt: skip
+        return {
+            "memories": len(self.memories),
+            "relations": len(self.relations),
+            "notes": len(self.notes),
+            "issues": len(self.issues),
+        }
 
 
 @dataclass
 class ImportReport:
-    added: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
-        ("memories", "relations", "notes", "issues"), 0))  # fmt: skip
+    added: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("memories", "relations", "notes", "issues"), 0)
+    )
     skipped: list[dict[str, str]] = field(default_factory=list)  # kind, id, why
 
     def skip(self, kind: str, ident: str, why: str) -> None:
@@ -74,11 +79,12 @@ def collect_bundle(store: Any, vault: Path | None = None, tracker: Any = None) -
 
     return Bundle(
         memories=[m.to_json() for m in sorted(store.list(), key=lambda m: (m.created_at, m.id))],
-        relations=[r.to_json() for r in sorted(store.relations(),
-                                               key=lambda r: (r.created_at, r.id))],
+        relations=[
+            r.to_json() for r in sorted(store.relations(), key=lambda r: (r.created_at, r.id))
+        ],
         notes=dict(vault_notes(vault)),
         issues=[issue_as_json(i) for i in tracker.query()] if tracker is not None else [],
-    )  # fmt: skip
+    )
 
 
 def write_bundle(bundle: Bundle, path: Path) -> None:
@@ -89,20 +95,26 @@ def write_bundle(bundle: Bundle, path: Path) -> None:
         if path.name.endswith(".tar.gz"):
             with tarfile.open(tmp, "w:gz") as tar:
                 _add(tar, "manifest.json", json.dumps(header, indent=2))
-                for name, rows in (("memories.jsonl", bundle.memories),
-                                   ("relations.jsonl", bundle.relations),
-                                   ("issues.jsonl", bundle.issues)):  # fmt: skip
+                for name, rows in (
+                    ("memories.jsonl", bundle.memories),
+                    ("relations.jsonl", bundle.relations),
+                    ("issues.jsonl", bundle.issues),
+                ):
                     _add(tar, name, "".join(_line(r) for r in rows))
                 for rel, text in bundle.notes.items():
                     _add(tar, f"vault/{rel}", text)
         elif path.suffix == ".jsonl":
             with tmp.open("w", encoding="utf-8") as fh:
                 fh.write(_line(header))
-                for kind, rows in (("memory", bundle.memories), ("relation", bundle.relations),
-                                   ("issue", bundle.issues)):  # fmt: skip
+                for kind, rows in (
+                    ("memory", bundle.memories),
+                    ("relation", bundle.relations),
+                    ("issue", bundle.issues),
+                ):
                     fh.writelines(_line({"kind": kind, "record": r}) for r in rows)
-                fh.writelines(_line({"kind": "note", "path": p, "text": t})
-                              for p, t in bundle.notes.items())  # fmt: skip
+                fh.writelines(
+                    _line({"kind": "note", "path": p, "text": t}) for p, t in bundle.notes.items()
+                )
         else:
             raise InvalidInputError(f"{path}: export to a .jsonl or a .tar.gz file")
         os.replace(tmp, path)
@@ -140,8 +152,9 @@ def _read_jsonl(path: Path) -> Bundle:
             if kind == "note":
                 bundle.notes[str(obj["path"])] = str(obj["text"])
             elif kind in ("memory", "relation", "issue"):
-                getattr(bundle, {"memory": "memories", "relation": "relations",
-                                 "issue": "issues"}[kind]).append(obj["record"])  # fmt: skip
+                getattr(
+                    bundle, {"memory": "memories", "relation": "relations", "issue": "issues"}[kind]
+                ).append(obj["record"])
             else:
                 raise ValueError(f"line {n}: unknown kind {kind!r}")
     return bundle
@@ -154,9 +167,11 @@ def _read_tar(path: Path) -> Bundle:
         manifest = json.loads(_text(tar, files["manifest.json"]))
         if manifest.get("cortexgraph_export") != FORMAT:
             raise ValueError("manifest.json is not a cortexgraph export manifest")
-        for name, rows in (("memories.jsonl", bundle.memories),
-                           ("relations.jsonl", bundle.relations),
-                           ("issues.jsonl", bundle.issues)):  # fmt: skip
+        for name, rows in (
+            ("memories.jsonl", bundle.memories),
+            ("relations.jsonl", bundle.relations),
+            ("issues.jsonl", bundle.issues),
+        ):
             if name in files:
                 rows.extend(json.loads(x) for x in _text(tar, files[name]).splitlines() if x)
         for name, member in files.items():
@@ -176,8 +191,13 @@ def import_bundle(
         existing = store.find(memory.id)
         if existing is not None:
             same = existing.to_json() == memory.to_json()
-            report.skip("memory", memory.id, "identical record already stored" if same else
-                        "conflict: another version of this id is stored (kept as it is)")
+            report.skip(
+                "memory",
+                memory.id,
+                "identical record already stored"
+                if same
+                else "conflict: another version of this id is stored (kept as it is)",
+            )
             continue
         twin = by_content.get(memory.content)
         if twin is not None:
@@ -191,8 +211,13 @@ def import_bundle(
         rel = Relation.from_json(raw)
         if rel.id in known_rel:
             same = known_rel[rel.id].to_json() == rel.to_json()
-            report.skip("relation", rel.id, "identical record already stored" if same else
-                        "conflict: another version of this id is stored (kept as it is)")
+            report.skip(
+                "relation",
+                rel.id,
+                "identical record already stored"
+                if same
+                else "conflict: another version of this id is stored (kept as it is)",
+            )
             continue
         if store.find(rel.from_memory_id) is None or store.find(rel.to_memory_id) is None:
             report.skip("relation", rel.id, "one of its memories is not in the store")
@@ -220,8 +245,13 @@ def _import_notes(notes: dict[str, str], vault: Path, report: ImportReport) -> N
         target = root.joinpath(*parts)
         if target.exists():
             same = target.read_text(encoding="utf-8", errors="replace") == text
-            report.skip("note", rel, "identical note exists" if same else
-                        "conflict: a different note exists at this path (kept as it is)")
+            report.skip(
+                "note",
+                rel,
+                "identical note exists"
+                if same
+                else "conflict: a different note exists at this path (kept as it is)",
+            )
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
@@ -230,8 +260,15 @@ def _import_notes(notes: dict[str, str], vault: Path, report: ImportReport) -> N
 
 def _import_issues(issues: Iterable[dict[str, Any]], tracker: Any, report: ImportReport) -> None:
     issues = list(issues)
-    known = {str(i.metadata.get("imported_from")): i.id for i in tracker.query()
-             if i.metadata.get("imported_from")} if issues else {}  # fmt: skip
+    known = (
+        {
+            str(i.metadata.get("imported_from")): i.id
+            for i in tracker.query()
+            if i.metadata.get("imported_from")
+        }
+        if issues
+        else {}
+    )
     for raw in issues:
         old_id = str(raw.get("id"))
         if tracker.find(old_id) is not None:
@@ -242,11 +279,14 @@ def _import_issues(issues: Iterable[dict[str, Any]], tracker: Any, report: Impor
             continue
         meta = dict(raw.get("metadata") or {})
         meta["imported_from"] = old_id
-        issue = tracker.create(str(raw.get("title") or old_id),
-                               description=str(raw.get("description") or ""),
-                               labels=list(raw.get("labels") or ()),
-                               priority=int(raw.get("priority", 2)), metadata=meta,
-                               dedupe_key=f"import:{old_id}")  # fmt: skip
+        issue = tracker.create(
+            str(raw.get("title") or old_id),
+            description=str(raw.get("description") or ""),
+            labels=list(raw.get("labels") or ()),
+            priority=int(raw.get("priority", 2)),
+            metadata=meta,
+            dedupe_key=f"import:{old_id}",
+        )
         if raw.get("status") == "closed" and issue.status != "closed":
             tracker.close(issue.id, str(raw.get("close_reason") or "closed before export"))
         report.added["issues"] += 1
@@ -270,5 +310,12 @@ def _text(tar: tarfile.TarFile, member: tarfile.TarInfo) -> str:
     return fh.read().decode("utf-8")
 
 
-__all__ = ["FORMAT", "Bundle", "ImportReport", "collect_bundle", "import_bundle", "read_bundle",
-           "write_bundle"]  # fmt: skip
+__all__ = [
+    "FORMAT",
+    "Bundle",
+    "ImportReport",
+    "collect_bundle",
+    "import_bundle",
+    "read_bundle",
+    "write_bundle",
+]

@@ -161,9 +161,16 @@ class PostingsField:
         return parts
 
     def add_scores(
-        self, acc: np.ndarray, slot_of: dict[str, int], lengths: np.ndarray,
-        terms: Counter[str], n_docs: int, k1: float, b: float, weight: float,
-    ) -> None:  # fmt: skip
+        self,
+        acc: np.ndarray,
+        slot_of: dict[str, int],
+        lengths: np.ndarray,
+        terms: Counter[str],
+        n_docs: int,
+        k1: float,
+        b: float,
+        weight: float,
+    ) -> None:
         """Add this field's BM25 contribution into ``acc`` (indexed by document slot)."""
         if not self.n_docs:
             return

@@ -87,8 +87,9 @@ def _changed_ids(
 
 def _limit(dense: Any) -> dict[str, int]:
     """Only an index with a background embedder may leave memories for later."""
-    return {"embed_limit": SEARCH_EMBED_LIMIT} if getattr(dense, "embeds_in_background", False) \
-        else {}  # fmt: skip
+    return (
+        {"embed_limit": SEARCH_EMBED_LIMIT} if getattr(dense, "embeds_in_background", False) else {}
+    )
 
 
 def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
@@ -99,13 +100,15 @@ def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
     if ids is None:
         current = list(memories.values())
         known = getattr(dense, "_row", {})
-        left = dense.sync(current, removed=[i for i in list(known) if i not in memories],
-                          **_limit(dense))  # fmt: skip
+        left = dense.sync(
+            current, removed=[i for i in list(known) if i not in memories], **_limit(dense)
+        )
         pending.clear()
     else:
         ids = ids | pending
         left = dense.sync(
-            [memories[i] for i in ids if i in memories], [i for i in ids if i not in memories],
+            [memories[i] for i in ids if i in memories],
+            [i for i in ids if i not in memories],
             **_limit(dense),
         )
         pending.clear()

@@ -98,8 +98,13 @@ def write_snapshot(directory: Path, data: bytes | memoryview, state: Any, rules:
     tmp = path.with_name(f"{SNAPSHOT_NAME}.{os.getpid()}.tmp")
     try:
         body = pickle.dumps(state, protocol=5)
-        header = {"format": FORMAT, "size": len(data), "digest": digest(data),
-                  "body_digest": digest(body), "rules": rules}  # fmt: skip
+        header = {
+            "format": FORMAT,
+            "size": len(data),
+            "digest": digest(data),
+            "body_digest": digest(body),
+            "rules": rules,
+        }
         with tmp.open("wb") as f:
             pickle.dump(header, f, protocol=5)
             f.write(body)

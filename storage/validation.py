@@ -31,10 +31,23 @@ from cortexgraph.storage.models import (
 
 # Fields ``update`` may change directly; tags, source, context and extra change the meta.
 UPDATABLE_FIELDS = frozenset(
-    {"content", "entities", "strength", "status", "promoted_at", "promoted_to", "use_count",
-     "last_used", "review_priority", "last_review_at", "review_count", "cross_domain_count",
-     "created_at", "meta"}
-)  # fmt: skip
+    {
+        "content",
+        "entities",
+        "strength",
+        "status",
+        "promoted_at",
+        "promoted_to",
+        "use_count",
+        "last_used",
+        "review_priority",
+        "last_review_at",
+        "review_count",
+        "cross_domain_count",
+        "created_at",
+        "meta",
+    }
+)
 META_FIELDS = ("tags", "source", "context", "extra")
 
 
@@ -116,9 +129,7 @@ def _check_text(value: object, what: str, limit: int, setting: str) -> None:
         )
 
 
-def _check_strings(
-    values: object, what: str, max_items: int, max_chars: int, setting: str
-) -> None:
+def _check_strings(values: object, what: str, max_items: int, max_chars: int, setting: str) -> None:
     """A list of at most ``max_items`` strings of at most ``max_chars`` each (counted before
     anything iterates a huge list)."""
     if values is None:
@@ -256,8 +267,12 @@ def _plainly_within(memory: Memory, meta: Any, c: StoreConfig) -> bool:
     """True for the common record well inside every limit (exact type tests, no encoding);
     False sends it through the full checks, which accept or reject it with a reason."""
     content, tags, entities, source, context = (
-        memory.content, meta.tags, memory.entities, meta.source, meta.context
-    )  # fmt: skip
+        memory.content,
+        meta.tags,
+        memory.entities,
+        meta.source,
+        meta.context,
+    )
     try:
         return (
             type(content) is str
@@ -316,9 +331,7 @@ def checked_memory(memory: Memory, config: StoreConfig) -> tuple[Memory, str]:
     return Memory.from_json(json.loads(line)), line
 
 
-def checked_relation(
-    relation: Relation, config: StoreConfig | None = None
-) -> tuple[Relation, str]:
+def checked_relation(relation: Relation, config: StoreConfig | None = None) -> tuple[Relation, str]:
     """The relation as it will be stored, and its JSON line."""
     if not isinstance(relation, Relation):
         raise InvalidInputError(f"expected a Relation, got {type(relation).__name__}")

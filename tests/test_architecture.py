@@ -9,9 +9,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OURS = {
-    "storage", "agents", "flows", "vault_sync", "mcp_server", "activation", "cortexgraph",
-    "retrieval", "webui",
-}  # fmt: skip
+    "storage",
+    "agents",
+    "flows",
+    "vault_sync",
+    "mcp_server",
+    "activation",
+    "cortexgraph",
+    "retrieval",
+    "webui",
+}
 
 # package -> the packages of ours it may import (itself always allowed)
 ALLOWED = {
@@ -43,8 +50,9 @@ def _modules(package: str) -> list[Path]:
 def _ours(module: str) -> str:
     """The package an import names: ``cortexgraph.storage.x`` is storage, ``numpy`` numpy."""
     parts = module.split(".")
-    return parts[1] if parts[0] == "cortexgraph" and len(parts) > 1 and parts[1] in OURS \
-        else parts[0]  # fmt: skip
+    return (
+        parts[1] if parts[0] == "cortexgraph" and len(parts) > 1 and parts[1] in OURS else parts[0]
+    )
 
 
 def _imports(path: Path) -> set[str]:
@@ -66,9 +74,14 @@ def test_package_imports_follow_the_layers(package: str) -> None:
     violations = [
         f"{path.relative_to(ROOT)} imports {name}"
         for path in _modules(package)
-        for name in sorted(_imports(path) & OURS - {package} - ALLOWED[package]
-                           - COMPAT_ENTRY_POINTS.get(path.relative_to(ROOT).as_posix(), set()))
-    ]  # fmt: skip
+        for name in sorted(
+            _imports(path)
+            & OURS
+            - {package}
+            - ALLOWED[package]
+            - COMPAT_ENTRY_POINTS.get(path.relative_to(ROOT).as_posix(), set())
+        )
+    ]
     assert not violations, "layering broken:\n" + "\n".join(violations)
 
 

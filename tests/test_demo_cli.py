@@ -14,9 +14,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _demo(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cortexgraph.flows.cli.main", "demo", "--dir", str(directory), *extra],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "cortexgraph.flows.cli.main",
+            "demo",
+            "--dir",
+            str(directory),
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
@@ -30,8 +41,12 @@ def test_demo_seeds_consolidates_and_leaves_a_vault_and_issues(tmp_path: Path) -
     assert notes, "promotion wrote no notes"
     issues = (tmp_path / "demo" / "store" / ".beads" / "issues.jsonl").read_text().splitlines()
     assert issues and all(json.loads(line)["id"].startswith("cg-") for line in issues)
-    log = subprocess.run(["git", "-C", str(tmp_path / "demo" / "store"), "log", "--oneline"],
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    log = subprocess.run(
+        ["git", "-C", str(tmp_path / "demo" / "store"), "log", "--oneline"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert len(log.splitlines()) >= len(issues)  # one commit per change, at least one per issue
     # Promoted memories are marked in the store, pointing at notes that exist.
     promoted = [

@@ -22,10 +22,22 @@ ROOT = Path(__file__).resolve().parent.parent
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return next(out.glob("cortexgraph-*.whl"))
 
 
@@ -40,19 +52,37 @@ def test_the_wheel_installs_only_the_cortexgraph_namespace(wheel: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_demo_runs_beside_another_top_level_agents_package(wheel: Path, tmp_path: Path
-                                                               ) -> None:  # fmt: skip
+def test_the_demo_runs_beside_another_top_level_agents_package(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = Path(subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True).stdout.strip())  # fmt: skip
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     # cortexgraph's dependencies come from the test's environment (a plain path, so its
     # editable install of this repository is not active), the wheel itself is installed fresh.
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", "--no-index", str(wheel)], check=True, timeout=300)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        timeout=300,
+    )
     other = site / "agents"
     other.mkdir()
     (other / "__init__.py").write_text('NAME = "another agents SDK"\n')
@@ -62,14 +92,28 @@ def test_the_demo_runs_beside_another_top_level_agents_package(wheel: Path, tmp_
         "from cortexgraph.agents import Scheduler, DecayAnalyzer\n"
         "print(ours.__file__)\n"
     )
-    out = subprocess.run([str(python), "-c", check], cwd=tmp_path, check=True,
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [str(python), "-c", check],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert str(site) in out.stdout  # the installed wheel, not this checkout
     demo = subprocess.run(
-        [str(venv / "bin" / "cortexgraph"), "demo", "--dir", str(tmp_path / "demo"),
-         "--no-embeddings"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+        [
+            str(venv / "bin" / "cortexgraph"),
+            "demo",
+            "--dir",
+            str(tmp_path / "demo"),
+            "--no-embeddings",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "CORTEXGRAPH_LOG_LEVEL": "WARNING"},
-    )  # fmt: skip
+    )
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     assert (tmp_path / "demo" / "vault").is_dir()

@@ -7,7 +7,12 @@ Imports only ``storage`` of cortexgraph. Every promotion path (agent, MCP tool, 
 
 from __future__ import annotations
 
-from cortexgraph.vault_sync.errors import UnsafePathError, VaultError, VaultNotFoundError, VaultWriteError
+from cortexgraph.vault_sync.errors import (
+    UnsafePathError,
+    VaultError,
+    VaultNotFoundError,
+    VaultWriteError,
+)
 from cortexgraph.vault_sync.ltm_index import IndexReport, LTMIndex, NoteRecord, SkippedFile
 from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,

@@ -72,8 +72,9 @@ class EntityNoteBatch:
         self.notes = 0
 
 
-def update_entity_note(path: Path, entity: str, note_stems: Sequence[str], version: str, *,
-                       durable: bool = True) -> None:  # fmt: skip
+def update_entity_note(
+    path: Path, entity: str, note_stems: Sequence[str], version: str, *, durable: bool = True
+) -> None:
     """Add ``[[stem]]`` for each stem to the entity note's managed list (once each)."""
     wanted = [f"- [[{stem}]]" for stem in note_stems]
     if not path.exists():

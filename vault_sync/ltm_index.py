@@ -62,8 +62,10 @@ class NoteRecord:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["tags"], data["wikilinks"], data["aliases"] = (
-            list(self.tags), list(self.wikilinks), list(self.aliases)
-        )  # fmt: skip
+            list(self.tags),
+            list(self.wikilinks),
+            list(self.aliases),
+        )
         return data
 
     @classmethod

@@ -22,9 +22,20 @@ from cortexgraph.vault_sync.titles import first_sentence, short_title
 NOTE_FORMAT_VERSION = "2.0"
 # The frontmatter keys cortexgraph owns; every other key belongs to the person and is kept.
 OWN_FIELDS = (
-    "id", "title", "created", "updated", "promoted_at", "tags", "entities", "source",
-    "strength", "use_count", "promotion_reason", "aliases", "cortexgraph",
-)  # fmt: skip
+    "id",
+    "title",
+    "created",
+    "updated",
+    "promoted_at",
+    "tags",
+    "entities",
+    "source",
+    "strength",
+    "use_count",
+    "promotion_reason",
+    "aliases",
+    "cortexgraph",
+)
 MERGED_LIST_FIELDS = ("tags", "aliases")  # a person's additions to these survive updates
 _TAG_BAD = re.compile(r"[^\w/-]+", re.UNICODE)
 _TEMPLATE = re.compile(r"\{\{[^{}\n]*\}\}")

@@ -59,8 +59,9 @@ def promote_memory(
     if dry_run:
         return PromotionOutcome(memory_id, True, reason, memory.promoted_to, dry_run=True)
     relations: list[Relation] = store.relations(memory_id=memory_id)
-    others = {r.to_memory_id if r.from_memory_id == memory_id else r.from_memory_id
-              for r in relations} - {memory_id}  # fmt: skip
+    others = {
+        r.to_memory_id if r.from_memory_id == memory_id else r.from_memory_id for r in relations
+    } - {memory_id}
     related = [m for m in (store.find(i) for i in sorted(others)) if m is not None]
     ref = sink.write_note(memory, related=related, relations=relations, reason=reason, now=now)
     store.update(

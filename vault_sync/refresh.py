@@ -19,8 +19,10 @@ class RefreshReport:
     related_updated: int = 0
 
     def summary(self) -> str:
-        return (f"{self.checked} notes checked, {len(self.renamed)} renamed to short titles, "
-                f"{self.related_updated} Related lists updated")  # fmt: skip
+        return (
+            f"{self.checked} notes checked, {len(self.renamed)} renamed to short titles, "
+            f"{self.related_updated} Related lists updated"
+        )
 
 
 def refresh_notes(store: MemoryStore, sink: Any, *, now: float) -> RefreshReport:
@@ -28,8 +30,9 @@ def refresh_notes(store: MemoryStore, sink: Any, *, now: float) -> RefreshReport
     before = len(sink.renamed)
     for memory in sorted(store.list(status=MemoryStatus.PROMOTED), key=lambda m: m.id):
         relations = store.relations(memory_id=memory.id)
-        others = {r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id
-                  for r in relations} - {memory.id}  # fmt: skip
+        others = {
+            r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id for r in relations
+        } - {memory.id}
         related = [m for m in (store.find(i) for i in sorted(others)) if m is not None]
         changed = sink.refresh_note(memory, related=related, relations=relations, now=now)
         report.checked += 1

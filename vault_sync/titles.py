@@ -32,12 +32,15 @@ _FILLER = re.compile(
     r"(?:remember|note)\s+that\s+|it\s+(?:is|was)\s+)",
     re.IGNORECASE,
 )
-_DROP = frozenset("a an the our my your their its this these those just really very also "
-                  "currently".split())
+_DROP = frozenset(
+    "a an the our my your their its this these those just really very also currently".split()
+)
 # A title never ends on a word that needs a next one.
-_DANGLING = frozenset("a an the and or but nor of to for on in at by with from into as is are was "
-                      "were be been has have had that which who whose his her their our my "
-                      "your its than then via per".split())
+_DANGLING = frozenset(
+    "a an the and or but nor of to for on in at by with from into as is are was "
+    "were be been has have had that which who whose his her their our my "
+    "your its than then via per".split()
+)
 _WORD = re.compile(r"[\w][\w'.+#/-]*[\w+#]|[\w]", re.UNICODE)
 
 

@@ -81,9 +81,14 @@ def search_unified(
 
     if stm_weight > 0:
         stm = store.search(
-            query, tags=tags, top_k=min(1000, wanted), window_days=window_days,
-            min_score=min_score, status=None, now=ts,
-        )  # fmt: skip
+            query,
+            tags=tags,
+            top_k=min(1000, wanted),
+            window_days=window_days,
+            min_score=min_score,
+            status=None,
+            now=ts,
+        )
         for r in stm:
             m = r.memory
             if m.status == MemoryStatus.ARCHIVED:
@@ -96,9 +101,12 @@ def search_unified(
                 "stm": stm_weight * r.score,
                 "memory": m,
                 "note": note,
-                "details": {"stm_score": r.score, "similarity": r.similarity,
-                            "decay_score": r.decay_score},
-            }  # fmt: skip
+                "details": {
+                    "stm_score": r.score,
+                    "similarity": r.similarity,
+                    "decay_score": r.decay_score,
+                },
+            }
 
     if ltm_index is not None and ltm_weight > 0:
         for note, relevance, parts in _ltm_scores(

@@ -23,8 +23,11 @@ class UnpromoteOutcome:
     note_was: str | None
 
     def to_json(self) -> dict[str, str | None]:
-        return {"memory_id": self.memory_id, "trashed_to": self.trashed_to,
-                "note_was": self.note_was}  # fmt: skip
+        return {
+            "memory_id": self.memory_id,
+            "trashed_to": self.trashed_to,
+            "note_was": self.note_was,
+        }
 
 
 def unpromote_memory(
@@ -39,8 +42,9 @@ def unpromote_memory(
     """Move ``memory_id``'s note to ``<vault>/.trash/`` and make the memory active again."""
     memory = store.get(memory_id)
     if memory.status is not MemoryStatus.PROMOTED:
-        raise InvalidInputError(f"memory {memory_id} is {memory.status.value}, not promoted; "
-                                "nothing to unpromote")  # fmt: skip
+        raise InvalidInputError(
+            f"memory {memory_id} is {memory.status.value}, not promoted; nothing to unpromote"
+        )
     sink = ObsidianNoteSink(vault, folder, create=False)
     note = sink.find_note(memory_id, memory.promoted_to)
     trashed = None
@@ -50,13 +54,20 @@ def unpromote_memory(
         target = unique_note_path(trash, Path(note.name).stem)
         os.replace(note, target)
         trashed = relative_posix(sink.vault, target)
-    marker = {"event": "unpromoted", "at": int(now),
-              "cause": f"{cause}; note moved to {trashed}" if trashed else cause}  # fmt: skip
+    marker = {
+        "event": "unpromoted",
+        "at": int(now),
+        "cause": f"{cause}; note moved to {trashed}" if trashed else cause,
+    }
     extra = {**memory.meta.extra, "undo": marker}
-    store.put(memory.with_changes(
-        status=MemoryStatus.ACTIVE, promoted_at=None, promoted_to=None,
-        meta=MemoryMeta(memory.tags, memory.meta.source, memory.meta.context, extra),
-    ))  # fmt: skip
+    store.put(
+        memory.with_changes(
+            status=MemoryStatus.ACTIVE,
+            promoted_at=None,
+            promoted_to=None,
+            meta=MemoryMeta(memory.tags, memory.meta.source, memory.meta.context, extra),
+        )
+    )
     return UnpromoteOutcome(memory_id, trashed, memory.promoted_to)
 
 

@@ -20,9 +20,17 @@ def search(state: Any, query: str, limit: int) -> dict[str, Any]:
     s = state.settings
     if not query.strip():
         return {"query": query, "results": []}
-    hits = search_unified(state.store, state.ltm_index(), query, limit=limit,
-                          stm_weight=s.search_stm_weight, ltm_weight=s.search_ltm_weight,
-                          verbose=True, embedder=state.embedder, now=time.time())  # fmt: skip
+    hits = search_unified(
+        state.store,
+        state.ltm_index(),
+        query,
+        limit=limit,
+        stm_weight=s.search_stm_weight,
+        ltm_weight=s.search_ltm_weight,
+        verbose=True,
+        embedder=state.embedder,
+        now=time.time(),
+    )
     return {"query": query, "results": [h.to_json(verbose=True) for h in hits]}
 
 
@@ -33,11 +41,20 @@ def graph(state: Any, max_nodes: int) -> dict[str, Any]:
     g = build_graph(state.ltm_index(), state.store.list(), state.store.relations())
     g = trim_graph(g, max_nodes=max(1, min(max_nodes, 2000)))
     pos = layout(g) if len(g) else {}
-    nodes = [{"id": n, "label": str(d.get("label", n)), "kind": d.get("kind", "memory"),
-              "x": round(float(pos[n][0]), 4), "y": round(float(pos[n][1]), 4),
-              "degree": g.degree(n)} for n, d in g.nodes(data=True)]  # fmt: skip
-    edges = [{"source": a, "target": b, "kind": d.get("kind", "")}
-             for a, b, d in g.edges(data=True)]  # fmt: skip
+    nodes = [
+        {
+            "id": n,
+            "label": str(d.get("label", n)),
+            "kind": d.get("kind", "memory"),
+            "x": round(float(pos[n][0]), 4),
+            "y": round(float(pos[n][1]), 4),
+            "degree": g.degree(n),
+        }
+        for n, d in g.nodes(data=True)
+    ]
+    edges = [
+        {"source": a, "target": b, "kind": d.get("kind", "")} for a, b, d in g.edges(data=True)
+    ]
     return {"nodes": nodes, "edges": edges}
 
 
@@ -50,9 +67,14 @@ def memory_with_curve(state: Any, memory_id: str, now: float, days: float) -> di
     start = min(float(memory.last_used or memory.created_at), now)
     end = now + days * DAY
     step = (end - start) / (CURVE_POINTS - 1)
-    points = [{"t": start + i * step, "days": round((start + i * step - now) / DAY, 3),
-               "score": round(memory_score(memory, start + i * step, cfg), 4)}
-              for i in range(CURVE_POINTS)]  # fmt: skip
+    points = [
+        {
+            "t": start + i * step,
+            "days": round((start + i * step - now) / DAY, 3),
+            "score": round(memory_score(memory, start + i * step, cfg), 4),
+        }
+        for i in range(CURVE_POINTS)
+    ]
     return {
         "memory": memory.to_json(),
         "score_now": round(memory_score(memory, now, cfg), 4),
@@ -73,10 +95,19 @@ def reviews(state: Any) -> dict[str, Any]:
     for issue in pending_reviews(tracker):
         ids = list(issue.metadata.get("memory_ids") or ())
         found = [state.store.find(i) for i in ids]
-        out.append({"id": issue.id, "title": issue.title, "status": issue.status,
-                    "cohesion": issue.metadata.get("cohesion"),
-                    "memories": [{"id": m.id, "content": m.content, "status": m.status.value}
-                                 for m in found if m is not None]})  # fmt: skip
+        out.append(
+            {
+                "id": issue.id,
+                "title": issue.title,
+                "status": issue.status,
+                "cohesion": issue.metadata.get("cohesion"),
+                "memories": [
+                    {"id": m.id, "content": m.content, "status": m.status.value}
+                    for m in found
+                    if m is not None
+                ],
+            }
+        )
     return {"tracker": str(getattr(tracker, "path", "")), "reviews": out}
 
 

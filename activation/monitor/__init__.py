@@ -9,7 +9,12 @@ learning ledger is a store of its own under ``<storage>/monitor/ledger`` (``ledg
 
 from __future__ import annotations
 
-from cortexgraph.activation.monitor.calls import ToolCall, error_signature, make_call, normalize_text
+from cortexgraph.activation.monitor.calls import (
+    ToolCall,
+    error_signature,
+    make_call,
+    normalize_text,
+)
 from cortexgraph.activation.monitor.detectors import LOOP, WARNING, Detection, detect
 from cortexgraph.activation.monitor.directives import (
     Directive,

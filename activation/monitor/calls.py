@@ -126,8 +126,11 @@ def canonical_args(tool: str, tool_input: Mapping[str, Any]) -> tuple[str, str]:
         text = f"{path} {get('old_string', '')} => {get('new_string', '')}"
     elif tool == "MultiEdit":
         edits = get("edits") if isinstance(get("edits"), list) else []
-        parts = [f"{e.get('old_string', '')} => {e.get('new_string', '')}" for e in edits
-                 if isinstance(e, Mapping)]  # fmt: skip
+        parts = [
+            f"{e.get('old_string', '')} => {e.get('new_string', '')}"
+            for e in edits
+            if isinstance(e, Mapping)
+        ]
         text = f"{path} " + " ; ".join(parts)
     elif tool == "Write":
         content = str(get("content", ""))
@@ -147,8 +150,11 @@ def response_text(response: Any) -> str:
     if isinstance(response, str):
         return response
     if isinstance(response, Mapping):
-        parts = [str(response[k]) for k in ("stdout", "stderr", "error", "output", "message")
-                 if isinstance(response.get(k), str) and response[k]]  # fmt: skip
+        parts = [
+            str(response[k])
+            for k in ("stdout", "stderr", "error", "output", "message")
+            if isinstance(response.get(k), str) and response[k]
+        ]
         content = response.get("content")
         if isinstance(content, list):
             parts += [str(c.get("text", "")) for c in content if isinstance(c, Mapping)]

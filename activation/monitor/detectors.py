@@ -32,10 +32,16 @@ class Detection:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "pattern_id": self.pattern_id, "stage": self.stage, "count": self.count,
-            "threshold": self.threshold, "signature": self.signature, "tool": self.tool,
-            "target": self.target, "error": self.error, "summary": self.summary,
-        }  # fmt: skip
+            "pattern_id": self.pattern_id,
+            "stage": self.stage,
+            "count": self.count,
+            "threshold": self.threshold,
+            "signature": self.signature,
+            "tool": self.tool,
+            "target": self.target,
+            "error": self.error,
+            "summary": self.summary,
+        }
 
 
 def window(calls: Sequence[ToolCall], spec: PatternSpec) -> list[ToolCall]:
@@ -72,17 +78,29 @@ def repeated_call(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | N
     if last is None or not _applies(spec, last):
         return None
     toks = last.arg_tokens
-    same = [c for c in win if c.tool == last.tool and c.outcome == last.outcome
-            and similarity(c.arg_tokens, toks) >= spec.trigger.similarity]  # fmt: skip
+    same = [
+        c
+        for c in win
+        if c.tool == last.tool
+        and c.outcome == last.outcome
+        and similarity(c.arg_tokens, toks) >= spec.trigger.similarity
+    ]
     stage = _stage(spec, len(same))
     if stage is None:
         return None
     what = f"{last.tool} on {last.target}" if last.target else last.tool
-    return Detection(spec.id, stage, len(same), spec.trigger.threshold,
-                     f"{last.tool}:{short_hash(last.args)}", last.tool, last.target,
-                     first_error(last) if last.failed else "",
-                     f"{what} was called {len(same)} times in the last {len(win)} calls with "
-                     "near-identical arguments and the same result")  # fmt: skip
+    return Detection(
+        spec.id,
+        stage,
+        len(same),
+        spec.trigger.threshold,
+        f"{last.tool}:{short_hash(last.args)}",
+        last.tool,
+        last.target,
+        first_error(last) if last.failed else "",
+        f"{what} was called {len(same)} times in the last {len(win)} calls with "
+        "near-identical arguments and the same result",
+    )
 
 
 def repeated_error(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | None:
@@ -96,10 +114,17 @@ def repeated_error(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | 
     if stage is None:
         return None
     error = first_error(last)
-    return Detection(spec.id, stage, len(same), spec.trigger.threshold, f"err:{last.error_sig}",
-                     last.tool, last.target, error,
-                     f'the same error came back {len(same)} times in the last {len(win)} calls: '
-                     f'"{error}"')  # fmt: skip
+    return Detection(
+        spec.id,
+        stage,
+        len(same),
+        spec.trigger.threshold,
+        f"err:{last.error_sig}",
+        last.tool,
+        last.target,
+        error,
+        f'the same error came back {len(same)} times in the last {len(win)} calls: "{error}"',
+    )
 
 
 def sequence(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | None:
@@ -122,10 +147,18 @@ def sequence(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | None:
     if stage is None:
         return None
     last = win[-1]
-    return Detection(spec.id, stage, matched, len(steps), f"seq:{spec.id}", last.tool,
-                     last.target, first_error(last) if last.failed else "",
-                     f"{matched} of the {len(steps)} steps of '{spec.name}' just happened in "
-                     f"order: {spec.description}")  # fmt: skip
+    return Detection(
+        spec.id,
+        stage,
+        matched,
+        len(steps),
+        f"seq:{spec.id}",
+        last.tool,
+        last.target,
+        first_error(last) if last.failed else "",
+        f"{matched} of the {len(steps)} steps of '{spec.name}' just happened in "
+        f"order: {spec.description}",
+    )
 
 
 def rapid_retry(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | None:
@@ -147,12 +180,19 @@ def rapid_retry(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | Non
     stage = _stage(spec, len(chain))
     if stage is None:
         return None
-    return Detection(spec.id, stage, len(chain), spec.trigger.threshold,
-                     f"retry:{last.tool}:{short_hash(last.args)}", last.tool, last.target,
-                     first_error(last),
-                     f"{last.tool} on {last.target or 'the same input'} failed {len(chain)} "
-                     f"times in a row, each retry under {spec.trigger.max_gap_seconds:.0f} s "
-                     "after the last, with nothing changed in between")  # fmt: skip
+    return Detection(
+        spec.id,
+        stage,
+        len(chain),
+        spec.trigger.threshold,
+        f"retry:{last.tool}:{short_hash(last.args)}",
+        last.tool,
+        last.target,
+        first_error(last),
+        f"{last.tool} on {last.target or 'the same input'} failed {len(chain)} "
+        f"times in a row, each retry under {spec.trigger.max_gap_seconds:.0f} s "
+        "after the last, with nothing changed in between",
+    )
 
 
 DETECTORS: dict[str, Callable[[Sequence[ToolCall], PatternSpec], Detection | None]] = {

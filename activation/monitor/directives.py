@@ -40,8 +40,14 @@ class Directive:
     line: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "text": self.text, "section": self.section,
-                "source": self.source, "scope": self.scope, "line": self.line}  # fmt: skip
+        return {
+            "id": self.id,
+            "text": self.text,
+            "section": self.section,
+            "source": self.source,
+            "scope": self.scope,
+            "line": self.line,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +62,9 @@ def _clean(text: str) -> str:
     return " ".join(_MD.sub("", text).split())[:MAX_DIRECTIVE_CHARS]
 
 
-def parse_directives(text: str, source: str = "CLAUDE.md", scope: str = "project"
-                     ) -> list[Directive]:  # fmt: skip
+def parse_directives(
+    text: str, source: str = "CLAUDE.md", scope: str = "project"
+) -> list[Directive]:
     """Bullets and paragraphs of a markdown file, each with its heading path."""
     out: list[Directive] = []
     headings: list[str] = []
@@ -70,8 +77,11 @@ def parse_directives(text: str, source: str = "CLAUDE.md", scope: str = "project
         body = _clean(" ".join(current))
         if len(body) >= 3:
             section = " › ".join(h for h in headings if h)
-            out.append(Directive(f"{scope}-{short_hash(section + body)[:8]}", body, section,
-                                 source, scope, start))  # fmt: skip
+            out.append(
+                Directive(
+                    f"{scope}-{short_hash(section + body)[:8]}", body, section, source, scope, start
+                )
+            )
         current.clear()
 
     for no, raw in enumerate(text.splitlines(), 1):
@@ -88,8 +98,11 @@ def parse_directives(text: str, source: str = "CLAUDE.md", scope: str = "project
         if m := _HEADING.match(line):
             flush()
             level = len(m.group(1))
-            headings = [*headings[: level - 1], *[""] * max(0, level - 1 - len(headings)),
-                        _clean(m.group(2))]  # fmt: skip
+            headings = [
+                *headings[: level - 1],
+                *[""] * max(0, level - 1 - len(headings)),
+                _clean(m.group(2)),
+            ]
             continue
         if not line.strip() or _IMPORT.match(line.strip()):
             flush()
@@ -117,8 +130,7 @@ def imports_of(text: str) -> list[str]:
     return found
 
 
-def load_directives(files: Iterable[tuple[str, Path]], home: Path | None = None
-                    ) -> list[Directive]:  # fmt: skip
+def load_directives(files: Iterable[tuple[str, Path]], home: Path | None = None) -> list[Directive]:
     """Directives of every existing (scope, path), following ``@imports`` a few levels deep."""
     out: list[Directive] = []
     seen: set[Path] = set()
@@ -136,8 +148,9 @@ def load_directives(files: Iterable[tuple[str, Path]], home: Path | None = None
         if depth < MAX_IMPORT_DEPTH:
             for ref in imports_of(text):
                 target = Path(home, ref[2:]) if ref.startswith("~/") and home else Path(ref)
-                visit(scope, target if target.is_absolute() else resolved.parent / target,
-                      depth + 1)  # fmt: skip
+                visit(
+                    scope, target if target.is_absolute() else resolved.parent / target, depth + 1
+                )
 
     for scope, path in files:
         visit(scope, path, 0)
@@ -150,9 +163,11 @@ def claude_md_files(project_dir: Path | None, home: Path | None) -> list[tuple[s
     if home is not None:
         files.append(("home", home / ".claude" / "CLAUDE.md"))
     if project_dir is not None:
-        files += [("project", project_dir / "CLAUDE.md"),
-                  ("project", project_dir / ".claude" / "CLAUDE.md"),
-                  ("local", project_dir / "CLAUDE.local.md")]  # fmt: skip
+        files += [
+            ("project", project_dir / "CLAUDE.md"),
+            ("project", project_dir / ".claude" / "CLAUDE.md"),
+            ("local", project_dir / "CLAUDE.local.md"),
+        ]
     return files
 
 

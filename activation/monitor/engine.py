@@ -69,17 +69,29 @@ class Observation:
             "reminder": self.reminder.text if self.reminder else None,
             "intervention_id": self.reminder.intervention_id if self.reminder else None,
             "directive_id": self.reminder.directive_id if self.reminder else None,
-            "settled_outcomes": [{"pattern_id": s.pattern_id, "intervention_id":
-                                  s.intervention_id, "worked": s.worked} for s in self.settled],
+            "settled_outcomes": [
+                {
+                    "pattern_id": s.pattern_id,
+                    "intervention_id": s.intervention_id,
+                    "worked": s.worked,
+                }
+                for s in self.settled
+            ],
             "notes": list(self.notes),
-        }  # fmt: skip
+        }
 
 
-def choose_directive(directives: Sequence[Directive], spec: PatternSpec, detection: Detection,
-                     embedder: Any = None) -> DirectiveMatch | None:  # fmt: skip
+def choose_directive(
+    directives: Sequence[Directive], spec: PatternSpec, detection: Detection, embedder: Any = None
+) -> DirectiveMatch | None:
     context = f"{spec.name} {detection.tool} {detection.target} {detection.error}"
-    found = match_directives(directives, spec.keywords, context, embedder=embedder,
-                             description=f"{spec.name}. {spec.description}")  # fmt: skip
+    found = match_directives(
+        directives,
+        spec.keywords,
+        context,
+        embedder=embedder,
+        description=f"{spec.name}. {spec.description}",
+    )
     return found[0] if found else None
 
 
@@ -105,8 +117,13 @@ class Monitor:
             self._ledger = self._ledger_factory()
         return self._ledger
 
-    def observe(self, session: SessionLog, call: ToolCall, context: str = "global",
-                profile: Mapping[str, frozenset[str]] | None = None) -> Observation:  # fmt: skip
+    def observe(
+        self,
+        session: SessionLog,
+        call: ToolCall,
+        context: str = "global",
+        profile: Mapping[str, frozenset[str]] | None = None,
+    ) -> Observation:
         """``profile`` (project_profile) limits the patterns to those whose context_filters
         match the project; without it every pattern applies."""
         notes: list[str] = []
@@ -132,30 +149,63 @@ class Monitor:
                 state["last_alert_n"] = n
                 if alert.stage in (LOOP, KNOWN):
                     state["shown"][f"{key}|warning"] = n
-                pending = [*state.get("pending", []), {
-                    "pattern_id": spec.id, "intervention_id": reminder.intervention_id,
-                    "signature": alert.signature, "n": n, "relation_id": shown_id,
-                    "context": context}][-MAX_PENDING:]  # fmt: skip
+                pending = [
+                    *state.get("pending", []),
+                    {
+                        "pattern_id": spec.id,
+                        "intervention_id": reminder.intervention_id,
+                        "signature": alert.signature,
+                        "n": n,
+                        "relation_id": shown_id,
+                        "context": context,
+                    },
+                ][-MAX_PENDING:]
                 state["pending"] = pending
-                state["alerts"] = [*state.get("alerts", []), {
-                    **alert.to_json(), "ts": call.ts, "intervention_id":
-                    reminder.intervention_id, "context": context}][-MAX_ALERTS_KEPT:]  # fmt: skip
-                if known is not None and alert.signature.startswith("err:") \
-                        and alert.stage == LOOP:  # fmt: skip
-                    known.record(alert.signature, pattern_id=spec.id, error=alert.error,
-                                 session=session.session_id, context=context, now=call.ts)
+                state["alerts"] = [
+                    *state.get("alerts", []),
+                    {
+                        **alert.to_json(),
+                        "ts": call.ts,
+                        "intervention_id": reminder.intervention_id,
+                        "context": context,
+                    },
+                ][-MAX_ALERTS_KEPT:]
+                if known is not None and alert.signature.startswith("err:") and alert.stage == LOOP:
+                    known.record(
+                        alert.signature,
+                        pattern_id=spec.id,
+                        error=alert.error,
+                        session=session.session_id,
+                        context=context,
+                        now=call.ts,
+                    )
             state["last_ts"] = call.ts
             session.write_state(state)
         for s in settled:
-            self._learn(lambda led, s=s: led.record_outcome(
-                self.patterns.get(s.pattern_id), s.intervention_id, None, s.worked,
-                inferred=True, relation_id=s.relation_id, now=call.ts), notes)  # fmt: skip
-        return Observation(call, tuple(detections), reminder, alert, tuple(settled),
-                           tuple(notes))  # fmt: skip
+            self._learn(
+                lambda led, s=s: led.record_outcome(
+                    self.patterns.get(s.pattern_id),
+                    s.intervention_id,
+                    None,
+                    s.worked,
+                    inferred=True,
+                    relation_id=s.relation_id,
+                    now=call.ts,
+                ),
+                notes,
+            )
+        return Observation(call, tuple(detections), reminder, alert, tuple(settled), tuple(notes))
 
     # -- steps ---------------------------------------------------------------------------------
-    def _known_error(self, state: dict[str, Any], known: KnownErrors, patterns: PatternSet,
-                     call: ToolCall, session_id: str, n: int) -> Detection | None:  # fmt: skip
+    def _known_error(
+        self,
+        state: dict[str, Any],
+        known: KnownErrors,
+        patterns: PatternSet,
+        call: ToolCall,
+        session_id: str,
+        n: int,
+    ) -> Detection | None:
         """The first sight in this session of an error that looped in another one."""
         signature = f"err:{call.error_sig}"
         seen = state.setdefault("errors_seen", [])
@@ -170,13 +220,21 @@ class Monitor:
             return None
         error = first_error(call) or str(entry.get("error", ""))
         count = int(entry.get("count", 1))
-        return Detection(spec.id, KNOWN, count, spec.trigger.threshold, signature, call.tool,
-                         call.target, error,
-                         f'an error that looped in an earlier session ({count}x) is back: '
-                         f'"{error}"')  # fmt: skip
+        return Detection(
+            spec.id,
+            KNOWN,
+            count,
+            spec.trigger.threshold,
+            signature,
+            call.tool,
+            call.target,
+            error,
+            f'an error that looped in an earlier session ({count}x) is back: "{error}"',
+        )
 
-    def _settle(self, state: dict[str, Any], detections: Sequence[Detection], n: int
-                ) -> list[SettledOutcome]:  # fmt: skip
+    def _settle(
+        self, state: dict[str, Any], detections: Sequence[Detection], n: int
+    ) -> list[SettledOutcome]:
         again = {(d.pattern_id, d.signature) for d in detections}
         keep, settled = [], []
         for p in state.get("pending", []):
@@ -197,8 +255,9 @@ class Monitor:
         state["pending"] = keep
         return settled
 
-    def _pick(self, state: dict[str, Any], detections: Sequence[Detection], n: int
-              ) -> Detection | None:  # fmt: skip
+    def _pick(
+        self, state: dict[str, Any], detections: Sequence[Detection], n: int
+    ) -> Detection | None:
         shown = state.get("shown", {})
         recent_alert = n - int(state.get("last_alert_n", -(10**9))) < self.config.min_gap_calls
         for d in detections:
@@ -212,8 +271,15 @@ class Monitor:
             return d
         return None
 
-    def _remind(self, spec: PatternSpec, alert: Detection, context: str, session: SessionLog,
-                now: float, notes: list[str]) -> tuple[Reminder, str]:  # fmt: skip
+    def _remind(
+        self,
+        spec: PatternSpec,
+        alert: Detection,
+        context: str,
+        session: SessionLog,
+        now: float,
+        notes: list[str],
+    ) -> tuple[Reminder, str]:
         iv_id = spec.interventions[0].id
         ledger = self._safe_ledger(notes)
         if ledger is not None:
@@ -230,12 +296,24 @@ class Monitor:
         iv = spec.intervention(iv_id) or spec.interventions[0]
         reminder = render_reminder(alert, spec, iv, match, self.config.max_chars)
         shown_id = new_id()
-        self._learn(lambda led: (
-            led.record_occurrence(spec, context, alert.signature, alert.stage, now=now,
-                                  error=alert.error),
-            led.record_shown(spec, iv.id, context, signature=alert.signature,
-                             session=session.session_id, directive_id=reminder.directive_id,
-                             relation_id=shown_id, now=now)), notes)  # fmt: skip
+        self._learn(
+            lambda led: (
+                led.record_occurrence(
+                    spec, context, alert.signature, alert.stage, now=now, error=alert.error
+                ),
+                led.record_shown(
+                    spec,
+                    iv.id,
+                    context,
+                    signature=alert.signature,
+                    session=session.session_id,
+                    directive_id=reminder.directive_id,
+                    relation_id=shown_id,
+                    now=now,
+                ),
+            ),
+            notes,
+        )
         return reminder, shown_id
 
     def _safe_ledger(self, notes: list[str]) -> BehaviorLedger | None:

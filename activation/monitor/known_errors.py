@@ -38,17 +38,23 @@ class KnownErrors:
         entry = self._read().get(signature)
         return entry if isinstance(entry, dict) else None
 
-    def record(self, signature: str, *, pattern_id: str, error: str, session: str, context: str,
-               now: float) -> None:  # fmt: skip
+    def record(
+        self, signature: str, *, pattern_id: str, error: str, session: str, context: str, now: float
+    ) -> None:
         """Count one more loop of this error (best effort: a busy lock skips the update)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with FileLock(str(self.path.with_suffix(".lock")), timeout=2.0):
                 data = self._read()
                 old = data.get(signature) or {}
-                data[signature] = {"pattern_id": pattern_id, "error": error[:300],
-                                   "count": int(old.get("count", 0)) + 1, "session": session,
-                                   "context": context, "last_at": now}  # fmt: skip
+                data[signature] = {
+                    "pattern_id": pattern_id,
+                    "error": error[:300],
+                    "count": int(old.get("count", 0)) + 1,
+                    "session": session,
+                    "context": context,
+                    "last_at": now,
+                }
                 if len(data) > MAX_ENTRIES:
                     newest = sorted(data.items(), key=lambda kv: -float(kv[1].get("last_at", 0)))
                     data = dict(newest[:MAX_ENTRIES])

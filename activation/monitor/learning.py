@@ -61,9 +61,14 @@ class InterventionStats:
         return (self.worked + 1) / (self.worked + self.failed + 2)
 
     def to_json(self) -> dict[str, Any]:
-        return {"intervention_id": self.intervention_id, "shown": self.shown,
-                "worked": self.worked, "failed": self.failed, "pending": self.pending,
-                "effectiveness": self.rate}  # fmt: skip
+        return {
+            "intervention_id": self.intervention_id,
+            "shown": self.shown,
+            "worked": self.worked,
+            "failed": self.failed,
+            "pending": self.pending,
+            "effectiveness": self.rate,
+        }
 
 
 class BehaviorLedger:
@@ -74,41 +79,61 @@ class BehaviorLedger:
         self.store = store
 
     # -- records -------------------------------------------------------------------------------
-    def _ensure(self, mid: str, content: str, tags: Sequence[str], extra: dict[str, Any],
-                now: int) -> Memory:  # fmt: skip
+    def _ensure(
+        self, mid: str, content: str, tags: Sequence[str], extra: dict[str, Any], now: int
+    ) -> Memory:
         found = self.store.find(mid)
         if found is not None:
             return found
-        meta = MemoryMeta(tags=(TAG, *tags), source="behavior-monitor",
-                          extra={**extra, "core": True})  # fmt: skip
+        meta = MemoryMeta(
+            tags=(TAG, *tags), source="behavior-monitor", extra={**extra, "core": True}
+        )
         return self.store.put(Memory(mid, content, meta, created_at=now, last_used=now))
 
     def pattern_memory(self, spec: PatternSpec, now: int) -> Memory:
-        return self._ensure(f"bm.pattern.{spec.id}",
-                            f"Behaviour pattern '{spec.name}': {spec.description}",
-                            ["pattern", spec.id], {"monitor_kind": "pattern",
-                                                   "pattern_id": spec.id}, now)  # fmt: skip
+        return self._ensure(
+            f"bm.pattern.{spec.id}",
+            f"Behaviour pattern '{spec.name}': {spec.description}",
+            ["pattern", spec.id],
+            {"monitor_kind": "pattern", "pattern_id": spec.id},
+            now,
+        )
 
     def context_memory(self, context: str, now: int) -> Memory:
-        return self._ensure(f"bm.context.{context_slug(context)}",
-                            f"Context where assistant behaviour was monitored: {context}",
-                            ["context"], {"monitor_kind": "context", "context": context},
-                            now)  # fmt: skip
+        return self._ensure(
+            f"bm.context.{context_slug(context)}",
+            f"Context where assistant behaviour was monitored: {context}",
+            ["context"],
+            {"monitor_kind": "context", "context": context},
+            now,
+        )
 
     def intervention_memory(self, spec: PatternSpec, intervention_id: str, now: int) -> Memory:
         iv = spec.intervention(intervention_id)
         if iv is None:
-            raise InvalidInputError(f"pattern {spec.id!r} has no intervention "
-                                    f"{intervention_id!r}; known: "
-                                    f"{[i.id for i in spec.interventions]}")  # fmt: skip
-        return self._ensure(f"bm.intervention.{spec.id}.{iv.id}",
-                            f"Intervention '{iv.id}' for '{spec.name}': {iv.next_step}",
-                            ["intervention", spec.id], {"monitor_kind": "intervention",
-                            "pattern_id": spec.id, "intervention_id": iv.id}, now)  # fmt: skip
+            raise InvalidInputError(
+                f"pattern {spec.id!r} has no intervention "
+                f"{intervention_id!r}; known: "
+                f"{[i.id for i in spec.interventions]}"
+            )
+        return self._ensure(
+            f"bm.intervention.{spec.id}.{iv.id}",
+            f"Intervention '{iv.id}' for '{spec.name}': {iv.next_step}",
+            ["intervention", spec.id],
+            {"monitor_kind": "intervention", "pattern_id": spec.id, "intervention_id": iv.id},
+            now,
+        )
 
     # -- writes --------------------------------------------------------------------------------
-    def record_occurrence(self, spec: PatternSpec, context: str, signature: str, stage: str,
-                          now: float | None = None, error: str = "") -> Relation:  # fmt: skip
+    def record_occurrence(
+        self,
+        spec: PatternSpec,
+        context: str,
+        signature: str,
+        stage: str,
+        now: float | None = None,
+        error: str = "",
+    ) -> Relation:
         ts = int(time.time() if now is None else now)
         pattern = self.pattern_memory(spec, ts)
         ctx = self.context_memory(context, ts)
@@ -116,56 +141,90 @@ class BehaviorLedger:
         old = next((r for r in self.store.relations(pattern.id) if r.id == rid), None)
         meta = dict(old.metadata) if old else {"edge": OCCURS_IN, "context": context, "count": 0}
         sigs = [s for s in meta.get("signatures", []) if s != signature][-(MAX_SIGNATURES - 1) :]
-        meta.update(count=int(meta.get("count", 0)) + 1, last_at=ts, last_stage=stage,
-                    signatures=[*sigs, signature])  # fmt: skip
+        meta.update(
+            count=int(meta.get("count", 0)) + 1,
+            last_at=ts,
+            last_stage=stage,
+            signatures=[*sigs, signature],
+        )
         if error:  # normalised, so a later lookup by error text can match it loosely
             errors = [e for e in meta.get("errors", []) if e != normalize_text(error)[:200]]
             meta["errors"] = [*errors[-(MAX_SIGNATURES - 1) :], normalize_text(error)[:200]]
-        rel = Relation(rid, pattern.id, ctx.id, "related", 1.0, old.created_at if old else ts,
-                       meta)  # fmt: skip
+        rel = Relation(rid, pattern.id, ctx.id, "related", 1.0, old.created_at if old else ts, meta)
         return self.store.put_relation(rel)
 
-    def record_shown(self, spec: PatternSpec, intervention_id: str, context: str, *,
-                     signature: str = "", session: str = "", directive_id: str | None = None,
-                     relation_id: str | None = None, now: float | None = None
-                     ) -> Relation:  # fmt: skip
+    def record_shown(
+        self,
+        spec: PatternSpec,
+        intervention_id: str,
+        context: str,
+        *,
+        signature: str = "",
+        session: str = "",
+        directive_id: str | None = None,
+        relation_id: str | None = None,
+        now: float | None = None,
+    ) -> Relation:
         ts = int(time.time() if now is None else now)
         pattern = self.pattern_memory(spec, ts)
         iv = self.intervention_memory(spec, intervention_id, ts)
         self.context_memory(context, ts)
-        meta = {"edge": REMEDIED_BY, "context": context, "intervention_id": intervention_id,
-                "signature": signature, "session": session, "directive_id": directive_id,
-                "outcome": None, "inferred": False, "notes": ""}  # fmt: skip
+        meta = {
+            "edge": REMEDIED_BY,
+            "context": context,
+            "intervention_id": intervention_id,
+            "signature": signature,
+            "session": session,
+            "directive_id": directive_id,
+            "outcome": None,
+            "inferred": False,
+            "notes": "",
+        }
         rel = Relation(relation_id or new_id(), pattern.id, iv.id, "related", 0.5, ts, meta)
         return self.store.put_relation(rel)
 
-    def record_outcome(self, spec: PatternSpec, intervention_id: str, context: str | None,
-                       worked: bool, *, notes: str = "", inferred: bool = False,
-                       relation_id: str | None = None, now: float | None = None
-                       ) -> Relation:  # fmt: skip
+    def record_outcome(
+        self,
+        spec: PatternSpec,
+        intervention_id: str,
+        context: str | None,
+        worked: bool,
+        *,
+        notes: str = "",
+        inferred: bool = False,
+        relation_id: str | None = None,
+        now: float | None = None,
+    ) -> Relation:
         """Mark a showing worked/failed. A model's report overrides an inferred outcome, never
         the other way round; with no showing on record, one is recorded with its outcome."""
         ts = int(time.time() if now is None else now)
         shown = self.showings(spec.id, intervention_id=intervention_id, context=context)
         target = next((r for r in shown if r.id == relation_id), None) if relation_id else None
         if target is None and not inferred:
-            open_ = [r for r in shown if r.metadata.get("outcome") is None
-                     or r.metadata.get("inferred")]  # fmt: skip
+            open_ = [
+                r for r in shown if r.metadata.get("outcome") is None or r.metadata.get("inferred")
+            ]
             target = open_[-1] if open_ else None
         if target is not None and inferred and target.metadata.get("outcome") is not None:
             return target  # the model already said; inference does not overrule it
         if target is None:
             target = self.record_shown(spec, intervention_id, context or "global", now=ts)
-        meta = {**target.metadata, "outcome": WORKED if worked else FAILED, "inferred": inferred,
-                "decided_at": ts}  # fmt: skip
+        meta = {
+            **target.metadata,
+            "outcome": WORKED if worked else FAILED,
+            "inferred": inferred,
+            "decided_at": ts,
+        }
         if notes:
             meta["notes"] = " ".join(notes.split())[:MAX_NOTES]
-        return self.store.put_relation(replace(target, metadata=meta,
-                                               strength=1.0 if worked else 0.1))  # fmt: skip
+        return self.store.put_relation(
+            replace(target, metadata=meta, strength=1.0 if worked else 0.1)
+        )
 
     # -- reads ---------------------------------------------------------------------------------
-    def showings(self, pattern_id: str, *, intervention_id: str | None = None,
-                 context: str | None = None) -> list[Relation]:  # fmt: skip
+    def showings(
+        self, pattern_id: str, *, intervention_id: str | None = None, context: str | None = None
+    ) -> list[Relation]:
         pid = f"bm.pattern.{pattern_id}"
         if self.store.find(pid) is None:
             return []
@@ -187,8 +246,9 @@ class BehaviorLedger:
             return []
         return [r for r in self.store.relations(pid) if r.metadata.get("edge") == OCCURS_IN]
 
-    def effectiveness(self, spec: PatternSpec, context: str | None = None
-                      ) -> list[InterventionStats]:  # fmt: skip
+    def effectiveness(
+        self, spec: PatternSpec, context: str | None = None
+    ) -> list[InterventionStats]:
         """Per intervention of ``spec`` (declaration order), in ``context`` or everywhere."""
         shown = self.showings(spec.id, context=context)
         out = []
@@ -208,8 +268,10 @@ class BehaviorLedger:
 
     def best_intervention(self, spec: PatternSpec, context: str) -> tuple[str, str]:
         """(intervention id, why): by history in this context, else everywhere, else first."""
-        for scope, stats in (("this context", self.effectiveness(spec, context)),
-                             ("all contexts", self.effectiveness(spec))):  # fmt: skip
+        for scope, stats in (
+            ("this context", self.effectiveness(spec, context)),
+            ("all contexts", self.effectiveness(spec)),
+        ):
             if any(s.worked + s.failed for s in stats):
                 best = max(stats, key=lambda s: s.expected)  # max keeps the first on ties
                 return best.intervention_id, (

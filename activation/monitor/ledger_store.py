@@ -41,11 +41,7 @@ def open_ledger(storage_path: str | os.PathLike[str]) -> BehaviorLedger:
 
 def is_monitor_memory(memory: Memory) -> bool:
     """A record the monitor wrote: its id prefix, its tag and its source all say so."""
-    return (
-        memory.id.startswith(ID_PREFIX)
-        and TAG in memory.tags
-        and memory.meta.source == TAG
-    )
+    return memory.id.startswith(ID_PREFIX) and TAG in memory.tags and memory.meta.source == TAG
 
 
 def is_monitor_record(record: dict[str, object]) -> bool:
@@ -80,8 +76,12 @@ def move_monitor_records(user_store: MemoryStore, ledger_store: MemoryStore) -> 
     make one) is dropped with the record, the user memory itself is untouched."""
     found = monitor_memories(user_store)
     ids = {m.id for m in found}
-    relations = {r.id: r for m in found for r in user_store.relations(m.id)
-                 if r.from_memory_id in ids and r.to_memory_id in ids}  # fmt: skip
+    relations = {
+        r.id: r
+        for m in found
+        for r in user_store.relations(m.id)
+        if r.from_memory_id in ids and r.to_memory_id in ids
+    }
     fresh = [m for m in found if ledger_store.find(m.id) is None]
     if fresh:
         ledger_store.put_many(fresh)

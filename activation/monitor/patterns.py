@@ -21,11 +21,30 @@ DETECTORS = ("repeated_call", "repeated_error", "sequence", "rapid_retry")
 OUTCOMES = ("any", "failure", "success")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 FAILURE_TEXT = re.compile(r"fail|error|✗|❌|exit (?:code|status) [1-9]", re.I)
-_TRIGGER_KEYS = {"detector", "threshold", "similarity", "ignore_tools", "tools", "steps",
-                 "reset_on", "max_gap_seconds"}  # fmt: skip
-_PATTERN_KEYS = {"id", "name", "description", "trigger", "window", "preventive", "keywords",
-                 "interventions", "intervention", "enabled", "priority",
-                 "context_filters"}  # fmt: skip
+_TRIGGER_KEYS = {
+    "detector",
+    "threshold",
+    "similarity",
+    "ignore_tools",
+    "tools",
+    "steps",
+    "reset_on",
+    "max_gap_seconds",
+}
+_PATTERN_KEYS = {
+    "id",
+    "name",
+    "description",
+    "trigger",
+    "window",
+    "preventive",
+    "keywords",
+    "interventions",
+    "intervention",
+    "enabled",
+    "priority",
+    "context_filters",
+}
 # What a pattern may be limited to (activation.monitor.project_profile detects both).
 FILTER_KEYS = ("repo_type", "language")
 
@@ -89,8 +108,10 @@ class PatternSpec:
     context_filters: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def applies_to(self, profile: Mapping[str, frozenset[str]]) -> bool:
-        return all(not profile.get(key) or bool(profile[key] & allowed)
-                   for key, allowed in self.context_filters)  # fmt: skip
+        return all(
+            not profile.get(key) or bool(profile[key] & allowed)
+            for key, allowed in self.context_filters
+        )
 
     def intervention(self, intervention_id: str) -> Intervention | None:
         return next((i for i in self.interventions if i.id == intervention_id), None)
@@ -111,18 +132,29 @@ class PatternSpec:
         if t.reset_on:
             trigger["reset_on"] = [_step_json(s) for s in t.reset_on]
         return {
-            "id": self.id, "name": self.name, "description": self.description,
-            "trigger": trigger, "window": {"calls": self.window_calls,
-                                           "seconds": self.window_seconds},
-            "preventive": self.preventive, "keywords": list(self.keywords),
-            "interventions": [{"id": i.id, "next_step": i.next_step,
-                               **({"expected_outcome": i.expected_outcome}
-                                  if i.expected_outcome else {})}
-                              for i in self.interventions],
-            "priority": self.priority, "source": self.source,
-            **({"context_filters": {k: sorted(v) for k, v in self.context_filters}}
-               if self.context_filters else {}),
-        }  # fmt: skip
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "trigger": trigger,
+            "window": {"calls": self.window_calls, "seconds": self.window_seconds},
+            "preventive": self.preventive,
+            "keywords": list(self.keywords),
+            "interventions": [
+                {
+                    "id": i.id,
+                    "next_step": i.next_step,
+                    **({"expected_outcome": i.expected_outcome} if i.expected_outcome else {}),
+                }
+                for i in self.interventions
+            ],
+            "priority": self.priority,
+            "source": self.source,
+            **(
+                {"context_filters": {k: sorted(v) for k, v in self.context_filters}}
+                if self.context_filters
+                else {}
+            ),
+        }
 
 
 def _step_json(step: StepMatcher) -> dict[str, str]:
@@ -186,8 +218,10 @@ def parse_pattern(raw: Any, source: str = "shipped") -> PatternSpec:
         raise PatternConfigError(f"{source}: each pattern must be a mapping")
     pid = raw.get("id")
     if not isinstance(pid, str) or not _ID.match(pid):
-        raise PatternConfigError(f"{source}: pattern id {pid!r} must be lower-case letters, "
-                                 "digits, '-' or '_' (at most 63)")  # fmt: skip
+        raise PatternConfigError(
+            f"{source}: pattern id {pid!r} must be lower-case letters, "
+            "digits, '-' or '_' (at most 63)"
+        )
     unknown = set(raw) - _PATTERN_KEYS
     if unknown:
         raise _fail(pid, f"unknown key(s) {sorted(unknown)}; known: {sorted(_PATTERN_KEYS)}")
@@ -202,8 +236,9 @@ def parse_pattern(raw: Any, source: str = "shipped") -> PatternSpec:
     if detector == "sequence" and len(steps) < 2:
         raise _fail(pid, "a sequence trigger needs at least two steps")
     default_threshold = len(steps) if detector == "sequence" else 3
-    threshold = int(_number(pid, trig.get("threshold", default_threshold), "trigger.threshold",
-                            2, 100))  # fmt: skip
+    threshold = int(
+        _number(pid, trig.get("threshold", default_threshold), "trigger.threshold", 2, 100)
+    )
     if detector == "sequence" and threshold != len(steps):
         raise _fail(pid, "a sequence's threshold is its number of steps; leave it out")
     trigger = Trigger(
@@ -214,9 +249,7 @@ def parse_pattern(raw: Any, source: str = "shipped") -> PatternSpec:
         ignore_tools=_names(pid, trig.get("ignore_tools"), "trigger.ignore_tools"),
         steps=steps,
         reset_on=tuple(_step(pid, s, "reset_on") for s in trig.get("reset_on") or ()),
-        max_gap_seconds=_number(
-            pid, trig.get("max_gap_seconds", 60), "max_gap_seconds", 1, 86_400
-        ),  # fmt: skip
+        max_gap_seconds=_number(pid, trig.get("max_gap_seconds", 60), "max_gap_seconds", 1, 86_400),
     )
     window = raw.get("window") or {}
     if not isinstance(window, Mapping) or set(window) - {"calls", "seconds"}:
@@ -245,8 +278,9 @@ def parse_pattern(raw: Any, source: str = "shipped") -> PatternSpec:
         outcome = item.get("expected_outcome") or ""
         if not isinstance(outcome, str):
             raise _fail(pid, f"intervention {item['id']!r}: expected_outcome must be text")
-        interventions.append(Intervention(item["id"], " ".join(item["next_step"].split()),
-                                          " ".join(outcome.split())))  # fmt: skip
+        interventions.append(
+            Intervention(item["id"], " ".join(item["next_step"].split()), " ".join(outcome.split()))
+        )
     keywords = raw.get("keywords") or []
     if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
         raise _fail(pid, "keywords must be a list of words")
@@ -277,8 +311,11 @@ def _filters(pid: str, raw: Any) -> tuple[tuple[str, frozenset[str]], ...]:
         if key not in raw:
             continue
         values = [raw[key]] if isinstance(raw[key], str) else raw[key]
-        if not isinstance(values, list) or not values or not all(
-                isinstance(v, str) and v for v in values):  # fmt: skip
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, str) and v for v in values)
+        ):
             raise _fail(pid, f"context_filters.{key} must be a name or a list of names")
         out.append((key, frozenset(v.lower() for v in values)))
     return tuple(out)

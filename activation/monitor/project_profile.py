@@ -27,10 +27,21 @@ LANGUAGE_MARKERS: dict[str, tuple[str, ...]] = {
     "swift": ("Package.swift",),
 }
 REPO_TYPE_MARKERS: dict[str, tuple[str, ...]] = {
-    "monorepo": ("pnpm-workspace.yaml", "lerna.json", "nx.json", "turbo.json", "go.work",
-                 "rush.json"),  # fmt: skip
-    "service": ("Dockerfile", "docker-compose.yml", "docker-compose.yaml", "compose.yaml",
-                "Procfile"),  # fmt: skip
+    "monorepo": (
+        "pnpm-workspace.yaml",
+        "lerna.json",
+        "nx.json",
+        "turbo.json",
+        "go.work",
+        "rush.json",
+    ),
+    "service": (
+        "Dockerfile",
+        "docker-compose.yml",
+        "docker-compose.yaml",
+        "compose.yaml",
+        "Procfile",
+    ),
     "infrastructure": ("main.tf", "terragrunt.hcl", "Chart.yaml", "Pulumi.yaml"),
     "docs": ("mkdocs.yml", "docusaurus.config.js", "book.toml"),
 }

@@ -40,8 +40,12 @@ def _fill(template: str, detection: Detection) -> str:
     if not detection.error.strip():
         template = _QUOTED_ERROR.sub("the error", template).replace("{error}", "the error")
         template = template[:1].upper() + template[1:]
-    values = _Blank(tool=detection.tool or "the tool", target=detection.target or "the same input",
-                    count=str(detection.count), error=_clip(detection.error, 120))  # fmt: skip
+    values = _Blank(
+        tool=detection.tool or "the tool",
+        target=detection.target or "the same input",
+        count=str(detection.count),
+        error=_clip(detection.error, 120),
+    )
     return template.format_map(values)
 
 
@@ -64,11 +68,15 @@ def render_reminder(
     if detection.stage == LOOP:
         head = f"cortexgraph behaviour monitor: loop detected ({spec.name})."
     elif detection.stage == KNOWN:
-        head = (f"cortexgraph behaviour monitor: known problem ({spec.name}); this error looped "
-                "in an earlier session, so act before it loops again.")  # fmt: skip
+        head = (
+            f"cortexgraph behaviour monitor: known problem ({spec.name}); this error looped "
+            "in an earlier session, so act before it loops again."
+        )
     else:
-        head = (f"cortexgraph behaviour monitor: early warning ({spec.name}); one more repeat "
-                "and this is a loop.")  # fmt: skip
+        head = (
+            f"cortexgraph behaviour monitor: early warning ({spec.name}); one more repeat "
+            "and this is a loop."
+        )
     lines = [head, "Seen: " + _clip(detection.summary, 260) + "."]
     if match is not None:
         d = match.directive
@@ -76,11 +84,17 @@ def render_reminder(
         lines.append(f'Your rule ({_clip(where, 80)}): "{_clip(d.text, 300)}"')
     lines.append("Next step: " + _clip(next_step_text(intervention, detection), 360))
     lines.append("Expected outcome: " + _clip(expected_outcome_text(intervention, detection), 200))
-    lines.append(f"Afterwards, call report_outcome(pattern_id='{spec.id}', "
-                 f"intervention_id='{intervention.id}', worked=true|false).")  # fmt: skip
+    lines.append(
+        f"Afterwards, call report_outcome(pattern_id='{spec.id}', "
+        f"intervention_id='{intervention.id}', worked=true|false)."
+    )
     text = "\n".join(lines)
-    return Reminder(spec.id, intervention.id, match.directive.id if match else None,
-                    text if len(text) <= max_chars else text[: max_chars - 1] + "…")  # fmt: skip
+    return Reminder(
+        spec.id,
+        intervention.id,
+        match.directive.id if match else None,
+        text if len(text) <= max_chars else text[: max_chars - 1] + "…",
+    )
 
 
 __all__ = ["MAX_CHARS", "Reminder", "expected_outcome_text", "next_step_text", "render_reminder"]

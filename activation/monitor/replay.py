@@ -40,19 +40,29 @@ def load_session(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def replay(session: Mapping[str, Any], monitor: Monitor, directory: Path,
-           context: str = "replay", start: float = START_TS) -> Replay:  # fmt: skip
+def replay(
+    session: Mapping[str, Any],
+    monitor: Monitor,
+    directory: Path,
+    context: str = "replay",
+    start: float = START_TS,
+) -> Replay:
     """Feed every call of ``session`` to ``monitor`` with a session log under ``directory``."""
     log = SessionLog(directory, str(session.get("name", "session")))
     ts = start
     out = []
     for raw in session["calls"]:
         ts += float(raw.get("dt", 10))
-        call = make_call(raw["tool"], raw.get("input") or {}, raw.get("response"), ts=ts,
-                         error=raw.get("error"))  # fmt: skip
+        call = make_call(
+            raw["tool"], raw.get("input") or {}, raw.get("response"), ts=ts, error=raw.get("error")
+        )
         out.append(monitor.observe(log, call, context))
-    return Replay(str(session.get("name")), str(session.get("expect")),
-                  tuple(session.get("expected_patterns", ())), tuple(out))  # fmt: skip
+    return Replay(
+        str(session.get("name")),
+        str(session.get("expect")),
+        tuple(session.get("expected_patterns", ())),
+        tuple(out),
+    )
 
 
 __all__ = ["START_TS", "Replay", "load_session", "replay"]

@@ -80,6 +80,14 @@ def run_cli(fn: Callable[[], Any]) -> Any:
 
 
 __all__ = [
-    "JsonOpt", "StorageOpt", "VaultOpt", "cli_errors", "err", "open_cli_store", "out",
-    "print_json", "read_tracker", "settings_for",
-]  # fmt: skip
+    "JsonOpt",
+    "StorageOpt",
+    "VaultOpt",
+    "cli_errors",
+    "err",
+    "open_cli_store",
+    "out",
+    "print_json",
+    "read_tracker",
+    "settings_for",
+]

@@ -53,9 +53,15 @@ def _last_run(storage: Path) -> dict[str, Any] | None:
 
 def _record_run(storage: Path, report: Any, finished: float) -> None:
     data = report.to_json()
-    record = {"finished_at": finished, "dry_run": False, "agents": data["agents"],
-              "total_seconds": data["total_seconds"], "seconds": data["seconds"],
-              "summaries": data["summaries"], "notes": data["notes"]}  # fmt: skip
+    record = {
+        "finished_at": finished,
+        "dry_run": False,
+        "agents": data["agents"],
+        "total_seconds": data["total_seconds"],
+        "seconds": data["seconds"],
+        "summaries": data["summaries"],
+        "notes": data["notes"],
+    }
     with (storage / RUNS_FILE).open("a", encoding="utf-8") as f:
         f.write(json.dumps(record) + "\n")
 
@@ -70,8 +76,10 @@ def run(
     scheduled: Annotated[
         bool, typer.Option("--scheduled", help="run only if the last run is older")
     ] = False,
-    interval_hours: Annotated[float | None, typer.Option(
-        help="with --scheduled (default: CORTEXGRAPH_CONSOLIDATION_INTERVAL, 3600 s)")] = None,
+    interval_hours: Annotated[
+        float | None,
+        typer.Option(help="with --scheduled (default: CORTEXGRAPH_CONSOLIDATION_INTERVAL, 3600 s)"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     storage_path: StoragePath = None,
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault (LTM)")] = None,
@@ -89,19 +97,30 @@ def run(
     try:
         settings = _settings(storage_path, vault)
         if scheduled:
-            hours = interval_hours if interval_hours is not None else (
-                settings.consolidation_interval / 3600)  # fmt: skip
+            hours = (
+                interval_hours
+                if interval_hours is not None
+                else (settings.consolidation_interval / 3600)
+            )
             last = _last_run(settings.storage_path)
             age = time.time() - last["finished_at"] if last else None
             if age is not None and age < hours * 3600:
-                _say(as_json, {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago "
-                                                          f"(< {hours:g} h)"})  # fmt: skip
+                _say(
+                    as_json,
+                    {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago (< {hours:g} h)"},
+                )
                 return
         report = run_with_progress(
-            settings, dry_run=dry_run, agents=agent, merge_mode=merge_mode, gc=gc,
-            use_embeddings=not no_embeddings, task_runner=task_runner, quiet=as_json,
+            settings,
+            dry_run=dry_run,
+            agents=agent,
+            merge_mode=merge_mode,
+            gc=gc,
+            use_embeddings=not no_embeddings,
+            task_runner=task_runner,
+            quiet=as_json,
             dask_address=dask_address,
-        )  # fmt: skip
+        )
         if not dry_run:
             _record_run(settings.storage_path, report, time.time())
     except CortexGraphError as exc:
@@ -131,27 +150,51 @@ def run_with_progress(
 
     chosen = select_agents(agents)
     if quiet:
-        return run_pipeline(settings, dry_run=dry_run, agents=chosen, merge_mode=merge_mode,
-                            gc=gc, use_embeddings=use_embeddings, task_runner=task_runner,
-                            dask_address=dask_address)  # fmt: skip
+        return run_pipeline(
+            settings,
+            dry_run=dry_run,
+            agents=chosen,
+            merge_mode=merge_mode,
+            gc=gc,
+            use_embeddings=use_embeddings,
+            task_runner=task_runner,
+            dask_address=dask_address,
+        )
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     console = console or Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total} agents"), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:  # fmt: skip
-        bar = progress.add_task("consolidating" + (" (dry run)" if dry_run else ""),
-                                total=len(chosen))  # fmt: skip
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} agents"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+        bar = progress.add_task(
+            "consolidating" + (" (dry run)" if dry_run else ""), total=len(chosen)
+        )
 
         def on_step(name: str, report: Any, seconds: float) -> None:
             progress.advance(bar)
-            progress.console.print(f"[green]✓[/] {name:<10} {seconds:6.2f} s  "
-                                   f"{report.table().summary}", highlight=False)  # fmt: skip
+            progress.console.print(
+                f"[green]✓[/] {name:<10} {seconds:6.2f} s  {report.table().summary}",
+                highlight=False,
+            )
 
-        return run_pipeline(settings, dry_run=dry_run, agents=chosen, merge_mode=merge_mode,
-                            gc=gc, use_embeddings=use_embeddings, task_runner=task_runner,
-                            on_step=on_step, dask_address=dask_address)  # fmt: skip
+        return run_pipeline(
+            settings,
+            dry_run=dry_run,
+            agents=chosen,
+            merge_mode=merge_mode,
+            gc=gc,
+            use_embeddings=use_embeddings,
+            task_runner=task_runner,
+            on_step=on_step,
+            dask_address=dask_address,
+        )
 
 
 def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) -> None:
@@ -187,8 +230,10 @@ def status(ctx: typer.Context) -> None:
         typer.echo(f"no consolidation has run on {settings.storage_path} yet")
         return
     ago = (time.time() - last["finished_at"]) / 3600
-    typer.echo(f"last run {ago:.2f} h ago, {last['total_seconds']:.2f} s, agents "
-               f"{', '.join(last['agents'])}")  # fmt: skip
+    typer.echo(
+        f"last run {ago:.2f} h ago, {last['total_seconds']:.2f} s, agents "
+        f"{', '.join(last['agents'])}"
+    )
     for name, summary in last["summaries"].items():
         typer.echo(f"  {name:<10} {summary}")
 

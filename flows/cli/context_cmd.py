@@ -35,8 +35,8 @@ def context(
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault")] = None,
 ) -> None:
     """Print the context memory_retrieve would send for QUERY (token count on stderr)."""
-    from cortexgraph.settings import load_settings
     from cortexgraph.retrieval.context import RetrievalFilters, memory_retrieve
+    from cortexgraph.settings import load_settings
     from cortexgraph.storage import open_store
     from cortexgraph.storage.errors import CortexGraphError
 
@@ -55,9 +55,16 @@ def context(
             from cortexgraph.storage.embeddings import default_embedder
 
             embedder = default_embedder()
-        result = memory_retrieve(store, query, budget, filters, ltm_index=index,
-                                 embedder=embedder, include_history=history,
-                                 use_embeddings=embeddings and embedder is not None)  # fmt: skip
+        result = memory_retrieve(
+            store,
+            query,
+            budget,
+            filters,
+            ltm_index=index,
+            embedder=embedder,
+            include_history=history,
+            use_embeddings=embeddings and embedder is not None,
+        )
     except CortexGraphError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -62,8 +62,10 @@ def _show_notes(console: Console, vault: Path, folder: str) -> None:
     """The promoted notes by title (the file names Obsidian shows), entity notes counted."""
     notes = sorted((vault / folder).glob("*.md")) if (vault / folder).is_dir() else []
     entities = list((vault / folder / "entities").glob("*.md"))
-    console.print(f"[bold]{len(notes)} notes[/] (and {len(entities)} entity notes) in the vault "
-                  f"{vault}", highlight=False)  # fmt: skip
+    console.print(
+        f"[bold]{len(notes)} notes[/] (and {len(entities)} entity notes) in the vault {vault}",
+        highlight=False,
+    )
     for note in notes[:10]:
         console.print(f"  • {note.stem}", highlight=False)
 
@@ -120,9 +122,11 @@ def demo(
         )
         for query in DEMO_QUERIES[:2]:
             hits = store.search(query, top_k=3, now=now)
-            _search_table(console, f"search: {query!r}", [
-                (f"{h.score:.2f}", "STM", h.memory.content) for h in hits
-            ])  # fmt: skip
+            _search_table(
+                console,
+                f"search: {query!r}",
+                [(f"{h.score:.2f}", "STM", h.memory.content) for h in hits],
+            )
 
         console.rule("consolidation (Prefect flow, in-process)")
         # The flow opens the store and the embedding cache itself and writes through them. Our
@@ -146,9 +150,11 @@ def demo(
         index = LTMIndex.open(settings.vault_path)
         query = DEMO_QUERIES[0]
         hits = search_unified(store, index, query, limit=5, now=time.time(), embedder=embedder)
-        _search_table(console, f"unified STM+LTM search: {query!r}", [
-            (f"{h.score:.2f}", h.source.upper(), h.preview or h.title) for h in hits
-        ])  # fmt: skip
+        _search_table(
+            console,
+            f"unified STM+LTM search: {query!r}",
+            [(f"{h.score:.2f}", h.source.upper(), h.preview or h.title) for h in hits],
+        )
         if not hits:  # never silently: name what the search saw
             raise CortexGraphError(
                 f"the unified search found nothing in {len(store)} memories and "

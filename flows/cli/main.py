@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from cortexgraph.process_env import prepare_process
 from cortexgraph.flows.cli import (
     analyze_cmd,
     context_cmd,
@@ -18,6 +17,7 @@ from cortexgraph.flows.cli import (
     vault_cmd,
     vault_refresh_cmd,
 )
+from cortexgraph.process_env import prepare_process
 
 app = typer.Typer(
     help="cortexgraph: temporal memory for AI assistants.",

@@ -36,9 +36,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 
 @app.callback()
 def _options(
-    storage_path: Annotated[Path | None, typer.Option(
-        "--storage-path", help="STM directory (default: CORTEXGRAPH_STORAGE_PATH).")] = None,
-) -> None:  # fmt: skip
+    storage_path: Annotated[
+        Path | None,
+        typer.Option("--storage-path", help="STM directory (default: CORTEXGRAPH_STORAGE_PATH)."),
+    ] = None,
+) -> None:
     _GLOBAL["storage_path"] = storage_path
 
 
@@ -81,14 +83,17 @@ def compaction_hint(store) -> dict:  # noqa: ANN001 - a JSONLStore
     compact writes: one JSON line per live record)."""
     from cortexgraph.storage.jsonl_lines import count_lines
 
-    files = [store.path / store.config.memories_filename,
-             store.path / store.config.relations_filename]  # fmt: skip
+    files = [
+        store.path / store.config.memories_filename,
+        store.path / store.config.relations_filename,
+    ]
     lines = sum(count_lines(f) for f in files)
     on_disk = sum(f.stat().st_size for f in files if f.is_file())
     records = [*store.list(), *store.relations()]
     live = len(records)
-    after = sum(len((json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8"))
-                for r in records)  # fmt: skip
+    after = sum(
+        len((json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8")) for r in records
+    )
     reclaim_lines, reclaim_bytes = max(0, lines - live), max(0, on_disk - after)
     return {
         "live_records": live,
@@ -97,9 +102,11 @@ def compaction_hint(store) -> dict:  # noqa: ANN001 - a JSONLStore
         "compact_would_reclaim_bytes": reclaim_bytes,
         "compaction_hint": (
             f"compact would drop {reclaim_lines:,} superseded or deleted line(s) and reclaim "
-            f"~{reclaim_bytes:,} bytes" if reclaim_lines else "nothing to compact"
+            f"~{reclaim_bytes:,} bytes"
+            if reclaim_lines
+            else "nothing to compact"
         ),
-    }  # fmt: skip
+    }
 
 
 @app.command()

@@ -35,9 +35,14 @@ STATUSES = [s.value for s in MemoryStatus]
 
 
 def _row(memory: Memory, score: float | None = None) -> dict[str, Any]:
-    data = {"id": memory.id, "content": memory.content, "tags": list(memory.tags),
-            "status": memory.status.value, "use_count": memory.use_count,
-            "last_used": memory.last_used}  # fmt: skip
+    data = {
+        "id": memory.id,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "status": memory.status.value,
+        "use_count": memory.use_count,
+        "last_used": memory.last_used,
+    }
     if score is not None:
         data["score"] = round(score, 4)
     return data
@@ -57,11 +62,12 @@ def search(
     query: Annotated[str, typer.Argument(help="what to look for")],
     tag: Annotated[list[str] | None, typer.Option("--tag", help="only with this tag")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 10,
-    embeddings: Annotated[bool, typer.Option("--embeddings/--no-embeddings",
-                                             help="semantic similarity (MiniLM)")] = True,
+    embeddings: Annotated[
+        bool, typer.Option("--embeddings/--no-embeddings", help="semantic similarity (MiniLM)")
+    ] = True,
     storage_path: StorageOpt = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Search short-term memories (BM25 + MiniLM, re-ranked by decay)."""
     with cli_errors():
         store = open_cli_store(settings_for(storage_path), embeddings=embeddings)
@@ -72,17 +78,19 @@ def search(
 
 def list_memories(
     tag: Annotated[list[str] | None, typer.Option("--tag", help="only with this tag")] = None,
-    status: Annotated[str, typer.Option("--status", help=f"{' | '.join(STATUSES)} | all")]
-    = "active",
+    status: Annotated[
+        str, typer.Option("--status", help=f"{' | '.join(STATUSES)} | all")
+    ] = "active",
     limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
     storage_path: StorageOpt = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """List memories (live ones by default), most recently used first."""
     with cli_errors():
         if status != "all" and status not in STATUSES:
-            raise InvalidInputError(f"unknown status {status!r}; choose {', '.join(STATUSES)} "
-                                    "or all")  # fmt: skip
+            raise InvalidInputError(
+                f"unknown status {status!r}; choose {', '.join(STATUSES)} or all"
+            )
         store = open_cli_store(settings_for(storage_path))
         chosen = None if status == "all" else MemoryStatus(status)
         found = sorted(store.list(status=chosen, tags=tag), key=lambda m: (-m.last_used, m.id))
@@ -109,8 +117,10 @@ def show(
             if key not in ("id", "content"):
                 out.print(f"  {key}: {json.dumps(value, ensure_ascii=False)}", highlight=False)
         for r in rels:
-            out.print(f"  ↔ {r['relation_type']} {r['from_memory_id']} → {r['to_memory_id']}",
-                      highlight=False)  # fmt: skip
+            out.print(
+                f"  ↔ {r['relation_type']} {r['from_memory_id']} → {r['to_memory_id']}",
+                highlight=False,
+            )
 
 
 def editor_command() -> list[str]:
@@ -153,8 +163,10 @@ def edit(
         except OSError as exc:
             raise InvalidInputError(f"cannot start the editor ({exc}); set $EDITOR") from exc
         if done.returncode != 0:
-            raise InvalidInputError(f"the editor exited with {done.returncode}; nothing "
-                                    f"changed (your text is in {path})")  # fmt: skip
+            raise InvalidInputError(
+                f"the editor exited with {done.returncode}; nothing "
+                f"changed (your text is in {path})"
+            )
         text = path.read_text(encoding="utf-8")
         try:
             edited = parse_edited(text, original, store.config)
@@ -167,8 +179,9 @@ def edit(
         if as_json:
             print_json({"success": True, "changed": changed, "memory": edited.to_json()})
         else:
-            out.print(f"[green]✓[/] {memory_id} " + ("saved" if changed else "unchanged"),
-                      highlight=False)  # fmt: skip
+            out.print(
+                f"[green]✓[/] {memory_id} " + ("saved" if changed else "unchanged"), highlight=False
+            )
 
 
 __all__ = ["edit", "list_memories", "parse_edited", "search", "show"]

@@ -11,17 +11,18 @@ from cortexgraph.flows.cli.cli_common import StorageOpt, VaultOpt, cli_errors, e
 
 def serve(
     ui: Annotated[bool, typer.Option("--ui", help="serve the web view")] = False,
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0: any free port")]
-    = 8766,
-    embeddings: Annotated[bool, typer.Option("--embeddings/--no-embeddings",
-                                             help="semantic search (MiniLM)")] = True,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0: any free port")] = 8766,
+    embeddings: Annotated[
+        bool, typer.Option("--embeddings/--no-embeddings", help="semantic search (MiniLM)")
+    ] = True,
     storage_path: StorageOpt = None,
     vault: VaultOpt = None,
-) -> None:  # fmt: skip
+) -> None:
     """Serve the local web view on 127.0.0.1: search, graph, decay curves, reviews, runs."""
     if not ui:
-        err.print("choose what to serve: --ui (the web view); the MCP server is "
-                  "`cortexgraph-mcp --http`")  # fmt: skip
+        err.print(
+            "choose what to serve: --ui (the web view); the MCP server is `cortexgraph-mcp --http`"
+        )
         raise typer.Exit(2)
     import uvicorn
 
@@ -32,8 +33,11 @@ def serve(
         app = create_app(settings, use_embeddings=embeddings)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
-    err.print(f"cortexgraph web view on http://127.0.0.1:{port}/ (store {settings.storage_path}, "
-              f"vault {settings.vault_path}); Ctrl-C stops it", highlight=False)  # fmt: skip
+    err.print(
+        f"cortexgraph web view on http://127.0.0.1:{port}/ (store {settings.storage_path}, "
+        f"vault {settings.vault_path}); Ctrl-C stops it",
+        highlight=False,
+    )
     server.run()
 
 

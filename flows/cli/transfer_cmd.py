@@ -44,9 +44,12 @@ def export(
         if as_json:
             print_json({"success": True, "file": str(output), **counts})
         else:
-            out.print(f"[green]✓[/] exported {counts['memories']} memories, "
-                      f"{counts['relations']} relations, {counts['notes']} notes, "
-                      f"{counts['issues']} issues to {output}", highlight=False)  # fmt: skip
+            out.print(
+                f"[green]✓[/] exported {counts['memories']} memories, "
+                f"{counts['relations']} relations, {counts['notes']} notes, "
+                f"{counts['issues']} issues to {output}",
+                highlight=False,
+            )
 
 
 def import_(
@@ -90,17 +93,24 @@ def backup(
         if as_json:
             print_json({"success": True, "file": str(output), "files": n})
         else:
-            out.print(f"[green]✓[/] backed up {n} files of {settings.storage_path} to {output}",
-                      highlight=False)  # fmt: skip
+            out.print(
+                f"[green]✓[/] backed up {n} files of {settings.storage_path} to {output}",
+                highlight=False,
+            )
 
 
 def restore(
     source: Annotated[Path, typer.Argument(help="a .tar.gz made by `cortexgraph backup`")],
-    force: Annotated[bool, typer.Option("--force", help="replace a store that has memories "
-                                        "(its files are moved aside, not deleted)")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="replace a store that has memories (its files are moved aside, not deleted)",
+        ),
+    ] = False,
     storage_path: StorageOpt = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Put a backup back in place, locked meanwhile."""
     from cortexgraph.storage.backup import restore_store
 
@@ -111,8 +121,10 @@ def restore(
             print_json({"success": True, "files": n, "moved_aside": str(aside) if aside else None})
         else:
             where = f"; the previous files are in {aside}" if aside else ""
-            out.print(f"[green]✓[/] restored {n} files into {settings.storage_path}{where}",
-                      highlight=False)  # fmt: skip
+            out.print(
+                f"[green]✓[/] restored {n} files into {settings.storage_path}{where}",
+                highlight=False,
+            )
 
 
 __all__ = ["backup", "export", "import_", "restore"]

@@ -22,8 +22,9 @@ from cortexgraph.flows.cli.cli_common import (
     settings_for,
 )
 
-app = typer.Typer(help="Reverse an automatic change (merge, gc, archive, promotion).",
-                  no_args_is_help=True)  # fmt: skip
+app = typer.Typer(
+    help="Reverse an automatic change (merge, gc, archive, promotion).", no_args_is_help=True
+)
 IdArg = Annotated[str, typer.Argument(help="memory id")]
 
 
@@ -35,20 +36,26 @@ def _report(result: dict, as_json: bool) -> None:
 
 
 @app.command("merge")
-def undo_merge_cmd(merged_id: IdArg, storage_path: StorageOpt = None,
-                   as_json: JsonOpt = False) -> None:  # fmt: skip
+def undo_merge_cmd(
+    merged_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+) -> None:
     """Split a merged memory back into its sources (relations restored)."""
     from cortexgraph.agents.undo import undo_merge_of
 
     with cli_errors():
         store = open_cli_store(settings_for(storage_path))
-        _report(undo_merge_of(store, merged_id, now=time.time(),
-                              cause="cortexgraph undo merge").to_json(), as_json)  # fmt: skip
+        _report(
+            undo_merge_of(
+                store, merged_id, now=time.time(), cause="cortexgraph undo merge"
+            ).to_json(),
+            as_json,
+        )
 
 
 @app.command("gc")
-def undo_gc_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
-                as_json: JsonOpt = False) -> None:  # fmt: skip
+def undo_gc_cmd(
+    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+) -> None:
     """Bring back a memory gc archived (grace period) or deleted (from gc-removed.jsonl)."""
     from cortexgraph.agents.undo import restore_collected
     from cortexgraph.storage.graveyard import Graveyard
@@ -56,54 +63,78 @@ def undo_gc_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
     with cli_errors():
         settings = settings_for(storage_path)
         store = open_cli_store(settings)
-        result = restore_collected(store, Graveyard(settings.storage_path), memory_id,
-                                   now=time.time(), cause="cortexgraph undo gc")  # fmt: skip
+        result = restore_collected(
+            store,
+            Graveyard(settings.storage_path),
+            memory_id,
+            now=time.time(),
+            cause="cortexgraph undo gc",
+        )
         _report(result.to_json(), as_json)
 
 
 @app.command("archive")
-def undo_archive_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
-                     as_json: JsonOpt = False) -> None:  # fmt: skip
+def undo_archive_cmd(
+    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+) -> None:
     """Make an archived memory active again (same as `cortexgraph unarchive`)."""
     unarchive_cmd(memory_id, storage_path, as_json)
 
 
 @app.command("promote")
-def undo_promote_cmd(memory_id: IdArg, storage_path: StorageOpt = None, vault: VaultOpt = None,
-                     as_json: JsonOpt = False) -> None:  # fmt: skip
+def undo_promote_cmd(
+    memory_id: IdArg,
+    storage_path: StorageOpt = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Move a promoted memory's note to the vault's .trash/ (same as `cortexgraph unpromote`)."""
     unpromote_cmd(memory_id, storage_path, vault, as_json)
 
 
-def unarchive_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
-                  as_json: JsonOpt = False) -> None:  # fmt: skip
+def unarchive_cmd(
+    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+) -> None:
     """Make an archived memory active again."""
     from cortexgraph.agents.undo import unarchive
 
     with cli_errors():
         store = open_cli_store(settings_for(storage_path))
-        _report(unarchive(store, memory_id, now=time.time(),
-                          cause="cortexgraph unarchive").to_json(), as_json)  # fmt: skip
+        _report(
+            unarchive(store, memory_id, now=time.time(), cause="cortexgraph unarchive").to_json(),
+            as_json,
+        )
 
 
-def unpromote_cmd(memory_id: IdArg, storage_path: StorageOpt = None, vault: VaultOpt = None,
-                  as_json: JsonOpt = False) -> None:  # fmt: skip
+def unpromote_cmd(
+    memory_id: IdArg,
+    storage_path: StorageOpt = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Move a promoted memory's note to the vault's .trash/ and make the memory active again."""
     from cortexgraph.vault_sync.unpromote import unpromote_memory
 
     with cli_errors():
         settings = settings_for(storage_path, vault)
         store = open_cli_store(settings)
-        done = unpromote_memory(store, settings.vault_path, memory_id,
-                                folder=settings.ltm_promoted_folder, now=time.time(),
-                                cause="cortexgraph unpromote")  # fmt: skip
+        done = unpromote_memory(
+            store,
+            settings.vault_path,
+            memory_id,
+            folder=settings.ltm_promoted_folder,
+            now=time.time(),
+            cause="cortexgraph unpromote",
+        )
         where = f"note moved to {done.trashed_to}" if done.trashed_to else "no note was found"
-        _report({**done.to_json(), "detail": f"memory {memory_id} is active again; {where}"},
-                as_json)  # fmt: skip
+        _report(
+            {**done.to_json(), "detail": f"memory {memory_id} is active again; {where}"}, as_json
+        )
 
 
-def history_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
-                as_json: JsonOpt = False) -> None:  # fmt: skip
+def history_cmd(
+    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+) -> None:
     """Every change to a memory, with time and cause (store, gc and the issues' log)."""
     from cortexgraph.agents.history import history_of
     from cortexgraph.storage.graveyard import Graveyard
@@ -111,8 +142,12 @@ def history_cmd(memory_id: IdArg, storage_path: StorageOpt = None,
     with cli_errors():
         settings = settings_for(storage_path)
         store = open_cli_store(settings)
-        events = history_of(store, memory_id, tracker=read_tracker(settings),
-                            graveyard=Graveyard(settings.storage_path))  # fmt: skip
+        events = history_of(
+            store,
+            memory_id,
+            tracker=read_tracker(settings),
+            graveyard=Graveyard(settings.storage_path),
+        )
         if as_json:
             print_json({"memory_id": memory_id, "events": [e.to_json() for e in events]})
             return

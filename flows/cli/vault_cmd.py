@@ -165,12 +165,19 @@ def search(
         store = open_store(settings.storage_path, config=settings.store_config())
         idx = _open_index(settings) if settings.vault_path.is_dir() else None
         results = search_unified(
-            store, idx, query, tags=tag, limit=limit,
+            store,
+            idx,
+            query,
+            tags=tag,
+            limit=limit,
             stm_weight=settings.search_stm_weight if stm_weight is None else stm_weight,
             ltm_weight=settings.search_ltm_weight if ltm_weight is None else ltm_weight,
-            window_days=window_days, min_score=min_score, verbose=verbose, embedder=embedder,
+            window_days=window_days,
+            min_score=min_score,
+            verbose=verbose,
+            embedder=embedder,
             semantic_weight=settings.semantic_weight,
-        )  # fmt: skip
+        )
     except CortexGraphError as exc:
         raise _fail(exc) from exc
     if as_json:

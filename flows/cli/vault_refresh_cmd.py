@@ -17,8 +17,9 @@ from cortexgraph.flows.cli.cli_common import (
 )
 
 
-def refresh(storage_path: StorageOpt = None, vault: VaultOpt = None,
-            as_json: JsonOpt = False) -> None:  # fmt: skip
+def refresh(
+    storage_path: StorageOpt = None, vault: VaultOpt = None, as_json: JsonOpt = False
+) -> None:
     """Rename legacy-named notes to short titles and update their Related lists."""
     from cortexgraph.vault_sync import ObsidianNoteSink
     from cortexgraph.vault_sync.refresh import refresh_notes
@@ -29,8 +30,13 @@ def refresh(storage_path: StorageOpt = None, vault: VaultOpt = None,
         with ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder) as sink:
             report = refresh_notes(store, sink, now=time.time())
         if as_json:
-            print_json({"checked": report.checked, "renamed": report.renamed,
-                        "related_updated": report.related_updated})  # fmt: skip
+            print_json(
+                {
+                    "checked": report.checked,
+                    "renamed": report.renamed,
+                    "related_updated": report.related_updated,
+                }
+            )
             return
         out.print(f"[green]✓[/] {report.summary()}", highlight=False)
         for old, new in report.renamed:

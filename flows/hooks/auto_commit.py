@@ -52,10 +52,15 @@ def _line(mark: str, record: dict[str, Any]) -> str:
 
 
 def commit_message(kind: str, changes: RecordChanges, session: str) -> str:
-    head = (f"cortexgraph: {len(changes.added)} {kind} added, {len(changes.changed)} changed, "
-            f"{len(changes.deleted)} deleted")  # fmt: skip
-    lines = [*(_line("+", r) for r in changes.added), *(_line("~", r) for r in changes.changed),
-             *(_line("-", r) for r in changes.deleted)]  # fmt: skip
+    head = (
+        f"cortexgraph: {len(changes.added)} {kind} added, {len(changes.changed)} changed, "
+        f"{len(changes.deleted)} deleted"
+    )
+    lines = [
+        *(_line("+", r) for r in changes.added),
+        *(_line("~", r) for r in changes.changed),
+        *(_line("-", r) for r in changes.deleted),
+    ]
     body = lines[:LISTED] + ([f"... and {len(lines) - LISTED} more"] if len(lines) > LISTED else [])
     footer = [f"Claude Code session {session}"] if session else []
     return "\n".join([head, "", *body, *([""] + footer if footer else [])])
@@ -86,8 +91,10 @@ def commit_store(storage_path: Path, config: StoreConfig, session: str = "") -> 
     done: list[str] = []
     lock.acquire()
     try:
-        for kind, name in (("memories", config.memories_filename),
-                           ("relations", config.relations_filename)):  # fmt: skip
+        for kind, name in (
+            ("memories", config.memories_filename),
+            ("relations", config.relations_filename),
+        ):
             path = storage_path / name
             if not path.exists():
                 continue

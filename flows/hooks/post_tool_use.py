@@ -58,8 +58,17 @@ def _walk(value: Any, depth: int) -> Iterator[str]:
         if isinstance(mid, str) and _UUID.match(mid) and "content" in value:
             yield mid
         for key, item in value.items():
-            if key in ("text", "results", "memories", "items", "content", "structuredContent",
-                       "result", "stm", "data"):  # fmt: skip
+            if key in (
+                "text",
+                "results",
+                "memories",
+                "items",
+                "content",
+                "structuredContent",
+                "result",
+                "stm",
+                "data",
+            ):
                 yield from _walk(item, depth + 1)
 
 
@@ -81,20 +90,30 @@ def record_usage(runtime: HookRuntime, inp: HookInput, now: float) -> dict[str, 
     store = open_store(runtime.storage_path, runtime.store_config)
     ts = int(now)
     found = [m for m in (store.find(i) for i in ids) if m is not None]
-    store.put_many([
-        replace(m, last_used=ts, use_count=m.use_count + 1, last_review_at=ts,
-                review_count=m.review_count + 1, review_priority=0.0)
-        for m in found
-    ])  # fmt: skip
+    store.put_many(
+        [
+            replace(
+                m,
+                last_used=ts,
+                use_count=m.use_count + 1,
+                last_review_at=ts,
+                review_count=m.review_count + 1,
+                review_priority=0.0,
+            )
+            for m in found
+        ]
+    )
     opened = list(dict.fromkeys([*opened_before, *(m.id for m in found)]))
-    linked = link_co_accessed(store, opened[-MAX_LINKED:], [m.id for m in found], ts,
-                              inp.session_id)  # fmt: skip
+    linked = link_co_accessed(
+        store, opened[-MAX_LINKED:], [m.id for m in found], ts, inp.session_id
+    )
     runtime.write_state(inp.session_id, "coaccess", {"seen": seen, "opened": opened})
     return {"reinforced": len(found), "linked": linked}
 
 
-def link_co_accessed(store: Any, opened: list[str], new: list[str], now: int,
-                     session_id: str) -> int:  # fmt: skip
+def link_co_accessed(
+    store: Any, opened: list[str], new: list[str], now: int, session_id: str
+) -> int:
     """A ``related`` relation per pair involving a newly opened memory; returns pairs touched."""
     new_set = set(new)
     pairs = [
@@ -126,10 +145,13 @@ def link_co_accessed(store: Any, opened: list[str], new: list[str], now: int,
             sessions = list(rel.metadata.get("sessions", []))
             if session_id in sessions:
                 continue  # once per session: re-opening is not new evidence
-            store.put_relation(replace(
-                rel, strength=min(1.0, rel.strength + CO_ACCESS_STEP),
-                metadata={**rel.metadata, "sessions": [*sessions, session_id][-20:]},
-            ))  # fmt: skip
+            store.put_relation(
+                replace(
+                    rel,
+                    strength=min(1.0, rel.strength + CO_ACCESS_STEP),
+                    metadata={**rel.metadata, "sessions": [*sessions, session_id][-20:]},
+                )
+            )
         touched += 1
     return touched
 

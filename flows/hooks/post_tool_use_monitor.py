@@ -70,19 +70,26 @@ def context_of(runtime: HookRuntime) -> str:
     return f"project:{runtime.project_name}" if runtime.project_name else "global"
 
 
-def handle(inp: HookInput, error: str = "", now: float | None = None,
-           stderr: TextIO | None = None) -> dict[str, Any] | None:  # fmt: skip
+def handle(
+    inp: HookInput, error: str = "", now: float | None = None, stderr: TextIO | None = None
+) -> dict[str, Any] | None:
     if not inp.tool_name:
         return None
     runtime = load_runtime(inp)
     monitor = build_monitor(runtime)
-    call = make_call(inp.tool_name, inp.tool_input, inp.tool_response,
-                     ts=time.time() if now is None else now, error=error or None)  # fmt: skip
+    call = make_call(
+        inp.tool_name,
+        inp.tool_input,
+        inp.tool_response,
+        ts=time.time() if now is None else now,
+        error=error or None,
+    )
     session = SessionLog(monitor_dir(runtime), inp.session_id or "no-session")
     from cortexgraph.activation.monitor.project_profile import project_profile
 
-    obs = monitor.observe(session, call, context_of(runtime),
-                          profile=project_profile(runtime.project_dir))  # fmt: skip
+    obs = monitor.observe(
+        session, call, context_of(runtime), profile=project_profile(runtime.project_dir)
+    )
     for note in obs.notes:
         print(f"cortexgraph behaviour monitor: {note}", file=stderr or sys.stderr)
     if obs.reminder is None:
@@ -90,8 +97,12 @@ def handle(inp: HookInput, error: str = "", now: float | None = None,
     return additional_context(inp.event, obs.reminder.text)
 
 
-def run(stdin: TextIO | None = None, stdout: TextIO | None = None,
-        stderr: TextIO | None = None, now: float | None = None) -> int:  # fmt: skip
+def run(
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    now: float | None = None,
+) -> int:
     """Read the event, maybe print one JSON object. Always 0: never block the user on our bug."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     if os.environ.get("CORTEXGRAPH_BEHAVIOR_MONITOR", "true").strip().lower() in {

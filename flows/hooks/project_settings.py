@@ -149,8 +149,9 @@ def frontmatter(text: str) -> Any:
         raise PluginSettingsError("frontmatter nests too deeply to be settings") from None
 
 
-def load_project_settings(project_dir: Path | None, stderr: TextIO | None = None,
-                          environ: Mapping[str, str] | None = None) -> PluginSettings:  # fmt: skip
+def load_project_settings(
+    project_dir: Path | None, stderr: TextIO | None = None, environ: Mapping[str, str] | None = None
+) -> PluginSettings:
     """Defaults < plugin options < the project's file; each problem named on stderr."""
     err = stderr or sys.stderr
     base, problems = plugin_options(os.environ if environ is None else environ)

@@ -32,6 +32,7 @@ try:  # a prefect dependency; ~5x faster than json for this
 except ImportError:  # pragma: no cover - exercised only without orjson
     _loads = json.loads
 
+
 def _drop_monitor_records(records: dict[str, dict[str, Any]], raw: dict[str, bytes]) -> list[str]:
     """Remove the monitor's ``bm.*`` records; the id test is all the common case pays."""
     candidates = [rid for rid in records if rid.startswith("bm.")]
@@ -142,8 +143,9 @@ class StoreSnapshot:
         except (CortexGraphError, ValueError, TypeError, KeyError):
             return None
 
-    def search(self, query: str, *, top_k: int = 5, now: float, min_relevance: float = 0.0
-               ) -> list[Hit]:  # fmt: skip
+    def search(
+        self, query: str, *, top_k: int = 5, now: float, min_relevance: float = 0.0
+    ) -> list[Hit]:
         """Active memories sharing a term with ``query``, best first."""
         q_terms = Counter(tokenize(query))
         if not q_terms or not self.records:
@@ -213,8 +215,9 @@ class StoreSnapshot:
         ]
         return (sum(lengths) / len(lengths)) if lengths and sum(lengths) else 1.0
 
-    def strongest(self, now: float, limit: int, *, tags: Iterable[str] = (),
-                  max_age_days: float | None = None) -> list[Hit]:  # fmt: skip
+    def strongest(
+        self, now: float, limit: int, *, tags: Iterable[str] = (), max_age_days: float | None = None
+    ) -> list[Hit]:
         """Active memories by decay score (optionally only those with one of ``tags``)."""
         want = {t.lower() for t in tags}
         scored: list[tuple[float, str]] = []

@@ -26,8 +26,9 @@ def recall_context(
     runtime: HookRuntime, analysis: PromptAnalysis, now: float, limit: int
 ) -> str | None:
     snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
-    hits = snapshot.search(" ".join(analysis.topic_terms), top_k=RECALL_TOP_K, now=now,
-                           min_relevance=MIN_RELEVANCE)  # fmt: skip
+    hits = snapshot.search(
+        " ".join(analysis.topic_terms), top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE
+    )
     if not hits:
         return None
     entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]

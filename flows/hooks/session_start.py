@@ -25,8 +25,9 @@ def project_hits(snapshot: StoreSnapshot, project: str, now: float, limit: int) 
         return []
     names = {project, project.lower(), project.replace("_", "-").lower()}
     tagged = snapshot.strongest(now, limit, tags=names)
-    matched = snapshot.search(project.replace("-", " ").replace("_", " "), top_k=limit, now=now,
-                              min_relevance=0.5)  # fmt: skip
+    matched = snapshot.search(
+        project.replace("-", " ").replace("_", " "), top_k=limit, now=now, min_relevance=0.5
+    )
     seen: set[str] = set()
     out: list[Hit] = []
     for h in [*tagged, *matched]:
@@ -53,8 +54,9 @@ def session_context(runtime: HookRuntime, source: str, now: float) -> str | None
         return None
     plugin = runtime.plugin
     budget = plugin.max_inject_chars // 2 if source == "resume" else plugin.max_inject_chars
-    decisions = snapshot.strongest(now, max(3, plugin.items // 2), tags=DECISION_TAGS,
-                                   max_age_days=DECISION_MAX_AGE_DAYS)  # fmt: skip
+    decisions = snapshot.strongest(
+        now, max(3, plugin.items // 2), tags=DECISION_TAGS, max_age_days=DECISION_MAX_AGE_DAYS
+    )
     project = project_hits(snapshot, runtime.project_name, now, plugin.items)
     sections: list[tuple[str, list[Entry]]] = []
     if project:
@@ -64,8 +66,12 @@ def session_context(runtime: HookRuntime, source: str, now: float) -> str | None
     if not project:
         strongest = snapshot.strongest(now, plugin.items)
         if strongest:
-            sections.append(("Strongest memories (none tagged for this project)",
-                             [Entry(h.memory) for h in strongest]))  # fmt: skip
+            sections.append(
+                (
+                    "Strongest memories (none tagged for this project)",
+                    [Entry(h.memory) for h in strongest],
+                )
+            )
     if not sections:
         return None
     return fenced_block(

@@ -104,8 +104,9 @@ def nudge(runtime: HookRuntime, inp: HookInput, now: float) -> str | None:
     snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
     todo = [c for c in fresh if not already_stored(snapshot, c.text, now)][:MAX_NUDGE_ITEMS]
     # Remember all fresh ones, stored or not: the question was settled for each of them.
-    runtime.write_state(inp.session_id, "stop",
-                        {"nudged": sorted(nudged | {fingerprint(c.text) for c in fresh})})  # fmt: skip
+    runtime.write_state(
+        inp.session_id, "stop", {"nudged": sorted(nudged | {fingerprint(c.text) for c in fresh})}
+    )
     if not todo:
         return None
     lines = [f'- ({c.why}) "{clip(clean(c.text), QUOTE_CHARS)}"' for c in todo]

@@ -135,8 +135,7 @@ def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
     budget = min(runtime.plugin.max_inject_chars, RECALL_MAX_CHARS)
     if signals.save_request and runtime.plugin.prompt_to_save:
         parts.append(save_reminder(prompt, runtime, budget // 2))
-    if (signals.recall_request and runtime.plugin.detect_recall_patterns
-            and analysis.topic_terms):  # fmt: skip
+    if signals.recall_request and runtime.plugin.detect_recall_patterns and analysis.topic_terms:
         room = budget - sum(len(p) + 2 for p in parts)
         block = recall_context(runtime, analysis, now, room) if room >= 200 else None
         if block:

@@ -25,10 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cortexgraph.storage.beads.schema import BeadsIssue, escape_unsafe_chars, issue_from_line, issue_to_line
+from cortexgraph.storage.beads.schema import (
+    BeadsIssue,
+    escape_unsafe_chars,
+    issue_from_line,
+    issue_to_line,
+)
 from cortexgraph.storage.errors import StorageError
-from cortexgraph.storage.jsonl_lines import BadLine, quarantine_path
 from cortexgraph.storage.file_ops import quarantine_entry
+from cortexgraph.storage.jsonl_lines import BadLine, quarantine_path
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +118,12 @@ def parse_issue_lines(data: bytes, source: str = "issues.jsonl") -> Snapshot:
                 _add_unreadable(snap, text, _short(e), source)
                 continue
             text, issue, used = rejoined
-            log.warning("%s: lines %d-%d are one record split by a line separator; read as one",
-                        source, len(snap.lines) + 1, len(snap.lines) + used)  # fmt: skip
+            log.warning(
+                "%s: lines %d-%d are one record split by a line separator; read as one",
+                source,
+                len(snap.lines) + 1,
+                len(snap.lines) + used,
+            )
             i += used - 1
         if issue is not None:
             snap.issues[issue.id] = issue
@@ -252,8 +261,12 @@ class IssueFile:
                 os.fsync(fh.fileno())
         except OSError as e:
             raise StorageError(f"cannot write {self.quarantine_path}: {e.strerror or e}") from e
-        log.warning("moved %d line(s) that are not UTF-8 from %s to %s",
-                    len(lines), self.path, self.quarantine_path)  # fmt: skip
+        log.warning(
+            "moved %d line(s) that are not UTF-8 from %s to %s",
+            len(lines),
+            self.path,
+            self.quarantine_path,
+        )
 
 
 __all__ = ["IssueFile", "QuarantinedLine", "Snapshot", "apply_changes", "parse_issue_lines"]

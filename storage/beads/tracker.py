@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cortexgraph.storage.beads.batch import BatchState, compacted, stamp_generation
 from cortexgraph.storage.beads.errors import IssueNotFoundError
-from cortexgraph.storage.beads.fields import UPDATABLE, check_priority, check_title, clean_labels, validated
+from cortexgraph.storage.beads.fields import (
+    UPDATABLE,
+    check_priority,
+    check_title,
+    clean_labels,
+    validated,
+)
 from cortexgraph.storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
 from cortexgraph.storage.beads.ids import check_prefix, new_issue_id
 from cortexgraph.storage.beads.issue_file import IssueFile, Snapshot

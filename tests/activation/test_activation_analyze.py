@@ -38,8 +38,10 @@ def test_decision_without_phrase_is_should_save_with_decision_strength(no_models
     assert "vite" in a.suggested_tags
 
 
-@pytest.mark.parametrize("text", ["Hi there!", "How do I reverse a list in Python?",
-                                  "No need to remember this, just testing."])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    ["Hi there!", "How do I reverse a list in Python?", "No need to remember this, just testing."],
+)
 def test_chatter_and_questions_do_nothing(no_models, text):
     a = analyze_message(text, config=no_models)
     assert a.action_recommendation is Recommendation.NONE and not a.should_save
@@ -56,21 +58,24 @@ def test_recall_is_should_search_and_recall_analysis_extracts_topic(no_models):
 
 
 def test_suggested_query_removes_filler():
-    assert suggested_query("What did I tell you about Oliver's birthday again?") == \
-        "Oliver birthday"  # fmt: skip
+    assert (
+        suggested_query("What did I tell you about Oliver's birthday again?") == "Oliver birthday"
+    )
 
 
 def test_duplicate_detected_against_store(no_models):
     store = InMemoryStore()
     existing = store.save("We decided to use PostgreSQL for the billing service.")
-    a = analyze_message("We decided to use PostgreSQL for the billing service.", store=store,
-                        config=no_models)  # fmt: skip
+    a = analyze_message(
+        "We decided to use PostgreSQL for the billing service.", store=store, config=no_models
+    )
     assert a.action_recommendation is Recommendation.DUPLICATE_DETECTED
     assert not a.should_save
     assert a.deduplication.best.memory_id == existing.id
     assert a.deduplication.recommendation is DuplicateAction.MERGE
-    other = analyze_message("We decided to adopt Linear instead of Jira.", store=store,
-                            config=no_models)  # fmt: skip
+    other = analyze_message(
+        "We decided to adopt Linear instead of Jira.", store=store, config=no_models
+    )
     assert other.action_recommendation is Recommendation.SHOULD_SAVE
 
 
@@ -87,12 +92,22 @@ def test_dedup_thresholds_with_embeddings(fake_embedder):
 
 
 def test_enrich_fills_only_what_is_missing(no_models):
-    e = enrich_for_save("It is critical that the backup key for Vault stays offline.",
-                        tags=None, entities=None, strength=None, config=no_models)  # fmt: skip
+    e = enrich_for_save(
+        "It is critical that the backup key for Vault stays offline.",
+        tags=None,
+        entities=None,
+        strength=None,
+        config=no_models,
+    )
     assert set(e.enrichment_applied) == {"entities", "tags", "strength"}
     assert "vault" in e.entities and e.tags and e.strength >= 1.4
-    explicit = enrich_for_save("It is critical that the key for Vault stays offline.",
-                               tags=["ops"], entities=["keys"], strength=1.0, config=no_models)  # fmt: skip
+    explicit = enrich_for_save(
+        "It is critical that the key for Vault stays offline.",
+        tags=["ops"],
+        entities=["keys"],
+        strength=1.0,
+        config=no_models,
+    )
     assert explicit.tags == ("ops",) and explicit.entities == ("keys",)
     assert explicit.strength == 1.0 and explicit.enrichment_applied == ()
 
@@ -105,8 +120,9 @@ def test_a_failing_component_never_fails_the_save(no_models, monkeypatch):
 
     monkeypatch.setattr(activation.entities, "extract", boom)
     monkeypatch.setattr(activation.rule_entities, "extract", boom)  # the save path's extractor
-    e = activation.enrich_for_save("We chose Typer for the CLI.", tags=None, entities=None,
-                                   strength=None)  # fmt: skip
+    e = activation.enrich_for_save(
+        "We chose Typer for the CLI.", tags=None, entities=None, strength=None
+    )
     assert "entities" in e.errors and "entities" not in e.enrichment_applied
     assert e.strength is not None and "strength" in e.enrichment_applied  # the rest still ran
     a = activation.analyze_message("Remember this: we chose Typer.")

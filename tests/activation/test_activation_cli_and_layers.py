@@ -30,8 +30,9 @@ def test_cli_analyze_with_real_models(tmp_path):
     assert data["intent"] == data["intent_details"]["intent"]  # a plain string, as specified
     assert data["intent_details"]["method"] == "embedding+tfidf"
     assert data["methods"]["tags"] == "keybert" and "typer" in data["suggested_tags"]
-    recall = runner.invoke(app, ["analyze", "--recall", "--json",
-                                 "what did we decide about the CLI framework?"])  # fmt: skip
+    recall = runner.invoke(
+        app, ["analyze", "--recall", "--json", "what did we decide about the CLI framework?"]
+    )
     assert json.loads(recall.stdout)["suggested_query"] == "CLI framework"
     table = runner.invoke(app, ["analyze", "Hi there!"])
     assert table.exit_code == 0 and "action_recommendation" in table.output
@@ -44,8 +45,9 @@ def test_real_models_end_to_end(minilm, nlp):
 
     store = InMemoryStore()
     store.save("Our staging database runs PostgreSQL 15 on Hetzner.")
-    dup = analyze_message("Remember this: the staging database runs on PostgreSQL 15 at Hetzner.",
-                          store=store)  # fmt: skip
+    dup = analyze_message(
+        "Remember this: the staging database runs on PostgreSQL 15 at Hetzner.", store=store
+    )
     assert dup.deduplication.method == "embedding"
     assert dup.deduplication.best.similarity > 0.85
     assert dup.action_recommendation is Recommendation.DUPLICATE_DETECTED
@@ -53,5 +55,8 @@ def test_real_models_end_to_end(minilm, nlp):
     assert fresh.action_recommendation is Recommendation.SHOULD_SAVE
     assert fresh.intent.intent.value == "SAVE_PREFERENCE"
     assert "lufthansa" in fresh.suggested_entities
-    assert fresh.methods == {"intent": "embedding+tfidf", "entities": "spacy+rules",
-                             "tags": "keybert"}  # fmt: skip
+    assert fresh.methods == {
+        "intent": "embedding+tfidf",
+        "entities": "spacy+rules",
+        "tags": "keybert",
+    }

@@ -10,8 +10,15 @@ def test_rules_find_technical_terms_files_identifiers():
         "user_events table, the FastAPI app and our JsonlStore class."
     )
     ents = set(result.entities)
-    assert {"mongodb", "postgresql 16", "load_config", "settings.py", "user_events",
-            "fastapi", "jsonlstore"} <= ents  # fmt: skip
+    assert {
+        "mongodb",
+        "postgresql 16",
+        "load_config",
+        "settings.py",
+        "user_events",
+        "fastapi",
+        "jsonlstore",
+    } <= ents
     assert "postgresql" not in ents  # contained in 'postgresql 16'
     assert result.method == "rules"
     assert result.labels["settings.py"] == "FILE"

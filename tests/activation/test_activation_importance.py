@@ -27,12 +27,19 @@ def test_strongest_boost_wins_and_strength_is_clamped_to_two():
 
 def test_the_specs_keyword_boosts():
     detect = PhraseDetector().detect
-    for text, boost in (("We decided to drop Python 3.9", 0.3), ("We're going with Vite", 0.3),
-                        ("I prefer tabs", 0.2), ("I like short answers", 0.1),
-                        ("This is important", 0.4), ("Essential reading", 0.5),
-                        ("Remember this: the door code is 4711", 0.5),
-                        ("Crucial: back up first", 0.6), ("Never forget the keys", 0.8),
-                        ("It is not important", 0.0), ("He is unlikely to come", 0.0)):  # fmt: skip
+    for text, boost in (
+        ("We decided to drop Python 3.9", 0.3),
+        ("We're going with Vite", 0.3),
+        ("I prefer tabs", 0.2),
+        ("I like short answers", 0.1),
+        ("This is important", 0.4),
+        ("Essential reading", 0.5),
+        ("Remember this: the door code is 4711", 0.5),
+        ("Crucial: back up first", 0.6),
+        ("Never forget the keys", 0.8),
+        ("It is not important", 0.0),
+        ("He is unlikely to come", 0.0),
+    ):
         assert detect(text).importance_boost == boost, text
     s = ImportanceScorer()
     assert s.score(intent=Intent.SAVE_PREFERENCE, keyword_boost=0.2).strength == 1.3

@@ -34,11 +34,17 @@ def run(tmp_path, calls):
 
 def test_intent_is_a_plain_string_with_details_beside_it_and_dedup_can_be_skipped(tmp_path):
     text = "Remember this: the orders database runs PostgreSQL 16 on the db-2 host."
-    out, _, _ = run(tmp_path, [
-        ("save_memory", {"content": "The orders database runs PostgreSQL 16 on the db-2 host."}),
-        ("analyze_message", {"message": text}),
-        ("analyze_message", {"message": text, "include_dedup_check": False}),
-    ])  # fmt: skip
+    out, _, _ = run(
+        tmp_path,
+        [
+            (
+                "save_memory",
+                {"content": "The orders database runs PostgreSQL 16 on the db-2 host."},
+            ),
+            ("analyze_message", {"message": text}),
+            ("analyze_message", {"message": text, "include_dedup_check": False}),
+        ],
+    )
     checked, skipped = out[1], out[2]
     assert checked["intent"] in {i.value for i in Intent}  # a plain string, as the spec has it
     assert checked["intent"] == checked["intent_details"]["intent"]
@@ -48,14 +54,19 @@ def test_intent_is_a_plain_string_with_details_beside_it_and_dedup_can_be_skippe
 
 
 def test_a_short_follow_up_is_read_with_the_turns_before_it_per_session(tmp_path):
-    out, _, _ = run(tmp_path, [
-        ("analyze_message", {"message": PROPOSAL, "session_id": "a"}),
-        ("analyze_message", {"message": "yes, let's go with that", "session_id": "a"}),
-        ("analyze_message", {"message": "yes, let's go with that", "session_id": "b"}),
-        ("analyze_for_recall", {"message": "The billing database came up again.",
-                                "session_id": "c"}),
-        ("analyze_for_recall", {"message": "what did we decide last time?", "session_id": "c"}),
-    ])  # fmt: skip
+    out, _, _ = run(
+        tmp_path,
+        [
+            ("analyze_message", {"message": PROPOSAL, "session_id": "a"}),
+            ("analyze_message", {"message": "yes, let's go with that", "session_id": "a"}),
+            ("analyze_message", {"message": "yes, let's go with that", "session_id": "b"}),
+            (
+                "analyze_for_recall",
+                {"message": "The billing database came up again.", "session_id": "c"},
+            ),
+            ("analyze_for_recall", {"message": "what did we decide last time?", "session_id": "c"}),
+        ],
+    )
     assert out[1]["action_recommendation"] == "SHOULD_SAVE"
     assert any("previous turns" in r for r in out[1]["reasoning"])
     assert out[2]["action_recommendation"] == "NONE"  # another conversation: nothing before it
@@ -65,8 +76,13 @@ def test_a_short_follow_up_is_read_with_the_turns_before_it_per_session(tmp_path
 def test_the_model_is_told_about_the_analyze_tools_and_recommendations(tmp_path):
     _, instructions, prompt = run(tmp_path, [])
     for text in (instructions, prompt):
-        for word in ("analyze_message", "analyze_for_recall", "MUST_SAVE", "SHOULD_SAVE",
-                     "SHOULD_SEARCH"):  # fmt: skip
+        for word in (
+            "analyze_message",
+            "analyze_for_recall",
+            "MUST_SAVE",
+            "SHOULD_SAVE",
+            "SHOULD_SEARCH",
+        ):
             assert word in text, word
 
 

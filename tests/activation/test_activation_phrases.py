@@ -95,11 +95,20 @@ def test_extra_patterns_per_instance():
 
 def test_labelled_sets_no_missed_explicit_save_and_under_one_percent_false_positives(detector):
     data = load_training_set() + load_eval_set()
-    explicit_markers = ("remember this", "don't forget", "keep in mind", "make a note",
-                        "never forget", "write this down", "save this", "store this",
-                        "record this")  # fmt: skip
-    explicit = [m for m in data if any(p in m.text.lower() for p in explicit_markers)
-                and m.should_save]  # fmt: skip
+    explicit_markers = (
+        "remember this",
+        "don't forget",
+        "keep in mind",
+        "make a note",
+        "never forget",
+        "write this down",
+        "save this",
+        "store this",
+        "record this",
+    )
+    explicit = [
+        m for m in data if any(p in m.text.lower() for p in explicit_markers) and m.should_save
+    ]
     assert len(explicit) >= 15
     assert [m.text for m in explicit if not detector.detect(m.text).save_request] == []
     negatives = [m for m in data if not m.should_save]
@@ -107,36 +116,47 @@ def test_labelled_sets_no_missed_explicit_save_and_under_one_percent_false_posit
     assert len(false_positives) / len(negatives) < 0.01, false_positives
 
 
-@pytest.mark.parametrize("text", [
-    "Previously we picked Redis for the cache, right?",
-    "Earlier we talked about the retry policy.",
-    "Continue with the migration plan.",
-    "Let's continue from where we left off yesterday.",
-    "Back to the billing question.",
-    "Let's get back to our deploy pipeline.",
-    "What's our approach for retries?",
-    "What is our decision on the logo?",
-    "What was the plan for the Sunday migration?",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Previously we picked Redis for the cache, right?",
+        "Earlier we talked about the retry policy.",
+        "Continue with the migration plan.",
+        "Let's continue from where we left off yesterday.",
+        "Back to the billing question.",
+        "Let's get back to our deploy pipeline.",
+        "What's our approach for retries?",
+        "What is our decision on the logo?",
+        "What was the plan for the Sunday migration?",
+    ],
+)
 def test_the_plugin_specs_recall_phrases(detector, text):
     signals = detector.detect(text)
     assert signals.recall_request and not signals.save_request, text
 
 
-@pytest.mark.parametrize("text", [
-    "Send it back to the server after the retry.",
-    "Please continue from where you stopped.",
-    "What is the plan for today?",
-    "Document this function, please",
-    "Can you document this in the README?",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Send it back to the server after the retry.",
+        "Please continue from where you stopped.",
+        "What is the plan for today?",
+        "Document this function, please",
+        "Can you document this in the README?",
+    ],
+)
 def test_tasks_that_look_like_recall_or_save_are_neither(detector, text):
     signals = detector.detect(text)
     assert not signals.recall_request and not signals.save_request, text
 
 
-@pytest.mark.parametrize("text", ["Please document this: the API key rotates monthly.",
-                                  "Document this for future reference: staging is on db-3.",
-                                  "We moved the cron to 2am. Document that."])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please document this: the API key rotates monthly.",
+        "Document this for future reference: staging is on db-3.",
+        "We moved the cron to 2am. Document that.",
+    ],
+)
 def test_document_this_is_a_save_request(detector, text):
     assert detector.detect(text).save_request, text

@@ -49,11 +49,19 @@ MESSAGES = {"pref": PREFERENCE, "explicit": EXPLICIT, "similar": SIMILAR, "recal
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))}  # fmt: skip
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), HOME=str(tmp_path / "home"),
-               PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1",
-               CORTEXGRAPH_ENABLE_EMBEDDINGS="false")  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))
+    }
+    env.update(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
+        HOME=str(tmp_path / "home"),
+        PYTHONPATH=str(ROOT),
+        OMP_NUM_THREADS="1",
+        HF_HUB_OFFLINE="1",
+        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+    )
     env.update(extra)
     return env
 
@@ -62,8 +70,14 @@ def analyze_in_process(tmp_path: Path, **env: str) -> tuple[dict, str]:
     store = tmp_path / "dup-store"
     if not store.exists():
         open_store(store).save(EXPLICIT.removeprefix("Remember this: "), tags=["infra"])
-    proc = subprocess.run([sys.executable, "-c", DRIVER, str(store), json.dumps(MESSAGES)], capture_output=True,
-                          text=True, cwd=ROOT, env=clean_env(tmp_path, **env), timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(store), json.dumps(MESSAGES)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=clean_env(tmp_path, **env),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
@@ -98,9 +112,12 @@ def test_thresholds_spacy_model_tags_and_dedup_switches_apply(tmp_path):
 
 
 def test_tag_top_k_and_dedup_threshold_apply(tmp_path):
-    out, _ = analyze_in_process(tmp_path, CORTEXGRAPH_TAG_SUGGESTION_TOP_K="1",
-                                CORTEXGRAPH_DEDUP_SIMILARITY_THRESHOLD="0.3",
-                                CORTEXGRAPH_SPACY_MODEL="no_such_spacy_model")  # fmt: skip
+    out, _ = analyze_in_process(
+        tmp_path,
+        CORTEXGRAPH_TAG_SUGGESTION_TOP_K="1",
+        CORTEXGRAPH_DEDUP_SIMILARITY_THRESHOLD="0.3",
+        CORTEXGRAPH_SPACY_MODEL="no_such_spacy_model",
+    )
     pref = out["pref"]
     assert len(pref["suggested_tags"]) <= max(1, len(pref["suggested_entities"]))
     assert "projects" not in pref["suggested_tags"]  # the keyword tag beyond the top 1
@@ -109,40 +126,75 @@ def test_tag_top_k_and_dedup_threshold_apply(tmp_path):
 
 def test_unknown_variable_is_named_with_the_closest_known_one_at_every_edge(tmp_path):
     typo = {"CORTEXGRAPH_TAG_SUGESTION_TOP_K": "1"}
-    hint = "CORTEXGRAPH_TAG_SUGESTION_TOP_K is ignored; did you mean " \
-        "CORTEXGRAPH_TAG_SUGGESTION_TOP_K?"  # fmt: skip
+    hint = (
+        "CORTEXGRAPH_TAG_SUGESTION_TOP_K is ignored; did you mean CORTEXGRAPH_TAG_SUGGESTION_TOP_K?"
+    )
     env = clean_env(tmp_path, **typo)
-    cli = subprocess.run([sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hello"],
-                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    cli = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hello"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
     assert cli.returncode == 0 and cli.stderr.count(hint) == 1, cli.stderr
-    mcp = subprocess.run([sys.executable, "-m", "cortexgraph.mcp_server"], input="", capture_output=True,
-                         text=True, cwd=ROOT, env=env, timeout=120)  # EOF on stdin: it stops
+    mcp = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.mcp_server"],
+        input="",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )  # EOF on stdin: it stops
     assert mcp.stderr.count(hint) == 1, mcp.stderr
-    hook = subprocess.run([sys.executable, "-m", "cortexgraph.flows.hooks", "user-prompt-submit"],
-                          input=json.dumps({"session_id": "s", "prompt": "what did we decide "
-                                            "about the billing database?"}),
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)  # fmt: skip
+    hook = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.flows.hooks", "user-prompt-submit"],
+        input=json.dumps(
+            {"session_id": "s", "prompt": "what did we decide about the billing database?"}
+        ),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert hook.returncode == 0 and hook.stderr.count(hint) == 1, hook.stderr
-    quiet = subprocess.run([sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hi"],
-                           capture_output=True, text=True, cwd=ROOT, timeout=300,
-                           env=clean_env(tmp_path, CORTEXGRAPH_CLUSTER_THRESHOLD="0.7"))
+    quiet = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hi"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=clean_env(tmp_path, CORTEXGRAPH_CLUSTER_THRESHOLD="0.7"),
+    )
     assert "unknown setting" not in quiet.stderr  # a 1.x alias is a known name
 
 
 def window_size_run(tmp_path: Path, size: str) -> str:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "cortexgraph.mcp_server"],
-                                   env=clean_env(tmp_path, CORTEXGRAPH_CONTEXT_WINDOW_SIZE=size,
-                                                 CORTEXGRAPH_SPACY_MODEL="no_such_spacy_model"),
-                                   cwd=str(ROOT))  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cortexgraph.mcp_server"],
+        env=clean_env(
+            tmp_path,
+            CORTEXGRAPH_CONTEXT_WINDOW_SIZE=size,
+            CORTEXGRAPH_SPACY_MODEL="no_such_spacy_model",
+        ),
+        cwd=str(ROOT),
+    )
 
     async def go() -> str:
         with anyio.fail_after(120):
             async with Client(params) as c:
-                for turn in ("The billing database keeps coming up in the review.",
-                             "Unrelated: lunch is at noon today."):  # fmt: skip
+                for turn in (
+                    "The billing database keeps coming up in the review.",
+                    "Unrelated: lunch is at noon today.",
+                ):
                     await c.call_tool("analyze_message", {"message": turn})
-                r = await c.call_tool("analyze_for_recall",
-                                      {"message": "what did we decide last time?"})  # fmt: skip
+                r = await c.call_tool(
+                    "analyze_for_recall", {"message": "what did we decide last time?"}
+                )
                 return json.loads(r.content[0].text)["suggested_query"]
 
     return anyio.run(go)

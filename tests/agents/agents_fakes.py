@@ -71,10 +71,26 @@ class RecordingSink:
         return NoteRef(memory.id, path, created)
 
 
-def add(store: InMemoryStore, content: str, *, age_days: float = 0.0, used_days_ago: float | None = None,
-        use_count: int = 0, strength: float = 1.0, tags=(), entities=(), extra=None) -> Memory:  # fmt: skip
+def add(
+    store: InMemoryStore,
+    content: str,
+    *,
+    age_days: float = 0.0,
+    used_days_ago: float | None = None,
+    use_count: int = 0,
+    strength: float = 1.0,
+    tags=(),
+    entities=(),
+    extra=None,
+) -> Memory:
     """A memory created ``age_days`` ago and last used ``used_days_ago`` (default: at creation)."""
-    m = store.save(content, tags=tags, entities=entities, strength=strength, extra=extra,
-                   now=NOW - age_days * DAY)  # fmt: skip
+    m = store.save(
+        content,
+        tags=tags,
+        entities=entities,
+        strength=strength,
+        extra=extra,
+        now=NOW - age_days * DAY,
+    )
     last = NOW - (age_days if used_days_ago is None else used_days_ago) * DAY
     return store.update(m.id, use_count=use_count, last_used=int(last))

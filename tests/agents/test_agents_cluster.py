@@ -118,9 +118,10 @@ def test_ivf_neighbour_search_matches_exact_and_compares_far_fewer_pairs():
     assert len(found & truth) / len(truth) >= 0.98
     assert ivf.compared < exact.compared / 5
     np.testing.assert_allclose(
-        np.sort(ivf.sim), np.sort(exact.sim[np.isin(exact.i * len(x) + exact.j,
-                                                    ivf.i * len(x) + ivf.j)]), rtol=1e-5
-    )  # fmt: skip
+        np.sort(ivf.sim),
+        np.sort(exact.sim[np.isin(exact.i * len(x) + exact.j, ivf.i * len(x) + ivf.j)]),
+        rtol=1e-5,
+    )
 
 
 def test_max_per_row_keeps_each_rows_strongest_pairs_exact_and_ivf():
@@ -128,8 +129,9 @@ def test_max_per_row_keeps_each_rows_strongest_pairs_exact_and_ivf():
 
     x = _clustered_vectors(n_groups=60, per_group=8, noise=0.3, singles=300)
     full = radius_pairs(x, 0.5, exact_limit=10**9)
-    want = set(zip(*(a.tolist() for a in strongest_per_row(full.i, full.j, full.sim, 4)[:2]),
-                   strict=True))  # fmt: skip
+    want = set(
+        zip(*(a.tolist() for a in strongest_per_row(full.i, full.j, full.sim, 4)[:2]), strict=True)
+    )
     exact = radius_pairs(x, 0.5, exact_limit=10**9, max_per_row=4)
     assert set(zip(exact.i.tolist(), exact.j.tolist(), strict=True)) == want
     assert len(want) < 0.8 * len(full)  # the cap did drop pairs

@@ -161,8 +161,7 @@ def test_decay_issues_follow_their_memory_across_runs(store, tracker):
     again = agent.run(now=NOW)  # a re-run opens nothing and counts them as already open
     assert (again.issues_opened, again.issues_tracked) == (0, 2)
     assert len(_memory_issues(tracker)) == 2
-    (issue,) = [i for i in _memory_issues(tracker)
-                if i.metadata["memory_id"] == gone.id]  # fmt: skip
+    (issue,) = [i for i in _memory_issues(tracker) if i.metadata["memory_id"] == gone.id]
     assert "long forgotten" in issue.title and "gc_candidate" in issue.title
     store.update(gone.id, last_used=int(NOW), use_count=4)  # used again: no longer fading
     store.update(other.id, status=MemoryStatus.PROMOTED)

@@ -3,7 +3,12 @@ from __future__ import annotations
 import numpy as np
 from agents_fakes import NOW, add
 
-from cortexgraph.agents.cluster_detector import ClusterAction, ClusterConfig, ClusterDetector, strongest_per_row
+from cortexgraph.agents.cluster_detector import (
+    ClusterAction,
+    ClusterConfig,
+    ClusterDetector,
+    strongest_per_row,
+)
 from cortexgraph.agents.duplicates import DetailExtractor, conflict, numbers_in
 
 WORDS = "the billing team decided to use kafka for invoice events after the long review"
@@ -91,7 +96,8 @@ def test_a_loose_cluster_yields_its_tight_core_for_merging(store, embedder):
     cfg = ClusterConfig(link_threshold=0.55, merge_cohesion=0.9, review_cohesion=0.55)
     (core,) = ClusterDetector(store, embedder, config=cfg).run(now=NOW, dry_run=True).clusters
     assert set(core.memory_ids) == {a.id, b.id} and core.action is ClusterAction.MERGE
-    loose = ClusterConfig(link_threshold=0.55, merge_cohesion=0.9, review_cohesion=0.55,
-                          trim_to_core=False)  # fmt: skip
+    loose = ClusterConfig(
+        link_threshold=0.55, merge_cohesion=0.9, review_cohesion=0.55, trim_to_core=False
+    )
     (whole,) = ClusterDetector(store, embedder, config=loose).run(now=NOW, dry_run=True).clusters
     assert set(whole.memory_ids) == {a.id, b.id, c.id} and whole.action is ClusterAction.REVIEW

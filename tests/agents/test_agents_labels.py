@@ -38,15 +38,24 @@ def test_min_cluster_size_drops_smaller_groups(store, embedder):
     sizes = sorted(c.size for c in ClusterDetector(store, embedder).run(now=NOW).clusters)
     assert sizes == [2, 3]
     cfg = ClusterConfig(min_cluster_size=3)
-    assert [c.size for c in ClusterDetector(store, embedder, config=cfg).run(now=NOW).clusters] \
-        == [3]  # fmt: skip
+    assert [c.size for c in ClusterDetector(store, embedder, config=cfg).run(now=NOW).clusters] == [
+        3
+    ]
 
 
 def test_pipeline_config_carries_the_settings_options():
-    cfg = pipeline_config(DecayConfig(), link_threshold=0.83, max_cluster_size=8,
-                          min_cluster_size=3, decay_memory_issues=True)  # fmt: skip
-    assert (cfg.cluster.link_threshold, cfg.cluster.max_cluster_size,
-            cfg.cluster.min_cluster_size) == (0.83, 8, 3)  # fmt: skip
+    cfg = pipeline_config(
+        DecayConfig(),
+        link_threshold=0.83,
+        max_cluster_size=8,
+        min_cluster_size=3,
+        decay_memory_issues=True,
+    )
+    assert (
+        cfg.cluster.link_threshold,
+        cfg.cluster.max_cluster_size,
+        cfg.cluster.min_cluster_size,
+    ) == (0.83, 8, 3)
     assert cfg.decay.memory_issues
     assert pipeline_config(DecayConfig()).cluster.link_threshold == 0.65  # the tuned default
 
@@ -66,8 +75,16 @@ class ConflictSink(RecordingSink):
     def write_note(self, memory, **kw):
 
         ref = super().write_note(memory, **kw)
-        return type("Written", (), {"memory_id": ref.memory_id, "path": ref.path, "created": False,
-                                    "conflict_path": "cortexgraph/x (cortexgraph conflict).md"})()
+        return type(
+            "Written",
+            (),
+            {
+                "memory_id": ref.memory_id,
+                "path": ref.path,
+                "created": False,
+                "conflict_path": "cortexgraph/x (cortexgraph conflict).md",
+            },
+        )()
 
 
 def test_promotions_that_need_a_person_go_under_promote(store, tracker):
@@ -80,16 +97,18 @@ def test_promotions_that_need_a_person_go_under_promote(store, tracker):
     edited = add(store, "a third core fact", use_count=3, strength=1.5)
     report = LTMPromoter(store, ConflictSink(), tracker=tracker).run(now=NOW)
     assert report.issues_opened >= 1
-    conflict = [i for i in tracker.query(labels=[LABEL_PROMOTE])
-                if i.metadata["memory_id"] == edited.id]  # fmt: skip
+    conflict = [
+        i for i in tracker.query(labels=[LABEL_PROMOTE]) if i.metadata["memory_id"] == edited.id
+    ]
     assert conflict and "conflict" in conflict[0].metadata["conflict_path"]
 
 
 def test_relations_worth_a_look_go_under_relations(store, tracker):
     # two groups of five, each a chain; a new pair joins them
     def group(tag):
-        ms = [add(store, f"{tag} note {k}", entities=[f"{tag}{k}", f"{tag}{k + 1}"])
-              for k in range(5)]  # fmt: skip
+        ms = [
+            add(store, f"{tag} note {k}", entities=[f"{tag}{k}", f"{tag}{k + 1}"]) for k in range(5)
+        ]
         for m1, m2 in zip(ms, ms[1:], strict=False):
             store.add_relation(m1.id, m2.id, "supports", now=NOW)
         return ms
@@ -101,12 +120,17 @@ def test_relations_worth_a_look_go_under_relations(store, tracker):
     q = add(store, "The ledger service listens on port 6432", entities=["ledger", "postgres"])
     # related, different numbers about different things: not a contradiction
     add(store, "Go/no-go for wave 3 is Thursday at 15:00", entities=["wave-3", "go-no-go"])
-    add(store, "Wave 3 covers the remaining 40 tenants; go/no-go decides it",
-        entities=["wave-3", "go-no-go"])  # fmt: skip
+    add(
+        store,
+        "Wave 3 covers the remaining 40 tenants; go/no-go decides it",
+        entities=["wave-3", "go-no-go"],
+    )
     cfg = RelationshipConfig(min_entity_ceiling=50)
     report = RelationshipDiscovery(store, cfg, tracker).run(now=NOW)
-    kinds = {i.metadata["kind"]: set(i.metadata["memory_ids"])
-             for i in tracker.query(labels=[LABEL_RELATIONS])}  # fmt: skip
+    kinds = {
+        i.metadata["kind"]: set(i.metadata["memory_ids"])
+        for i in tracker.query(labels=[LABEL_RELATIONS])
+    }
     assert kinds == {"bridge": {a.id, b.id}, "contradiction": {p.id, q.id}}
     assert report.issues_opened == 2 and len(tracker.query(labels=[LABEL_RELATIONS])) == 2
     RelationshipDiscovery(store, cfg, tracker).run(now=NOW, dry_run=True)

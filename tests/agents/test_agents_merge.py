@@ -3,7 +3,12 @@ from __future__ import annotations
 import pytest
 from agents_fakes import NOW, add
 
-from cortexgraph.agents.cluster_detector import Cluster, ClusterAction, ClusterDetector, cluster_id_for
+from cortexgraph.agents.cluster_detector import (
+    Cluster,
+    ClusterAction,
+    ClusterDetector,
+    cluster_id_for,
+)
 from cortexgraph.agents.common import LABEL_CLUSTER, AgentError
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, SemanticMerge
@@ -12,11 +17,13 @@ from cortexgraph.storage.models import MemoryStatus
 
 
 def test_union_keeps_every_distinct_sentence_and_collapses_near_identical():
-    u = union_sentences([
-        "We use PostgreSQL for the ledger. Backups of the ledger run nightly.",
-        "we use postgresql for the ledger! Backups of the ledger database run nightly.",
-        "Alice owns the ledger.",
-    ])  # fmt: skip
+    u = union_sentences(
+        [
+            "We use PostgreSQL for the ledger. Backups of the ledger run nightly.",
+            "we use postgresql for the ledger! Backups of the ledger database run nightly.",
+            "Alice owns the ledger.",
+        ]
+    )
     assert u.sentences == (
         "We use PostgreSQL for the ledger.",
         "Backups of the ledger database run nightly.",  # the fuller variant replaced it
@@ -32,12 +39,33 @@ def test_union_does_not_collapse_sentences_that_differ_in_substance():
 
 
 def _three(store):
-    a = add(store, "The ledger uses PostgreSQL. It runs on db-1.", age_days=5, use_count=2,
-            strength=1.2, tags=["db", "ledger"], entities=["PostgreSQL"])  # fmt: skip
-    b = add(store, "the ledger uses postgresql! Replicas live on db-2.", age_days=3,
-            used_days_ago=0.5, use_count=1, tags=["ledger", "infra"], entities=["db-2"])  # fmt: skip
-    c = add(store, "The ledger uses PostgreSQL.", age_days=1, use_count=4, strength=0.8,
-            tags=["db"], entities=["PostgreSQL", "ledger"])  # fmt: skip
+    a = add(
+        store,
+        "The ledger uses PostgreSQL. It runs on db-1.",
+        age_days=5,
+        use_count=2,
+        strength=1.2,
+        tags=["db", "ledger"],
+        entities=["PostgreSQL"],
+    )
+    b = add(
+        store,
+        "the ledger uses postgresql! Replicas live on db-2.",
+        age_days=3,
+        used_days_ago=0.5,
+        use_count=1,
+        tags=["ledger", "infra"],
+        entities=["db-2"],
+    )
+    c = add(
+        store,
+        "The ledger uses PostgreSQL.",
+        age_days=1,
+        use_count=4,
+        strength=0.8,
+        tags=["db"],
+        entities=["PostgreSQL", "ledger"],
+    )
     return a, b, c
 
 
@@ -106,11 +134,16 @@ def test_undo_restores_sources_and_relations(store):
 
 def test_preview_and_dry_run_write_nothing(store, tracker):
     a, b, c = _three(store)
-    issue = tracker.create("merge", labels=[LABEL_CLUSTER, "action:merge"],
-                           metadata={"memory_ids": [a.id, b.id], "cohesion": 0.9})  # fmt: skip
+    issue = tracker.create(
+        "merge",
+        labels=[LABEL_CLUSTER, "action:merge"],
+        metadata={"memory_ids": [a.id, b.id], "cohesion": 0.9},
+    )
     before = (store.list(), store.relations())
-    for agent, dry in ((SemanticMerge(store, tracker), True),
-                       (SemanticMerge(store, tracker, MergeConfig(mode="preview")), False)):  # fmt: skip
+    for agent, dry in (
+        (SemanticMerge(store, tracker), True),
+        (SemanticMerge(store, tracker, MergeConfig(mode="preview")), False),
+    ):
         report = agent.run(now=NOW, dry_run=dry, clusters=[_cluster(a, b, c)])
         assert {o.status for o in report.outcomes} == {"previewed"}
         assert len(report.outcomes) == 2  # the open issue and the cluster handed in
@@ -147,8 +180,11 @@ def test_consumes_issues_claims_and_closes(store, tracker, embedder):
 
 def test_issue_claimed_by_someone_else_is_skipped(store, tracker):
     a, b, _ = _three(store)
-    issue = tracker.create("merge", labels=[LABEL_CLUSTER, "action:merge"],
-                           metadata={"memory_ids": [a.id, b.id], "cohesion": 0.9})  # fmt: skip
+    issue = tracker.create(
+        "merge",
+        labels=[LABEL_CLUSTER, "action:merge"],
+        metadata={"memory_ids": [a.id, b.id], "cohesion": 0.9},
+    )
     tracker.claim(issue.id, "a-person")
     tracker.update(issue.id, status="open")  # open but assigned to someone else
     (o,) = SemanticMerge(store, tracker).run(now=NOW).outcomes
@@ -158,8 +194,11 @@ def test_issue_claimed_by_someone_else_is_skipped(store, tracker):
 def test_stale_issue_is_closed_as_skipped(store, tracker):
     a, b, _ = _three(store)
     store.update(b.id, status=MemoryStatus.ARCHIVED)
-    issue = tracker.create("merge", labels=[LABEL_CLUSTER, "action:merge"],
-                           metadata={"memory_ids": [a.id, b.id], "cohesion": 0.9})  # fmt: skip
+    issue = tracker.create(
+        "merge",
+        labels=[LABEL_CLUSTER, "action:merge"],
+        metadata={"memory_ids": [a.id, b.id], "cohesion": 0.9},
+    )
     (o,) = SemanticMerge(store, tracker).run(now=NOW).outcomes
     assert o.status == "skipped"
     assert tracker.get(issue.id).status == "closed"

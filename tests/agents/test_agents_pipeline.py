@@ -21,8 +21,9 @@ def test_plain_python_pipeline_runs_all_agents_in_order(store, tracker, embedder
     seen = []
     report = run_agents(
         Pipeline(store, embedder=embedder, sink=RecordingSink(), tracker=tracker),
-        now=NOW, on_step=lambda name, rep, s: seen.append(name),
-    )  # fmt: skip
+        now=NOW,
+        on_step=lambda name, rep, s: seen.append(name),
+    )
     assert seen == list(AGENT_ORDER) == list(report.agents)
     assert report.reports["merge"].count("merged") == 1
     assert len(report.reports["promote"].promotions) == 1
@@ -39,8 +40,9 @@ def test_dry_run_pipeline_previews_merges_and_writes_nothing(store, tracker, emb
     _seed(store)
     before = (store.list(), store.relations())
     sink = RecordingSink()
-    report = run_agents(Pipeline(store, embedder=embedder, sink=sink, tracker=tracker),
-                        now=NOW, dry_run=True)  # fmt: skip
+    report = run_agents(
+        Pipeline(store, embedder=embedder, sink=sink, tracker=tracker), now=NOW, dry_run=True
+    )
     assert report.reports["merge"].count("previewed") == 1
     assert (store.list(), store.relations()) == before
     assert tracker.query() == [] and sink.calls == []

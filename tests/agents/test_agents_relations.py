@@ -3,7 +3,11 @@ from __future__ import annotations
 import pytest
 from agents_fakes import NOW, add
 
-from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery, jaccard
+from cortexgraph.agents.relationship_discovery import (
+    RelationshipConfig,
+    RelationshipDiscovery,
+    jaccard,
+)
 from cortexgraph.storage.models import MemoryStatus
 
 
@@ -122,7 +126,7 @@ def test_relations_per_memory_are_capped_strongest_first_across_runs(store):
             f"s{i}",
             entities=["Ledger", f"k{i}"] + (["Mei"] if i == 1 else []),
             tags=["db"] if i == 0 else [],
-        )  # fmt: skip
+        )
         for i in range(6)
     ]
     cfg = RelationshipConfig(max_relations_per_memory=3)

@@ -94,19 +94,52 @@ def user_repo(tmp_path: Path) -> Path:
 
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
 _STRING = {
-    "id", "title", "description", "design", "acceptance_criteria", "notes", "status",
-    "issue_type", "assignee", "created_by", "close_reason", "closed_by_session", "external_ref",
-    "compacted_at_commit", "deleted_by", "delete_reason", "original_type", "sender",
-    "await_type", "await_id", "source_formula", "source_location", "hook_bead", "role_bead",
-    "agent_state", "role_type", "rig", "mol_type", "event_kind", "actor", "target", "payload",
+    "id",
+    "title",
+    "description",
+    "design",
+    "acceptance_criteria",
+    "notes",
+    "status",
+    "issue_type",
+    "assignee",
+    "created_by",
+    "close_reason",
+    "closed_by_session",
+    "external_ref",
+    "compacted_at_commit",
+    "deleted_by",
+    "delete_reason",
+    "original_type",
+    "sender",
+    "await_type",
+    "await_id",
+    "source_formula",
+    "source_location",
+    "hook_bead",
+    "role_bead",
+    "agent_state",
+    "role_type",
+    "rig",
+    "mol_type",
+    "event_kind",
+    "actor",
+    "target",
+    "payload",
     "owner",
-}  # fmt: skip
+}
 _INT = {"priority", "estimated_minutes", "compaction_level", "original_size", "timeout"}
 _BOOL = {"ephemeral", "pinned", "is_template"}
 _TIME = {
-    "created_at", "updated_at", "closed_at", "due_at", "defer_until", "compacted_at",
-    "deleted_at", "last_activity",
-}  # fmt: skip
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "due_at",
+    "defer_until",
+    "compacted_at",
+    "deleted_at",
+    "last_activity",
+}
 _LIST = {"labels", "dependencies", "comments", "bonded_from", "validations", "waiters"}
 _OBJECT = {"creator"}
 _ANY = {"metadata"}  # beads: any JSON value

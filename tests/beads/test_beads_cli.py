@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
-from cortexgraph.settings import Settings
 from cortexgraph.flows.cli.issues_cmd import app, open_issue_tracker
+from cortexgraph.settings import Settings
 from cortexgraph.storage.beads import BeadsTracker, issue_as_json, open_tracker
 
 runner = CliRunner()

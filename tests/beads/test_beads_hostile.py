@@ -160,9 +160,13 @@ def _script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEXGRAPH_")}
     env.update(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), OMP_NUM_THREADS="1")
     return subprocess.run(
-        [str(exe), "issues", *args], capture_output=True, text=True, env=env, timeout=120,
+        [str(exe), "issues", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
         cwd=tmp_path,
-    )  # fmt: skip
+    )
 
 
 def test_installed_cli_never_prints_a_traceback(storage, clock):
@@ -214,9 +218,10 @@ def test_uncommitted_hand_edit_is_not_swept_into_our_commit(user_repo, clock, gi
     # what is left uncommitted is exactly the person's edit, unstaged
     assert git_cmd(user_repo, "status", "--porcelain", "--", BEADS_FILE) == f" M {BEADS_FILE}\n"
     diff = [
-        x for x in git_cmd(user_repo, "diff", "-U0", "--", BEADS_FILE).splitlines()
+        x
+        for x in git_cmd(user_repo, "diff", "-U0", "--", BEADS_FILE).splitlines()
         if x[:1] in "+-" and not x.startswith(("+++", "---"))
-    ]  # fmt: skip
+    ]
     assert len(diff) == 3 and all(a.id not in x for x in diff)
     git_cmd(user_repo, "fsck", "--strict")
 

@@ -7,7 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from cortexgraph.storage.beads import IssueRecordError, issue_from_line, issue_to_record, open_tracker
+from cortexgraph.storage.beads import (
+    IssueRecordError,
+    issue_from_line,
+    issue_to_record,
+    open_tracker,
+)
 from cortexgraph.storage.beads.schema import format_time, parse_time
 
 BD_RECORD = {

@@ -18,15 +18,26 @@ class Cli:
     def __init__(self, tmp_path: Path) -> None:
         self.storage = tmp_path / "store"
         self.vault = tmp_path / "vault"
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("CORTEXGRAPH_", "LTM_"))}  # fmt: skip
-        self.env.update(CORTEXGRAPH_STORAGE_PATH=str(self.storage), LTM_VAULT_PATH=str(self.vault),
-                        CORTEXGRAPH_ENABLE_EMBEDDINGS="false", COLUMNS="200")  # fmt: skip
+        self.env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))
+        }
+        self.env.update(
+            CORTEXGRAPH_STORAGE_PATH=str(self.storage),
+            LTM_VAULT_PATH=str(self.vault),
+            CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+            COLUMNS="200",
+        )
 
     def __call__(self, *args: str, ok: bool = True, **env: str) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "-m", "cortexgraph.flows.cli.main", *args], cwd=ROOT,
-                              env={**self.env, **env}, capture_output=True, text=True,
-                              timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "cortexgraph.flows.cli.main", *args],
+            cwd=ROOT,
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
         if ok:
             assert done.returncode == 0, f"{args}: {done.stdout[-2000:]}\n{done.stderr[-3000:]}"
         return done

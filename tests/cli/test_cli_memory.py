@@ -46,10 +46,14 @@ def test_search_list_show_json(cli):
 
 def test_edit_validates_and_saves(cli, tmp_path):
     a, _, _ = _seed(cli)
-    editor = _editor(tmp_path, (
-        "rec = json.load(open(path))\nrec['content'] = 'We chose PostgreSQL 17 for billing'\n"
-        "rec['meta']['tags'] = ['billing', 'decision', 'edited']\n"
-        "json.dump(rec, open(path, 'w'))\n"))  # fmt: skip
+    editor = _editor(
+        tmp_path,
+        (
+            "rec = json.load(open(path))\nrec['content'] = 'We chose PostgreSQL 17 for billing'\n"
+            "rec['meta']['tags'] = ['billing', 'decision', 'edited']\n"
+            "json.dump(rec, open(path, 'w'))\n"
+        ),
+    )
     out = cli.json("edit", a.id, EDITOR=editor)
     assert out["changed"] is True
     now = cli.store().get(a.id)
@@ -60,11 +64,12 @@ def test_edit_validates_and_saves(cli, tmp_path):
 def test_edit_refuses_an_invalid_record_and_keeps_the_text(cli, tmp_path):
     a, _, _ = _seed(cli)
     before = cli.store().get(a.id).to_json()
-    for body in ("open(path, 'w').write('{not json')\n",
-                 "rec = json.load(open(path))\nrec['id'] = 'another'\n"
-                 "json.dump(rec, open(path, 'w'))\n",
-                 "rec = json.load(open(path))\nrec['strength'] = 'strong'\n"
-                 "json.dump(rec, open(path, 'w'))\n"):  # fmt: skip
+    for body in (
+        "open(path, 'w').write('{not json')\n",
+        "rec = json.load(open(path))\nrec['id'] = 'another'\njson.dump(rec, open(path, 'w'))\n",
+        "rec = json.load(open(path))\nrec['strength'] = 'strong'\n"
+        "json.dump(rec, open(path, 'w'))\n",
+    ):
         done = cli("edit", a.id, ok=False, EDITOR=_editor(tmp_path, body))
         assert done.returncode == 2, done.stderr
         assert "nothing changed" in done.stderr

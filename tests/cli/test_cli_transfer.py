@@ -12,9 +12,12 @@ def _seed(cli: Cli) -> None:
     from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
     store = cli.store()
-    ids = [store.save(f"memory number {i} about {topic}", tags=[topic], entities=["Sam"],
-                      now=NOW + i).id
-           for i, topic in enumerate(["billing", "testing", "postgres", "oncall"])]  # fmt: skip
+    ids = [
+        store.save(
+            f"memory number {i} about {topic}", tags=[topic], entities=["Sam"], now=NOW + i
+        ).id
+        for i, topic in enumerate(["billing", "testing", "postgres", "oncall"])
+    ]
     store.add_relation(ids[0], ids[1], "related", now=NOW)
     store.add_relation(ids[2], ids[3], "supports", now=NOW)
     store.touch(ids[0], now=NOW + 100)
@@ -22,21 +25,29 @@ def _seed(cli: Cli) -> None:
         promote_memory(store, sink, ids[2], reason="forced", now=NOW + 200, force=True)
     (cli.vault / "Hand written.md").write_text("# Mine\n\nA person's own note.\n")
     tracker = open_tracker(cli.storage, "cg")
-    tracker.create("Review 2 similar memories", labels=["consolidation:cluster"],
-                   metadata={"memory_ids": ids[:2]})  # fmt: skip
+    tracker.create(
+        "Review 2 similar memories",
+        labels=["consolidation:cluster"],
+        metadata={"memory_ids": ids[:2]},
+    )
     done = tracker.create("Fading memory", labels=["consolidation:decay"])
     tracker.close(done.id, "used again")
 
 
 def _records(cli: Cli) -> tuple[dict, dict]:
     store = cli.store()
-    return ({m.id: m.to_json() for m in store.list()},
-            {r.id: r.to_json() for r in store.relations()})  # fmt: skip
+    return (
+        {m.id: m.to_json() for m in store.list()},
+        {r.id: r.to_json() for r in store.relations()},
+    )
 
 
 def _notes(cli: Cli) -> dict[str, str]:
-    return {p.relative_to(cli.vault).as_posix(): p.read_text()
-            for p in cli.vault.rglob("*.md") if ".cortexgraph" not in p.parts}  # fmt: skip
+    return {
+        p.relative_to(cli.vault).as_posix(): p.read_text()
+        for p in cli.vault.rglob("*.md")
+        if ".cortexgraph" not in p.parts
+    }
 
 
 @pytest.mark.parametrize("name", ["export.jsonl", "export.tar.gz"])
@@ -78,11 +89,15 @@ def test_import_reports_conflicts_and_duplicates_and_overwrites_nothing(tmp_path
     source.json("export", "-o", str(tmp_path / "y.jsonl"))
     report = target.json("import", str(tmp_path / "y.jsonl"))
     whys = [(s["kind"], s["id"], s["why"]) for s in report["skipped"]]
-    assert ("memory", first.id, "conflict: another version of this id is stored (kept as it "
-            "is)") in whys
+    assert (
+        "memory",
+        first.id,
+        "conflict: another version of this id is stored (kept as it is)",
+    ) in whys
     assert any(k == "memory" and w.startswith("duplicate: same content") for k, _, w in whys)
-    assert any(k == "note" and i == "Hand written.md" and w.startswith("conflict")
-               for k, i, w in whys)
+    assert any(
+        k == "note" and i == "Hand written.md" and w.startswith("conflict") for k, i, w in whys
+    )
     assert report["added"]["memories"] == 0
     assert _records(target) == before
     assert edited.read_text() == "# Mine\n\nEdited after the import.\n"
@@ -114,5 +129,8 @@ def test_backup_then_restore_keeps_every_record_and_the_issue_history(tmp_path):
     done = cli.json("restore", str(tmp_path / "b.tar.gz"), "--force")
     assert _records(cli) == records
     aside = done["moved_aside"]
-    assert aside and "written after the backup" in (tmp_path / "a" / aside.split("/")[-1]
-                                                    / "memories.jsonl").read_text()
+    assert (
+        aside
+        and "written after the backup"
+        in (tmp_path / "a" / aside.split("/")[-1] / "memories.jsonl").read_text()
+    )

@@ -78,11 +78,9 @@ def test_gc_archives_first_deletes_after_grace_and_undo_gc_brings_it_back(cli):
     yard = Graveyard(cli.storage)
     first = collect_garbage(store, [old.id], delete=True, now=NOW, grace_days=7, graveyard=yard)
     assert first.archived == (old.id,) and first.purged == ()
-    early = collect_garbage(store, [], delete=True, now=NOW + 6 * DAY, grace_days=7,
-                            graveyard=yard)  # fmt: skip
+    early = collect_garbage(store, [], delete=True, now=NOW + 6 * DAY, grace_days=7, graveyard=yard)
     assert early.purged == () and store.get(old.id).status is MemoryStatus.ARCHIVED
-    late = collect_garbage(store, [], delete=True, now=NOW + 8 * DAY, grace_days=7,
-                           graveyard=yard)  # fmt: skip
+    late = collect_garbage(store, [], delete=True, now=NOW + 8 * DAY, grace_days=7, graveyard=yard)
     assert late.purged == (old.id,) and store.find(old.id) is None
     out = cli.json("undo", "gc", old.id)
     assert out["memory_ids"] == [old.id]
@@ -111,8 +109,9 @@ def test_history_includes_the_issue_log(cli):
     m = store.save("a memory the decay agent worries about", now=NOW)
     store.touch(m.id, now=NOW + 3600)
     tracker = open_tracker(cli.storage, "cg")
-    issue = tracker.create("Fading memory", labels=["consolidation:decay"],
-                           metadata={"memory_id": m.id})  # fmt: skip
+    issue = tracker.create(
+        "Fading memory", labels=["consolidation:decay"], metadata={"memory_id": m.id}
+    )
     tracker.close(issue.id, "memory used again")
     events = cli.json("history", m.id)["events"]
     kinds = [(e["event"], e["source"]) for e in events]

@@ -22,9 +22,12 @@ PARAPHRASES = [
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
-        "storage_path": tmp_path / "stm", "ltm_vault_path": tmp_path / "vault",
-        "beads_repo": tmp_path / "beads", "enable_embeddings": False, "log_level": "WARNING",
-    }  # fmt: skip
+        "storage_path": tmp_path / "stm",
+        "ltm_vault_path": tmp_path / "vault",
+        "beads_repo": tmp_path / "beads",
+        "enable_embeddings": False,
+        "log_level": "WARNING",
+    }
     values.update(overrides)
     return Settings(**values)
 

@@ -20,8 +20,11 @@ def run(fn, *args):
 
 
 async def _save(client, content, tags=()):
-    return payload(await client.call_tool("save_memory", {"content": content, "tags": list(tags),
-                                                          "entities": ["billing"]}))["memory_id"]  # fmt: skip
+    return payload(
+        await client.call_tool(
+            "save_memory", {"content": content, "tags": list(tags), "entities": ["billing"]}
+        )
+    )["memory_id"]
 
 
 def test_memory_status_counts_tiers_types_disk_and_indexes(tmp_path):
@@ -56,15 +59,19 @@ def test_memory_wipe_needs_the_path_and_spares_what_a_person_wrote(tmp_path):
             gone_id = await _save(client, "Invoices are sent on the first of the month")
             notes = {}
             for mid in (kept_id, gone_id):
-                out = payload(await client.call_tool("promote_memory", {"memory_id": mid,
-                                                                        "force": True}))  # fmt: skip
+                out = payload(
+                    await client.call_tool("promote_memory", {"memory_id": mid, "force": True})
+                )
                 notes[mid] = out["results"][0]["path"]
             edited = vault / notes[kept_id]
             edited.write_text(edited.read_text() + "\nMy own addition.\n")
             refused = error_text(await client.call_tool("memory_wipe", {"confirm": "yes"}))
             before = len(open_store(tmp_path / "stm"))
-            done = payload(await client.call_tool("memory_wipe", {
-                "confirm": str(tmp_path / "stm"), "include_vault_notes": True}))  # fmt: skip
+            done = payload(
+                await client.call_tool(
+                    "memory_wipe", {"confirm": str(tmp_path / "stm"), "include_vault_notes": True}
+                )
+            )
             status = payload(await client.call_tool("memory_status", {}))
             return notes, refused, before, done, status
 
@@ -86,8 +93,9 @@ def test_memory_compress_session_extractive_links_its_sources(tmp_path):
         async with Client(build_server(make_settings(tmp_path))) as client:
             ids = [await _save(client, f"{t}. Decided in the planning call.") for t in PARAPHRASES]
             await _save(client, "Deploys go out on Thursday afternoons only.")
-            out = payload(await client.call_tool("memory_compress", {"scope": "session",
-                                                                     "max_sentences": 2}))  # fmt: skip
+            out = payload(
+                await client.call_tool("memory_compress", {"scope": "session", "max_sentences": 2})
+            )
             found = payload(await client.call_tool("search_memory", {"query": "tabs spaces"}))
             return ids, out, found
 
@@ -108,23 +116,29 @@ def test_memory_compress_asks_the_clients_model_when_it_can_sample(tmp_path):
 
     async def sampling(context, params):
         asked.append(params.messages[0].content.text)
-        return CreateMessageResult(role="assistant", model="client-llm", content=TextContent(
-            type="text", text="The team settled on tabs for Python and Thursday deploys."))  # fmt: skip
+        return CreateMessageResult(
+            role="assistant",
+            model="client-llm",
+            content=TextContent(
+                type="text", text="The team settled on tabs for Python and Thursday deploys."
+            ),
+        )
 
     async def go():
-        async with Client(build_server(make_settings(tmp_path)),
-                          sampling_callback=sampling) as client:  # fmt: skip
+        async with Client(
+            build_server(make_settings(tmp_path)), sampling_callback=sampling
+        ) as client:
             for t in PARAPHRASES[:2]:
                 await _save(client, t)
-            return payload(await client.call_tool("memory_compress", {"scope": "epoch",
-                                                                      "days": 1}))  # fmt: skip
+            return payload(await client.call_tool("memory_compress", {"scope": "epoch", "days": 1}))
 
     out = run(go)
     assert out["method"] == "sampling" and "client-llm" in out["note"]
     assert out["content"] == "The team settled on tabs for Python and Thursday deploys."
     assert len(asked) == 1 and PARAPHRASES[0] in asked[0]
-    links = open_store(tmp_path / "stm").relations(memory_id=out["memory_id"],
-                                                   relation_type="consolidated_from")  # fmt: skip
+    links = open_store(tmp_path / "stm").relations(
+        memory_id=out["memory_id"], relation_type="consolidated_from"
+    )
     assert len(links) == 2
 
 
@@ -136,10 +150,12 @@ def test_session_and_schema_resources(tmp_path):
         async with Client(build_server(make_settings(tmp_path))) as client:
             saved = await _save(client, "The billing ledger uses PostgreSQL")
             await client.call_tool("search_memory", {"query": "dark mode"})
-            session = json.loads((await client.read_resource(
-                "cortexgraph://session/current")).contents[0].text)  # fmt: skip
-            schema = json.loads((await client.read_resource(
-                "cortexgraph://graph/schema")).contents[0].text)  # fmt: skip
+            session = json.loads(
+                (await client.read_resource("cortexgraph://session/current")).contents[0].text
+            )
+            schema = json.loads(
+                (await client.read_resource("cortexgraph://graph/schema")).contents[0].text
+            )
             return saved, session, schema
 
     saved, session, schema = run(go)
@@ -159,8 +175,7 @@ def test_stats_resource_supports_subscription(tmp_path):
                     async for event in sub:
                         events.append(event)
                         break
-            stats = json.loads((await client.read_resource("cortexgraph://stats"))
-                               .contents[0].text)  # fmt: skip
+            stats = json.loads((await client.read_resource("cortexgraph://stats")).contents[0].text)
             return events, stats
 
     events, stats = run(go)

@@ -22,11 +22,15 @@ def configured(tmp_path, monkeypatch):
     store = open_store(tmp_path / "stm")
     for text in PARAPHRASES:
         store.save(text, entities=["python", "tabs"], now=NOW - 3600)
-    for text in ("The fax manual went missing", "Parking is on level three",
-                 "Toner comes from the shop downstairs"):  # fmt: skip
+    for text in (
+        "The fax manual went missing",
+        "Parking is on level three",
+        "Toner comes from the shop downstairs",
+    ):
         store.save(text, now=NOW - 40 * DAY)
-    used = store.save("The ledger runs on PostgreSQL", entities=["postgresql", "ledger"],
-                      now=NOW - DAY)  # fmt: skip
+    used = store.save(
+        "The ledger runs on PostgreSQL", entities=["postgresql", "ledger"], now=NOW - DAY
+    )
     store.update(used.id, use_count=6, last_used=int(NOW - 3600))
     for key, value in clean_env(tmp_path, CORTEXGRAPH_BEADS_ENABLED="false").items():
         if key.startswith(("CORTEXGRAPH_", "LTM_")):
@@ -35,8 +39,8 @@ def configured(tmp_path, monkeypatch):
 
 
 def test_documented_imports_resolve_to_the_agents_package():
-    from cortexgraph import agents
     import cortexgraph.agents as compat
+    from cortexgraph import agents
     from cortexgraph.agents import (  # noqa: F401 - the documented import line
         ClusterDetector,
         DecayAnalyzer,
@@ -62,8 +66,8 @@ def test_documented_imports_resolve_to_the_agents_package():
 
 
 def test_scheduler_dry_run_pipeline_is_the_pipeline_and_writes_nothing(configured):
-    from cortexgraph.agents.pipeline import Pipeline, run_agents
     from cortexgraph.agents import Scheduler
+    from cortexgraph.agents.pipeline import Pipeline, run_agents
     from cortexgraph.storage import InMemoryStore
 
     before = snapshot(configured / "stm")
@@ -71,12 +75,15 @@ def test_scheduler_dry_run_pipeline_is_the_pipeline_and_writes_nothing(configure
     assert list(results) == ["decay", "cluster", "merge", "promote", "relations"]
     assert snapshot(configured / "stm") == before
     # the same agents and rule as the flow: run them directly on a copy, same answers
-    direct = run_agents(Pipeline(InMemoryStore.from_files(configured / "stm")), now=NOW,
-                        dry_run=True)  # fmt: skip
+    direct = run_agents(
+        Pipeline(InMemoryStore.from_files(configured / "stm")), now=NOW, dry_run=True
+    )
     assert [f.memory_id for f in results["decay"]] == [
-        f.memory_id for f in direct.reports["decay"].findings]  # fmt: skip
+        f.memory_id for f in direct.reports["decay"].findings
+    ]
     assert {c.cluster_id for c in results["cluster"]} == {
-        c.cluster_id for c in direct.reports["cluster"].clusters}  # fmt: skip
+        c.cluster_id for c in direct.reports["cluster"].clusters
+    }
     assert results["decay"][0].urgency in ("high", "medium", "low")
     assert {"memory_id", "score", "urgency", "action"} <= set(dir(results["decay"][0]))
     (cluster,) = results["cluster"]
@@ -87,8 +94,9 @@ def test_each_agent_runs_alone_with_1x_options(configured):
     from cortexgraph.agents import ClusterDetector, DecayAnalyzer, LTMPromoter, SemanticMerge
 
     assert len(DecayAnalyzer(dry_run=True, now=NOW).run()) == 3
-    (c,) = ClusterDetector(dry_run=True, now=NOW, similarity_threshold=0.3,
-                           min_cluster_size=3).run()  # fmt: skip
+    (c,) = ClusterDetector(
+        dry_run=True, now=NOW, similarity_threshold=0.3, min_cluster_size=3
+    ).run()
     assert c.size == 3
     assert ClusterDetector(dry_run=True, now=NOW, similarity_threshold=0.99).run() == []
     assert ClusterDetector(dry_run=True, now=NOW, min_cluster_size=4).run() == []
@@ -111,8 +119,9 @@ def test_live_run_is_recorded_and_run_scheduled_respects_the_interval(configured
     assert not due["skipped"] and set(due["results"]) >= {"decay", "merge"}
     merged = [o for o in due["results"]["merge"] if o.success]
     assert merged and merged[0].new_memory_id is not None
-    relations = RelationshipDiscovery(dry_run=True, now=NOW, min_shared_entities=1,
-                                      min_confidence=0.1).run()  # fmt: skip
+    relations = RelationshipDiscovery(
+        dry_run=True, now=NOW, min_shared_entities=1, min_confidence=0.1
+    ).run()
     assert all(r.relation_type == "related" and r.reasoning for r in relations)
 
 
@@ -127,10 +136,12 @@ def test_beads_helpers_on_the_configured_tracker(tmp_path, monkeypatch):
     monkeypatch.setenv("CORTEXGRAPH_STORAGE_PATH", str(tmp_path / "stm"))
     monkeypatch.setenv("CORTEXGRAPH_BEADS_REPO", str(tmp_path / "beads"))
     (tmp_path / "beads").mkdir()
-    issue_id = create_consolidation_issue(agent="decay", memory_ids=["mem-123", "mem-456"],
-                                          action="reinforce", urgency="high")  # fmt: skip
-    again = create_consolidation_issue(agent="decay", memory_ids=["mem-456", "mem-123"],
-                                       action="reinforce", urgency="high")  # fmt: skip
+    issue_id = create_consolidation_issue(
+        agent="decay", memory_ids=["mem-123", "mem-456"], action="reinforce", urgency="high"
+    )
+    again = create_consolidation_issue(
+        agent="decay", memory_ids=["mem-456", "mem-123"], action="reinforce", urgency="high"
+    )
     assert again == issue_id
     (issue,) = query_consolidation_issues(agent="decay", status="open")
     assert issue["id"] == issue_id and "consolidation:decay" in issue["labels"]
@@ -158,16 +169,19 @@ def test_a_1x_script_in_its_own_process_reads_the_interval(tmp_path):
     store.save("An old detail nobody used", now=time.time() - 40 * DAY)
     runs = tmp_path / "stm" / "consolidation-runs.jsonl"
     runs.write_text(json.dumps({"finished_at": time.time() - 1.5 * 3600, "agents": []}) + "\n")
-    env = clean_env(tmp_path, CORTEXGRAPH_BEADS_ENABLED="false",
-                    CORTEXGRAPH_CONSOLIDATION_INTERVAL="7200")  # fmt: skip
-    done = subprocess.run([PYTHON, "-c", SCRIPT], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+    env = clean_env(
+        tmp_path, CORTEXGRAPH_BEADS_ENABLED="false", CORTEXGRAPH_CONSOLIDATION_INTERVAL="7200"
+    )
+    done = subprocess.run(
+        [PYTHON, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["skipped"] and "< 2 h" in out["reason"] and out["decay"] == 1
     env["CORTEXGRAPH_CONSOLIDATION_INTERVAL"] = "3600"  # 1.5 h ago is now due
-    done = subprocess.run([PYTHON, "-c", SCRIPT], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(
+        [PYTHON, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1])["skipped"] is False
     assert len(runs.read_text().splitlines()) == 2

@@ -23,8 +23,12 @@ def test_observe_memory_usage_has_the_1x_fields(tmp_path):
 
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
-            return payload(await client.call_tool("observe_memory_usage", {
-                "memory_ids": [a, b], "context_tags": ["api", "backend"]}))  # fmt: skip
+            return payload(
+                await client.call_tool(
+                    "observe_memory_usage",
+                    {"memory_ids": [a, b], "context_tags": ["api", "backend"]},
+                )
+            )
 
     out = run(go)
     assert out["reinforced"] is True and out["count"] == 2 and out["cross_domain_count"] == 1
@@ -68,7 +72,11 @@ def test_read_graph_pages_of_ten_and_1x_stats(tmp_path):
     assert stats["status_filter"] == "active" and stats["memories"] == 12
     page = out["pagination"]
     assert (page["page_size"], page["total_count"], page["total_pages"], page["has_more"]) == (
-        10, 12, 2, True)  # fmt: skip
+        10,
+        12,
+        2,
+        True,
+    )
 
 
 def test_find_duplicates_returns_pairs(tmp_path):
@@ -78,12 +86,17 @@ def test_find_duplicates_returns_pairs(tmp_path):
 
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
-            return payload(await client.call_tool("cluster_memories", {
-                "find_duplicates": True, "duplicate_threshold": 0.5}))  # fmt: skip
+            return payload(
+                await client.call_tool(
+                    "cluster_memories", {"find_duplicates": True, "duplicate_threshold": 0.5}
+                )
+            )
 
     out = run(go)
-    assert out["mode"] == "duplicate_detection" and out["duplicates_found"] == len(
-        out["duplicates"]) == 3  # fmt: skip
+    assert (
+        out["mode"] == "duplicate_detection"
+        and out["duplicates_found"] == len(out["duplicates"]) == 3
+    )
     pair = out["duplicates"][0]
     assert set(pair) >= {"id1", "id2", "similarity", "content1_preview", "content2_preview"}
     assert {frozenset((p["id1"], p["id2"])) for p in out["duplicates"]} >= {frozenset((a, b))}
@@ -98,8 +111,11 @@ def test_cluster_tool_and_pipeline_use_one_rule_without_embeddings(tmp_path):
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
             tool = payload(await client.call_tool("cluster_memories", {}))
-            pipeline = payload(await client.call_tool("run_consolidation", {
-                "dry_run": True, "agents": ["cluster"]}))  # fmt: skip
+            pipeline = payload(
+                await client.call_tool(
+                    "run_consolidation", {"dry_run": True, "agents": ["cluster"]}
+                )
+            )
             return tool, pipeline
 
     tool, pipeline = run(go)
@@ -119,8 +135,7 @@ def test_an_explicit_cluster_threshold_is_the_bar_for_tfidf_too(tmp_path, monkey
     for t in PARAPHRASES:
         store.save(t)
     monkeypatch.setenv("CORTEXGRAPH_CLUSTER_THRESHOLD", "0.95")  # the 1.x name
-    settings = Settings(storage_path=tmp_path / "stm", enable_embeddings=False,
-                        beads_enabled=False)  # fmt: skip
+    settings = Settings(storage_path=tmp_path / "stm", enable_embeddings=False, beads_enabled=False)
     assert settings.cluster_link_threshold == 0.95
     monkeypatch.delenv("CORTEXGRAPH_CLUSTER_THRESHOLD")
     default = make_settings(tmp_path)

@@ -5,9 +5,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cortexgraph.settings import load_settings
 from cortexgraph.flows.cli.consolidate import RUNS_FILE, app
 from cortexgraph.flows.consolidation import make_task_runner, run_pipeline
+from cortexgraph.settings import load_settings
 from cortexgraph.storage import open_store
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus
@@ -45,8 +45,9 @@ def test_dry_run_writes_nothing_at_all(prefect_harness, demo_dirs):
 def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
     store_dir, vault = demo_dirs
     seen = []
-    report = run_pipeline(_settings(store_dir, vault), now=NOW,
-                          on_step=lambda name, rep, s: seen.append(name))  # fmt: skip
+    report = run_pipeline(
+        _settings(store_dir, vault), now=NOW, on_step=lambda name, rep, s: seen.append(name)
+    )
     assert seen == ["decay", "cluster", "merge", "promote", "relations"]
     merged = report.reports["merge"].count("merged")
     assert merged >= 3 and report.reports["cluster"].method.startswith("embeddings")
@@ -67,8 +68,9 @@ def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
 
 def test_single_agent_and_unknown_agent(prefect_harness, demo_dirs):
     store_dir, vault = demo_dirs
-    report = run_pipeline(_settings(store_dir, vault), agents=["decay"], use_embeddings=False,
-                          now=NOW)  # fmt: skip
+    report = run_pipeline(
+        _settings(store_dir, vault), agents=["decay"], use_embeddings=False, now=NOW
+    )
     assert report.agents == ("decay",) and list(report.reports) == ["decay"]
     with pytest.raises(InvalidInputError):
         run_pipeline(_settings(store_dir, vault), agents=["nope"], now=NOW)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cortexgraph.settings import load_settings
 from cortexgraph.flows.consolidation import run_pipeline
+from cortexgraph.settings import load_settings
 
 NOW = 1_760_000_000.0 + 3600
 
@@ -20,7 +20,7 @@ def _comparable(report):
         "decay": [(f.memory_id, f.action) for f in report.reports["decay"].findings],
         "relations": [
             (d.from_id, d.to_id, d.strength) for d in report.reports["relations"].discovered
-        ],  # fmt: skip
+        ],
         "promote": [p.memory_id for p in report.reports["promote"].promotions],
     }
 

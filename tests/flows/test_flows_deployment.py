@@ -60,22 +60,34 @@ def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path):
     relations_before = len(open_store(store_dir).relations())
     port = _free_port()
     api = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_API_URL": api,
-           "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
-           "CORTEXGRAPH_STORAGE_PATH": str(store_dir), "LTM_VAULT_PATH": str(vault),
-           "CORTEXGRAPH_BEADS_ENABLED": "false", "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
-           "OMP_NUM_THREADS": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(tmp_path / "prefect-home"),
+        "PREFECT_API_URL": api,
+        "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
+        "CORTEXGRAPH_STORAGE_PATH": str(store_dir),
+        "LTM_VAULT_PATH": str(vault),
+        "CORTEXGRAPH_BEADS_ENABLED": "false",
+        "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
+        "OMP_NUM_THREADS": "1",
+    }
     log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port",
-                               str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    server = subprocess.Popen(
+        [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     worker = None
     try:
         _wait_http(f"{api}/health", 180)
 
         def cli(*args: str, timeout: float = 180) -> str:
-            res = subprocess.run([PREFECT, *args], env=env, cwd=REPO, capture_output=True,
-                                 text=True, timeout=timeout)  # fmt: skip
+            res = subprocess.run(
+                [PREFECT, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout
+            )
             assert res.returncode == 0, f"prefect {' '.join(args)}:\n{res.stdout}\n{res.stderr}"
             return res.stdout
 
@@ -83,10 +95,24 @@ def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path):
         out = cli("--no-prompt", "deploy", "--all")
         assert "consolidate-hourly" in out and "decay-nightly" in out
         wlog = (tmp_path / "worker.log").open("w")
-        worker = subprocess.Popen([PREFECT, "worker", "start", "--pool", "cortexgraph-local"],
-                                  env=env, cwd=REPO, stdout=wlog, stderr=subprocess.STDOUT)  # fmt: skip
-        out = cli("deployment", "run", "consolidate/consolidate-hourly", "--param",
-                  f"now={SEED_NOW + 3600}", "--watch", "--watch-timeout", "400", timeout=420)  # fmt: skip
+        worker = subprocess.Popen(
+            [PREFECT, "worker", "start", "--pool", "cortexgraph-local"],
+            env=env,
+            cwd=REPO,
+            stdout=wlog,
+            stderr=subprocess.STDOUT,
+        )
+        out = cli(
+            "deployment",
+            "run",
+            "consolidate/consolidate-hourly",
+            "--param",
+            f"now={SEED_NOW + 3600}",
+            "--watch",
+            "--watch-timeout",
+            "400",
+            timeout=420,
+        )
         assert "Completed" in out, out
         store = open_store(store_dir)
         assert len(store.relations()) > relations_before  # relationship discovery wrote

@@ -31,6 +31,7 @@ def test_missing_lists_each_uncached_text_once(tmp_path):
 
 def test_warm_embeddings_embeds_only_missing_active_texts(prefect_harness, monkeypatch):
     import cortexgraph.flows.embedding_tasks as et
+
     model = CountingEmbedder()
     monkeypatch.setattr(et, "_model", model)  # what a worker process would have loaded
     store = InMemoryStore()

@@ -18,8 +18,11 @@ from cortexgraph.storage import open_store
 
 @pytest.fixture
 def hook_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))}  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))
+    }
     env.update(
         CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
         CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"),
@@ -40,14 +43,22 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def run_hook(hook_env: dict[str, str], project: Path):
     def run(event: str, payload: dict[str, Any] | str, **env: str) -> HookRun:
-        body = payload if isinstance(payload, str) else json.dumps(
-            {"session_id": "sess-1", "transcript_path": "", "cwd": str(project), **payload}
-        )  # fmt: skip
+        body = (
+            payload
+            if isinstance(payload, str)
+            else json.dumps(
+                {"session_id": "sess-1", "transcript_path": "", "cwd": str(project), **payload}
+            )
+        )
         proc = subprocess.run(
             [sys.executable, "-m", "cortexgraph.flows.hooks", event],
-            input=body, capture_output=True, text=True, cwd=ROOT,
-            env={**hook_env, **env}, timeout=60,
-        )  # fmt: skip
+            input=body,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**hook_env, **env},
+            timeout=60,
+        )
         return HookRun(proc.returncode, proc.stdout, proc.stderr)
 
     return run
@@ -67,12 +78,21 @@ def seeded(store, tmp_path: Path):
     now = int(time.time())
     ids = {
         "auth": store.save(AUTH_DECISION, tags=["decision", "auth"], now=now - 86400).id,
-        "ledger": store.save("Ledgerly stores money as integer cents in PostgreSQL.",
-                             tags=["ledgerly", "decision"], now=now - 3 * 86400).id,
-        "tabs": store.save("The user prefers tabs over spaces in Go code.",
-                           tags=["preference"], now=now - 2 * 86400).id,
+        "ledger": store.save(
+            "Ledgerly stores money as integer cents in PostgreSQL.",
+            tags=["ledgerly", "decision"],
+            now=now - 3 * 86400,
+        ).id,
+        "tabs": store.save(
+            "The user prefers tabs over spaces in Go code.",
+            tags=["preference"],
+            now=now - 2 * 86400,
+        ).id,
         "lunch": store.save("Team lunch is on Fridays at the noodle place.", now=now).id,
-        "deploy": store.save("Deploys go out on Tuesdays through the staging pipeline.",
-                             tags=["ledgerly"], now=now - 5 * 86400).id,
-    }  # fmt: skip
+        "deploy": store.save(
+            "Deploys go out on Tuesdays through the staging pipeline.",
+            tags=["ledgerly"],
+            now=now - 5 * 86400,
+        ).id,
+    }
     return ids

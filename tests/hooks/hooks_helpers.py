@@ -10,8 +10,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 NOW = 1_790_000_000  # fixed clock for in-process tests
 # Top-level keys Claude Code accepts in a hook's JSON output.
-KNOWN_TOP_LEVEL = {"continue", "stopReason", "suppressOutput", "systemMessage", "decision",
-                   "reason", "hookSpecificOutput"}  # fmt: skip
+KNOWN_TOP_LEVEL = {
+    "continue",
+    "stopReason",
+    "suppressOutput",
+    "systemMessage",
+    "decision",
+    "reason",
+    "hookSpecificOutput",
+}
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ def test_session_end_does_nothing_without_auto_commit(run_hook, seeded, tmp_path
     assert not (tmp_path / "store" / ".git").exists()
 
 
-def test_session_end_commits_what_changed_with_a_message_listing_it(run_hook, seeded, store,
-                                                                    project, tmp_path) -> None:  # fmt: skip
+def test_session_end_commits_what_changed_with_a_message_listing_it(
+    run_hook, seeded, store, project, tmp_path
+) -> None:
     settings = project / ".claude" / "cortexgraph.local.md"
     settings.parent.mkdir()
     settings.write_text("---\nauto_commit: true\n---\n")

@@ -18,8 +18,12 @@ def transcript(path: Path, *user_turns: str) -> str:
     lines = []
     for text in user_turns:
         lines.append({"type": "user", "message": {"role": "user", "content": text}})
-        lines.append({"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": "Noted."}]}})  # fmt: skip
+        lines.append(
+            {
+                "type": "assistant",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]},
+            }
+        )
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     return str(path)
 
@@ -46,7 +50,9 @@ def test_recall_without_a_topic_uses_the_previous_turn(run_hook, seeded, tmp_pat
 
 def test_a_save_follow_up_carries_what_was_said_before(run_hook, seeded, tmp_path):
     path = transcript(tmp_path / "t.jsonl", "Our invoices are numbered per calendar year.")
-    run = run_hook("user-prompt-submit", {"hook_event_name": EVENT, "transcript_path": path,
-                                          "prompt": "yes, remember that please"})  # fmt: skip
+    run = run_hook(
+        "user-prompt-submit",
+        {"hook_event_name": EVENT, "transcript_path": path, "prompt": "yes, remember that please"},
+    )
     ctx = context_of(run, EVENT)
     assert "save_memory" in ctx and "invoices are numbered per calendar year" in ctx.lower()

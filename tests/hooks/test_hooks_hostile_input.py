@@ -56,9 +56,10 @@ def test_deeply_nested_settings_keep_the_hook_working(run_hook, seeded, project:
     settings = project / ".claude" / "cortexgraph.local.md"
     settings.parent.mkdir()
     settings.write_text("---\nmax_inject_chars: " + "[" * DEEP + "]" * DEEP + "\n---\n")
-    run = run_hook("user-prompt-submit",
-                   {"hook_event_name": EVENT,
-                    "prompt": "what did we decide about authentication?"})  # fmt: skip
+    run = run_hook(
+        "user-prompt-submit",
+        {"hook_event_name": EVENT, "prompt": "what did we decide about authentication?"},
+    )
     assert seeded["auth"] in context_of(run, EVENT)  # answered, with the default settings
     assert "using default settings" in run.stderr and "skipped" not in run.stderr
 
@@ -76,8 +77,9 @@ def test_a_one_megabyte_prompt_is_answered(run_hook, seeded, where: str) -> None
 
 def test_a_one_megabyte_save_request_gets_a_bounded_reminder(run_hook, store) -> None:
     text = "Please remember that deploys need two approvals.\n\n" + _filler(1_000_000)
-    ctx = context_of(run_hook("user-prompt-submit", {"hook_event_name": EVENT, "prompt": text}),
-                     EVENT)  # fmt: skip
+    ctx = context_of(
+        run_hook("user-prompt-submit", {"hook_event_name": EVENT, "prompt": text}), EVENT
+    )
     assert "save_memory" in ctx and "two approvals" in ctx and len(ctx) <= 2000
 
 

@@ -17,11 +17,29 @@ from cortexgraph.flows.hooks.post_tool_use import TOOL_RE
 
 PLUGIN = ROOT / "plugins" / "claude-code"
 MARKET = ROOT / "plugins" / ".claude-plugin" / "marketplace.json"
-MANIFEST_KEYS = {"name", "version", "description", "author", "homepage", "repository",
-                 "license", "keywords", "userConfig"}  # fmt: skip
+MANIFEST_KEYS = {
+    "name",
+    "version",
+    "description",
+    "author",
+    "homepage",
+    "repository",
+    "license",
+    "keywords",
+    "userConfig",
+}
 # Claude Code's userConfig option schema (strict: any other key stops the plugin loading).
-OPTION_KEYS = {"type", "title", "description", "required", "default", "multiple", "sensitive",
-               "min", "max"}  # fmt: skip
+OPTION_KEYS = {
+    "type",
+    "title",
+    "description",
+    "required",
+    "default",
+    "multiple",
+    "sensitive",
+    "min",
+    "max",
+}
 
 
 def load(path: Path) -> dict:
@@ -57,9 +75,13 @@ def test_mcp_server_command_is_a_console_script() -> None:
 def test_hooks_json_wires_each_event_to_a_real_handler() -> None:
     hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
     assert set(hooks) == {
-        "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PostToolUse",
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionEnd",
+        "PostToolUse",
         "PostToolUseFailure",
-    }  # fmt: skip
+    }
     # The behaviour monitor listens on both tool events; every other hook on its own event.
     monitor = {"PostToolUse", "PostToolUseFailure"}
     for event, groups in hooks.items():
@@ -92,18 +114,27 @@ def test_slash_commands_have_frontmatter_and_use_arguments(name: str) -> None:
 
 
 def wrapper(event: str, payload: dict, env: dict[str, str]) -> HookRun:
-    proc = subprocess.run(["sh", str(PLUGIN / "hooks" / "run-hook.sh"), event],
-                          input=json.dumps(payload), capture_output=True, text=True,
-                          env=env, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        ["sh", str(PLUGIN / "hooks" / "run-hook.sh"), event],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     return HookRun(proc.returncode, proc.stdout, proc.stderr)
 
 
 def test_wrapper_runs_the_hook_with_the_configured_python(hook_env, seeded, project) -> None:
     env = {**hook_env, "PATH": "/usr/bin:/bin", "CORTEXGRAPH_PYTHON": sys.executable}
-    payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(project),
-               "prompt": "what did we decide about authentication?"}  # fmt: skip
-    assert seeded["auth"] in context_of(wrapper("user-prompt-submit", payload, env),
-                                        "UserPromptSubmit")  # fmt: skip
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(project),
+        "prompt": "what did we decide about authentication?",
+    }
+    assert seeded["auth"] in context_of(
+        wrapper("user-prompt-submit", payload, env), "UserPromptSubmit"
+    )
 
 
 def test_wrapper_without_cortexgraph_exits_zero_quietly(hook_env, tmp_path) -> None:

@@ -30,8 +30,10 @@ def test_session_start_lists_project_memories_and_recent_decisions(run_hook, see
 
 def test_session_start_every_source_and_resume_is_smaller(run_hook, store) -> None:
     for i in range(30):
-        store.save(f"Ledgerly decision {i}: " + "the invoice pipeline keeps state. " * 8,
-                   tags=["ledgerly", "decision"])  # fmt: skip
+        store.save(
+            f"Ledgerly decision {i}: " + "the invoice pipeline keeps state. " * 8,
+            tags=["ledgerly", "decision"],
+        )
     sizes = {}
     for source in ("startup", "resume", "clear", "compact"):
         ctx = context_of(run_hook("session-start", start(source)), "SessionStart")
@@ -48,10 +50,12 @@ def test_session_start_without_project_memories_says_so(run_hook, store, tmp_pat
     assert "none tagged for this project" in ctx and m.id in ctx
 
 
-def test_session_start_empty_missing_store_and_switch_off(run_hook, seeded, tmp_path,
-                                                          project: Path) -> None:  # fmt: skip
-    assert_silent(run_hook("session-start", start(),
-                           CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "missing")))  # fmt: skip
+def test_session_start_empty_missing_store_and_switch_off(
+    run_hook, seeded, tmp_path, project: Path
+) -> None:
+    assert_silent(
+        run_hook("session-start", start(), CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "missing"))
+    )
     settings = project / ".claude" / "cortexgraph.local.md"
     settings.parent.mkdir()
     settings.write_text("---\nauto_context_on_start: false\n---\n")
@@ -82,16 +86,23 @@ def write_transcript(path: Path, entries: list[tuple[str, object]]) -> str:
 
 
 def stop_payload(transcript: str, active: bool = False, session: str = "sess-1") -> dict:
-    return {"hook_event_name": "Stop", "transcript_path": transcript,
-            "stop_hook_active": active, "session_id": session}  # fmt: skip
+    return {
+        "hook_event_name": "Stop",
+        "transcript_path": transcript,
+        "stop_hook_active": active,
+        "session_id": session,
+    }
 
 
 def test_stop_nudges_once_for_an_unsaved_decision(run_hook, store, tmp_path: Path) -> None:
-    t = write_transcript(tmp_path / "t.jsonl", [
-        ("user", "We decided to use Postgres advisory locks for the invoice worker."),
-        ("assistant", [{"type": "text", "text": "Done, switched the worker."}]),
-        ("user", [{"type": "tool_result", "content": "ok"}]),
-    ])  # fmt: skip
+    t = write_transcript(
+        tmp_path / "t.jsonl",
+        [
+            ("user", "We decided to use Postgres advisory locks for the invoice worker."),
+            ("assistant", [{"type": "text", "text": "Done, switched the worker."}]),
+            ("user", [{"type": "tool_result", "content": "ok"}]),
+        ],
+    )
     run = run_hook("stop", stop_payload(t))
     assert run.rc == 0, run.stderr
     out = run.output
@@ -106,26 +117,44 @@ def test_stop_nudges_once_for_an_unsaved_decision(run_hook, store, tmp_path: Pat
 
 
 def test_stop_stays_quiet_when_saved_or_nothing_to_save(run_hook, store, tmp_path) -> None:
-    saved_by_tool = write_transcript(tmp_path / "a.jsonl", [
-        ("user", "From now on always run the linter before committing."),
-        ("assistant", [{"type": "tool_use", "name": "mcp__plugin_cortexgraph_cortexgraph__"
-                        "save_memory", "input": {"content": "run the linter"}}]),
-    ])  # fmt: skip
+    saved_by_tool = write_transcript(
+        tmp_path / "a.jsonl",
+        [
+            ("user", "From now on always run the linter before committing."),
+            (
+                "assistant",
+                [
+                    {
+                        "type": "tool_use",
+                        "name": "mcp__plugin_cortexgraph_cortexgraph__save_memory",
+                        "input": {"content": "run the linter"},
+                    }
+                ],
+            ),
+        ],
+    )
     assert_silent(run_hook("stop", stop_payload(saved_by_tool)))
-    chit_chat = write_transcript(tmp_path / "b.jsonl", [
-        ("user", "Can you rename the variable in utils.py?"),
-        ("assistant", [{"type": "text", "text": "Renamed."}]),
-    ])  # fmt: skip
+    chit_chat = write_transcript(
+        tmp_path / "b.jsonl",
+        [
+            ("user", "Can you rename the variable in utils.py?"),
+            ("assistant", [{"type": "text", "text": "Renamed."}]),
+        ],
+    )
     assert_silent(run_hook("stop", stop_payload(chit_chat)))
     store.save("We decided to use Postgres advisory locks for the invoice worker.")
-    in_store = write_transcript(tmp_path / "c.jsonl", [
-        ("user", "We decided to use Postgres advisory locks for the invoice worker."),
-    ])  # fmt: skip
+    in_store = write_transcript(
+        tmp_path / "c.jsonl",
+        [
+            ("user", "We decided to use Postgres advisory locks for the invoice worker."),
+        ],
+    )
     assert_silent(run_hook("stop", stop_payload(in_store, session="sess-2")))
 
 
-def test_stop_fails_open_on_missing_transcript_and_setting_off(run_hook, tmp_path,
-                                                               project: Path) -> None:  # fmt: skip
+def test_stop_fails_open_on_missing_transcript_and_setting_off(
+    run_hook, tmp_path, project: Path
+) -> None:
     assert_silent(run_hook("stop", stop_payload(str(tmp_path / "missing.jsonl"))))
     t = write_transcript(tmp_path / "t.jsonl", [("user", "I prefer squash merges, always.")])
     settings = project / ".claude" / "cortexgraph.local.md"
@@ -140,17 +169,33 @@ TOOL = "mcp__plugin_cortexgraph_cortexgraph__"
 
 
 def tool_payload(name: str, response: object, session: str = "sess-1") -> dict:
-    return {"hook_event_name": "PostToolUse", "tool_name": name, "tool_input": {},
-            "tool_response": response, "session_id": session}  # fmt: skip
+    return {
+        "hook_event_name": "PostToolUse",
+        "tool_name": name,
+        "tool_input": {},
+        "tool_response": response,
+        "session_id": session,
+    }
 
 
 def test_opened_memories_are_reinforced_and_linked(run_hook, store, tmp_path: Path) -> None:
     a = store.save("Invoices are numbered per tenant.", now=int(time.time()) - 86400)
     b = store.save("Tenants are isolated by schema.", now=int(time.time()) - 86400)
     c = store.save("Unrelated note about lunch.")
-    response = [{"type": "text", "text": json.dumps(
-        {"success": True, "memories": [{"id": a.id, "content": a.content},
-                                       {"id": b.id, "content": b.content}]})}]  # fmt: skip
+    response = [
+        {
+            "type": "text",
+            "text": json.dumps(
+                {
+                    "success": True,
+                    "memories": [
+                        {"id": a.id, "content": a.content},
+                        {"id": b.id, "content": b.content},
+                    ],
+                }
+            ),
+        }
+    ]
     run = run_hook("post-tool-use", tool_payload(TOOL + "open_memories", response))
     assert_silent(run)
     fresh = open_store(tmp_path / "store")

@@ -32,9 +32,18 @@ def demo_store(tmp_path_factory):
     return path, store
 
 
-QUERIES = ["billing rounding", "kafka dunning job", "handover notion", "invoice templates",
-           "timezone UTC timestamps", "postgres migration", "weekly notes friday",
-           "on-call quirks", "CHF currency", "career tech lead"]  # fmt: skip
+QUERIES = [
+    "billing rounding",
+    "kafka dunning job",
+    "handover notion",
+    "invoice templates",
+    "timezone UTC timestamps",
+    "postgres migration",
+    "weekly notes friday",
+    "on-call quirks",
+    "CHF currency",
+    "career tech lead",
+]
 
 
 def test_quick_search_agrees_with_store_search_on_the_demo_data(demo_store) -> None:
@@ -70,9 +79,15 @@ def test_settings_parse_and_validate() -> None:
     assert parse_settings_text("") == PluginSettings()
     s = parse_settings_text("---\ncontext_depth: shallow\nmax_inject_chars: 800\n---\n# notes")
     assert (s.context_depth, s.max_inject_chars, s.items) == ("shallow", 800, 5)
-    for bad in ("---\nmax_inject_chars: 50\n---", "---\nmax_inject_chars: '900'\n---",
-                "---\nprompt_to_save: 1\n---", "---\nfoo: 1\n---", "just text",
-                "---\n- a list\n---", "---\ncontext_depth: deep\n---"):  # fmt: skip
+    for bad in (
+        "---\nmax_inject_chars: 50\n---",
+        "---\nmax_inject_chars: '900'\n---",
+        "---\nprompt_to_save: 1\n---",
+        "---\nfoo: 1\n---",
+        "just text",
+        "---\n- a list\n---",
+        "---\ncontext_depth: deep\n---",
+    ):
         with pytest.raises(PluginSettingsError):
             parse_settings_text(bad)
 
@@ -109,25 +124,34 @@ def test_hook_phrase_detector_is_the_activation_layers() -> None:
     import cortexgraph.activation.phrases as real
     from cortexgraph.flows.hooks.phrases import phrase_detector
 
-    for text in ("what did we decide about auth?", "no need to remember this",
-                 "please remember that I like tea", "remember when we were kids"):  # fmt: skip
-        assert phrase_detector().detect(text).to_json() == real.PhraseDetector().detect(
-            text).to_json()  # fmt: skip
+    for text in (
+        "what did we decide about auth?",
+        "no need to remember this",
+        "please remember that I like tea",
+        "remember when we were kids",
+    ):
+        assert (
+            phrase_detector().detect(text).to_json() == real.PhraseDetector().detect(text).to_json()
+        )
 
 
 def test_analyze_prompt_topic_and_skips() -> None:
     assert analyze_prompt("what did we decide about authentication?").topic_terms == (
-        "authentication",)  # fmt: skip
+        "authentication",
+    )
     assert analyze_prompt("/remember this").skip_reason == "slash command"
     assert analyze_prompt("why?").skip_reason == "too short"
     assert analyze_prompt("remind me what we decided").topic_terms == ()
 
 
 def test_fenced_block_bounds_and_escaping() -> None:
-    mems = [Memory(id=f"m{i}", content=f"<b>note {i}</b> " + "x" * 400, created_at=NOW)
-            for i in range(10)]  # fmt: skip
-    block = fenced_block("t", [("S", [Entry(m) for m in mems])], max_chars=700,
-                         preview_chars=300, nonce="abcd1234")  # fmt: skip
+    mems = [
+        Memory(id=f"m{i}", content=f"<b>note {i}</b> " + "x" * 400, created_at=NOW)
+        for i in range(10)
+    ]
+    block = fenced_block(
+        "t", [("S", [Entry(m) for m in mems])], max_chars=700, preview_chars=300, nonce="abcd1234"
+    )
     assert block is not None and len(block) <= 700
     assert block.startswith("<cortexgraph-memories-abcd1234>") and DATA_NOTICE in block
     assert block.rstrip().endswith("</cortexgraph-memories-abcd1234>")
@@ -139,15 +163,33 @@ def test_fenced_block_bounds_and_escaping() -> None:
 
 def test_transcript_reader_tolerates_junk(tmp_path: Path) -> None:
     t = tmp_path / "t.jsonl"
-    t.write_text("\n".join([
-        "not json", json.dumps([1]), json.dumps({"type": "summary"}),
-        json.dumps({"type": "user", "message": {"role": "user", "content": "hello there"}}),
-        json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": "hi"}, {"type": "tool_use", "name": "x__save_memory"}]}}),
-    ]))  # fmt: skip
+    t.write_text(
+        "\n".join(
+            [
+                "not json",
+                json.dumps([1]),
+                json.dumps({"type": "summary"}),
+                json.dumps({"type": "user", "message": {"role": "user", "content": "hello there"}}),
+                json.dumps(
+                    {
+                        "type": "assistant",
+                        "message": {
+                            "role": "assistant",
+                            "content": [
+                                {"type": "text", "text": "hi"},
+                                {"type": "tool_use", "name": "x__save_memory"},
+                            ],
+                        },
+                    }
+                ),
+            ]
+        )
+    )
     turns = read_turns(t)
     assert [(x.role, x.text, x.tool_calls) for x in turns] == [
-        ("user", "hello there", ()), ("assistant", "hi", ("x__save_memory",))]  # fmt: skip
+        ("user", "hello there", ()),
+        ("assistant", "hi", ("x__save_memory",)),
+    ]
     assert read_turns(tmp_path / "missing") == []
 
 
@@ -160,8 +202,9 @@ def test_prompt_hook_budget_constant_matches_the_block_module() -> None:
 def test_quick_search_finds_non_ascii_and_escaped_text(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     a = store.save("Der Schlüssel für das Büro liegt bei Jürgen.", now=NOW)
-    b = Memory(id="escaped-1", content="Ünïcode-escaped Schlüssel note", created_at=NOW,
-               last_used=NOW)  # fmt: skip
+    b = Memory(
+        id="escaped-1", content="Ünïcode-escaped Schlüssel note", created_at=NOW, last_used=NOW
+    )
     with open(tmp_path / "memories.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(b.to_json(), ensure_ascii=True) + "\n")  # \\u escapes on disk
     snap = StoreSnapshot.read(tmp_path)

@@ -35,9 +35,12 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
-        "storage_path": tmp_path / "stm", "ltm_vault_path": tmp_path / "vault",
-        "beads_repo": tmp_path / "beads", "enable_embeddings": False, "log_level": "WARNING",
-    }  # fmt: skip
+        "storage_path": tmp_path / "stm",
+        "ltm_vault_path": tmp_path / "vault",
+        "beads_repo": tmp_path / "beads",
+        "enable_embeddings": False,
+        "log_level": "WARNING",
+    }
     values.update(overrides)
     return Settings(**values)
 
@@ -69,9 +72,17 @@ def error_text(result: Any) -> str:
 
 async def run_flow(client: Any, gc_target: str) -> dict[str, Any]:
     """save -> search -> touch -> open -> relate -> read_graph -> promote -> gc, checked."""
-    a = payload(await client.call_tool("save_memory", {
-        "content": "We chose PostgreSQL for the billing ledger", "tags": ["billing", "decision"],
-        "entities": ["PostgreSQL"], "strength": 1.2}))  # fmt: skip
+    a = payload(
+        await client.call_tool(
+            "save_memory",
+            {
+                "content": "We chose PostgreSQL for the billing ledger",
+                "tags": ["billing", "decision"],
+                "entities": ["PostgreSQL"],
+                "strength": 1.2,
+            },
+        )
+    )
     b = payload(
         await client.call_tool(
             "save_memory",
@@ -85,22 +96,34 @@ async def run_flow(client: Any, gc_target: str) -> dict[str, Any]:
     ids = [r["id"] for r in found["results"]]
     assert ids[0] == a["memory_id"] and b["memory_id"] in ids
 
-    touched = payload(await client.call_tool("touch_memory", {"memory_id": a["memory_id"],
-                                                              "boost_strength": True}))  # fmt: skip
+    touched = payload(
+        await client.call_tool(
+            "touch_memory", {"memory_id": a["memory_id"], "boost_strength": True}
+        )
+    )
     assert touched["use_count"] == 1 and touched["strength"] == pytest.approx(1.3)
 
     opened = payload(await client.call_tool("open_memories", {"memory_ids": [a["memory_id"]]}))
     assert opened["memories"][0]["content"] == "We chose PostgreSQL for the billing ledger"
 
-    rel = payload(await client.call_tool("create_relation", {
-        "from_memory_id": b["memory_id"], "to_memory_id": a["memory_id"],
-        "relation_type": "supports", "strength": 0.8}))  # fmt: skip
+    rel = payload(
+        await client.call_tool(
+            "create_relation",
+            {
+                "from_memory_id": b["memory_id"],
+                "to_memory_id": a["memory_id"],
+                "relation_type": "supports",
+                "strength": 0.8,
+            },
+        )
+    )
     graph = payload(await client.call_tool("read_graph", {"page_size": 10}))
     assert {m["id"] for m in graph["memories"]} >= {a["memory_id"], b["memory_id"]}
     assert [r["id"] for r in graph["relations"]] == [rel["relation_id"]]
 
-    promoted = payload(await client.call_tool("promote_memory", {"memory_id": a["memory_id"],
-                                                                 "force": True}))  # fmt: skip
+    promoted = payload(
+        await client.call_tool("promote_memory", {"memory_id": a["memory_id"], "force": True})
+    )
     assert promoted["promoted_count"] == 1
     note = promoted["results"][0]["path"]
     assert note and note.endswith(".md")

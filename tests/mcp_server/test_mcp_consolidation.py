@@ -34,8 +34,9 @@ def _call(tmp_path, *calls):
 def test_mcp_cluster_then_consolidate_preview_changes_nothing_then_apply(tmp_path):
     ids = _seed(tmp_path)
     before = snapshot(tmp_path / "stm")
-    [clustered, again] = _call(tmp_path, ("cluster_memories", {"threshold": 0.3}),
-                               ("cluster_memories", {"threshold": 0.3}))  # fmt: skip
+    [clustered, again] = _call(
+        tmp_path, ("cluster_memories", {"threshold": 0.3}), ("cluster_memories", {"threshold": 0.3})
+    )
     out = payload(clustered)
     assert payload(again)["clusters"] == out["clusters"]  # deterministic ids
     assert out["similarity"] == "tfidf"  # embeddings are off in these settings, and it says so
@@ -63,8 +64,7 @@ def test_mcp_cluster_then_consolidate_preview_changes_nothing_then_apply(tmp_pat
 def test_mcp_consolidate_unknown_cluster_is_an_error(tmp_path):
     _seed(tmp_path)
     before = snapshot(tmp_path / "stm")
-    [r] = _call(tmp_path, ("consolidate_memories", {"cluster_id": "c-0000000000",
-                                                    "mode": "apply"}))  # fmt: skip
+    [r] = _call(tmp_path, ("consolidate_memories", {"cluster_id": "c-0000000000", "mode": "apply"}))
     assert "run cluster_memories" in error_text(r)
     [r] = _call(tmp_path, ("consolidate_memories", {"cluster_id": "../c"}))
     assert "malformed cluster id" in error_text(r)

@@ -38,8 +38,11 @@ UNKNOWN = "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"
 
 # A call that would succeed, per tool; A, B, C stand for stored memory ids.
 VALID: dict[str, dict[str, Any]] = {
-    "save_memory": {"content": "fuzz memory about billing", "entities": ["billing"],
-                    "strength": 1.0},
+    "save_memory": {
+        "content": "fuzz memory about billing",
+        "entities": ["billing"],
+        "strength": 1.0,
+    },
     "search_memory": {"query": "billing", "use_embeddings": False},
     "search_unified": {"query": "billing"},
     "touch_memory": {"memory_id": "A"},
@@ -60,13 +63,15 @@ VALID: dict[str, dict[str, Any]] = {
     "set_core_memory": {"memory_id": "A"},
     "memory_forget": {"memory_id": "C", "action": "deprecate"},
     "record_memory_update": {"memory_id": "B", "supersedes": ["C"]},
-    "record_tool_call": {"session_id": "s1", "tool_name": "Bash",
-                         "tool_input": {"command": "ls"}},
-    "report_outcome": {"pattern_id": "repeated-error", "intervention_id": "root-cause",
-                       "worked": True},
+    "record_tool_call": {"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "ls"}},
+    "report_outcome": {
+        "pattern_id": "repeated-error",
+        "intervention_id": "root-cause",
+        "worked": True,
+    },
     "query_pattern_history": {"signature": "repeated-error"},
     "request_intervention": {"pattern_id": "repeated-error"},
-}  # fmt: skip
+}
 
 
 def nested(depth: int) -> Any:
@@ -79,19 +84,66 @@ def nested(depth: int) -> Any:
 def hostile_pools(ids: dict[str, str]) -> dict[str, list[Any]]:
     a = ids["A"]
     return {
-        "string": ["", " ", "\n", "not an id!", "../../etc/passwd", "x\n", UNKNOWN, a + "\n",
-                   a[:8], a[:7], "m:" + a, "a\u2028b", "nul\x00byte", "\ud800", "x" * 129,
-                   "x" * 201, "x" * 10_001, "é" * 60_000, "w " * 60_000, "true", "1", "null",
-                   '["a", "b"]', '{"a": 1}', "[" * 300],
+        "string": [
+            "",
+            " ",
+            "\n",
+            "not an id!",
+            "../../etc/passwd",
+            "x\n",
+            UNKNOWN,
+            a + "\n",
+            a[:8],
+            a[:7],
+            "m:" + a,
+            "a\u2028b",
+            "nul\x00byte",
+            "\ud800",
+            "x" * 129,
+            "x" * 201,
+            "x" * 10_001,
+            "é" * 60_000,
+            "w " * 60_000,
+            "true",
+            "1",
+            "null",
+            '["a", "b"]',
+            '{"a": 1}',
+            "[" * 300,
+        ],
         "integer": [True, False, 0, -1, 1, 3, 10**30, -(10**30), 2**63, 1.5, "10", None],
         "number": [True, False, -1, 0, 2.0000001, 1e308, -1e308, 10**30, "0.5", "nan", None],
         "boolean": ["yes", "false", 2, None, [], {}],
-        "array": [[], [""], [None], [1], [[]], ["x"] * 101, [a, a, a], [a, UNKNOWN],
-                  ["not an id!"], ["x" * 300], [a, a + "\n"], [{"a": 1}], "not-a-list",
-                  [UNKNOWN], [a[:8] + "zz"], [a, "../etc"], ["x" * 201]],
-        "object": [{}, {"a": "x" * 200_000}, nested(40), {"": None}, {"a": [1] * 30_000},
-                   [], "{}", 7],
-    }  # fmt: skip
+        "array": [
+            [],
+            [""],
+            [None],
+            [1],
+            [[]],
+            ["x"] * 101,
+            [a, a, a],
+            [a, UNKNOWN],
+            ["not an id!"],
+            ["x" * 300],
+            [a, a + "\n"],
+            [{"a": 1}],
+            "not-a-list",
+            [UNKNOWN],
+            [a[:8] + "zz"],
+            [a, "../etc"],
+            ["x" * 201],
+        ],
+        "object": [
+            {},
+            {"a": "x" * 200_000},
+            nested(40),
+            {"": None},
+            {"a": [1] * 30_000},
+            [],
+            "{}",
+            7,
+        ],
+    }
 
 
 def kinds(schema: dict[str, Any]) -> list[str]:
@@ -100,12 +152,18 @@ def kinds(schema: dict[str, Any]) -> list[str]:
     return [o["type"] for o in options if o.get("type") in known] or ["string"]
 
 
-def fuzzed(rng: random.Random, tool: Any, ids: dict[str, str],
-           pools: dict[str, list[Any]]) -> dict[str, Any]:  # fmt: skip
+def fuzzed(
+    rng: random.Random, tool: Any, ids: dict[str, str], pools: dict[str, list[Any]]
+) -> dict[str, Any]:
     base = json.loads(json.dumps(VALID.get(tool.name, {})))
-    base = {k: ids.get(v, v) if isinstance(v, str) else
-            [ids.get(x, x) for x in v] if isinstance(v, list) else v
-            for k, v in base.items()}  # fmt: skip
+    base = {
+        k: ids.get(v, v)
+        if isinstance(v, str)
+        else [ids.get(x, x) for x in v]
+        if isinstance(v, list)
+        else v
+        for k, v in base.items()
+    }
     props = tool.input_schema.get("properties", {})
     names = sorted(props)
     if not names:
@@ -130,6 +188,7 @@ def read_only(tool: Any) -> bool:
 def stub_analysers(monkeypatch: pytest.MonkeyPatch) -> None:
     """The conversational analysers only read; stubbed so the fuzz loads no language model."""
     from cortexgraph import activation
+
     def analyze(message: str, **_: Any) -> dict[str, Any]:
         return {"should_save": False, "should_search": False, "chars": len(message)}
 

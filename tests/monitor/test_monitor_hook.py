@@ -27,14 +27,20 @@ def env(tmp_path, monkeypatch):
     project.mkdir()
     (project / "CLAUDE.md").write_text(
         "# Rules\n## CI\n- Always run the tests locally before you push; CI is not a test "
-        "runner.\n## Style\n- Keep functions short.\n", encoding="utf-8")  # fmt: skip
+        "runner.\n## Style\n- Keep functions short.\n",
+        encoding="utf-8",
+    )
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     return tmp_path
 
 
 def payload(raw: dict, sid: str = "sess-1") -> str:
-    data = {"session_id": sid, "cwd": "/x", "tool_name": raw["tool"],
-            "tool_input": raw.get("input", {})}  # fmt: skip
+    data = {
+        "session_id": sid,
+        "cwd": "/x",
+        "tool_name": raw["tool"],
+        "tool_input": raw.get("input", {}),
+    }
     if "error" in raw:
         data.update(hook_event_name="PostToolUseFailure", error=raw["error"])
     else:
@@ -94,14 +100,22 @@ def test_can_be_switched_off(env, monkeypatch):
 
 
 def test_hook_process_does_not_import_torch(env, tmp_path):
-    code = ("import sys, io, json; from cortexgraph.flows.hooks import post_tool_use_monitor as h; "
-            "h.run(io.StringIO(sys.argv[1]), io.StringIO(), sys.stderr); "
-            "print(json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'spacy', "
-            "'prefect', 'mcp') if m in sys.modules)))")  # fmt: skip
+    code = (
+        "import sys, io, json; from cortexgraph.flows.hooks import post_tool_use_monitor as h; "
+        "h.run(io.StringIO(sys.argv[1]), io.StringIO(), sys.stderr); "
+        "print(json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'spacy', "
+        "'prefect', 'mcp') if m in sys.modules)))"
+    )
     import os
 
     raw = payload({"tool": "Bash", "input": {"command": "ls"}, "response": {"stdout": "a"}})
-    done = subprocess.run([sys.executable, "-c", code, raw], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
-                          check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code, raw],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=True,
+    )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []

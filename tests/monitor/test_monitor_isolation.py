@@ -37,16 +37,26 @@ USER_FACTS = [
     ("The deploy pipeline runs on GitHub Actions", ["ci"], ["GitHub Actions"]),
 ]
 SECONDS = re.compile(r"\d+\.\d+ s\b")
-VOLATILE = {"score", "decay_score", "age_days", "last_used_ago", "elapsed_ms", "took_ms",
-            "generated_at", "now", "seconds"}  # fmt: skip
+VOLATILE = {
+    "score",
+    "decay_score",
+    "age_days",
+    "last_used_ago",
+    "elapsed_ms",
+    "took_ms",
+    "generated_at",
+    "now",
+    "seconds",
+}
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     proj = tmp_path / "proj"
     proj.mkdir()
-    (proj / "CLAUDE.md").write_text("- When the same error repeats, find the root cause.\n",
-                                    encoding="utf-8")  # fmt: skip
+    (proj / "CLAUDE.md").write_text(
+        "- When the same error repeats, find the root cause.\n", encoding="utf-8"
+    )
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return proj
@@ -78,8 +88,7 @@ async def user_reads(c: Client) -> dict[str, Any]:
     ):
         result = await c.call_tool(tool, args)
         text = result.content[0].text
-        out[f"{tool} {json.dumps(args)}"] = _stable(json.loads(text)) if text[:1] in "{[" \
-            else text  # fmt: skip
+        out[f"{tool} {json.dumps(args)}"] = _stable(json.loads(text)) if text[:1] in "{[" else text
     for uri in ("cortexgraph://stats", "cortexgraph://graph", "cortexgraph://core"):
         r = await c.read_resource(uri)
         out[uri] = _stable(json.loads(r.contents[0].text))
@@ -89,15 +98,44 @@ async def user_reads(c: Client) -> dict[str, Any]:
 async def run_monitor(c: Client) -> dict[str, Any]:
     alerts = []
     for i in range(3):
-        alerts.append(payload(await c.call_tool("record_tool_call", {
-            "session_id": "chat-1", "tool_name": "Bash", "error": ERR, "context": "project:proj",
-            "tool_input": {"command": "python -m app.parse data.csv"}})))  # fmt: skip
-        await c.call_tool("record_tool_call", {"session_id": "chat-1", "tool_name": "Edit",
-                          "tool_input": {"file_path": "app/parse.py", "old_string": "int(x)",
-                                         "new_string": f"int(x.strip()) # {i}"}})  # fmt: skip
+        alerts.append(
+            payload(
+                await c.call_tool(
+                    "record_tool_call",
+                    {
+                        "session_id": "chat-1",
+                        "tool_name": "Bash",
+                        "error": ERR,
+                        "context": "project:proj",
+                        "tool_input": {"command": "python -m app.parse data.csv"},
+                    },
+                )
+            )
+        )
+        await c.call_tool(
+            "record_tool_call",
+            {
+                "session_id": "chat-1",
+                "tool_name": "Edit",
+                "tool_input": {
+                    "file_path": "app/parse.py",
+                    "old_string": "int(x)",
+                    "new_string": f"int(x.strip()) # {i}",
+                },
+            },
+        )
     assert alerts[-1]["alert"] is not None
-    payload(await c.call_tool("report_outcome", {"pattern_id": "repeated-error",
-            "intervention_id": "root-cause", "worked": True, "context": "project:proj"}))  # fmt: skip
+    payload(
+        await c.call_tool(
+            "report_outcome",
+            {
+                "pattern_id": "repeated-error",
+                "intervention_id": "root-cause",
+                "worked": True,
+                "context": "project:proj",
+            },
+        )
+    )
     payload(await c.call_tool("request_intervention", {"pattern_id": "repeated-error"}))
     return payload(await c.call_tool("query_pattern_history", {"signature": "repeated-error"}))
 
@@ -108,8 +146,11 @@ def test_monitor_leaves_every_user_read_unchanged(tmp_path, project):
     async def go():
         async with Client(build_server(settings)) as c:
             for content, tags, entities in USER_FACTS:
-                payload(await c.call_tool("save_memory", {"content": content, "tags": tags,
-                                                          "entities": entities}))  # fmt: skip
+                payload(
+                    await c.call_tool(
+                        "save_memory", {"content": content, "tags": tags, "entities": entities}
+                    )
+                )
             before = await user_reads(c)
             history = await run_monitor(c)
             after = await user_reads(c)
@@ -122,8 +163,9 @@ def test_monitor_leaves_every_user_read_unchanged(tmp_path, project):
     assert h["occurrences"][0]["count"] >= 1 and h["interventions"][0]["worked"] == 1
     stm = (tmp_path / "stm" / "memories.jsonl").read_text("utf-8")
     assert "bm." not in stm and "behavior-monitor" not in stm
-    assert not (tmp_path / "stm" / "relations.jsonl").exists() or \
-        "bm." not in (tmp_path / "stm" / "relations.jsonl").read_text("utf-8")  # fmt: skip
+    assert not (tmp_path / "stm" / "relations.jsonl").exists() or "bm." not in (
+        tmp_path / "stm" / "relations.jsonl"
+    ).read_text("utf-8")
     ledger = open_ledger_store(tmp_path / "stm")
     assert ledger.find("bm.pattern.repeated-error") is not None
 
@@ -149,13 +191,17 @@ def test_old_store_is_migrated_on_open_and_nothing_of_the_user_is_lost(tmp_path,
 
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as c:
-            found = payload(await c.call_tool("search_memory", {
-                "query": "context where assistant behaviour was monitored"}))  # fmt: skip
+            found = payload(
+                await c.call_tool(
+                    "search_memory", {"query": "context where assistant behaviour was monitored"}
+                )
+            )
             retrieved = await c.call_tool("memory_retrieve", {"query": "what database do we use?"})
             stats = json.loads((await c.read_resource("cortexgraph://stats")).contents[0].text)
             graph = payload(await c.call_tool("read_graph", {"status": "all"}))
-            history = payload(await c.call_tool("query_pattern_history",
-                                                {"signature": "repeated-error"}))  # fmt: skip
+            history = payload(
+                await c.call_tool("query_pattern_history", {"signature": "repeated-error"})
+            )
             return found, retrieved.content[0].text, stats, graph, history
 
     found, retrieved, stats, graph, history = anyio.run(go)
@@ -167,25 +213,45 @@ def test_old_store_is_migrated_on_open_and_nothing_of_the_user_is_lost(tmp_path,
     assert [r["id"] for r in graph["relations"]] == [rel]
     [h] = history["patterns"]
     assert h["occurrences"][0]["count"] == 1
-    assert [(i["intervention_id"], i["worked"]) for i in h["interventions"]][0] == \
-        ("root-cause", 1)  # fmt: skip
+    assert [(i["intervention_id"], i["worked"]) for i in h["interventions"]][0] == ("root-cause", 1)
     reopened = open_store(tmp_path / "stm")
     assert sorted(m.id for m in reopened.list()) == sorted(ids)
-    assert [m.content for m in sorted(reopened.list(), key=lambda m: ids.index(m.id))] == \
-        [c for c, _, _ in USER_FACTS]  # fmt: skip
+    assert [m.content for m in sorted(reopened.list(), key=lambda m: ids.index(m.id))] == [
+        c for c, _, _ in USER_FACTS
+    ]
     assert len(open_ledger_store(tmp_path / "stm").list()) == 3
 
 
 def test_session_start_hook_process_moves_old_records_out(tmp_path):
     ids, _ = old_layout_store(tmp_path)
-    env = {k: v for k, v in os.environ.items()
-           if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))}  # fmt: skip
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), HOME=str(tmp_path / "home"),
-               CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"), PYTHONPATH=str(ROOT))
-    body = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "source": "startup",
-                       "hook_event_name": "SessionStart"})  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "cortexgraph.flows.hooks", "session-start"], input=body,
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))
+    }
+    env.update(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
+        HOME=str(tmp_path / "home"),
+        CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"),
+        PYTHONPATH=str(ROOT),
+    )
+    body = json.dumps(
+        {
+            "session_id": "s1",
+            "cwd": str(tmp_path),
+            "source": "startup",
+            "hook_event_name": "SessionStart",
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.flows.hooks", "session-start"],
+        input=body,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0 and "skipped" not in proc.stderr, proc.stderr
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "PostgreSQL" in context and "monitored" not in context

@@ -68,8 +68,7 @@ def test_reported_outcome_overrides_inferred_but_not_the_reverse(patterns):
     ledger = BehaviorLedger(store)
     spec = patterns.get("repeated-error")
     rel = ledger.record_shown(spec, "root-cause", "ctx", now=1)
-    ledger.record_outcome(spec, "root-cause", "ctx", True, inferred=True, relation_id=rel.id,
-                          now=2)  # fmt: skip
+    ledger.record_outcome(spec, "root-cause", "ctx", True, inferred=True, relation_id=rel.id, now=2)
     ledger.record_outcome(spec, "root-cause", None, False, notes="still failing", now=3)
     [r] = ledger.showings("repeated-error")
     assert r.metadata["outcome"] == "failed" and r.metadata["notes"] == "still failing"
@@ -113,8 +112,9 @@ def test_the_monitor_shows_the_intervention_that_worked_before(patterns, tmp_pat
     seen = []
     for i in range(3):
         seen.append(m2.observe(log2, _fail(500 + 100 * i), "ctx"))
-        m2.observe(log2, make_call("Edit", {**edit, "new_string": str(i)}, None, ts=550 + 100 * i),
-                   "ctx")  # fmt: skip
+        m2.observe(
+            log2, make_call("Edit", {**edit, "new_string": str(i)}, None, ts=550 + 100 * i), "ctx"
+        )
     assert seen[-1].alert.pattern_id == "repeated-error"
     assert seen[-1].reminder.intervention_id == "revert-and-rethink"
 

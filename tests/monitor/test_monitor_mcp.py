@@ -22,8 +22,10 @@ ERR = "E   ValueError: invalid literal for int() with base 10: 'abc'"
 def project(tmp_path, monkeypatch):
     proj = tmp_path / "proj"
     proj.mkdir()
-    (proj / "CLAUDE.md").write_text("# Debugging\n- When the same error repeats, find the root "
-                                    "cause before editing again.\n", encoding="utf-8")  # fmt: skip
+    (proj / "CLAUDE.md").write_text(
+        "# Debugging\n- When the same error repeats, find the root cause before editing again.\n",
+        encoding="utf-8",
+    )
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return proj
@@ -34,17 +36,43 @@ def test_record_report_query_request_and_resources(tmp_path, project):
         async with Client(build_server(make_settings(tmp_path))) as c:
             results = []
             for i in range(3):
-                results.append(payload(await c.call_tool("record_tool_call", {
-                    "session_id": "chat-1", "tool_name": "Bash",
-                    "tool_input": {"command": "python -m app.parse data.csv"}, "error": ERR,
-                    "context": "project:proj"})))  # fmt: skip
-                await c.call_tool("record_tool_call", {
-                    "session_id": "chat-1", "tool_name": "Edit", "tool_input": {
-                        "file_path": "app/parse.py", "old_string": "int(x)",
-                        "new_string": f"int(x.strip()) # {i}"}})  # fmt: skip
-            report = payload(await c.call_tool("report_outcome", {
-                "pattern_id": "repeated-error", "intervention_id": "root-cause",
-                "worked": True, "notes": "read the CSV header handling"}))  # fmt: skip
+                results.append(
+                    payload(
+                        await c.call_tool(
+                            "record_tool_call",
+                            {
+                                "session_id": "chat-1",
+                                "tool_name": "Bash",
+                                "tool_input": {"command": "python -m app.parse data.csv"},
+                                "error": ERR,
+                                "context": "project:proj",
+                            },
+                        )
+                    )
+                )
+                await c.call_tool(
+                    "record_tool_call",
+                    {
+                        "session_id": "chat-1",
+                        "tool_name": "Edit",
+                        "tool_input": {
+                            "file_path": "app/parse.py",
+                            "old_string": "int(x)",
+                            "new_string": f"int(x.strip()) # {i}",
+                        },
+                    },
+                )
+            report = payload(
+                await c.call_tool(
+                    "report_outcome",
+                    {
+                        "pattern_id": "repeated-error",
+                        "intervention_id": "root-cause",
+                        "worked": True,
+                        "notes": "read the CSV header handling",
+                    },
+                )
+            )
             history = payload(
                 await c.call_tool(
                     "query_pattern_history",

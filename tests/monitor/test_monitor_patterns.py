@@ -18,8 +18,12 @@ MINIMAL = {
 
 def test_shipped_patterns_cover_the_four_detectors():
     specs = load_patterns()
-    assert {s.trigger.detector for s in specs} == {"repeated_call", "repeated_error",
-                                                   "sequence", "rapid_retry"}  # fmt: skip
+    assert {s.trigger.detector for s in specs} == {
+        "repeated_call",
+        "repeated_error",
+        "sequence",
+        "rapid_retry",
+    }
     for s in specs:
         assert s.name and s.description and s.interventions and s.keywords
 
@@ -86,9 +90,11 @@ def test_cache_is_used_and_invalidated_when_a_file_changes(tmp_path):
     first = load_pattern_set([user], cache=cache)
     assert cache.is_file() and first.get("extra") is None
     assert load_pattern_set([user], cache=cache).patterns == first.patterns
-    user.write_text("patterns:\n  - id: extra\n    trigger: {detector: repeated_call, "
-                    "threshold: 2}\n    window: {calls: 4}\n    intervention: Go.\n",
-                    encoding="utf-8")  # fmt: skip
+    user.write_text(
+        "patterns:\n  - id: extra\n    trigger: {detector: repeated_call, "
+        "threshold: 2}\n    window: {calls: 4}\n    intervention: Go.\n",
+        encoding="utf-8",
+    )
     assert load_pattern_set([user], cache=cache).get("extra") is not None
 
 

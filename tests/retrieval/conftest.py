@@ -22,9 +22,15 @@ def store():
 @pytest.fixture
 def vault(tmp_path):
     v = tmp_path / "vault"
-    write_note(v, "People/Alice.md", "# Alice\n\nAlice leads the [[Atlas]] project and "
-               "reviews every billing change.\n")  # fmt: skip
-    write_note(v, "Projects/Atlas.md", "# Atlas\n\nAtlas is the billing platform rewrite. "
-               "Owner: [[Alice]].\n")  # fmt: skip
+    write_note(
+        v,
+        "People/Alice.md",
+        "# Alice\n\nAlice leads the [[Atlas]] project and reviews every billing change.\n",
+    )
+    write_note(
+        v,
+        "Projects/Atlas.md",
+        "# Atlas\n\nAtlas is the billing platform rewrite. Owner: [[Alice]].\n",
+    )
     write_note(v, "Rules.md", "# Rules\n\nAlways answer in British English.\n", core=True)
     return v

@@ -13,8 +13,9 @@ def write_note(vault: Path, rel: str, body: str, **frontmatter: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     head = ""
     if frontmatter:
-        lines = [f"{k}: {str(v).lower() if isinstance(v, bool) else v}"
-                 for k, v in frontmatter.items()]  # fmt: skip
+        lines = [
+            f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in frontmatter.items()
+        ]
         head = "---\n" + "\n".join(lines) + "\n---\n"
     path.write_text(head + body, encoding="utf-8")
     return path

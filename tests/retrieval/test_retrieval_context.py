@@ -16,10 +16,14 @@ def fill(store, n=60):
     ids = []
     for i in range(n):
         topic = TOPICS[i % len(TOPICS)]
-        ids.append(store.save(
-            f"Note {i} about {topic}: the team agreed detail number {i} on {topic} "
-            f"after a long discussion with several people involved.",
-            tags=[topic.replace(" ", "-")], now=NOW - (i + 1) * DAY).id)  # fmt: skip
+        ids.append(
+            store.save(
+                f"Note {i} about {topic}: the team agreed detail number {i} on {topic} "
+                f"after a long discussion with several people involved.",
+                tags=[topic.replace(" ", "-")],
+                now=NOW - (i + 1) * DAY,
+            ).id
+        )
     return ids
 
 
@@ -45,18 +49,22 @@ def test_more_budget_never_returns_less(store):
 
 def test_core_comes_first_within_its_share(store, counter):
     fill(store)
-    core = store.save("The user writes British English and wants short answers",
-                      now=NOW - 400 * DAY)  # fmt: skip
+    core = store.save(
+        "The user writes British English and wants short answers", now=NOW - 400 * DAY
+    )
     set_core(store, core.id)
     ctx = memory_retrieve(store, "kubernetes", 400, now=NOW)
     assert ctx.text.startswith("## core\n- [m:" + core.id[:8])
     assert ctx.items[0].memory_id == core.id and ctx.items[0].tier == "core"
     # core items beyond their share are dropped, not allowed to eat the whole budget
     for i in range(30):
-        set_core(store, store.save(f"Core rule {i}: always mention rule {i} when relevant",
-                                   now=NOW - i).id)  # fmt: skip
-    ctx = memory_retrieve(store, "kubernetes", 400, config=RetrievalConfig(core_share=0.25),
-                          now=NOW)  # fmt: skip
+        set_core(
+            store,
+            store.save(f"Core rule {i}: always mention rule {i} when relevant", now=NOW - i).id,
+        )
+    ctx = memory_retrieve(
+        store, "kubernetes", 400, config=RetrievalConfig(core_share=0.25), now=NOW
+    )
     core_tokens = sum(i.tokens for i in ctx.items if i.tier == "core")
     assert 0 < core_tokens <= 100
     assert any(i.tier == "stm" for i in ctx.items)
@@ -66,8 +74,12 @@ def test_core_comes_first_within_its_share(store, counter):
 
 def test_promoted_memory_and_its_note_are_one_item_and_the_note_wins(store, vault):
     m = store.save("Atlas billing cutover happens in March", entities=["atlas"], now=NOW - DAY)
-    write_note(vault, "cortexgraph/atlas-cutover.md", "# Atlas cutover\n\nAtlas billing cutover "
-               "happens in March.\n", id=m.id)  # fmt: skip
+    write_note(
+        vault,
+        "cortexgraph/atlas-cutover.md",
+        "# Atlas cutover\n\nAtlas billing cutover happens in March.\n",
+        id=m.id,
+    )
     store.update(m.id, status="promoted", promoted_to="cortexgraph/atlas-cutover.md")
     index = LTMIndex.open(vault)
     ctx = memory_retrieve(store, "atlas billing cutover", 1000, ltm_index=index, now=NOW)
@@ -77,8 +89,9 @@ def test_promoted_memory_and_its_note_are_one_item_and_the_note_wins(store, vaul
     assert ctx.text.count("cutover happens in March") == 1
     # the vault's core note is always there, and notes come before memories
     assert "## core\n- [n:Rules.md] Rules: Always answer in British English." in ctx.text
-    assert ctx.text.index("## notes") < ctx.text.index("## graph") if "## graph" in ctx.text \
-        else True  # fmt: skip
+    assert (
+        ctx.text.index("## notes") < ctx.text.index("## graph") if "## graph" in ctx.text else True
+    )
 
 
 def test_graph_facts_bring_related_memories_the_query_does_not_match(store):
@@ -89,8 +102,9 @@ def test_graph_facts_bring_related_memories_the_query_does_not_match(store):
     assert "## graph" in ctx.text
     assert f"m:{a.id[:8]} causes m:{b.id[:8]}" in ctx.text
     assert "Nightly exports broke" in ctx.text  # labelled, since the memory itself is not shown
-    no_graph = memory_retrieve(store, "what did alice decide", 500,
-                               {"memory_types": ["stm"]}, now=NOW)  # fmt: skip
+    no_graph = memory_retrieve(
+        store, "what did alice decide", 500, {"memory_types": ["stm"]}, now=NOW
+    )
     assert "## graph" not in no_graph.text
 
 
@@ -103,20 +117,27 @@ def test_filters_after_before_and_min_confidence(store):
     assert before.memory_ids == [old.id]
     strict = memory_retrieve(store, "postgres tuning", 500, {"min_confidence": 0.99}, now=NOW)
     assert strict.items == ()
-    for bad in ({"after": "last tuesday"}, {"memory_types": ["dreams"]},
-                {"min_confidence": 2}, {"colour": "red"}):  # fmt: skip
+    for bad in (
+        {"after": "last tuesday"},
+        {"memory_types": ["dreams"]},
+        {"min_confidence": 2},
+        {"colour": "red"},
+    ):
         with pytest.raises(InvalidInputError):
             memory_retrieve(store, "postgres", 500, bad, now=NOW)
 
 
 def test_weights_change_the_order(store):
     fresh = store.save("Kubernetes upgrade plan", now=NOW - 3600)
-    relevant = store.save("Kubernetes upgrade plan: cordon, drain, upgrade kubernetes nodes",
-                          now=NOW - 60 * DAY)  # fmt: skip
-    recency = RetrievalConfig(weights=RetrievalWeights(semantic=0.0, recency=1.0, tier=0,
-                                                       frequency=0))  # fmt: skip
-    semantic = RetrievalConfig(weights=RetrievalWeights(semantic=1.0, recency=0.0, tier=0,
-                                                        frequency=0))  # fmt: skip
+    relevant = store.save(
+        "Kubernetes upgrade plan: cordon, drain, upgrade kubernetes nodes", now=NOW - 60 * DAY
+    )
+    recency = RetrievalConfig(
+        weights=RetrievalWeights(semantic=0.0, recency=1.0, tier=0, frequency=0)
+    )
+    semantic = RetrievalConfig(
+        weights=RetrievalWeights(semantic=1.0, recency=0.0, tier=0, frequency=0)
+    )
     q = "kubernetes upgrade cordon drain"
     assert memory_retrieve(store, q, 500, config=recency, now=NOW).memory_ids[0] == fresh.id
     assert memory_retrieve(store, q, 500, config=semantic, now=NOW).memory_ids[0] == relevant.id

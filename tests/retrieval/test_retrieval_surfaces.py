@@ -22,8 +22,9 @@ from mcp_helpers import error_text, make_settings, payload  # noqa: E402
 
 def test_mcp_context_tools_resource_and_prompts(tmp_path):
     store = open_store(tmp_path / "stm")
-    old = store.save("We use MySQL for the billing database", entities=["mysql", "billing"],
-                     now=1_690_000_000)  # fmt: skip
+    old = store.save(
+        "We use MySQL for the billing database", entities=["mysql", "billing"], now=1_690_000_000
+    )
     rule = store.save("Answer in British English", now=1_690_000_000)
     write_note(tmp_path / "vault", "Style.md", "# Style\n\nShort paragraphs.\n", core="yes")
 
@@ -31,9 +32,16 @@ def test_mcp_context_tools_resource_and_prompts(tmp_path):
         async with Client(build_server(make_settings(tmp_path))) as client:
             call = client.call_tool
             tools = {t.name for t in (await client.list_tools()).tools}
-            saved = payload(await call("save_memory", {
-                "content": "We now use Postgres instead of MySQL for billing",
-                "entities": ["postgres", "mysql", "billing"], "strength": 1.0}))  # fmt: skip
+            saved = payload(
+                await call(
+                    "save_memory",
+                    {
+                        "content": "We now use Postgres instead of MySQL for billing",
+                        "entities": ["postgres", "mysql", "billing"],
+                        "strength": 1.0,
+                    },
+                )
+            )
             update = payload(await call("record_memory_update", {"memory_id": saved["memory_id"]}))
             core = payload(await call("set_core_memory", {"memory_id": rule.id[:8]}))
             ctx = payload(
@@ -48,19 +56,40 @@ def test_mcp_context_tools_resource_and_prompts(tmp_path):
                 )
             )
             graph = payload(await call("graph_query", {"entity": "mysql", "depth": 1}))
-            forget = payload(await call("memory_forget", {"memory_id": saved["memory_id"],
-                                                          "action": "deprecate"}))  # fmt: skip
+            forget = payload(
+                await call(
+                    "memory_forget", {"memory_id": saved["memory_id"], "action": "deprecate"}
+                )
+            )
             bad = error_text(await call("memory_forget", {"memory_id": "zz", "action": "delete"}))
             resource = await client.read_resource("cortexgraph://core")
             prompts = {p.name for p in (await client.list_prompts()).prompts}
             prompt = await client.get_prompt("extract_facts", {"text": "I moved to Lisbon."})
-            return (tools, saved, update, core, ctx, hist, graph, forget, bad, resource, prompts,
-                    prompt)  # fmt: skip
+            return (
+                tools,
+                saved,
+                update,
+                core,
+                ctx,
+                hist,
+                graph,
+                forget,
+                bad,
+                resource,
+                prompts,
+                prompt,
+            )
 
-    tools, saved, update, core, ctx, hist, graph, forget, bad, resource, prompts, prompt = \
-        anyio.run(go)  # fmt: skip
-    assert {"memory_retrieve", "graph_query", "set_core_memory", "memory_forget",
-            "record_memory_update"} <= tools  # fmt: skip
+    tools, saved, update, core, ctx, hist, graph, forget, bad, resource, prompts, prompt = (
+        anyio.run(go)
+    )
+    assert {
+        "memory_retrieve",
+        "graph_query",
+        "set_core_memory",
+        "memory_forget",
+        "record_memory_update",
+    } <= tools
     # save_memory detects the update itself; record_memory_update then has nothing left to do.
     found = saved["temporal"]["superseded"] + update["superseded"]
     assert [s["memory_id"] for s in found] == [old.id]
@@ -68,8 +97,9 @@ def test_mcp_context_tools_resource_and_prompts(tmp_path):
     assert ctx["tokens_used"] <= 200 and ctx["tokenizer"] == "minilm-wordpiece"
     assert ctx["context"].startswith("## core\n")
     assert "[n:Style.md] Style: Short paragraphs." in ctx["context"]
-    assert saved["memory_id"][:8] in ctx["context"] and "MySQL for the billing" not in ctx[
-        "context"]  # fmt: skip
+    assert (
+        saved["memory_id"][:8] in ctx["context"] and "MySQL for the billing" not in ctx["context"]
+    )
     assert {i["memory_id"] for i in ctx["items"]} >= {rule.id, saved["memory_id"]}
     assert "## history" in hist["context"] and old.id[:8] in hist["context"]
     assert "superseded_by" in graph["graph"]
@@ -92,8 +122,13 @@ def test_prompt_templates_name_the_tools_they_need():
 def test_cli_context_prints_the_block_and_json(tmp_path):
     store = open_store(tmp_path / "stm")
     m = store.save("The release train leaves every second Thursday", tags=["release"])
-    args = ["release train", "--storage-path", str(tmp_path / "stm"), "--vault",
-            str(tmp_path / "none")]  # fmt: skip
+    args = [
+        "release train",
+        "--storage-path",
+        str(tmp_path / "stm"),
+        "--vault",
+        str(tmp_path / "none"),
+    ]
     runner = CliRunner()
     out = runner.invoke(context_app, [*args, "--budget", "100"])
     assert out.exit_code == 0, out.output
@@ -115,7 +150,8 @@ def test_cli_context_as_a_subcommand_takes_options_after_the_query(tmp_path):
     main.command("context")(context)
     main.command("other")(lambda: None)
     open_store(tmp_path / "stm").save("Badge access is renewed every January")
-    out = CliRunner().invoke(main, ["context", "badge access", "--budget", "50",
-                                    "--storage-path", str(tmp_path / "stm")])  # fmt: skip
+    out = CliRunner().invoke(
+        main, ["context", "badge access", "--budget", "50", "--storage-path", str(tmp_path / "stm")]
+    )
     assert out.exit_code == 0, out.output
     assert "renewed every January" in out.stdout

@@ -22,26 +22,53 @@ from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 
 # (old fact, its entities, the update, its entities)
 UPDATES = [
-    ("Sarah lives in Paris with her two cats", ["sarah", "paris"],
-     "Sarah moved from Paris to London last month", ["sarah", "paris", "london"]),
-    ("We use MySQL for the billing database", ["mysql", "billing"],
-     "We now use Postgres instead of MySQL for billing", ["postgres", "mysql", "billing"]),
-    ("The FastAPI service runs on port 8000", ["fastapi"],
-     "The FastAPI service moved to port 8081", ["fastapi"]),
-    ("Marcus works in the Oslo office", ["marcus", "oslo"],
-     "Marcus relocated to Bergen last week", ["marcus", "bergen"]),
-    ("Nina is vegetarian and never eats meat", ["nina"],
-     "Nina is no longer vegetarian, she eats chicken now", ["nina"]),
-    ("The scheduler will be written in Go", ["scheduler", "go"],
-     "The scheduler is going to be in Rust after all, not Go", ["scheduler", "rust", "go"]),
-]  # fmt: skip
+    (
+        "Sarah lives in Paris with her two cats",
+        ["sarah", "paris"],
+        "Sarah moved from Paris to London last month",
+        ["sarah", "paris", "london"],
+    ),
+    (
+        "We use MySQL for the billing database",
+        ["mysql", "billing"],
+        "We now use Postgres instead of MySQL for billing",
+        ["postgres", "mysql", "billing"],
+    ),
+    (
+        "The FastAPI service runs on port 8000",
+        ["fastapi"],
+        "The FastAPI service moved to port 8081",
+        ["fastapi"],
+    ),
+    (
+        "Marcus works in the Oslo office",
+        ["marcus", "oslo"],
+        "Marcus relocated to Bergen last week",
+        ["marcus", "bergen"],
+    ),
+    (
+        "Nina is vegetarian and never eats meat",
+        ["nina"],
+        "Nina is no longer vegetarian, she eats chicken now",
+        ["nina"],
+    ),
+    (
+        "The scheduler will be written in Go",
+        ["scheduler", "go"],
+        "The scheduler is going to be in Rust after all, not Go",
+        ["scheduler", "rust", "go"],
+    ),
+]
 
 
 @pytest.mark.parametrize(("old_text", "old_ents", "new_text", "new_ents"), UPDATES)
 def test_realistic_updates_supersede_the_old_fact(store, old_text, old_ents, new_text, new_ents):
     old = store.save(old_text, entities=old_ents, now=NOW - 30 * DAY)
-    bystander = store.save(f"{old_ents[0].title()} has a birthday party on June 3rd",
-                           entities=[old_ents[0]], now=NOW - 20 * DAY)  # fmt: skip
+    bystander = store.save(
+        f"{old_ents[0].title()} has a birthday party on June 3rd",
+        entities=[old_ents[0]],
+        now=NOW - 20 * DAY,
+    )
     new = store.save(new_text, entities=new_ents, now=NOW)
     assert has_update_cue(new_text)
     outcomes = record_update(store, new, update_cue=True)
@@ -66,7 +93,7 @@ NOT_UPDATES = [
     ("Sarah lives in Paris", ["sarah", "paris"], "Sarah now loves jazz", ["sarah", "jazz"]),
     # same attribute words, different subject
     ("Tom lives in Rome", ["tom", "rome"], "Sarah moved to Rome", ["sarah", "rome_city"]),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("old_text", "old_ents", "new_text", "new_ents"), NOT_UPDATES)
@@ -77,10 +104,14 @@ def test_unrelated_facts_are_left_alone(store, old_text, old_ents, new_text, new
 
 
 def test_no_update_cue_means_no_supersede(store):
-    store.save("Sarah lives in a flat in Paris near the old river", entities=["sarah", "paris"],
-               now=NOW - DAY)  # fmt: skip
-    new = store.save("Sarah lives in a flat in Paris near the river", entities=["sarah", "paris"],
-                     now=NOW)  # fmt: skip
+    store.save(
+        "Sarah lives in a flat in Paris near the old river",
+        entities=["sarah", "paris"],
+        now=NOW - DAY,
+    )
+    new = store.save(
+        "Sarah lives in a flat in Paris near the river", entities=["sarah", "paris"], now=NOW
+    )
     assert not has_update_cue(new.content)
     assert record_update(store, new, update_cue=False) == []
     assert find_superseded(store, new, update_cue=True) != []  # it is the cue that decides
@@ -120,8 +151,9 @@ def test_restore_undoes_a_supersede(store):
 def test_supersede_survives_reopening_a_jsonl_store(tmp_path):
     store = open_store(tmp_path / "stm")
     old = store.save("We use MySQL for billing", entities=["mysql"], now=NOW - DAY)
-    new = store.save("We switched billing to Postgres instead of MySQL",
-                     entities=["mysql", "postgres"], now=NOW)  # fmt: skip
+    new = store.save(
+        "We switched billing to Postgres instead of MySQL", entities=["mysql", "postgres"], now=NOW
+    )
     record_update(store, new, update_cue=True)
     again = open_store(tmp_path / "stm")
     assert again.get(old.id).meta.extra["superseded_by"] == new.id

@@ -86,6 +86,7 @@ def test_onnx_vectors_agree_with_torch_fp32_in_any_order_and_batch() -> None:
 @needs_model
 def test_a_damaged_cached_graph_falls_back_to_torch(tmp_path, monkeypatch) -> None:
     import cortexgraph.storage.onnx_embedder as oe
+
     bad = tmp_path / "broken.onnx"
     bad.write_bytes(b"not a graph")
     monkeypatch.setattr(oe, "cached_model_file", lambda model_dir, user_cache=None: bad)

@@ -23,6 +23,7 @@ def test_a_deprecated_memory_ranks_last_among_matches() -> None:
     wrong = store.save("The staging database password rotates every week", now=NOW)
     right = store.save("Staging database credentials rotate monthly via Vault", now=NOW)
     store.update(wrong.id, extra={"deprecated": True})
-    ranked = [r.memory.id for r in store.search("staging database rotate", now=NOW,
-                                                use_embeddings=False)]  # fmt: skip
+    ranked = [
+        r.memory.id for r in store.search("staging database rotate", now=NOW, use_embeddings=False)
+    ]
     assert ranked == [right.id, wrong.id]

@@ -28,42 +28,106 @@ def seeded(store, now):
 BAD_CALLS = {
     "empty content": (lambda s, a, b: s.save("   "), InvalidInputError, "non-empty"),
     "content not a string": (lambda s, a, b: s.save(42), InvalidInputError, "string"),
-    "tags not strings": (lambda s, a, b: s.save("x", tags=["ok", 3]), InvalidInputError, "3 is int"),
+    "tags not strings": (
+        lambda s, a, b: s.save("x", tags=["ok", 3]),
+        InvalidInputError,
+        "3 is int",
+    ),
     "tags a bare string": (lambda s, a, b: s.save("x", tags="work"), InvalidInputError, "list"),
     "empty tag": (lambda s, a, b: s.save("x", tags=[" "]), InvalidInputError, "empty"),
-    "entities not strings": (lambda s, a, b: s.save("x", entities=[None]), InvalidInputError, "entities"),
-    "strength above 2": (lambda s, a, b: s.save("x", strength=2.5), InvalidInputError, "between 0.0 and 2"),
+    "entities not strings": (
+        lambda s, a, b: s.save("x", entities=[None]),
+        InvalidInputError,
+        "entities",
+    ),
+    "strength above 2": (
+        lambda s, a, b: s.save("x", strength=2.5),
+        InvalidInputError,
+        "between 0.0 and 2",
+    ),
     "strength below 0": (lambda s, a, b: s.save("x", strength=-0.1), InvalidInputError, "between"),
-    "strength nan": (lambda s, a, b: s.save("x", strength=float("nan")), InvalidInputError, "between"),
+    "strength nan": (
+        lambda s, a, b: s.save("x", strength=float("nan")),
+        InvalidInputError,
+        "between",
+    ),
     "strength a string": (lambda s, a, b: s.save("x", strength="1"), InvalidInputError, "number"),
     "extra not a mapping": (lambda s, a, b: s.save("x", extra=[1]), InvalidInputError, "extra"),
-    "extra not json": (lambda s, a, b: s.save("x", extra={"f": object()}), InvalidInputError, "JSON"),
-    "malformed id get": (lambda s, a, b: s.get("../../etc/passwd"), InvalidInputError, "malformed memory id"),
+    "extra not json": (
+        lambda s, a, b: s.save("x", extra={"f": object()}),
+        InvalidInputError,
+        "JSON",
+    ),
+    "malformed id get": (
+        lambda s, a, b: s.get("../../etc/passwd"),
+        InvalidInputError,
+        "malformed memory id",
+    ),
     "id not a string": (lambda s, a, b: s.get(123), InvalidInputError, "malformed"),
-    "update missing": (lambda s, a, b: s.update(GOOD_ID, content="x"), MemoryNotFoundError, GOOD_ID),
+    "update missing": (
+        lambda s, a, b: s.update(GOOD_ID, content="x"),
+        MemoryNotFoundError,
+        GOOD_ID,
+    ),
     "update strength": (lambda s, a, b: s.update(a.id, strength=3), InvalidInputError, "strength"),
-    "update empty content": (lambda s, a, b: s.update(a.id, content=""), InvalidInputError, "non-empty"),
-    "update last_used text": (lambda s, a, b: s.update(a.id, last_used="soon"), InvalidInputError, "last_used"),
-    "update negative count": (lambda s, a, b: s.update(a.id, use_count=-1), InvalidInputError, "negative"),
+    "update empty content": (
+        lambda s, a, b: s.update(a.id, content=""),
+        InvalidInputError,
+        "non-empty",
+    ),
+    "update last_used text": (
+        lambda s, a, b: s.update(a.id, last_used="soon"),
+        InvalidInputError,
+        "last_used",
+    ),
+    "update negative count": (
+        lambda s, a, b: s.update(a.id, use_count=-1),
+        InvalidInputError,
+        "negative",
+    ),
     "update status": (lambda s, a, b: s.update(a.id, status="lost"), InvalidInputError, "status"),
     "update tags": (lambda s, a, b: s.update(a.id, tags=[1]), InvalidInputError, "strings"),
     "delete malformed": (lambda s, a, b: s.delete("not an id!"), InvalidInputError, "malformed"),
-    "relation type": (lambda s, a, b: s.add_relation(a.id, b.id, "likes"), InvalidInputError, "choose one of"),
-    "relation self": (lambda s, a, b: s.add_relation(a.id, a.id), InvalidInputError, "two different"),
-    "relation strength": (lambda s, a, b: s.add_relation(a.id, b.id, strength=1.5), InvalidInputError, "1.0"),
-    "relation metadata": (lambda s, a, b: s.add_relation(a.id, b.id, metadata="x"), InvalidInputError, "metadata"),
-    "relation to missing": (lambda s, a, b: s.add_relation(a.id, GOOD_ID), MemoryNotFoundError, GOOD_ID),
+    "relation type": (
+        lambda s, a, b: s.add_relation(a.id, b.id, "likes"),
+        InvalidInputError,
+        "choose one of",
+    ),
+    "relation self": (
+        lambda s, a, b: s.add_relation(a.id, a.id),
+        InvalidInputError,
+        "two different",
+    ),
+    "relation strength": (
+        lambda s, a, b: s.add_relation(a.id, b.id, strength=1.5),
+        InvalidInputError,
+        "1.0",
+    ),
+    "relation metadata": (
+        lambda s, a, b: s.add_relation(a.id, b.id, metadata="x"),
+        InvalidInputError,
+        "metadata",
+    ),
+    "relation to missing": (
+        lambda s, a, b: s.add_relation(a.id, GOOD_ID),
+        MemoryNotFoundError,
+        GOOD_ID,
+    ),
     "put not a memory": (lambda s, a, b: s.put({"id": GOOD_ID}), InvalidInputError, "Memory"),
     "put_many one bad": (
-        lambda s, a, b: s.put_many([Memory(id=GOOD_ID, content="ok"), Memory(id="bad id", content="x")]),
-        InvalidInputError, "malformed",
+        lambda s, a, b: s.put_many(
+            [Memory(id=GOOD_ID, content="ok"), Memory(id="bad id", content="x")]
+        ),
+        InvalidInputError,
+        "malformed",
     ),
     "put_relation bad": (
         lambda s, a, b: s.put_relation(Relation(id="r 1", from_memory_id=a.id, to_memory_id=b.id)),
-        InvalidInputError, "relation id",
+        InvalidInputError,
+        "relation id",
     ),
     "search top_k": (lambda s, a, b: s.search("x", top_k=10_000), InvalidInputError, "top_k"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(BAD_CALLS))

@@ -22,10 +22,12 @@ def test_concurrent_writers_and_compaction_lose_nothing(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(WRITERS + 1)  # all begin together, after the slow spawn imports
     procs = [
-        ctx.Process(target=storage_workers.write_memories,
-                    args=(str(path), w, PER_WRITER, shared.id, TOUCHES, start))
+        ctx.Process(
+            target=storage_workers.write_memories,
+            args=(str(path), w, PER_WRITER, shared.id, TOUCHES, start),
+        )
         for w in range(WRITERS)
-    ]  # fmt: skip
+    ]
     procs.append(
         ctx.Process(target=storage_workers.compact_repeatedly, args=(str(path), 20, start))
     )
@@ -97,8 +99,13 @@ def test_another_process_sees_our_records(tmp_path):
         "import sys, json; from cortexgraph.storage import JSONLStore; s = JSONLStore(sys.argv[1]); "
         "n = s.save('from the child', now=11); print(json.dumps([x.content for x in s.list()]))"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
-                         text=True, check=True, cwd=str(_repo_root()))  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(_repo_root()),
+    )
     assert json.loads(out.stdout) == ["from the parent process", "from the child"]
     assert sorted(x.content for x in store.list()) == ["from the child", m.content]
 

@@ -50,8 +50,14 @@ def test_get_missing_raises_typed_error_find_returns_none(store):
 
 def test_update_changes_fields_and_meta_and_survives_reopen(store, reopen, now):
     m = store.save("draft note", tags=["a"], now=now)
-    u = store.update(m.id, content="final note", tags=["b", "c"], strength=0.5,
-                     status="promoted", promoted_to="vault/note.md")  # fmt: skip
+    u = store.update(
+        m.id,
+        content="final note",
+        tags=["b", "c"],
+        strength=0.5,
+        status="promoted",
+        promoted_to="vault/note.md",
+    )
     assert (u.content, u.tags, u.strength) == ("final note", ("b", "c"), 0.5)
     assert u.status is MemoryStatus.PROMOTED and u.promoted_to == "vault/note.md"
     again = reopen(store)

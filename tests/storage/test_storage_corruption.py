@@ -57,8 +57,7 @@ def test_garbage_and_bad_field_lines_are_quarantined_with_reasons(tmp_path):
     _, ids = _seed(tmp_path)
     path = tmp_path / "memories.jsonl"
     lines = path.read_text().splitlines()
-    bad_field = json.loads(lines[0]) | {"id": "aaaaaaaa-0000-4000-8000-000000000001",
-                                        "strength": 7}  # fmt: skip
+    bad_field = json.loads(lines[0]) | {"id": "aaaaaaaa-0000-4000-8000-000000000001", "strength": 7}
     not_object = "[1, 2, 3]"
     lines[2:2] = ["this line was edited by hand", json.dumps(bad_field), not_object, "{}"]
     path.write_text("\n".join(lines) + "\n")
@@ -108,8 +107,13 @@ def test_quarantine_is_reported_on_stderr(tmp_path):
         f.write(b"not json at all\n")
     code = "import sys; from cortexgraph.storage import JSONLStore; print(len(JSONLStore(sys.argv[1])))"
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
-                         text=True, check=True, cwd=str(root))  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(root),
+    )
     assert out.stdout.strip() == "5"
     assert "moved 1 unreadable line(s)" in out.stderr
     assert "memories.quarantine.jsonl" in out.stderr

@@ -60,8 +60,9 @@ def test_two_component_matches_formula(dt):
 
 
 def test_two_component_custom_weight():
-    cfg = DecayConfig(model="two_component", tc_weight_fast=0.2, tc_lambda_fast=1e-5,
-                      tc_lambda_slow=1e-7)  # fmt: skip
+    cfg = DecayConfig(
+        model="two_component", tc_weight_fast=0.2, tc_lambda_fast=1e-5, tc_lambda_slow=1e-7
+    )
     dt = 2 * DAY
     assert forgetting_curve(dt, cfg) == pytest.approx(
         0.2 * math.exp(-1e-5 * dt) + 0.8 * math.exp(-1e-7 * dt)

@@ -11,8 +11,7 @@ from cortexgraph.storage.recent_saves import Neighbour, RecentSaves, clip
 
 
 def _memories(n: int) -> list[Memory]:
-    return [Memory(id=new_id(), content=f"memory {i}", created_at=1, last_used=1)
-            for i in range(n)]  # fmt: skip
+    return [Memory(id=new_id(), content=f"memory {i}", created_at=1, last_used=1) for i in range(n)]
 
 
 def test_every_submitted_memory_is_embedded_in_batches() -> None:

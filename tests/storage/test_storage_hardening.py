@@ -28,12 +28,22 @@ GOOD_ID = "4d1c1f52-0000-4000-8000-000000000000"
 
 def _record(**changes) -> dict:
     base = {
-        "id": GOOD_ID, "content": "fine", "meta": {"tags": [], "source": None, "context": None,
-        "extra": {}}, "entities": [], "created_at": NOW, "last_used": NOW, "use_count": 0,
-        "strength": 1.0, "status": "active", "promoted_at": None, "promoted_to": None,
-        "review_priority": 0.0, "last_review_at": None, "review_count": 0,
+        "id": GOOD_ID,
+        "content": "fine",
+        "meta": {"tags": [], "source": None, "context": None, "extra": {}},
+        "entities": [],
+        "created_at": NOW,
+        "last_used": NOW,
+        "use_count": 0,
+        "strength": 1.0,
+        "status": "active",
+        "promoted_at": None,
+        "promoted_to": None,
+        "review_priority": 0.0,
+        "last_review_at": None,
+        "review_count": 0,
         "cross_domain_count": 0,
-    }  # fmt: skip
+    }
     base.update(changes)
     return base
 
@@ -51,9 +61,16 @@ def quarantined_bytes(directory: Path, name: str = "memories") -> list[bytes]:
 
 
 SMALL = StoreConfig(
-    max_content_bytes=100, max_tags=3, max_tag_chars=10, max_entities=3, max_entity_chars=10,
-    max_source_chars=20, max_context_chars=30, max_extra_bytes=50, max_record_bytes=1_000,
-)  # fmt: skip
+    max_content_bytes=100,
+    max_tags=3,
+    max_tag_chars=10,
+    max_entities=3,
+    max_entity_chars=10,
+    max_source_chars=20,
+    max_context_chars=30,
+    max_extra_bytes=50,
+    max_record_bytes=1_000,
+)
 
 OVERSIZED = {
     "content": {"content": "x" * 101},
@@ -66,7 +83,7 @@ OVERSIZED = {
     "context": {"content": "c", "context": "k" * 31},
     "extra": {"content": "c", "extra": {"k": "v" * 60}},
     "extra nesting": {"content": "c", "extra": {"k": json.loads("[" * 40 + "]" * 40)}},
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("fields", OVERSIZED.values(), ids=OVERSIZED.keys())
@@ -85,9 +102,14 @@ def test_content_too_large_is_its_own_error_and_limits_allow_what_fits():
     with pytest.raises(ContentTooLargeError):
         validate_new_memory("x" * 101, config=SMALL)
     validate_new_memory(
-        "x" * 100, tags=["a" * 10] * 3, entities=["e" * 10] * 3, source="s" * 20,
-        context="k" * 30, extra={"k": "v" * 30}, config=SMALL,
-    )  # fmt: skip
+        "x" * 100,
+        tags=["a" * 10] * 3,
+        entities=["e" * 10] * 3,
+        source="s" * 20,
+        context="k" * 30,
+        extra={"k": "v" * 30},
+        config=SMALL,
+    )
 
 
 def test_huge_bad_values_are_quoted_short():
@@ -170,10 +192,20 @@ json_text = st.recursive(
 @st.composite
 def hostile_line(draw, n: int) -> bytes:
     """One line no store may accept, of many kinds; ``n`` keeps its id distinct."""
-    kind = draw(st.sampled_from(
-        ["bytes", "nesting", "wrong type", "huge number", "surrogate", "not an object",
-         "invalid utf-8", "oversized"]
-    ))  # fmt: skip
+    kind = draw(
+        st.sampled_from(
+            [
+                "bytes",
+                "nesting",
+                "wrong type",
+                "huge number",
+                "surrogate",
+                "not an object",
+                "invalid utf-8",
+                "oversized",
+            ]
+        )
+    )
     if kind == "bytes":
         raw = draw(st.binary(min_size=1, max_size=200).map(lambda b: b.replace(b"\n", b" ")))
         assume(raw.strip())
@@ -219,8 +251,9 @@ def hostile_line(draw, n: int) -> bytes:
         junk = draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80\x80"]))
         return line.replace(b"PLACEHOLDER", b"a" + junk + b"b")
     extra = {"k": "v" * draw(st.integers(70_000, 120_000))}
-    return json.dumps(_record(id=_bad_id(n), meta={"tags": [], "source": None,
-                                                   "context": None, "extra": extra})).encode()
+    return json.dumps(
+        _record(id=_bad_id(n), meta={"tags": [], "source": None, "context": None, "extra": extra})
+    ).encode()
 
 
 @st.composite
@@ -316,10 +349,18 @@ def test_escaped_lone_surrogate_is_quarantined_on_load_so_compaction_works(tmp_p
 
 @pytest.mark.parametrize(
     "changes",
-    [{"content": ""}, {"content": " \n "}, {"use_count": 10**30}, {"id": GOOD_ID + "\n"},
-     {"review_count": 10**13}, {"created_at": 10**20}, {"status": []}, {"entities": 0}],
+    [
+        {"content": ""},
+        {"content": " \n "},
+        {"use_count": 10**30},
+        {"id": GOOD_ID + "\n"},
+        {"review_count": 10**13},
+        {"created_at": 10**20},
+        {"status": []},
+        {"entities": 0},
+    ],
     ids=["empty", "blank", "use_count", "id newline", "review_count", "time", "status", "ents"],
-)  # fmt: skip
+)
 def test_loading_is_as_strict_as_saving(tmp_path, changes):
     bad = json.dumps(_record(**changes)).encode()
     (tmp_path / "memories.jsonl").write_bytes(bad + b"\n")

@@ -147,8 +147,12 @@ def test_a_cache_file_of_the_wrong_shape_or_type_is_ignored(tmp_path, damage):
     file = _cache_file(tmp_path)
     with np.load(file) as data:
         keys, vecs = data["keys"], data["vectors"]
-    vecs = {"int dtype": vecs.astype(np.int64), "1-d": vecs[0], "keys mismatch": vecs,
-            "strings": vecs.astype(str)}[damage]  # fmt: skip
+    vecs = {
+        "int dtype": vecs.astype(np.int64),
+        "1-d": vecs[0],
+        "keys mismatch": vecs,
+        "strings": vecs.astype(str),
+    }[damage]
     keys = np.concatenate([keys, keys]) if damage == "keys mismatch" else keys
     np.savez(file, keys=keys, vectors=vecs)
     store2, cache2, _ = _dense_store(tmp_path, width=8)

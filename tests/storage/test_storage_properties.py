@@ -127,7 +127,9 @@ class StoreVersusDict(RuleBasedStateMachine):
 
 
 StoreVersusDict.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=25, deadline=None,
+    max_examples=40,
+    stateful_step_count=25,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
-)  # fmt: skip
+)
 test_store_versus_dict = StoreVersusDict.TestCase

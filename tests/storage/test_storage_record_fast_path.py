@@ -24,9 +24,32 @@ BASE = Memory(
     review_priority=0.5,
 ).to_json()
 
-ODD_VALUES = [None, True, False, 0, -1, 1, 2.5, 3.0, float("nan"), float("inf"), "", " x ",
-              "active", "archived", "bogus", "not a uuid!", [], ["a", "a"], ["a", " b"], [""],
-              ["a", 1], {}, {"tags": ["t"]}, 10**30]  # fmt: skip
+ODD_VALUES = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2.5,
+    3.0,
+    float("nan"),
+    float("inf"),
+    "",
+    " x ",
+    "active",
+    "archived",
+    "bogus",
+    "not a uuid!",
+    [],
+    ["a", "a"],
+    ["a", " b"],
+    [""],
+    ["a", 1],
+    {},
+    {"tags": ["t"]},
+    10**30,
+]
 META_PATHS = ["tags", "source", "context", "extra"]
 
 

@@ -103,9 +103,13 @@ def test_damaged_snapshot_is_ignored_and_rewritten(built, json_loads, damage: st
     snap = path / SNAPSHOT_NAME
     raw = snap.read_bytes()
     snap.write_bytes(
-        {"garbage": b"\x00not a pickle", "truncated": raw[: len(raw) // 2], "empty": b"",
-         "other format": pickle.dumps({"format": FORMAT + 1, "size": 1, "digest": ""})}[damage]
-    )  # fmt: skip
+        {
+            "garbage": b"\x00not a pickle",
+            "truncated": raw[: len(raw) // 2],
+            "empty": b"",
+            "other format": pickle.dumps({"format": FORMAT + 1, "size": 1, "digest": ""}),
+        }[damage]
+    )
     store = JSONLStore(path, config=ALWAYS)
     assert json_loads == [len(saved)]
     assert sorted(m.id for m in store.list()) == sorted(m.id for m in saved)
@@ -125,8 +129,13 @@ def test_planted_snapshot_cannot_run_code(built, json_loads, monkeypatch) -> Non
     monkeypatch.chdir(path)
     data = (path / "memories.jsonl").read_bytes()
     body = pickle.dumps(_Planted())  # with a valid checksum: the unpickler itself refuses it
-    header = {"format": FORMAT, "size": len(data), "digest": digest(data),
-              "body_digest": digest(body), "rules": repr(ALWAYS.record_limits())}  # fmt: skip
+    header = {
+        "format": FORMAT,
+        "size": len(data),
+        "digest": digest(data),
+        "body_digest": digest(body),
+        "rules": repr(ALWAYS.record_limits()),
+    }
     (path / SNAPSHOT_NAME).write_bytes(pickle.dumps(header) + body)
     store = JSONLStore(path, config=ALWAYS)
     assert not (path / "PLANTED").exists()
@@ -144,9 +153,18 @@ def test_bad_line_after_the_snapshot_is_quarantined(built) -> None:
 
 
 def test_snapshot_pickles_memories_exactly() -> None:
-    m = Memory(id="m1", content="x", meta=MemoryMeta(tags=("a",), source="s", extra={"k": [1]}),
-               entities=("E",), created_at=5, last_used=6, use_count=2, strength=1.5,
-               review_priority=0.25, unknown={"future_field": 1})  # fmt: skip
+    m = Memory(
+        id="m1",
+        content="x",
+        meta=MemoryMeta(tags=("a",), source="s", extra={"k": [1]}),
+        entities=("E",),
+        created_at=5,
+        last_used=6,
+        use_count=2,
+        strength=1.5,
+        review_priority=0.25,
+        unknown={"future_field": 1},
+    )
     back = pickle.loads(pickle.dumps(m, protocol=5))
     assert back == m and back.unknown == {"future_field": 1}
     assert replace(back, content="y") != m
@@ -157,8 +175,10 @@ def test_processes_reopening_from_snapshots_while_compacting_lose_nothing(tmp_pa
     JSONLStore(path, config=ALWAYS).save("seed", now=NOW)
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(4)
-    procs = [ctx.Process(target=storage_workers.reopen_and_write, args=(str(path), w, 40, start))
-             for w in range(3)]  # fmt: skip
+    procs = [
+        ctx.Process(target=storage_workers.reopen_and_write, args=(str(path), w, 40, start))
+        for w in range(3)
+    ]
     procs.append(
         ctx.Process(target=storage_workers.compact_repeatedly, args=(str(path), 10, start))
     )

@@ -31,10 +31,26 @@ def windows_device(filename: str) -> bool:
 
 
 HOSTILE_NAMES = [
-    "nul.txt", "NUL.tar.gz", "LPT1.md", "lpt9", "COM¹", "com²", "COM³.log", "CONIN$",
-    "conout$.md", "Con.", "nul ", "nul .txt", "aux...", "  con  ", "con:", "prn. .md",
-    "COM0", "LPT¹ report", "nul\tx",
-]  # fmt: skip
+    "nul.txt",
+    "NUL.tar.gz",
+    "LPT1.md",
+    "lpt9",
+    "COM¹",
+    "com²",
+    "COM³.log",
+    "CONIN$",
+    "conout$.md",
+    "Con.",
+    "nul ",
+    "nul .txt",
+    "aux...",
+    "  con  ",
+    "con:",
+    "prn. .md",
+    "COM0",
+    "LPT¹ report",
+    "nul\tx",
+]
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)

@@ -15,10 +15,17 @@ def test_messy_vault_is_indexed_without_crashing(messy_vault: Path, capfd) -> No
     report = idx.refresh()
     assert capfd.readouterr().out == ""
     assert set(idx.notes) == {
-        "Daily/2024-01-01.md", "Kafka migration.md", "broken-yaml.md", "list-frontmatter.md",
-        "unclosed.md", "template.md", "Projects/Index.md", "Archive/Index.md", "empty.md",
+        "Daily/2024-01-01.md",
+        "Kafka migration.md",
+        "broken-yaml.md",
+        "list-frontmatter.md",
+        "unclosed.md",
+        "template.md",
+        "Projects/Index.md",
+        "Archive/Index.md",
+        "empty.md",
         "From cortexgraph one.md",
-    }  # fmt: skip
+    }
     reasons = {s.path: s.reason for s in report.skipped}
     assert reasons[".obsidian/"] == "Obsidian settings folder"
     assert reasons[".trash/"] == "Obsidian trash"

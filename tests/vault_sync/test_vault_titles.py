@@ -15,25 +15,40 @@ from cortexgraph.vault_sync.refresh import refresh_notes
 from cortexgraph.vault_sync.titles import legacy_note_title, short_title
 
 NOW = 1_750_000_000.0
-LONG = ("Backfill finished 24 monthly partitions, 1.8M invoices; reconciliation against the "
-        "ledger found 3 mismatches, all from the March currency fix.")  # fmt: skip
+LONG = (
+    "Backfill finished 24 monthly partitions, 1.8M invoices; reconciliation against the "
+    "ledger found 3 mismatches, all from the March currency fix."
+)
 
 
-@pytest.mark.parametrize(("content", "entities", "title"), [
-    (LONG, (), "Backfill finished 24 monthly partitions"),
-    ("We chose PostgreSQL 16 for the billing service because it gives us row-level security.",
-     ("PostgreSQL",), "PostgreSQL 16 for billing service"),
-    ("Priya Raman is the tech lead of billing-service and the main reviewer of Sam's PRs.",
-     ("Priya Raman",), "Priya Raman is tech lead"),
-    ("Team norm: PR descriptions follow the template with Why / What / How tested.", (),
-     "Team norm PR descriptions follow template"),
-    ("Deploys happen on Tuesdays", (), "Deploys happen on Tuesdays"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "entities", "title"),
+    [
+        (LONG, (), "Backfill finished 24 monthly partitions"),
+        (
+            "We chose PostgreSQL 16 for the billing service because it gives us row-level security.",
+            ("PostgreSQL",),
+            "PostgreSQL 16 for billing service",
+        ),
+        (
+            "Priya Raman is the tech lead of billing-service and the main reviewer of Sam's PRs.",
+            ("Priya Raman",),
+            "Priya Raman is tech lead",
+        ),
+        (
+            "Team norm: PR descriptions follow the template with Why / What / How tested.",
+            (),
+            "Team norm PR descriptions follow template",
+        ),
+        ("Deploys happen on Tuesdays", (), "Deploys happen on Tuesdays"),
+    ],
+)
 def test_short_title_is_a_few_meaningful_words(content, entities, title):
     memory = Memory(id="m1", content=content, entities=entities)
     assert short_title(memory) == title
-    assert short_title(memory) == short_title(Memory(id="other", content=content,
-                                                     entities=entities))  # fmt: skip
+    assert short_title(memory) == short_title(
+        Memory(id="other", content=content, entities=entities)
+    )
 
 
 def test_titles_are_short_unique_in_the_folder_and_keep_the_sentence_as_alias(tmp_path):
@@ -46,9 +61,11 @@ def test_titles_are_short_unique_in_the_folder_and_keep_the_sentence_as_alias(tm
     assert pa == "cortexgraph/Backfill finished 24 monthly partitions.md"
     assert pb == "cortexgraph/Backfill finished 24 monthly partitions 2.md"
     meta = parse_note_text((vault / pa).read_text()).metadata
-    assert meta["aliases"] == ["Backfill finished 24 monthly partitions, 1.8M invoices; "
-                               "reconciliation against the ledger found 3 mismatches, all from "
-                               "the March currency fix."]  # fmt: skip
+    assert meta["aliases"] == [
+        "Backfill finished 24 monthly partitions, 1.8M invoices; "
+        "reconciliation against the ledger found 3 mismatches, all from "
+        "the March currency fix."
+    ]
     # Stable across runs: promoting again finds the same note under the same name.
     with ObsidianNoteSink(vault) as sink:
         assert promote_memory(store, sink, a.id, now=NOW + 60, force=True).path == pa
@@ -57,6 +74,7 @@ def test_titles_are_short_unique_in_the_folder_and_keep_the_sentence_as_alias(tm
 def _legacy_promote(monkeypatch, store, sink, memory_id):
     """Promote the way notes were named before short titles."""
     import cortexgraph.vault_sync.note_format as note_format
+
     with monkeypatch.context() as m:
         m.setattr(note_format, "short_title", legacy_note_title)
         return promote_memory(store, sink, memory_id, now=NOW, force=True).path
@@ -81,8 +99,10 @@ def test_legacy_names_are_renamed_with_links_updated_and_edits_kept(tmp_path, mo
     text = (vault / new).read_text()
     assert "My own remark: check the March fix again." in text
     assert old_stem in parse_note_text(text).metadata["aliases"]
-    assert mine.read_text() == ("See [[Backfill finished 24 monthly partitions]] and "
-                                "[[Backfill finished 24 monthly partitions|the backfill]].\n")
+    assert mine.read_text() == (
+        "See [[Backfill finished 24 monthly partitions]] and "
+        "[[Backfill finished 24 monthly partitions|the backfill]].\n"
+    )
     entity = (vault / "cortexgraph/entities/March.md").read_text()
     assert "[[Backfill finished 24 monthly partitions]]" in entity
     assert store.get(m.id).promoted_to == new
@@ -110,8 +130,10 @@ def test_related_list_follows_new_relations_without_touching_a_persons_text(tmp_
         assert refresh_notes(store, sink, now=NOW + 10).related_updated == 2  # both ends
     assert f"- [[{Path(pb).stem}]] (supports)" in note.read_text()
     # A person writes in the note; a later run finds another relation.
-    edited = note.read_text().replace("Invoices are stored in PostgreSQL 16",
-                                      "Invoices are stored in PostgreSQL 16 (my words here)")
+    edited = note.read_text().replace(
+        "Invoices are stored in PostgreSQL 16",
+        "Invoices are stored in PostgreSQL 16 (my words here)",
+    )
     note.write_text(edited + "\nMy closing thought.\n")
     c = store.save("Invoices are numbered per tenant", now=NOW)
     with ObsidianNoteSink(vault) as sink:

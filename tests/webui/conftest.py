@@ -26,24 +26,33 @@ def seeded(tmp_path: Path) -> dict:
     storage, vault = tmp_path / "store", tmp_path / "vault"
     store = open_store(storage)
     a = store.save("Billing invoices are stored in PostgreSQL 16", tags=["billing"], now=NOW)
-    b = store.save("The billing service keeps its invoices in PostgreSQL", tags=["billing"],
-                   now=NOW)  # fmt: skip
+    b = store.save(
+        "The billing service keeps its invoices in PostgreSQL", tags=["billing"], now=NOW
+    )
     c = store.save("Sam wants hermetic tests with testcontainers", tags=["testing"], now=NOW)
-    d = store.save("We chose PostgreSQL 16 for billing: row-level security",
-                   entities=["PostgreSQL"], now=NOW)
+    d = store.save(
+        "We chose PostgreSQL 16 for billing: row-level security", entities=["PostgreSQL"], now=NOW
+    )
     store.add_relation(a.id, c.id, "related", now=NOW)
     with ObsidianNoteSink(vault) as sink:
         promote_memory(store, sink, d.id, reason="forced", now=NOW, force=True)
     tracker = open_tracker(storage, "cg")
-    issue = tracker.create("Review 2 similar memories (cohesion 0.74)",
-                           labels=["consolidation:cluster", "action:review"],
-                           metadata={"memory_ids": [a.id, b.id], "cohesion": 0.74,
-                                     "cluster_id": "c-test"})  # fmt: skip
-    run = {"finished_at": NOW - 60, "dry_run": False, "agents": ["decay"], "total_seconds": 1.5,
-           "seconds": {"decay": 1.5}, "summaries": {"decay": "4 active scanned"}, "notes": []}
+    issue = tracker.create(
+        "Review 2 similar memories (cohesion 0.74)",
+        labels=["consolidation:cluster", "action:review"],
+        metadata={"memory_ids": [a.id, b.id], "cohesion": 0.74, "cluster_id": "c-test"},
+    )
+    run = {
+        "finished_at": NOW - 60,
+        "dry_run": False,
+        "agents": ["decay"],
+        "total_seconds": 1.5,
+        "seconds": {"decay": 1.5},
+        "summaries": {"decay": "4 active scanned"},
+        "notes": [],
+    }
     (storage / "consolidation-runs.jsonl").write_text(json.dumps(run) + "\n")
-    return {"storage": storage, "vault": vault, "ids": (a.id, b.id, c.id, d.id),
-            "issue": issue.id}  # fmt: skip
+    return {"storage": storage, "vault": vault, "ids": (a.id, b.id, c.id, d.id), "issue": issue.id}
 
 
 def _free_port() -> int:
@@ -57,13 +66,25 @@ def served(seeded: dict):
     """The real CLI's web view on a free port; yields its base URL."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))}
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]),
-               LTM_VAULT_PATH=str(seeded["vault"]))  # fmt: skip
+    env.update(CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]), LTM_VAULT_PATH=str(seeded["vault"]))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cortexgraph.flows.cli.main", "serve", "--ui", "--no-embeddings",
-         "--port", str(port)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "cortexgraph.flows.cli.main",
+            "serve",
+            "--ui",
+            "--no-embeddings",
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:

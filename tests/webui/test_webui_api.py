@@ -9,8 +9,9 @@ from cortexgraph.webui.app import create_app
 
 
 def _client(seeded, host="127.0.0.1") -> TestClient:
-    settings = load_settings(storage_path=seeded["storage"], ltm_vault_path=seeded["vault"],
-                             enable_embeddings=False)  # fmt: skip
+    settings = load_settings(
+        storage_path=seeded["storage"], ltm_vault_path=seeded["vault"], enable_embeddings=False
+    )
     return TestClient(create_app(settings, use_embeddings=False), base_url=f"http://{host}")
 
 
@@ -37,8 +38,9 @@ def test_changes_need_the_header_and_a_local_host(seeded):
     refused = client.post(f"/api/reviews/{seeded['issue']}/approve")
     assert refused.status_code == 403
     assert _client(seeded, host="evil.example").get("/api/runs").status_code == 400
-    rejected = client.post(f"/api/reviews/{seeded['issue']}/reject",
-                           headers={"X-CortexGraph": "1"}).json()  # fmt: skip
+    rejected = client.post(
+        f"/api/reviews/{seeded['issue']}/reject", headers={"X-CortexGraph": "1"}
+    ).json()
     assert rejected["decision"] == "rejected"
     again = client.post(f"/api/reviews/{seeded['issue']}/reject", headers={"X-CortexGraph": "1"})
     assert again.status_code == 400 and "already closed" in again.json()["error"]
