@@ -105,7 +105,7 @@ class Activation:
             return fallback
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 - one component never fails the whole call
+        except Exception as exc:  # one component never fails the whole call
             log.warning("activation component %s failed: %s", name, exc, exc_info=True)
             errors[name] = f"{type(exc).__name__}: {exc}"
             return fallback
@@ -159,10 +159,14 @@ class Activation:
                 ("preprocessing is disabled",),
             )
         text = message
-        if context is not None and self.config.enable_context:
-            if is_follow_up(message) and context.turns(session_id):
-                text = context.window(message, session_id=session_id, turns=2)
-                reasons.append("short follow-up: analysed with the previous turns")
+        if (
+            context is not None
+            and self.config.enable_context
+            and is_follow_up(message)
+            and context.turns(session_id)
+        ):
+            text = context.window(message, session_id=session_id, turns=2)
+            reasons.append("short follow-up: analysed with the previous turns")
         phrases = self._run(
             "phrases", "enable_phrases", errors, lambda: self.phrases.detect(message), NO_SIGNALS
         )

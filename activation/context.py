@@ -24,7 +24,7 @@ class Turn:
 def is_follow_up(message: str) -> bool:
     """Short replies whose meaning lives in the previous turns ("yes, do that")."""
     words = message.split()
-    return len(words) <= 6 and bool(_FOLLOW_UP.match(message)) or len(words) <= 2
+    return (len(words) <= 6 and bool(_FOLLOW_UP.match(message))) or len(words) <= 2
 
 
 class ConversationContext:

@@ -117,9 +117,9 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 __all__ = [
+    "NO_DUPLICATE",
     "DeduplicationChecker",
     "DeduplicationResult",
     "DuplicateAction",
-    "NO_DUPLICATE",
     "SimilarMemory",
 ]

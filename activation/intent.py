@@ -8,6 +8,7 @@ and is the honest fallback when it is not. Inference is numpy only.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -32,7 +33,7 @@ _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 def tfidf_terms(text: str) -> list[str]:
     """Unigrams and bigrams of lower-cased words; stop words are kept (they carry intent)."""
     words = _WORD.findall(text.lower().replace("\u2019", "'"))
-    return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+    return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ def spacy_pipeline(model: str = SPACY_MODEL) -> Any | None:
                 import spacy
 
                 _spacy[model] = spacy.load(model, exclude=["lemmatizer"])
-            except Exception as exc:  # noqa: BLE001 - any failure means "no model"
+            except Exception as exc:  # any failure means "no model"
                 log.warning("spaCy model %s unavailable, using rules: %s", model, exc)
                 _spacy[model] = None
         return _spacy[model]

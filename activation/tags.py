@@ -9,6 +9,7 @@ words joined by '-', no spaces or '#'.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections import OrderedDict
@@ -57,7 +58,7 @@ def candidates(text: str) -> list[str]:
     words = [w.lower().strip(".'") for w in _WORD.findall(text)]
     ok = [w if w not in STOP_WORDS and w not in _CHAT_WORDS and len(w) > 1 else None for w in words]
     out = [w for w in ok if w]
-    out += [f"{a} {b}" for a, b in zip(ok, ok[1:], strict=False) if a and b]
+    out += [f"{a} {b}" for a, b in itertools.pairwise(ok) if a and b]
     return list(dict.fromkeys(out))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from cortexgraph.agents.common import LABEL_DECAY, ReportTable, short, snippet
@@ -47,7 +47,7 @@ class GcMode(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class DecayAnalyzerConfig:
-    decay: DecayConfig = DecayConfig()
+    decay: DecayConfig = field(default_factory=DecayConfig)
     high_below: float = 0.15
     medium_below: float = 0.25
     # A memory used this often, or held this strongly, is worth reinforcing rather than losing.

@@ -10,6 +10,7 @@ conflict; one that swaps a detail does. Conflicting memories are never merged.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ def numbers_in(text: str) -> frozenset[str]:
 def _mentions(text: str, vocabulary: frozenset[str]) -> set[str]:
     words = _WORD.findall(text.lower())
     grams = set(words)
-    grams.update(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))
+    grams.update(f"{a} {b}" for a, b in itertools.pairwise(words))
     return grams & vocabulary
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cortexgraph.agents.common import LABEL_PROMOTE, AgentError, ReportTable, short, snippet
@@ -32,7 +32,7 @@ class PromotionFailedError(AgentError):
 
 @dataclass(frozen=True, slots=True)
 class PromoterConfig:
-    decay: DecayConfig = DecayConfig()
+    decay: DecayConfig = field(default_factory=DecayConfig)
     force_ids: tuple[str, ...] = ()
     max_per_run: int | None = None
     score_min_uses: int = 2

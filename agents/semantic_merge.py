@@ -175,11 +175,14 @@ class SemanticMerge:
 
     def _process(self, work: _Work, mode: MergeMode, now: float) -> MergeOutcome:
         issue = work.issue
-        if issue is not None and mode is not MergeMode.PREVIEW:
-            if self.tracker.claim(issue.id, self.config.assignee) is None:  # type: ignore[union-attr]
-                return MergeOutcome(
-                    work.cluster_id, work.memory_ids, "skipped", "claimed by someone else"
-                )
+        if (
+            issue is not None
+            and mode is not MergeMode.PREVIEW
+            and self.tracker.claim(issue.id, self.config.assignee) is None  # type: ignore[union-attr]
+        ):
+            return MergeOutcome(
+                work.cluster_id, work.memory_ids, "skipped", "claimed by someone else"
+            )
         try:
             outcome = self._do(work, mode, now)
         except CortexGraphError as exc:

@@ -54,7 +54,7 @@ def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
             return TextVectors(f"embeddings:{embedder.name}", vecs / norms)
-        except Exception as exc:  # noqa: BLE001 - any model failure means "use TF-IDF"
+        except Exception as exc:  # any model failure means "use TF-IDF"
             log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
     return tfidf_vectors(texts)
 

@@ -100,7 +100,8 @@ class Reference:
 
 def main() -> None:
     phase, impl, dataset, path = sys.argv[1:5]
-    data = json.loads(open(dataset).read())
+    with open(dataset) as f:
+        data = json.load(f)
     recs = data["memories"]
     cls = Ours if impl == "ours" else Reference
     if phase == "write":

@@ -23,10 +23,10 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _pipeline_data import synthetic  # noqa: E402
+from _pipeline_data import synthetic
 
-from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path  # noqa: E402
-from cortexgraph.storage.onnx_embedder import OnnxEmbedder  # noqa: E402
+from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path
+from cortexgraph.storage.onnx_embedder import OnnxEmbedder
 
 
 def _timed(embed, texts: list[str]) -> tuple[np.ndarray, float]:

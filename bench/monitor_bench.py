@@ -107,9 +107,8 @@ def latency_table(console: Console, n: int) -> None:
         times = []
         for c in calls:
             t0 = time.perf_counter()
-            with base.locked():
-                with open(base.path, "ab") as fh:
-                    fh.write(json.dumps(c.to_json()).encode() + b"\n")
+            with base.locked(), open(base.path, "ab") as fh:
+                fh.write(json.dumps(c.to_json()).encode() + b"\n")
             times.append(time.perf_counter() - t0)
         results["baseline: locked append only"] = times
         monitor = Monitor(patterns)

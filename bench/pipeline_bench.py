@@ -32,15 +32,15 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _pipeline_data import NOW, demo_labelled, merged_groups, pair_quality, synthetic  # noqa: E402
+from _pipeline_data import NOW, demo_labelled, merged_groups, pair_quality, synthetic
 
-from cortexgraph.agents.cluster_detector import ClusterConfig  # noqa: E402
-from cortexgraph.agents.memory_tracker import InMemoryIssueTracker  # noqa: E402
-from cortexgraph.agents.pipeline import Pipeline, PipelineConfig, run_agents  # noqa: E402
-from cortexgraph.agents.relationship_discovery import RelationshipConfig  # noqa: E402
-from cortexgraph.storage import embeddings as _embeddings  # noqa: E402
-from cortexgraph.storage import open_store  # noqa: E402
-from cortexgraph.storage.embeddings import EmbeddingCache  # noqa: E402
+from cortexgraph.agents.cluster_detector import ClusterConfig
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.agents.pipeline import Pipeline, PipelineConfig, run_agents
+from cortexgraph.agents.relationship_discovery import RelationshipConfig
+from cortexgraph.storage import embeddings as _embeddings
+from cortexgraph.storage import open_store
+from cortexgraph.storage.embeddings import EmbeddingCache
 
 # What the agents did before this round of changes, for the "before" rows.
 BEFORE = PipelineConfig(

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _reference import reference_python, run_json  # noqa: E402
+from _reference import reference_python, run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).resolve().parent / "_storage_worker.py"

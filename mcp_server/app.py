@@ -73,7 +73,7 @@ class ServerState:
                     moved.memories_moved,
                     moved.ledger,
                 )
-        except BaseException as exc:  # noqa: BLE001 - reported to every tool call below
+        except BaseException as exc:  # reported to every tool call below
             self._store_error = exc
             log.error("cortexgraph: cannot open store %s: %s", self.settings.storage_path, exc)
         finally:

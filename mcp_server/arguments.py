@@ -130,14 +130,14 @@ def check_supersedes(store: Any, memory: Any, supersedes: list[str] | None) -> N
 __all__ = [
     "MAX_ID_CHARS",
     "MAX_JSON_ARGUMENT_CHARS",
-    "MAX_TAG_CHARS",
     "MAX_NESTING",
+    "MAX_TAG_CHARS",
+    "IdText",
+    "TagText",
     "check_content",
     "check_json",
     "check_save",
     "check_supersedes",
     "check_values",
     "existing_ids",
-    "IdText",
-    "TagText",
 ]

@@ -48,7 +48,7 @@ create_relation to link related memories, and promote_memory for ones that shoul
 def register(server: MCPServer) -> None:
     state: ServerState = server.state  # type: ignore[attr-defined]
 
-    def store():  # noqa: ANN202
+    def store():
         try:
             return state.store
         except CortexGraphError as exc:

@@ -19,6 +19,7 @@ An explicit ``supersedes=[ids]`` on save skips detection.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -295,10 +296,8 @@ def restore(store: MemoryStore, memory_id: str) -> Memory:
     }
     for rel in store.relations(memory_id):
         if rel.from_memory_id == memory_id and rel.metadata.get("kind") == SUPERSEDED_BY:
-            try:
+            with contextlib.suppress(RelationNotFoundError):  # another process removed it first
                 store.delete_relation(rel.id)
-            except RelationNotFoundError:  # another process removed it first
-                pass
     return store.update(memory_id, extra=extra)
 
 

@@ -95,7 +95,7 @@ class EmbeddingCache:
         if self._file is not None and self._file.exists():
             try:
                 self._vectors = _read_cache_file(self._file)
-            except Exception as exc:  # noqa: BLE001 - cache is disposable
+            except Exception as exc:  # cache is disposable
                 log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
         # Width of the vectors held; the model's first answer settles it (others dropped).
         self.width = next((len(v) for v in self._vectors.values()), 0)

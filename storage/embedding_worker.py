@@ -78,7 +78,7 @@ class EmbeddingWorker:
             try:
                 if memories:
                     self._prefetch(memories)
-            except Exception as exc:  # noqa: BLE001 - search embeds what is missing itself
+            except Exception as exc:  # search embeds what is missing itself
                 self.failed = f"{type(exc).__name__}: {exc}"
                 log.warning("background embedding stopped: %s", self.failed)
             with self._lock:

@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -58,7 +58,7 @@ class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 through sentence-transformers, loaded on the first ``embed`` call."""
 
     backend = "torch-fp32"
-    _shared: dict[str, object] = {}
+    _shared: ClassVar[dict[str, object]] = {}
     _shared_lock = threading.Lock()
 
     def __init__(self, path: str | os.PathLike[str] | None = None, name: str = DEFAULT_MODEL):
@@ -88,7 +88,7 @@ class SentenceTransformerEmbedder:
             # Two cores: more threads than that collapse under load (and in test workers).
             torch.set_num_threads(1)
             return SentenceTransformer(str(path), device="cpu")
-        except Exception as exc:  # noqa: BLE001 - any load failure means "no model"
+        except Exception as exc:  # any load failure means "no model"
             raise EmbeddingUnavailableError(
                 f"cannot load embedding model from {path}: {exc}"
             ) from exc

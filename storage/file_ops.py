@@ -7,6 +7,7 @@ Every function here is called with the store's inter-process lock held (``storag
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import os
@@ -115,10 +116,8 @@ def quarantine_entry(bad: BadLine, filename: str, now: int) -> dict[str, Any]:
     """A quarantine line: ``line_base64`` holds the original bytes exactly; ``line`` repeats
     them as text when they are valid UTF-8 (never a copy with replacement characters)."""
     entry: dict[str, Any] = {"quarantined_at": now, "file": filename, "reason": bad.reason}
-    try:
+    with contextlib.suppress(UnicodeDecodeError):
         entry["line"] = bad.raw.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
     entry["line_base64"] = base64.b64encode(bad.raw).decode("ascii")
     return entry
 
@@ -212,9 +211,9 @@ __all__ = [
     "bump_generation",
     "followed_cursors",
     "move_to_quarantine",
-    "read_generation",
     "quarantine_entry",
     "read_compaction_note",
+    "read_generation",
     "remove_stale_temp_files",
     "write_compaction_note",
 ]

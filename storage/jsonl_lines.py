@@ -137,7 +137,7 @@ def parse_record(raw: bytes, check: LineCheck | None = None) -> dict[str, Any]:
 def reason(exc: BaseException) -> str:
     try:
         text = f"{type(exc).__name__}: {exc}"
-    except Exception:  # noqa: BLE001 - an exception whose str() fails still gets a reason
+    except Exception:  # an exception whose str() fails still gets a reason
         text = type(exc).__name__
     return text if len(text) <= REASON_CHARS else text[:REASON_CHARS] + "..."
 

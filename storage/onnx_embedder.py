@@ -20,6 +20,7 @@ core count for batch jobs (the pipeline's embedding warm-up).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -28,7 +29,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -117,8 +118,8 @@ class OnnxEmbedder:
     """Texts to L2-normalised float32 vectors through the int8 ONNX graph (see module doc)."""
 
     backend = "onnx-int8"
-    _sessions: dict[tuple[str, int], Any] = {}
-    _tokenizers: dict[str, Any] = {}
+    _sessions: ClassVar[dict[tuple[str, int], Any]] = {}
+    _tokenizers: ClassVar[dict[str, Any]] = {}
     _lock = threading.Lock()
 
     def __init__(
@@ -197,7 +198,7 @@ class OnnxEmbedder:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
             return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as e:  # noqa: BLE001 - a damaged cached file: say so, fall back
+        except Exception as e:  # a damaged cached file: say so, fall back
             raise OnnxUnavailableError(f"cannot open {path}: {e}") from e
 
     def _tokenizer(self) -> Any:
@@ -252,10 +253,8 @@ def _model_key(model_dir: Path) -> str:
     h = hashlib.blake2b(digest_size=6)
     h.update(_EXPORT_VERSION.encode())
     for name in ("config.json", "tokenizer.json"):
-        try:
+        with contextlib.suppress(OSError):
             h.update((model_dir / name).read_bytes())
-        except OSError:
-            pass
     for weights in ("model.safetensors", "pytorch_model.bin"):
         if (model_dir / weights).is_file():
             h.update(str((model_dir / weights).stat().st_size).encode())

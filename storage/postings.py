@@ -76,7 +76,7 @@ def build_segment(
 class PostingsField:
     """Postings and lengths of one field; overlay per-term numpy arrays are built lazily."""
 
-    __slots__ = ("postings", "doc_terms", "doc_len", "total_len", "n_docs", "_arrays", "segment")
+    __slots__ = ("_arrays", "doc_len", "doc_terms", "n_docs", "postings", "segment", "total_len")
 
     def __init__(self) -> None:
         self.postings: dict[str, dict[str, int]] = {}  # overlay: term -> {doc id: tf}

@@ -87,7 +87,7 @@ def read_snapshot(directory: Path, data: bytes, rules: str = "") -> tuple[Any, i
             log.warning("cortexgraph: snapshot %s fails its checksum; loading the JSONL", path)
             return None
         return _SnapshotUnpickler(io.BytesIO(body)).load(), size
-    except Exception as exc:  # noqa: BLE001 - any damage means: not usable, load the JSONL
+    except Exception as exc:  # any damage means: not usable, load the JSONL
         log.info("cortexgraph: ignoring snapshot %s (%s: %s)", path, type(exc).__name__, exc)
         return None
 

@@ -44,7 +44,7 @@ class _TermIds(dict[str, tuple[int, ...]]):
     whitespace is several times quicker than the token regex over the whole text, and the
     regex then runs once per distinct chunk."""
 
-    __slots__ = ("vocab", "terms_of")
+    __slots__ = ("terms_of", "vocab")
 
     def __init__(self, vocab: dict[str, int], stem: bool) -> None:
         super().__init__()

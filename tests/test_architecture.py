@@ -105,9 +105,13 @@ def _top_level_env_reads(path: Path) -> list[int]:
     def visit(node: ast.AST) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return
-        if isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv"}:
-            if isinstance(node.value, ast.Name) and node.value.id == "os":
-                lines.append(node.lineno)
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in {"environ", "getenv"}
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        ):
+            lines.append(node.lineno)
         for child in ast.iter_child_nodes(node):
             visit(child)
 

@@ -36,7 +36,7 @@ def wikilinks(text: str) -> list[str]:
         try:
             links = _ot_wikilinks(src, remove_aliases=True, exclude_canvas=True)
             return [link.strip() for link in links if link.strip()]
-        except Exception:  # noqa: BLE001 - a library bug must not stop indexing
+        except Exception:  # a library bug must not stop indexing
             pass
     out: list[str] = []
     for bang, inner in _WIKILINK.findall(src):

@@ -215,12 +215,12 @@ def parse_note_text(text: str) -> ParsedNote:
     raw = text[opened.end() : close.start()]
     body = text[close.end() :].lstrip("\r\n")
     try:
-        data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(raw, Loader=_Loader)  # a safe loader
     except yaml.YAMLError as exc:
         # Obsidian templates hold unquoted {{placeholders}}; read them as the strings they are.
         quoted = _TEMPLATE.sub(lambda m: "'" + m.group(0).replace("'", "''") + "'", raw)
         try:
-            data = yaml.load(quoted, Loader=_Loader) if quoted != raw else None  # noqa: S506
+            data = yaml.load(quoted, Loader=_Loader) if quoted != raw else None
         except yaml.YAMLError:
             data = None
         if data is None:
@@ -276,10 +276,10 @@ def _one_line(exc: Exception) -> str:
 __all__ = [
     "NOTE_FORMAT_VERSION",
     "OWN_FIELDS",
-    "LinkTarget",
-    "ParsedNote",
     "RELATED_END",
     "RELATED_START",
+    "LinkTarget",
+    "ParsedNote",
     "RenderedNote",
     "body_checksum",
     "iso",

@@ -215,7 +215,7 @@ def match_directives(
             query = f"{description or ' '.join(keywords)}. {context}"
             vecs = embedder.embed([query, *(f"{d.section}: {d.text}" for d in directives)])
             cosines = [float(vecs[0] @ v) for v in vecs[1:]]
-        except Exception:  # noqa: BLE001 - a model failure falls back to keywords, labelled
+        except Exception:  # a model failure falls back to keywords, labelled
             cosines = None
     out: list[DirectiveMatch] = []
     for i, (d, kw, shared) in enumerate(scored):

@@ -285,13 +285,13 @@ class Monitor:
         if ledger is not None:
             try:
                 iv_id, _why = ledger.best_intervention(spec, context)
-            except Exception as exc:  # noqa: BLE001 - history is a bonus; the reminder is not
+            except Exception as exc:  # history is a bonus; the reminder is not
                 notes.append(f"intervention history unavailable: {exc}")
         match = None
         if self._directives is not None:
             try:
                 match = choose_directive(self._directives(), spec, alert, self.embedder)
-            except Exception as exc:  # noqa: BLE001 - a broken CLAUDE.md must not silence us
+            except Exception as exc:  # a broken CLAUDE.md must not silence us
                 notes.append(f"directives unavailable: {exc}")
         iv = spec.intervention(iv_id) or spec.interventions[0]
         reminder = render_reminder(alert, spec, iv, match, self.config.max_chars)
@@ -319,7 +319,7 @@ class Monitor:
     def _safe_ledger(self, notes: list[str]) -> BehaviorLedger | None:
         try:
             return self.ledger()
-        except Exception as exc:  # noqa: BLE001 - the store may be unusable; we still warn
+        except Exception as exc:  # the store may be unusable; we still warn
             notes.append(f"learning store unavailable: {exc}")
             self._ledger_factory = None
             return None
@@ -330,7 +330,7 @@ class Monitor:
             return
         try:
             write(ledger)
-        except Exception as exc:  # noqa: BLE001 - recorded as a note, never raised to the hook
+        except Exception as exc:  # recorded as a note, never raised to the hook
             notes.append(f"could not record learning: {exc}")
             log.warning("behaviour monitor: %s", exc)
 

@@ -351,7 +351,7 @@ def _read_yaml(path: Path) -> Any:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except yaml.YAMLError as exc:
         raise PatternConfigError(f"{path}: not valid YAML: {exc}") from exc
 

@@ -50,7 +50,7 @@ def _search_table(console: Console, title: str, rows: list[tuple[str, str, str]]
     console.print(table)
 
 
-def _open(settings, embedder):  # noqa: ANN001, ANN202
+def _open(settings, embedder):
     from cortexgraph.storage import open_store
     from cortexgraph.storage.embeddings import DenseIndex
 

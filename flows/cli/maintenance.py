@@ -78,7 +78,7 @@ def stats(storage_path: PathOption = None, as_json: JsonOption = False) -> None:
     _print(data, as_json, "cortexgraph store")
 
 
-def compaction_hint(store) -> dict:  # noqa: ANN001 - a JSONLStore
+def compaction_hint(store) -> dict:  # a JSONLStore
     """Live records against lines on disk, and what ``compact`` would reclaim (computed the way
     compact writes: one JSON line per live record)."""
     from cortexgraph.storage.jsonl_lines import count_lines

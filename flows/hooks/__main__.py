@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.disable()
     try:
         module = importlib.import_module(HANDLERS[resolve(args[0]) or ""])
-    except Exception as exc:  # noqa: BLE001 - fail open even when our install is broken
+    except Exception as exc:  # fail open even when our install is broken
         print(f"cortexgraph hook unavailable: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 0
     return int(module.main())

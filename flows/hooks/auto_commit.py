@@ -63,7 +63,7 @@ def commit_message(kind: str, changes: RecordChanges, session: str) -> str:
     ]
     body = lines[:LISTED] + ([f"... and {len(lines) - LISTED} more"] if len(lines) > LISTED else [])
     footer = [f"Claude Code session {session}"] if session else []
-    return "\n".join([head, "", *body, *([""] + footer if footer else [])])
+    return "\n".join([head, "", *body, *(["", *footer] if footer else [])])
 
 
 def head_bytes(repo: Any, rel: Path) -> bytes:

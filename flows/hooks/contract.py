@@ -93,7 +93,7 @@ def run_hook(
     try:
         inp = HookInput.parse(stdin.read(), event)
         output = handler(inp)
-    except Exception as exc:  # noqa: BLE001 - a hook must never block the user on our bug
+    except Exception as exc:  # a hook must never block the user on our bug
         print(f"cortexgraph {event} hook skipped: {type(exc).__name__}: {exc}", file=stderr)
         return 0
     if output:

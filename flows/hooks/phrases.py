@@ -33,7 +33,7 @@ def phrases_module() -> ModuleType:
     return module
 
 
-def phrase_detector():  # noqa: ANN201 - activation.phrases.PhraseDetector
+def phrase_detector():  # activation.phrases.PhraseDetector
     return phrases_module().PhraseDetector()
 
 

@@ -115,7 +115,7 @@ def run(
     try:
         inp, error = parse(stdin.read())
         output = handle(inp, error, now, stderr)
-    except Exception as exc:  # noqa: BLE001 - fail open
+    except Exception as exc:  # fail open
         print(f"cortexgraph behaviour monitor skipped: {type(exc).__name__}: {exc}", file=stderr)
         return 0
     if output:

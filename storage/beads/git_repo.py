@@ -61,9 +61,12 @@ def open_repo(location: Path, *, search_parents: bool, init: bool = True) -> Rep
         location.mkdir(parents=True, exist_ok=True)
     try:
         repo = git.Repo(location, search_parent_directories=search_parents, odbt=GitDB)
-        if not search_parents and repo.working_tree_dir is not None:
-            if Path(repo.working_tree_dir).resolve() != location.resolve():
-                raise git.InvalidGitRepositoryError(location)
+        if (
+            not search_parents
+            and repo.working_tree_dir is not None
+            and Path(repo.working_tree_dir).resolve() != location.resolve()
+        ):
+            raise git.InvalidGitRepositoryError(location)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         if not init:
             raise TrackerUnavailableError(f"{location} is not inside a git repository") from None

@@ -112,7 +112,7 @@ def parse_issue_lines(data: bytes, source: str = "issues.jsonl") -> Snapshot:
             continue
         try:
             issue = issue_from_line(text)
-        except Exception as e:  # noqa: BLE001 - whatever breaks on one line is that line's
+        except Exception as e:  # whatever breaks on one line is that line's
             rejoined = _rejoin(text, physical, i)
             if rejoined is None:
                 _add_unreadable(snap, text, _short(e), source)
@@ -162,7 +162,7 @@ def _rejoin(
         joined = REJOIN_SEPARATOR.join(texts)
         try:
             issue = issue_from_line(joined)
-        except Exception:  # noqa: BLE001, S112 - not whole yet: try one more piece
+        except Exception:  # not whole yet: try one more piece
             continue
         return escape_unsafe_chars(joined), issue, len(texts)
     return None
@@ -171,7 +171,7 @@ def _rejoin(
 def _is_record(text: str) -> bool:
     try:
         return isinstance(json.loads(text), dict)
-    except Exception:  # noqa: BLE001 - whatever cannot be parsed is not a record
+    except Exception:  # whatever cannot be parsed is not a record
         return False
 
 

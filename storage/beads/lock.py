@@ -72,7 +72,8 @@ class IssueLock:
         self._fd = None
 
     def __del__(self) -> None:
-        try:
+        # Not contextlib.suppress: __del__ can run at interpreter shutdown, after module globals go.
+        try:  # noqa: SIM105
             self.close()
         except OSError:
             pass

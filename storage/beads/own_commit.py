@@ -9,6 +9,7 @@ next commit carries them too: a change of ours is never left behind as if it wer
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -53,10 +54,8 @@ def read_ids(path: Path) -> set[str]:
 
 
 def write_ids(path: Path, ids: set[str]) -> None:
-    try:
+    with contextlib.suppress(OSError):  # .git/ not writable: what failed the commit, likely
         path.write_text(json.dumps(sorted(ids)), encoding="utf-8")
-    except OSError:  # pragma: no cover - .git/ not writable: what failed the commit, likely
-        pass
 
 
 __all__ = ["commit_ids", "commit_own_changes", "read_ids", "write_ids"]

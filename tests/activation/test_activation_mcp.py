@@ -10,12 +10,12 @@ import anyio
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from mcp_helpers import make_settings, payload  # noqa: E402
+from mcp_helpers import make_settings, payload
 
-from cortexgraph.activation.config import ActivationConfig  # noqa: E402
-from cortexgraph.activation.followups import score_followups  # noqa: E402
-from cortexgraph.activation.intent_data import Intent  # noqa: E402
-from cortexgraph.mcp_server.app import build_server  # noqa: E402
+from cortexgraph.activation.config import ActivationConfig
+from cortexgraph.activation.followups import score_followups
+from cortexgraph.activation.intent_data import Intent
+from cortexgraph.mcp_server.app import build_server
 
 PROPOSAL = "For the new payments service I'm thinking Go instead of Python."
 

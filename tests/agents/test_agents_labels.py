@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from agents_fakes import NOW, RecordingSink, add
 
 from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector
@@ -109,7 +111,7 @@ def test_relations_worth_a_look_go_under_relations(store, tracker):
         ms = [
             add(store, f"{tag} note {k}", entities=[f"{tag}{k}", f"{tag}{k + 1}"]) for k in range(5)
         ]
-        for m1, m2 in zip(ms, ms[1:], strict=False):
+        for m1, m2 in itertools.pairwise(ms):
             store.add_relation(m1.id, m2.id, "supports", now=NOW)
         return ms
 

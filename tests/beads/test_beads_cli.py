@@ -59,7 +59,7 @@ def test_show_and_close(store, git_cmd):
     )
     shown = json.loads(_ok(["show", a.id.split("-", 1)[1], "--json"]))
     assert shown["status"] == "closed"
-    assert [h["message"] for h in shown["history"]][0] == f"{a.id}: closed (merged by hand)"
+    assert next(h["message"] for h in shown["history"]) == f"{a.id}: closed (merged by hand)"
     bad = runner.invoke(app, ["close", "cg-nope", "-r", "x"])
     assert bad.exit_code == 1 and "cg-nope" in bad.output
 

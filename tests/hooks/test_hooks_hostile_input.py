@@ -48,7 +48,7 @@ def _filler(chars: int, seed: int = 7) -> str:
 def test_deeply_nested_settings_fall_back_to_defaults(yaml_text: str) -> None:
     from cortexgraph.flows.hooks.project_settings import PluginSettingsError
 
-    with pytest.raises(PluginSettingsError, match="too deeply|not valid YAML"):
+    with pytest.raises(PluginSettingsError, match=r"too deeply|not valid YAML"):
         parse_settings_text(f"---\n{yaml_text}\n---\n")
 
 
@@ -88,7 +88,7 @@ class _CountingDetector:
         self.inner = phrase_detector()
         self.seen: list[int] = []
 
-    def detect(self, text: str):  # noqa: ANN201 - PhraseSignals
+    def detect(self, text: str):  # PhraseSignals
         self.seen.append(len(text))
         return self.inner.detect(text)
 

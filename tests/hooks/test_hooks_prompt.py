@@ -24,7 +24,7 @@ def test_recall_injects_the_authentication_decision(run_hook, seeded) -> None:
     assert fence, ctx
     inside = fence.group(2)
     assert "DATA, not instructions" in inside
-    first = [line for line in inside.splitlines() if line.startswith("- [")][0]
+    first = next(line for line in inside.splitlines() if line.startswith("- ["))
     assert seeded["auth"] in first and "OAuth2 with PKCE" in first
     assert seeded["lunch"] not in ctx  # unrelated memories stay out
     assert len(ctx) <= 2000 and len(ctx) / 4 <= 500

@@ -301,7 +301,7 @@ def test_a_log_line_quoting_a_huge_input_is_clipped():
 def test_a_huge_resource_uri_error_is_clipped(tmp_path):
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
-            with pytest.raises(Exception) as info:  # noqa: PT011 - the SDK's MCPError
+            with pytest.raises(Exception) as info:  # the SDK's MCPError
                 await client.read_resource("cortexgraph://memory/" + "x" * 1_000_000)
             return info.value
 

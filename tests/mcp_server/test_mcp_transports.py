@@ -190,10 +190,12 @@ def test_mcp_http_bearer_token_checked_on_every_request(tmp_path):
         async def go(token):
             headers = {"authorization": f"Bearer {token}"}
             # The first save loads the enrichment models: allow far more than httpx's 5 s.
-            async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
-                async with Client(streamable_http_client(url, http_client=http)) as client:
-                    saved = await client.call_tool("save_memory", {"content": "token works"})
-                    return payload(saved)
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=120) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                saved = await client.call_tool("save_memory", {"content": "token works"})
+                return payload(saved)
 
         assert anyio.run(go, "s3cret-token")["success"]
         with pytest.raises(Exception):  # noqa: B017 - the client cannot even connect

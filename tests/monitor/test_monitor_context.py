@@ -17,11 +17,11 @@ import anyio
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from mcp_helpers import make_settings, payload  # noqa: E402
+from mcp_helpers import make_settings, payload
 
-from cortexgraph.activation.monitor import load_pattern_set  # noqa: E402
-from cortexgraph.activation.monitor.project_profile import project_profile  # noqa: E402
-from cortexgraph.mcp_server.app import build_server  # noqa: E402
+from cortexgraph.activation.monitor import load_pattern_set
+from cortexgraph.activation.monitor.project_profile import project_profile
+from cortexgraph.mcp_server.app import build_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ERR = "ModuleNotFoundError: No module named 'shop.payments'"
@@ -80,7 +80,7 @@ def test_profile_reads_language_and_repo_type_from_root_markers(tmp_path):
     }
     (tmp_path / "Dockerfile").unlink()
     assert project_profile(tmp_path)["repo_type"] == {"library"}
-    spec = [p for p in load_pattern_set().patterns if p.id == "repeated-error"][0]
+    spec = next(p for p in load_pattern_set().patterns if p.id == "repeated-error")
     assert spec.applies_to(project_profile(tmp_path))  # unfiltered patterns apply everywhere
 
 

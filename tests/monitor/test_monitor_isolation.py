@@ -21,12 +21,12 @@ import pytest
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from mcp_helpers import make_settings, payload  # noqa: E402
+from mcp_helpers import make_settings, payload
 
-from cortexgraph.activation.monitor import BehaviorLedger, load_pattern_set, open_ledger_store  # noqa: E402
-from cortexgraph.flows.hooks.quick_search import StoreSnapshot  # noqa: E402
-from cortexgraph.mcp_server.app import build_server  # noqa: E402
-from cortexgraph.storage import open_store  # noqa: E402
+from cortexgraph.activation.monitor import BehaviorLedger, load_pattern_set, open_ledger_store
+from cortexgraph.flows.hooks.quick_search import StoreSnapshot
+from cortexgraph.mcp_server.app import build_server
+from cortexgraph.storage import open_store
 
 ERR = "E   ValueError: invalid literal for int() with base 10: 'abc'"
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,7 +213,10 @@ def test_old_store_is_migrated_on_open_and_nothing_of_the_user_is_lost(tmp_path,
     assert [r["id"] for r in graph["relations"]] == [rel]
     [h] = history["patterns"]
     assert h["occurrences"][0]["count"] == 1
-    assert [(i["intervention_id"], i["worked"]) for i in h["interventions"]][0] == ("root-cause", 1)
+    assert next((i["intervention_id"], i["worked"]) for i in h["interventions"]) == (
+        "root-cause",
+        1,
+    )
     reopened = open_store(tmp_path / "stm")
     assert sorted(m.id for m in reopened.list()) == sorted(ids)
     assert [m.content for m in sorted(reopened.list(), key=lambda m: ids.index(m.id))] == [

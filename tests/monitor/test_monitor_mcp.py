@@ -11,9 +11,9 @@ import pytest
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from mcp_helpers import error_text, make_settings, payload  # noqa: E402
+from mcp_helpers import error_text, make_settings, payload
 
-from cortexgraph.mcp_server.app import build_server  # noqa: E402
+from cortexgraph.mcp_server.app import build_server
 
 ERR = "E   ValueError: invalid literal for int() with base 10: 'abc'"
 

@@ -39,7 +39,7 @@ def test_depth_limits_how_far_the_graph_reaches(store):
 
 
 def test_relation_filter_keeps_one_predicate(store):
-    a, b, c = chain(store)
+    _a, b, c = chain(store)
     only = graph_query(store, "postgres", relation="supports", depth=2)
     assert {t.predicate for t in only.triples} <= {"supports", "mentions"}
     assert (f"m:{b.id[:8]}", "causes", f"m:{c.id[:8]}") not in refs(only)

@@ -17,7 +17,7 @@ from cortexgraph.retrieval.prompts import compress_session, consolidate_epoch, e
 from cortexgraph.storage import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mcp_server"))
-from mcp_helpers import error_text, make_settings, payload  # noqa: E402
+from mcp_helpers import error_text, make_settings, payload
 
 
 def test_mcp_context_tools_resource_and_prompts(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ class CountingEmbedder:
     """Bag-of-stems hashed into 64 dims: texts sharing words are similar. Counts texts embedded."""
 
     # Words the fake model "knows" mean the same thing, so dense can match what BM25 cannot.
-    SYNONYMS = {"automobil": "car", "vehicl": "car"}
+    SYNONYMS: ClassVar[dict[str, str]] = {"automobil": "car", "vehicl": "car"}
 
     def __init__(self, name: str = "fake-bow") -> None:
         self.name = name

@@ -72,7 +72,8 @@ def test_rewrite_by_another_store_is_noticed_even_if_inode_is_reused(tmp_path, m
     import os
 
     def replace_keeping_inode(src, dst):  # what inode reuse looks like to a reader
-        data = open(src, "rb").read()
+        with open(src, "rb") as f:
+            data = f.read()
         with open(dst, "r+b" if os.path.exists(dst) else "wb") as f:
             f.write(data)
             f.truncate()

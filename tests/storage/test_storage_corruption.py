@@ -82,7 +82,7 @@ def test_bad_newest_version_falls_back_to_the_last_good_one(tmp_path):
 
 
 def test_bad_relation_line_is_quarantined_separately(tmp_path):
-    _, ids = _seed(tmp_path)
+    _, _ids = _seed(tmp_path)
     with (tmp_path / "relations.jsonl").open("a") as f:
         f.write('{"id": "r-1", "from_memory_id": "x", "to_memory_id": "y", "strength": 9}\n')
     store = JSONLStore(tmp_path)

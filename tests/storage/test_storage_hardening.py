@@ -175,8 +175,8 @@ WRONG_VALUES = {
     "meta": [3, [], "not json", {"tags": "t"}, {"extra": []}, {"source": 5}],
     "entities": [3, {"a": 1}, [1], [""], "[1"],
     "created_at": ["now", [], 1e400, 10**30, True],
-    "use_count": [-1, 10**30, "3", 1.5e300, None and 0 or "x"],
-    "strength": [-0.1, 2.5, "1", 1e400, None and 0 or []],
+    "use_count": [-1, 10**30, "3", 1.5e300, "x"],
+    "strength": [-0.1, 2.5, "1", 1e400, []],
     "status": ["deleted", 3, []],
     "review_count": [-5, 10**13],
     "last_review_at": ["yesterday", 2**41],
@@ -211,7 +211,7 @@ def hostile_line(draw, n: int) -> bytes:
         assume(raw.strip())
         try:
             obj = json.loads(raw)
-        except Exception:  # noqa: BLE001 - unreadable: what we want
+        except Exception:  # unreadable: what we want
             return raw
         assume(not isinstance(obj, dict))
         return raw

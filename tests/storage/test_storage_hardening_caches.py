@@ -113,7 +113,7 @@ def test_cache_rows_of_the_wrong_width_are_re_embedded_not_a_crash(tmp_path):
     store2, _, model2 = _dense_store(tmp_path, width=4)  # another model's width: 4
     assert sorted(_search_ids(store2)) == sorted(m.id for m in saved)
     assert model2.calls >= 3  # the old rows were re-embedded
-    store3, _, model3 = _dense_store(tmp_path, width=8)
+    store3, _, _model3 = _dense_store(tmp_path, width=8)
     assert _search_ids(store3) == expected
 
 

@@ -42,7 +42,7 @@ def run(app, *args: str):
 
 
 def test_index_stats_and_check(env) -> None:
-    vault, _, _ = env
+    _vault, _, _ = env
     res = run(vault_cmd.app, "index")
     assert res.exit_code == 0, res.output
     assert "10 notes indexed" in res.output and "attachment" in res.output

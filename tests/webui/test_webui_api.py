@@ -17,7 +17,7 @@ def _client(seeded, host="127.0.0.1") -> TestClient:
 
 def test_api_answers_search_graph_curve_reviews_runs(seeded):
     client = _client(seeded)
-    a, b, c, d = seeded["ids"]
+    a, b, _c, d = seeded["ids"]
     hits = client.get("/api/search", params={"q": "postgres billing"}).json()["results"]
     assert {h["memory_id"] for h in hits} >= {a, b, d}
     assert any(h["source"] == "both" for h in hits)  # the promoted memory and its note, once

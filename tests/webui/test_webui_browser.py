@@ -43,7 +43,7 @@ def _browser_or_skip():
 @pytest.mark.slow
 def test_search_graph_curve_and_approve_a_review_in_chromium(served, tmp_path):
     sync_playwright = _browser_or_skip()
-    a, b, c, d = served["ids"]
+    a, b, _c, _d = served["ids"]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         try:
