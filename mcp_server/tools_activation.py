@@ -67,7 +67,7 @@ def enrich(
         )
     try:
         activation = optional_module(
-            "activation", "automatic entities and strength", "enrich_for_save"
+            "cortexgraph.activation", "automatic entities and strength", "enrich_for_save"
         )
         enriched = activation.enrich_for_save(
             content,
@@ -138,7 +138,7 @@ def analyze_message(
     search_memory first) or NONE; intent (e.g. SAVE_PREFERENCE) with its confidence; and
     suggested_entities / suggested_tags / suggested_strength to pass to save_memory. Short
     follow-ups ("yes, do that") are read with this conversation's previous messages."""
-    activation = optional_module("activation", "analyze_message", "analyze_message")
+    activation = optional_module("cortexgraph.activation", "analyze_message", "analyze_message")
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
     window, session = _conversation(ctx, state, config, session_id)
@@ -160,7 +160,9 @@ def analyze_for_recall(
     """Call before answering a question that may concern the past ("what did we decide about
     ...?", "continue with ..."): should_search says whether to call search_memory, with a
     suggested_query and entities. Follow-ups are read with this conversation's messages."""
-    activation = optional_module("activation", "analyze_for_recall", "analyze_for_recall")
+    activation = optional_module(
+        "cortexgraph.activation", "analyze_for_recall", "analyze_for_recall"
+    )
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
     window, session = _conversation(ctx, state, config, session_id)
