@@ -111,20 +111,22 @@ class Activation:
             return fallback
 
     def _vector(self, text: str, errors: dict[str, str]) -> np.ndarray | None:
-        if not self.config.enabled or self.embedder is None:
+        embedder = self.embedder
+        if not self.config.enabled or embedder is None:
             return None
         return self._run(
-            "embedding", "use_embeddings", errors, lambda: self.embedder.embed([text])[0], None
+            "embedding", "use_embeddings", errors, lambda: embedder.embed([text])[0], None
         )
 
     def _parse(self, text: str, errors: dict[str, str]) -> Any | None:
         """One spaCy parse shared by entities and tags."""
-        if self.nlp is None or not (
+        nlp = self.nlp
+        if nlp is None or not (
             self.config.component_enabled("enable_entities")
             or self.config.component_enabled("enable_tags")
         ):
             return None
-        return self._run("spacy", "use_spacy", errors, lambda: self.nlp(text), None)
+        return self._run("spacy", "use_spacy", errors, lambda: nlp(text), None)
 
     def _entities(self, text: str, errors: dict[str, str], doc: Any = None):
         return self._run(
@@ -204,6 +206,7 @@ class Activation:
                     f"similar to memory {dedup.best.memory_id} "
                     f"({dedup.best.similarity:.2f}): {dedup.recommendation.value}"
                 )
+        tags: tuple[str, ...]
         if saving:
             # KeyBERT only for messages that will be saved: it is the costliest step.
             suggestion = self._run(

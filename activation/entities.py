@@ -161,8 +161,9 @@ class EntityExtractor:
     def extract(self, text: str, doc: Any | None = None) -> ExtractedEntities:
         """``doc``: an already parsed spaCy Doc of ``text`` (avoids parsing twice)."""
         found: dict[str, str] = {}
-        if self.nlp is not None or doc is not None:
-            doc = doc if doc is not None else self.nlp(text)
+        if doc is None and self.nlp is not None:
+            doc = self.nlp(text)
+        if doc is not None:
             for ent in doc.ents:
                 if ent.label_ in KEPT_LABELS and _plausible(ent):
                     span = ent.text

@@ -22,7 +22,7 @@ from itertools import combinations
 import numpy as np
 
 from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, ReportTable, short, snippet
-from cortexgraph.agents.duplicates import DetailExtractor, conflict
+from cortexgraph.agents.duplicates import DetailExtractor, Details, conflict
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.protocols import Embedder, IssueTracker
 from cortexgraph.agents.vectors import TextVectors, vectorize
@@ -348,8 +348,8 @@ class ClusterDetector:
             for part in parts:
                 if len(part) < cfg.min_cluster_size:
                     continue
-                idx = [members.index(m) for m in part]
-                cohesion = _cohesion(sims[np.ix_(idx, idx)])
+                at = [members.index(m) for m in part]
+                cohesion = _cohesion(sims[np.ix_(at, at)])
                 ids = tuple(memories[i].id for i in part)
                 clusters.append(
                     Cluster(
@@ -390,9 +390,9 @@ class ClusterDetector:
         if not cfg.guard_details:
             return None
         extractor = DetailExtractor(memories)
-        details: dict[int, object] = {}
+        details: dict[int, Details] = {}
 
-        def of(i: int):  # computed only for memories that reach a candidate pair
+        def of(i: int) -> Details:  # computed only for memories that reach a candidate pair
             if i not in details:
                 details[i] = extractor.details(memories[i])
             return details[i]
@@ -402,7 +402,7 @@ class ClusterDetector:
         def conflicts(i: int, j: int) -> bool:
             if (i in merges or j in merges) and _judged_by_merge(memories[i], memories[j]):
                 return True
-            return conflict(of(i), of(j), cfg.names_min_overlap) is not None  # type: ignore[arg-type]
+            return conflict(of(i), of(j), cfg.names_min_overlap) is not None
 
         return conflicts
 

@@ -14,6 +14,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from cortexgraph.agents.common import LABEL_DECAY, ReportTable, short, snippet
 from cortexgraph.agents.protocols import IssueTracker, IssueView
@@ -319,7 +320,9 @@ class DecayAnalyzer:
             digests.append((level.value, issue.id, len(members)))
         return ids
 
-    def _digest_fields(self, level: Urgency, members: list[DecayFinding], now: float) -> dict:
+    def _digest_fields(
+        self, level: Urgency, members: list[DecayFinding], now: float
+    ) -> dict[str, Any]:
         cap = self.config.digest_max_lines
         lines = [
             f"- {f.memory_id} score {f.score:.3f}, {f.action.value}: {f.preview}"

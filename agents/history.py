@@ -207,9 +207,14 @@ def history_of(
     filename = store.config.memories_filename
     versions = record_versions(path, memory_id, filename) if path is not None else []
     grave = graveyard.find(memory_id) if graveyard is not None else None
-    if current is None and not versions and grave is None:
+    if current is not None:
+        latest = current
+    elif versions:
+        latest = versions[-1]
+    elif grave is not None:
+        latest = grave.memory
+    else:
         raise MemoryNotFoundError(f"no memory {memory_id}, now or in the store's history")
-    latest = current or (versions[-1] if versions else grave.memory)
     merged: list[Memory] = []
     for version in [*versions, latest]:
         into = version.meta.extra.get("merged_into")

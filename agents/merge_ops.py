@@ -44,7 +44,7 @@ def plan_merge(
     ordered = sorted(sources, key=lambda m: (m.created_at, m.id))
     text = union_sentences((m.content for m in ordered), coverage)
     contexts = _union([[m.meta.context] for m in ordered if m.meta.context])
-    extra: dict = {}
+    extra: dict[str, Any] = {}
     for m in ordered:
         extra.update({k: v for k, v in m.meta.extra.items() if k != PROVENANCE_KEY})
     extra[PROVENANCE_KEY] = {

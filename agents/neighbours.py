@@ -66,7 +66,7 @@ def radius_pairs(
 
 def _row_pairs(
     sims: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float, k: int | None
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row, self pairs left out."""
     mask = (sims >= threshold) & (rows[:, None] != cols[None, :])
     if k is not None and sims.shape[1] > k:
@@ -82,13 +82,17 @@ def _row_pairs(
     return np.minimum(gi, gj), np.maximum(gi, gj), sims[r, c]
 
 
-def _dedupe(lo: np.ndarray, hi: np.ndarray, sim: np.ndarray, n: int):
+def _dedupe(
+    lo: np.ndarray, hi: np.ndarray, sim: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keys = lo.astype(np.int64) * n + hi
     uniq, first = np.unique(keys, return_index=True)
     return uniq // n, uniq % n, sim[first].astype(np.float32)
 
 
-def _exact(x: np.ndarray, threshold: float, k: int | None = None, block: int = 1024):
+def _exact(
+    x: np.ndarray, threshold: float, k: int | None = None, block: int = 1024
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     n = x.shape[0]
     out_i, out_j, out_s = [], [], []
     everyone = np.arange(n)
@@ -118,7 +122,7 @@ def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.nd
     """Spherical k-means on a sample: enough to partition space, cheap at 100k+ rows."""
     rng = np.random.default_rng(seed)
     sample = x[rng.choice(x.shape[0], size=min(x.shape[0], max(20 * k, 10_000)), replace=False)]
-    centroids = sample[rng.choice(sample.shape[0], size=k, replace=False)].copy()
+    centroids: np.ndarray = sample[rng.choice(sample.shape[0], size=k, replace=False)].copy()
     for _ in range(iters):
         assign = np.argmax(sample @ centroids.T, axis=1)
         sums = np.zeros_like(centroids)
@@ -138,7 +142,7 @@ def _ivf(
     probes: int,
     seed: int,
     per_row: int | None = None,
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     n = x.shape[0]
     k = max(2, min(4096, math.ceil(n / cell_size)))
     probes = min(probes, k)

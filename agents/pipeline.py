@@ -20,7 +20,7 @@ from cortexgraph.agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
 from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
-from cortexgraph.agents.semantic_merge import MergeConfig, SemanticMerge
+from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, SemanticMerge
 from cortexgraph.agents.undo import Graveyard
 from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DecayConfig
@@ -112,7 +112,7 @@ def pipeline_config(
             gc_grace_days=gc_grace_days,
         ),
         cluster=cluster,
-        merge=MergeConfig(mode=merge_mode),
+        merge=MergeConfig(mode=MergeMode(merge_mode)),
         relations=relations or RelationshipConfig(),
     )
 

@@ -20,7 +20,8 @@ from cortexgraph.storage.models import Memory, Relation
 class Embedder(Protocol):
     """Texts to L2-normalised float32 row vectors (storage.embeddings provides the real one)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -32,6 +33,17 @@ class NoteRef:
     memory_id: str
     path: str  # relative to the vault root
     created: bool  # False when an existing note was updated
+
+
+class NoteView(Protocol):
+    """What agents read back from a written note; NoteRef and vault_sync's WrittenNote fit."""
+
+    @property
+    def memory_id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def created(self) -> bool: ...
 
 
 @runtime_checkable
@@ -46,7 +58,7 @@ class NoteSink(Protocol):
         relations: Sequence[Relation] = (),
         reason: str = "",
         now: float,
-    ) -> NoteRef: ...
+    ) -> NoteView: ...
 
 
 @runtime_checkable
@@ -110,7 +122,7 @@ class IssueTracker(Protocol):
         labels: Sequence[str] = (),
         status: str | None = None,
         assignee: str | None = None,
-    ) -> list[IssueView]: ...
+    ) -> Sequence[IssueView]: ...
 
     def claim(self, issue_id: str, assignee: str) -> IssueView | None:
         """Atomically take an open issue; None if someone else already has it."""
@@ -128,5 +140,6 @@ __all__ = [
     "MemoryStore",
     "NoteRef",
     "NoteSink",
+    "NoteView",
     "TrackedIssue",
 ]

@@ -268,23 +268,28 @@ class RelationshipDiscovery:
             opened,
         )
 
-    def _components(self, memories: dict[str, Memory], relations: list[Relation]) -> dict:
+    def _components(
+        self, memories: dict[str, Memory], relations: list[Relation]
+    ) -> dict[str, tuple[int, int]]:
         """memory id -> (component id, size) of the graph before this run's links."""
-        g = nx.Graph()
+        g: nx.Graph[str] = nx.Graph()
         g.add_nodes_from(memories)
         g.add_edges_from(
             (r.from_memory_id, r.to_memory_id)
             for r in relations
             if r.from_memory_id in memories and r.to_memory_id in memories
         )
-        out = {}
+        out: dict[str, tuple[int, int]] = {}
         for k, comp in enumerate(nx.connected_components(g)):
             for node in comp:
                 out[node] = (k, len(comp))
         return out
 
     def _open_issues(
-        self, found: list[DiscoveredRelation], memories: dict[str, Memory], components: dict
+        self,
+        found: list[DiscoveredRelation],
+        memories: dict[str, Memory],
+        components: dict[str, tuple[int, int]],
     ) -> int:
         assert self.tracker is not None
         bar = self.config.bridge_component_size
@@ -353,7 +358,7 @@ class RelationshipDiscovery:
         return replace(d, relation_id=rel.id)
 
     def _graph(self, memories: dict[str, Memory], new: list[DiscoveredRelation]) -> GraphSummary:
-        g = nx.Graph()
+        g: nx.Graph[str] = nx.Graph()
         g.add_nodes_from(memories)
         rels: list[Relation] = self.store.relations()
         g.add_edges_from(

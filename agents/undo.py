@@ -173,7 +173,7 @@ def collect_garbage(
         mark = {"archived_at": int(now), "mode": "delete" if delete else "archive"}
         store.put(
             memory.with_changes(
-                status=MemoryStatus.ARCHIVED, meta=with_extra(memory, **{GC_KEY: mark})
+                status=MemoryStatus.ARCHIVED, meta=with_extra(memory, (), **{GC_KEY: mark})
             )
         )
         archived.append(memory_id)

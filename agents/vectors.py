@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ log = logging.getLogger(__name__)
 class TextVectors:
     method: str  # "embeddings:<model>" or "tfidf"
     dense: np.ndarray  # L2-normalised rows used for neighbour search
-    sparse: object | None = None  # the TF-IDF matrix, when method == "tfidf"
+    sparse: Any = None  # the TF-IDF matrix (scipy CSR, untyped), when method == "tfidf"
 
     @property
     def is_semantic(self) -> bool:
@@ -29,21 +30,28 @@ class TextVectors:
 
     def pair_similarity(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         if self.sparse is None:
-            return np.einsum("ij,ij->i", self.dense[i], self.dense[j])
-        a = self.sparse[i]  # type: ignore[index]
-        b = self.sparse[j]  # type: ignore[index]
+            dots: np.ndarray = np.einsum("ij,ij->i", self.dense[i], self.dense[j])
+            return dots
+        a = self.sparse[i]
+        b = self.sparse[j]
         return np.asarray(a.multiply(b).sum(axis=1)).ravel()
 
     def neighbours(
-        self, threshold: float, exact_limit: int = 6000, **kwargs: object
+        self, threshold: float, exact_limit: int = 6000, max_per_row: int | None = None
     ) -> NeighbourPairs:
         if self.sparse is None:
-            return radius_pairs(self.dense, threshold, exact_limit=exact_limit, **kwargs)  # type: ignore[arg-type]
+            return radius_pairs(
+                self.dense, threshold, exact_limit=exact_limit, max_per_row=max_per_row
+            )
         if self.dense.shape[0] <= exact_limit:
             return _sparse_exact(self.sparse, threshold)
         return radius_pairs(
-            self.dense, threshold, exact_limit=exact_limit, rescore=self.pair_similarity, **kwargs
-        )  # type: ignore[arg-type]
+            self.dense,
+            threshold,
+            exact_limit=exact_limit,
+            rescore=self.pair_similarity,
+            max_per_row=max_per_row,
+        )
 
 
 def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:

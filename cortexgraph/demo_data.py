@@ -27,7 +27,7 @@ from cortexgraph.storage.models import Memory, MemoryMeta, validate_strength, va
 DEMO_NAMESPACE = uuid.UUID("6f1c2d9e-4b7a-5e3f-9a10-c0de6a7e0001")
 DEMO_FILE = "demo_memories.jsonl"
 
-_REQUIRED = {
+_REQUIRED: dict[str, type | tuple[type, ...]] = {
     "content": str,
     "tags": list,
     "entities": list,

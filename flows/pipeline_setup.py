@@ -20,7 +20,7 @@ def pipeline_config(
     """Settings -> the agents' configuration; ``overrides`` replace single options (the 1.x
     agents' constructor arguments, e.g. ``link_threshold``)."""
     options = {**settings.pipeline_options(), **overrides}
-    return _pipeline_config(settings.decay_config(), merge_mode=merge_mode, gc=gc, **options)  # type: ignore[arg-type]
+    return _pipeline_config(settings.decay_config(), merge_mode=merge_mode, gc=gc, **options)
 
 
 def build_pipeline(

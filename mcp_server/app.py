@@ -109,8 +109,9 @@ class ServerState:
             return self._services[name]
 
 
-def state_of(ctx: Context) -> ServerState:
-    return ctx.request_context.lifespan_context
+def state_of(ctx: Context[Any, Any]) -> ServerState:
+    state: ServerState = ctx.request_context.lifespan_context  # the lifespan below yields it
+    return state
 
 
 def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:

@@ -129,13 +129,13 @@ async def clip_errors(ctx: Any, call_next: CallNext) -> HandlerResult:
         and result.get("isError")
         and isinstance(result.get("content"), list)
     ):
-        parts = [
+        clipped = [
             {**c, "text": clip(c["text"])}
             if isinstance(c, dict) and isinstance(c.get("text"), str)
             else c
             for c in result["content"]
         ]
-        return {**result, "content": parts}
+        return {**result, "content": clipped}
     return result
 
 

@@ -214,7 +214,7 @@ def memory_compress(
     )
     method, note = (
         ("sampling", f"written by the client's model ({sampled.model})")
-        if text
+        if text and sampled is not None
         else ("extractive", "")
     )
     if not text:

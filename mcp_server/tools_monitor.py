@@ -184,8 +184,9 @@ def query_pattern_history(
     state = state_of(ctx)
     patterns = patterns_of(state)
     ledger = ledger_of(state)
-    if patterns.get(signature) is not None:
-        specs, wanted = [patterns.get(signature)], None
+    found = patterns.get(signature)
+    if found is not None:
+        specs, wanted = [found], None
     else:
         specs, wanted = list(patterns.patterns), f"err:{error_signature(signature)}"
     query_tokens = tokens(normalize_text(signature))

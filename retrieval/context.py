@@ -27,6 +27,7 @@ from cortexgraph.retrieval.tokens import TokenCounter, default_counter
 from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DAY, memory_score
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
 
 MEMORY_TYPES = ("core", "ltm", "stm", "graph")
@@ -164,7 +165,7 @@ class RetrievedContext:
 
 
 def memory_retrieve(
-    store: MemoryStore,
+    store: IndexedStore,
     query: str,
     token_budget: int = 3000,
     filters: RetrievalFilters | Mapping[str, Any] | None = None,
@@ -233,7 +234,7 @@ class _Gatherer:
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: IndexedStore,
         index: Any,
         filters: RetrievalFilters,
         cfg: RetrievalConfig,

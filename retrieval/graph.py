@@ -15,8 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
 
 MAX_DEPTH = 3
@@ -89,7 +89,7 @@ def predicate_of(relation: Any) -> str:
     return str(kind) if kind else relation.relation_type
 
 
-def entities_in_text(store: MemoryStore, text: str, ltm_index: Any = None) -> list[str]:
+def entities_in_text(store: IndexedStore, text: str, ltm_index: Any = None) -> list[str]:
     """Entities the text names (1-3 word phrases) that the store or vault knows, longest first."""
     tokens = [t.strip("'.-").removesuffix("'s") for t in _WORDS.findall(text.lower())]
     tokens = [t for t in tokens if t]
@@ -114,13 +114,13 @@ def _note_named(index: Any, name: str) -> Any:
 
 class _Builder:
     def __init__(
-        self, store: MemoryStore, index: Any, relation: str | None, max_nodes: int, max_fanout: int
+        self, store: IndexedStore, index: Any, relation: str | None, max_nodes: int, max_fanout: int
     ) -> None:
         self.store, self.index, self.relation = store, index, relation
         self.max_nodes, self.max_fanout = max_nodes, max_fanout
         import networkx as nx  # on first query: the server starts without it
 
-        self.g = nx.MultiDiGraph()
+        self.g: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self.truncated = False
         self.memories: dict[str, Memory] = {}
 
@@ -249,7 +249,7 @@ class _Builder:
 
 
 def graph_query(
-    store: MemoryStore,
+    store: IndexedStore,
     entity: str,
     *,
     relation: str | None = None,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError, RelationNotFoundError
+from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import RELATION_TYPES, Memory, Relation
 from cortexgraph.storage.text_index import tokenize
 
@@ -168,7 +169,7 @@ def is_superseded(memory: Memory) -> bool:
 
 
 def find_superseded(
-    store: MemoryStore, new: Memory, *, update_cue: bool, exclude: Iterable[str] = ()
+    store: IndexedStore, new: Memory, *, update_cue: bool, exclude: Iterable[str] = ()
 ) -> list[SupersedeMatch]:
     """Older current memories that ``new`` updates (empty without an update cue)."""
     if not update_cue or not new.entities:
@@ -270,7 +271,7 @@ def supersede(
 
 
 def record_update(
-    store: MemoryStore,
+    store: IndexedStore,
     new: Memory,
     *,
     update_cue: bool,

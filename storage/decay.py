@@ -62,7 +62,7 @@ class DecayConfig:
     @property
     def pl_t0(self) -> float:
         """Seconds: the t0 that gives the power law its configured half-life."""
-        return self.pl_halflife_days * DAY / (2.0 ** (1.0 / self.pl_alpha) - 1.0)
+        return self.pl_halflife_days * DAY / (math.pow(2.0, 1.0 / self.pl_alpha) - 1.0)
 
 
 def forgetting_curve(dt_seconds: float, config: DecayConfig) -> float:
@@ -71,7 +71,7 @@ def forgetting_curve(dt_seconds: float, config: DecayConfig) -> float:
     if config.model is DecayModel.EXPONENTIAL:
         return math.exp(-config.decay_lambda * dt)
     if config.model is DecayModel.POWER_LAW:
-        return (1.0 + dt / config.pl_t0) ** (-config.pl_alpha)
+        return math.pow(1.0 + dt / config.pl_t0, -config.pl_alpha)
     w = config.tc_weight_fast
     return w * math.exp(-config.tc_lambda_fast * dt) + (1.0 - w) * math.exp(
         -config.tc_lambda_slow * dt
@@ -81,7 +81,9 @@ def forgetting_curve(dt_seconds: float, config: DecayConfig) -> float:
 def decay_score(
     use_count: int, last_used: float, strength: float, now: float, config: DecayConfig
 ) -> float:
-    return (use_count + 1) ** config.beta * forgetting_curve(now - last_used, config) * strength
+    return (
+        math.pow(use_count + 1, config.beta) * forgetting_curve(now - last_used, config) * strength
+    )
 
 
 def memory_score(memory: Memory, now: float, config: DecayConfig) -> float:

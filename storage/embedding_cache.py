@@ -41,7 +41,8 @@ def good_rows(vectors: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         finite = np.isfinite(vectors).all(axis=1)
         norms = np.linalg.norm(np.where(np.isfinite(vectors), vectors, 0.0), axis=1)
-    return finite & (np.abs(norms - 1.0) <= NORM_TOLERANCE)
+    mask: np.ndarray = finite & (np.abs(norms - 1.0) <= NORM_TOLERANCE)
+    return mask
 
 
 def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
@@ -148,7 +149,8 @@ class EmbeddingCache:
             if vecs.ndim != 2 or len(vecs) != len(missing):
                 raise ValueError(f"embedder returned shape {vecs.shape} for {len(missing)} texts")
             dropped = self.settle_width(vecs.shape[1])
-            ok = np.isfinite(vecs).all(axis=1)  # the model's own scale is trusted, not NaN
+            # the model's own scale is trusted, not NaN
+            ok = np.asarray(np.isfinite(vecs).all(axis=1))
             with self._lock:
                 for (k, _), v, good in zip(missing, vecs, ok, strict=True):
                     if good:

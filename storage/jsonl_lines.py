@@ -11,10 +11,12 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from cortexgraph.storage.errors import InvalidInputError
 
+orjson: ModuleType | None
 try:  # about twice as fast as json on the lines of a big store; optional
     import orjson
 except ImportError:  # pragma: no cover - json alone reads the same records

@@ -188,7 +188,7 @@ class JSONLStore(IndexedStore):
             count_lines(quarantine_path(c.path)) for c in (self._mem, self._rel)
         )
 
-    def _read_all(self, cursor: _FileCursor, build: Callable[[Any], Any]) -> tuple[list, bool]:
+    def _read_all(self, cursor: _FileCursor, build: Callable[[Any], Any]) -> tuple[list[Any], bool]:
         """Live records of a whole file (bad lines quarantined), and whether there were any."""
         ino, end, data = self._read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
@@ -204,7 +204,7 @@ class JSONLStore(IndexedStore):
         big = len(data) >= self.config.snapshot_min_bytes
         cached = read_snapshot(self.path, data, self._rules) if big else None
         self._view_from_snapshot = cached is not None and self._install_snapshot(cached[0])
-        if self._view_from_snapshot:
+        if cached is not None and self._view_from_snapshot:
             size = cached[1]
             quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
             stale = len(data) - size > size // 4  # many appends since: refresh it
@@ -409,7 +409,7 @@ class JSONLStore(IndexedStore):
             self._write_snapshot_if_due()
 
 
-def _encoded(records: Sequence[Memory] | Sequence[Relation]) -> list[bytes]:
+def _encoded(records: Sequence[Memory | Relation]) -> list[bytes]:
     """One line per record, oldest first (a compacted file reads in creation order)."""
     ordered = sorted(records, key=lambda r: (r.created_at, r.id))
     return [(json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode() for r in ordered]

@@ -6,6 +6,7 @@ three persistence hooks; ``InMemoryStore`` uses no-op hooks, ``JSONLStore`` appe
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import threading
@@ -213,7 +214,7 @@ class IndexedStore(StoreIndexes):
 
     def relations(
         self, memory_id: str | None = None, relation_type: str | None = None
-    ) -> list[Relation]:
+    ) -> builtins.list[Relation]:
         with self._lock:
             self._sync()
             if memory_id is None:
@@ -245,7 +246,7 @@ class IndexedStore(StoreIndexes):
         status: MemoryStatus | None = MemoryStatus.ACTIVE,
         now: float | None = None,
         use_embeddings: bool | None = None,
-    ) -> list[SearchResult]:
+    ) -> builtins.list[SearchResult]:
         """Relevance first (BM25, fused with embeddings when available), re-ranked by decay."""
         from cortexgraph.storage.search import run_search
 

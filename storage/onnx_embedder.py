@@ -175,7 +175,8 @@ class OnnxEmbedder:
                 out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
             out[rows] = pooled
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return (out / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: np.ndarray = (out / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
     def _session(self) -> Any:
         key = (str(self.model_dir), self.threads)

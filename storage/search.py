@@ -140,12 +140,13 @@ def _dense_scores(
     top_k: int,
     tuning: SearchTuning,
 ) -> dict[str, float]:
-    dense = store.dense
+    # duck-typed: a DenseIndex (ranked, sync) or any plain DenseScorer (top, similarities)
+    dense: Any = store.dense
     pool_k = max(tuning.dense_pool, top_k * 5)
     if hasattr(dense, "ranked") and hasattr(dense, "sync"):
         state = _STATE.setdefault(store, _SideIndexState())
         sync_dense(store, dense, state)
-        scores = dense.ranked(query, pool_k, scope)
+        scores: dict[str, float] = dense.ranked(query, pool_k, scope)
         missing = [i for i in lexical if i not in scores]
         if missing:
             scores.update(dense.scores_of(query, missing))
@@ -154,10 +155,10 @@ def _dense_scores(
     pool = (
         [store._memories[i] for i in scope] if scope is not None else list(store._memories.values())
     )
-    scores = dense.top(query, pool, pool_k)  # type: ignore[union-attr]
+    scores = dense.top(query, pool, pool_k)
     extra = [store._memories[i] for i in lexical if i not in scores]
     if extra:
-        scores.update(dense.similarities(query, extra))  # type: ignore[union-attr]
+        scores.update(dense.similarities(query, extra))
     return scores
 
 

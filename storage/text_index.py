@@ -304,7 +304,7 @@ class TextIndex:
             for pos in order:
                 doc_id = ids[slots[pos]]
                 if allowed is None or doc_id in allowed:
-                    out[doc_id] = float(scores[pos])  # type: ignore[index]
+                    out[doc_id] = float(scores[pos])
                     if len(out) >= k:
                         return out
             if take >= len(slots):
@@ -315,7 +315,7 @@ class TextIndex:
         """BM25 score of every document that shares at least one term with the query."""
         slots, scores = self.score_array(query)
         ids = self._slot_ids
-        return {ids[s]: float(v) for s, v in zip(slots.tolist(), scores.tolist(), strict=True)}  # type: ignore[misc]
+        return {ids[s]: float(v) for s, v in zip(slots.tolist(), scores.tolist(), strict=True)}
 
     def size_estimate(self) -> dict[str, int]:
         """Postings entries per field (what the index costs, for the bench)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 from itertools import chain
+from typing import Any
 
 _TOKEN_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]", re.UNICODE)
 _COMPOUND_SEP_RE = re.compile(r"[.'-]+")
@@ -32,7 +33,7 @@ _stemmers = threading.local()
 
 def _stem_words(words: list[str]) -> list[str]:
     """Snowball English stems (PyStemmer); words unchanged if it is not installed."""
-    stemmer = getattr(_stemmers, "english", None)
+    stemmer: Any = getattr(_stemmers, "english", None)
     if stemmer is None:
         try:
             import Stemmer  # type: ignore[import-not-found]
@@ -42,7 +43,10 @@ def _stem_words(words: list[str]) -> list[str]:
         except ImportError:  # still a working index, only without stemming
             stemmer = False
         _stemmers.english = stemmer
-    return stemmer.stemWords(words) if stemmer else words
+    if not stemmer:
+        return words
+    stems: list[str] = stemmer.stemWords(words)
+    return stems
 
 
 class TermCache(dict[str, tuple[str, ...]]):

@@ -12,10 +12,10 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from cortexgraph.storage.text_index import TextIndex
 from cortexgraph.vault_sync.ledger import STATE_DIR, atomic_write_text
@@ -123,6 +123,13 @@ def parse_note_file(vault: Path, rel: str, stat: os.stat_result, max_bytes: int)
     )
 
 
+class _Lookups(TypedDict):
+    by_name: dict[str, NoteRecord]
+    by_suffix: dict[str, NoteRecord]
+    by_id: dict[str, NoteRecord]
+    backlinks: NotRequired[dict[str, set[str]]]  # added last: it resolves links itself
+
+
 class LTMIndex:
     """Notes of one vault by path, with name resolution, backlinks and a BM25 text index."""
 
@@ -133,7 +140,7 @@ class LTMIndex:
         self.notes: dict[str, NoteRecord] = {}
         self.skipped: dict[str, SkippedFile] = {}
         self._text: TextIndex | None = None
-        self._derived: dict[str, Any] | None = None
+        self._derived: _Lookups | None = None
         # What searches derive from the notes (e.g. embedding matrices); emptied on every change.
         self.derived_cache: dict[Any, Any] = {}
 
@@ -262,7 +269,7 @@ class LTMIndex:
     def __len__(self) -> int:
         return len(self.notes)
 
-    def __iter__(self) -> Iterable[NoteRecord]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[NoteRecord]:
         return iter(self.notes.values())
 
     def get(self, path: str) -> NoteRecord | None:
@@ -308,7 +315,7 @@ class LTMIndex:
         self._derived = None
         self.derived_cache.clear()
 
-    def _lookups(self) -> dict[str, Any]:
+    def _lookups(self) -> _Lookups:
         if self._derived is None:
             by_name: dict[str, NoteRecord] = {}
             by_suffix: dict[str, NoteRecord] = {}

@@ -25,10 +25,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
@@ -222,7 +223,9 @@ class ObsidianNoteSink:
             edited = False
         if parsed.frontmatter_error is not None:
             # The person broke the YAML; rewriting it would drop whatever they meant to keep.
-            conflict = self._write_conflict(existing, rendered.metadata, rendered.body, now)
+            conflict: str | None = self._write_conflict(
+                existing, rendered.metadata, rendered.body, now
+            )
             ledger.set(memory.id, _with_conflict(entry, rel, now, new_sum))
             return WrittenNote(memory.id, rel, False, body_kept=True, conflict_path=conflict)
         metadata = merge_metadata(parsed.metadata, rendered.metadata)
@@ -266,7 +269,9 @@ class ObsidianNoteSink:
             if not path.exists():  # another process may have written it since our listing
                 return path
 
-    def _write_conflict(self, original: Path, metadata: dict, body: str, now: float) -> str:
+    def _write_conflict(
+        self, original: Path, metadata: Mapping[str, Any], body: str, now: float
+    ) -> str:
         """Our version beside the person's note. It carries ``conflict_of`` instead of ``id`` so
         finding a memory's note by id never picks the copy."""
         day = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H%M%S")

@@ -134,6 +134,7 @@ def _result(entry: Mapping[str, Any], verbose: bool) -> UnifiedResult:
     if note is not None:
         title, text, tags = note.title, note.content, note.tags
     else:
+        assert memory is not None  # an entry holds a memory, a note or both
         title, text, tags = memory.content.split("\n", 1)[0][:80], memory.content, memory.tags
     if source == "both" and not has_ltm and memory is not None:
         text = memory.content  # matched through STM: show the memory's own words
@@ -212,7 +213,8 @@ def _note_matrix(index: LTMIndex, embedder: Embedder) -> tuple[list[str], np.nda
     """Note vectors, embedded once per note text and cached beside the index (.npz)."""
     key = ("note-vectors", embedder.name)
     if key in index.derived_cache:
-        return index.derived_cache[key]
+        cached: tuple[list[str], np.ndarray] = index.derived_cache[key]
+        return cached
     cache = EmbeddingCache(embedder, directory=index.vault / STATE_DIR)
     paths = list(index.notes)
     texts = [f"{index.notes[p].title}\n{index.notes[p].content[:_EMBED_CHARS]}" for p in paths]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -14,10 +15,10 @@ def build_graph(
     index: LTMIndex | None,
     memories: Iterable[Memory] = (),
     relations: Iterable[Relation] = (),
-) -> nx.DiGraph:
+) -> nx.DiGraph[str]:
     """Nodes ``note:<path>`` (kind note/missing) and ``memory:<id>``; a promoted memory is drawn
     as its note. Edges carry ``kind`` (wikilink or the relation type)."""
-    g = nx.DiGraph()
+    g: nx.DiGraph[str] = nx.DiGraph()
     note_of: dict[str, str] = {}
     if index is not None:
         for r in index.notes.values():
@@ -46,7 +47,9 @@ def build_graph(
     return g
 
 
-def trim_graph(g: nx.DiGraph, *, max_nodes: int = 400, isolated: bool = False) -> nx.DiGraph:
+def trim_graph(
+    g: nx.DiGraph[str], *, max_nodes: int = 400, isolated: bool = False
+) -> nx.DiGraph[str]:
     """What `cortexgraph graph` and the web view draw: without unlinked nodes (unless
     ``isolated``), and at most ``max_nodes``, the best connected."""
     if not isolated:
@@ -58,7 +61,7 @@ def trim_graph(g: nx.DiGraph, *, max_nodes: int = 400, isolated: bool = False) -
     return g
 
 
-def layout(g: nx.DiGraph) -> dict:
+def layout(g: nx.DiGraph[str]) -> dict[str, Any]:
     """Node positions (a seeded spring layout: the same picture every time)."""
     return nx.spring_layout(g, seed=7, k=None if len(g) < 50 else 1.5 / len(g) ** 0.5)
 

@@ -125,7 +125,9 @@ def canonical_args(tool: str, tool_input: Mapping[str, Any]) -> tuple[str, str]:
     if tool == "Edit":
         text = f"{path} {get('old_string', '')} => {get('new_string', '')}"
     elif tool == "MultiEdit":
-        edits = get("edits") if isinstance(get("edits"), list) else []
+        edits = get("edits")
+        if not isinstance(edits, list):
+            edits = []
         parts = [
             f"{e.get('old_string', '')} => {e.get('new_string', '')}"
             for e in edits

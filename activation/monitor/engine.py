@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from cortexgraph.activation.monitor.calls import ToolCall
@@ -182,18 +183,7 @@ class Monitor:
             state["last_ts"] = call.ts
             session.write_state(state)
         for s in settled:
-            self._learn(
-                lambda led, s=s: led.record_outcome(
-                    self.patterns.get(s.pattern_id),
-                    s.intervention_id,
-                    None,
-                    s.worked,
-                    inferred=True,
-                    relation_id=s.relation_id,
-                    now=call.ts,
-                ),
-                notes,
-            )
+            self._learn(partial(self._record_settled, s=s, now=call.ts), notes)
         return Observation(call, tuple(detections), reminder, alert, tuple(settled), tuple(notes))
 
     # -- steps ---------------------------------------------------------------------------------
@@ -323,6 +313,20 @@ class Monitor:
             notes.append(f"learning store unavailable: {exc}")
             self._ledger_factory = None
             return None
+
+    def _record_settled(self, ledger: BehaviorLedger, s: SettledOutcome, now: float) -> None:
+        spec = self.patterns.get(s.pattern_id)
+        if spec is None:  # a pattern removed since the reminder was shown
+            raise LookupError(f"unknown pattern {s.pattern_id!r}")
+        ledger.record_outcome(
+            spec,
+            s.intervention_id,
+            None,
+            s.worked,
+            inferred=True,
+            relation_id=s.relation_id,
+            now=now,
+        )
 
     def _learn(self, write: Callable[[BehaviorLedger], Any], notes: list[str]) -> None:
         ledger = self._safe_ledger(notes)

@@ -139,7 +139,9 @@ class BehaviorLedger:
         ctx = self.context_memory(context, ts)
         rid = f"bm.occ.{spec.id}.{context_slug(context)}"
         old = next((r for r in self.store.relations(pattern.id) if r.id == rid), None)
-        meta = dict(old.metadata) if old else {"edge": OCCURS_IN, "context": context, "count": 0}
+        meta: dict[str, Any] = (
+            dict(old.metadata) if old else {"edge": OCCURS_IN, "context": context, "count": 0}
+        )
         sigs = [s for s in meta.get("signatures", []) if s != signature][-(MAX_SIGNATURES - 1) :]
         meta.update(
             count=int(meta.get("count", 0)) + 1,

@@ -10,7 +10,6 @@ cortexgraph-consolidate status [--json]      # the last run's results
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -259,4 +258,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

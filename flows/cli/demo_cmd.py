@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -70,7 +71,7 @@ def _show_notes(console: Console, vault: Path, folder: str) -> None:
         console.print(f"  • {note.stem}", highlight=False)
 
 
-def _show_issues(console: Console, issues: list, where: str) -> None:
+def _show_issues(console: Console, issues: Sequence[Any], where: str) -> None:
     """Counts per kind, then the issues a person would look at first: open review clusters."""
     kinds: dict[str, list] = {}
     for issue in issues:

@@ -16,7 +16,7 @@ import gc
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.text_index import tokenize
 
+_loads: Callable[[bytes], Any]
 try:  # a prefect dependency; ~5x faster than json for this
     from orjson import loads as _loads
 except ImportError:  # pragma: no cover - exercised only without orjson

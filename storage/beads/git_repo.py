@@ -60,7 +60,7 @@ def open_repo(location: Path, *, search_parents: bool, init: bool = True) -> Rep
             raise TrackerUnavailableError(f"{location} does not exist")
         location.mkdir(parents=True, exist_ok=True)
     try:
-        repo = git.Repo(location, search_parent_directories=search_parents, odbt=GitDB)
+        repo: Repo = git.Repo(location, search_parent_directories=search_parents, odbt=GitDB)
         if (
             not search_parents
             and repo.working_tree_dir is not None
@@ -82,7 +82,7 @@ def open_repo(location: Path, *, search_parents: bool, init: bool = True) -> Rep
 
 def _init_repo(git: Any, location: Path) -> Repo:
     try:
-        repo = git.Repo.init(location, odbt=__import__("gitdb").GitDB)
+        repo: Repo = git.Repo.init(location, odbt=__import__("gitdb").GitDB)
     except (git.GitError, OSError) as e:
         raise TrackerUnavailableError(f"cannot create a git repository at {location}: {e}") from e
     log.info("created git repository %s for beads issues", location)
@@ -106,7 +106,8 @@ def _read_tree(repo: Repo, binsha: bytes | None) -> list[tuple[bytes, bytes, byt
 def _store(repo: Repo, kind: bytes, data: bytes) -> bytes:
     from gitdb.base import IStream
 
-    return repo.odb.store(IStream(kind, len(data), BytesIO(data))).binsha
+    binsha: bytes = repo.odb.store(IStream(kind, len(data), BytesIO(data))).binsha
+    return binsha
 
 
 def _write_tree(repo: Repo, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
@@ -183,7 +184,7 @@ class GitFileCommitter:
         except (git.GitError, OSError, ValueError) as e:
             raise CommitError(f"wrote {rel} but could not commit it: {e}") from e
         self._update_index(rel, old, blob, content == work, rebase)
-        return commit.hexsha
+        return str(commit.hexsha)
 
     def _update_index(
         self,

@@ -28,7 +28,9 @@ def commit_own_changes(
     pending = read_ids(pending_path) | set(ids)
     snap = file.load()  # what we just wrote: cached, not read again
     # in file order: new issues are appended to HEAD's version in the order the work tree has
-    ours = [snap.issues[i] for i in sorted(pending & snap.issues.keys(), key=snap.line_of.get)]
+    ours = [
+        snap.issues[i] for i in sorted(pending & snap.issues.keys(), key=snap.line_of.__getitem__)
+    ]
     try:
         sha = committer.commit_file(
             file.path, message, rebase=lambda base: apply_changes(base, ours)
