@@ -185,7 +185,7 @@ def main() -> None:
         )
     if not v1.exists():
         table.caption = f"no cortexgraph 1.2.1 venv at {v1}: baseline skipped"
-    Console().print(table)
+    Console(width=200).print(table)
     shutil.rmtree(work, ignore_errors=True)
 
 

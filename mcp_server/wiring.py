@@ -66,6 +66,10 @@ class LazyDenseScorer:
             self.embed_later(left)
         return left
 
+    @property
+    def background_busy(self) -> bool:
+        return self._worker is not None and self._worker.busy
+
     def embed_later(self, memories: Sequence[Memory]) -> None:
         """Queue memories for the background embedder (just saved, or left by a search)."""
         with self._lock:

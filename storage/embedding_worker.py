@@ -50,6 +50,11 @@ class EmbeddingWorker:
                 )
                 self._thread.start()
 
+    @property
+    def busy(self) -> bool:
+        """Something submitted is not embedded yet."""
+        return not self._idle.is_set()
+
     def wait_idle(self, timeout: float | None = None) -> bool:
         """True once everything submitted so far is embedded (for tests and shutdown)."""
         return self._idle.wait(timeout)

@@ -203,9 +203,10 @@ class DenseIndex:
     ) -> list[Memory]:
         """Make the rows of ``memories`` current and drop the rows of ``removed`` ids.
 
-        ``embed_limit``: embed at most this many texts the cache does not hold yet (a search
-        right after a burst of saves must not wait for all of them: a background embedder
-        fills the cache). Returns the memories left out for that reason, to sync later."""
+        ``embed_limit``: when more texts than this are missing from the cache, embed none of
+        them now (a search right after a burst of saves, or on a store opened without its
+        cache, must not wait: a background embedder fills the cache). Returns the memories
+        left out for that reason, to sync later."""
         with self._lock:
             for memory_id in removed:
                 row = self._row.pop(memory_id, None)
@@ -229,7 +230,10 @@ class DenseIndex:
             deferred: list[int] = []
             if stale and embed_limit is not None:
                 uncached = set(self.cache.missing([texts[i] for i in stale]))
-                over = [i for i in stale if texts[i] in uncached][embed_limit:]
+                waiting = [i for i in stale if texts[i] in uncached]
+                # A few fresh saves are embedded now; a backlog (a store opened without its
+                # cache) is left whole to the background embedder, so no search pays for it.
+                over = waiting if len(waiting) > embed_limit else []
                 if over:
                     skip = set(over)
                     stale = [i for i in stale if i not in skip]

@@ -66,8 +66,9 @@ class _SideIndexState:
         self.pending: dict[int, set[str]] = {}
 
 
-# With a background embedder (the MCP server's), a search embeds at most this many memories
-# the embedding cache does not hold yet; the rest rank by BM25 alone until it has them.
+# With a background embedder (the MCP server's), a search embeds the memories the embedding
+# cache does not hold yet only when there are at most this many (a few fresh saves); a larger
+# backlog ranks by BM25 alone until the background embedder has them.
 # One batch of 32 short texts is ~0.2 s of MiniLM on one core.
 SEARCH_EMBED_LIMIT = 32
 
@@ -105,13 +106,16 @@ def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
         )
         pending.clear()
     else:
-        ids = ids | pending
+        # While a background embedder works through a backlog, the rows it is filling are
+        # synced once it is done, not re-checked by every search (10k key hashes each).
+        if not getattr(dense, "background_busy", False):
+            ids = ids | pending
+            pending.clear()
         left = dense.sync(
             [memories[i] for i in ids if i in memories],
             [i for i in ids if i not in memories],
             **_limit(dense),
         )
-        pending.clear()
     pending.update(m.id for m in left or ())
     state.dense_at[id(dense)] = mark
 
