@@ -59,9 +59,13 @@ class LazyDenseScorer:
     embeds_in_background = True
 
     def sync(
-        self, memories: Sequence[Memory], removed: Any = (), embed_limit: int | None = None
+        self,
+        memories: Sequence[Memory],
+        removed: Any = (),
+        embed_limit: int | None = None,
+        backlog_limit: int = 2_000,
     ) -> list[Memory]:
-        left: list[Memory] = self._call("sync", memories, removed, embed_limit)  # type: ignore[assignment]
+        left: list[Memory] = self._call("sync", memories, removed, embed_limit, backlog_limit)  # type: ignore[assignment]
         if left:
             self.embed_later(left)
         return left

@@ -187,6 +187,7 @@ class DenseIndex:
         self._free: list[int] = []
         self._matrix = np.zeros((0, 0), dtype=np.float32)  # width set by the first vector
         self._valid = np.zeros(0, dtype=bool)
+        self._last_query: tuple[str, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self._row)
@@ -200,13 +201,14 @@ class DenseIndex:
         memories: Sequence[Memory],
         removed: Iterable[str] = (),
         embed_limit: int | None = None,
+        backlog_limit: int = 2_000,
     ) -> list[Memory]:
         """Make the rows of ``memories`` current and drop the rows of ``removed`` ids.
 
-        ``embed_limit``: when more texts than this are missing from the cache, embed none of
-        them now (a search right after a burst of saves, or on a store opened without its
-        cache, must not wait: a background embedder fills the cache). Returns the memories
-        left out for that reason, to sync later."""
+        ``embed_limit``: embed at most this many texts the cache lacks now, and none when
+        more than ``backlog_limit`` are missing (a search right after a burst of saves, or on
+        a store opened without its cache, must not wait: a background embedder fills the
+        cache). Returns the memories left out for that reason, to sync later."""
         with self._lock:
             for memory_id in removed:
                 row = self._row.pop(memory_id, None)
@@ -231,9 +233,10 @@ class DenseIndex:
             if stale and embed_limit is not None:
                 uncached = set(self.cache.missing([texts[i] for i in stale]))
                 waiting = [i for i in stale if texts[i] in uncached]
-                # A few fresh saves are embedded now; a backlog (a store opened without its
-                # cache) is left whole to the background embedder, so no search pays for it.
-                over = waiting if len(waiting) > embed_limit else []
+                # Up to embed_limit now (fresh saves catch up in a few searches); a backlog
+                # past backlog_limit (a store opened without its cache) is left whole to the
+                # background embedder, so no search pays for it.
+                over = waiting if len(waiting) > backlog_limit else waiting[embed_limit:]
                 if over:
                     skip = set(over)
                     stale = [i for i in stale if i not in skip]
@@ -242,7 +245,11 @@ class DenseIndex:
                 vecs = self.cache.embed([texts[i] for i in stale])
                 if len(self._matrix) and vecs.shape[1] != self._matrix.shape[1]:
                     # Rows from vectors of another width (an old cache): rebuild them all.
-                    return self.sync([*self._reset(), *changed], embed_limit=embed_limit)
+                    return self.sync(
+                        [*self._reset(), *changed],
+                        embed_limit=embed_limit,
+                        backlog_limit=backlog_limit,
+                    )
                 for i, vec in zip(stale, vecs, strict=True):
                     self._put_row(changed[i].id, keys[i], vec)
             left = {changed[i].id for i in deferred}
@@ -281,8 +288,14 @@ class DenseIndex:
 
     def query_vector(self, query: str) -> np.ndarray:
         """Queries are embedded fresh: caching them would fill the persisted cache with
-        one-off questions. The model's width settles the cache's: rows of another are rebuilt."""
+        one-off questions, but the last one is kept: a search asks for it twice (the nearest
+        rows, then the scores of lexical hits outside them). The model's width settles the
+        cache's: rows of another are rebuilt."""
+        last = self._last_query
+        if last is not None and last[0] == query:
+            return last[1]
         q = np.asarray(self.cache.embedder.embed([query])[0], dtype=np.float32)
+        self._last_query = (query, q)
         if q.ndim != 1 or not np.isfinite(q).all():
             return np.zeros(max(self._matrix.shape[1], 1), dtype=np.float32)
         with self._lock:

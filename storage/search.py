@@ -66,11 +66,13 @@ class _SideIndexState:
         self.pending: dict[int, set[str]] = {}
 
 
-# With a background embedder (the MCP server's), a search embeds the memories the embedding
-# cache does not hold yet only when there are at most this many (a few fresh saves); a larger
-# backlog ranks by BM25 alone until the background embedder has them.
+# With a background embedder (the MCP server's), a search embeds at most SEARCH_EMBED_LIMIT of
+# the memories the embedding cache does not hold yet, so a burst of saves catches up within a
+# few searches; past SEARCH_BACKLOG_LIMIT (a store opened without its cache) it embeds none and
+# the backlog ranks by BM25 alone until the background embedder has it.
 # One batch of 32 short texts is ~0.2 s of MiniLM on one core.
 SEARCH_EMBED_LIMIT = 32
+SEARCH_BACKLOG_LIMIT = 2_000
 
 
 _STATE: weakref.WeakKeyDictionary[Any, _SideIndexState] = weakref.WeakKeyDictionary()
@@ -88,9 +90,9 @@ def _changed_ids(
 
 def _limit(dense: Any) -> dict[str, int]:
     """Only an index with a background embedder may leave memories for later."""
-    return (
-        {"embed_limit": SEARCH_EMBED_LIMIT} if getattr(dense, "embeds_in_background", False) else {}
-    )
+    if not getattr(dense, "embeds_in_background", False):
+        return {}
+    return {"embed_limit": SEARCH_EMBED_LIMIT, "backlog_limit": SEARCH_BACKLOG_LIMIT}
 
 
 def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
@@ -106,9 +108,9 @@ def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
         )
         pending.clear()
     else:
-        # While a background embedder works through a backlog, the rows it is filling are
-        # synced once it is done, not re-checked by every search (10k key hashes each).
-        if not getattr(dense, "background_busy", False):
+        # While a background embedder works through a large backlog, its rows are synced once
+        # it is done, not re-checked by every search (10k key hashes each).
+        if len(pending) <= SEARCH_BACKLOG_LIMIT or not getattr(dense, "background_busy", False):
             ids = ids | pending
             pending.clear()
         left = dense.sync(
@@ -200,7 +202,10 @@ def relevance_scores(
     w = cfg.semantic_weight if dense else 0.0
     similarity: dict[str, float] = {}
     for i in lexical.keys() | dense.keys():
-        similarity[i] = (1.0 - w) * lexical.get(i, 0.0) + w * max(0.0, dense.get(i, 0.0))
+        if i in dense:
+            similarity[i] = (1.0 - w) * lexical.get(i, 0.0) + w * max(0.0, dense[i])
+        else:  # no vector yet (the background embedder has it queued): judged by BM25 alone,
+            similarity[i] = lexical[i]  # not scaled down as if its cosine were 0
     relevance = dict(similarity)
     if tuning.entity_boost > 0:
         for i in query_entities(store, query) & relevance.keys():

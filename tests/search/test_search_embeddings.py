@@ -54,7 +54,7 @@ def test_changing_content_re_embeds_only_that_memory(counting_embedder) -> None:
     store.update(memories[3].id, content="note 3 on fish")
     store.touch(memories[4].id, now=NOW)  # a use changes no text: nothing to embed
     results = store.search("birds", now=NOW)
-    assert counting_embedder.texts == before + 2  # the edited memory and the query
+    assert counting_embedder.texts == before + 1  # the edited memory (the same question: reused)
     fish = store.search("fish", now=NOW)
     assert fish[0].memory.id == memories[3].id
     assert memories[3].id not in {r.memory.id for r in results[:1]}

@@ -1,0 +1,55 @@
+"""Search beside a background embedder (the MCP server's): a few fresh saves are embedded on
+the spot, a backlog is left to the embedder, and a memory without a vector yet is ranked by
+BM25 alone rather than as if its cosine were 0."""
+
+from __future__ import annotations
+
+from cortexgraph.storage import InMemoryStore, StoreConfig, search
+from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache
+
+NOW = 1_700_000_000
+
+
+class BackgroundDense(DenseIndex):
+    """A DenseIndex as the server wires it: saves are embedded elsewhere, later."""
+
+    embeds_in_background = True
+    background_busy = False
+
+    def __init__(self, cache: EmbeddingCache) -> None:
+        super().__init__(cache)
+        self.queued: list[str] = []
+
+    def sync(self, memories, removed=(), embed_limit=None, backlog_limit=2_000):
+        left = super().sync(memories, removed, embed_limit, backlog_limit)
+        self.queued.extend(m.id for m in left)
+        return left
+
+
+def _store(embedder) -> tuple[InMemoryStore, BackgroundDense]:
+    dense = BackgroundDense(EmbeddingCache(embedder))
+    return InMemoryStore(StoreConfig(semantic_weight=0.7), dense=dense), dense
+
+
+def test_a_backlog_is_left_to_the_background_and_ranked_by_bm25(counting_embedder, monkeypatch
+                                                               ) -> None:  # fmt: skip
+    monkeypatch.setattr(search, "SEARCH_BACKLOG_LIMIT", 30)
+    store, dense = _store(counting_embedder)
+    backlog = [store.save(f"note {i} about gardening tools", now=NOW) for i in range(35)]
+    target = store.save("the quarterly budget review is on Friday", now=NOW)
+    results = store.search("quarterly budget review", top_k=3, now=NOW)
+    assert counting_embedder.texts == 1  # the question, once: no backlog embedded by the search
+    assert {m.id for m in backlog} | {target.id} <= set(dense.queued)
+    assert results[0].memory.id == target.id
+    assert results[0].score > 0.8  # BM25 alone, not 0.3 x BM25 as if its cosine were 0
+
+
+def test_a_burst_of_saves_catches_up_a_few_per_search(counting_embedder, monkeypatch) -> None:
+    monkeypatch.setattr(search, "SEARCH_EMBED_LIMIT", 4)
+    store, dense = _store(counting_embedder)
+    fresh = [store.save(f"fresh note {i} on the billing ledger", now=NOW) for i in range(10)]
+    store.search("billing ledger", top_k=3, now=NOW)
+    assert len(dense._row) == 4 and len(dense.queued) == 6  # the rest left to the background
+    store.search("billing ledger", top_k=3, now=NOW)
+    store.search("billing ledger", top_k=3, now=NOW)
+    assert {m.id for m in fresh} <= set(dense._row)  # caught up within three searches
