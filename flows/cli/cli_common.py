@@ -34,7 +34,7 @@ def settings_for(storage_path: Path | None = None, vault: Path | None = None) ->
 
 def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
     """The JSONL store; with ``embeddings``, searched with MiniLM when it is installed."""
-    from cortexgraph.storage import open_store
+    from cortexgraph.flows.wiring import open_user_store
 
     dense = None
     if embeddings and settings.enable_embeddings:
@@ -42,7 +42,7 @@ def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
 
         cache = default_cache(settings.storage_path)
         dense = DenseIndex(cache) if cache is not None else None
-    return open_store(settings.storage_path, settings.store_config(), dense=dense)
+    return open_user_store(settings, dense=dense)
 
 
 def read_tracker(settings: Settings) -> Any:

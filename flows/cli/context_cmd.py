@@ -35,9 +35,9 @@ def context(
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault")] = None,
 ) -> None:
     """Print the context memory_retrieve would send for QUERY (token count on stderr)."""
+    from cortexgraph.flows.wiring import open_user_store
     from cortexgraph.retrieval.context import RetrievalFilters, memory_retrieve
     from cortexgraph.settings import load_settings
-    from cortexgraph.storage import open_store
     from cortexgraph.storage.errors import CortexGraphError
 
     settings = load_settings(storage_path=storage_path, ltm_vault_path=vault)
@@ -45,7 +45,7 @@ def context(
         filters = RetrievalFilters.from_mapping(
             {"memory_types": types, "after": after, "before": before}
         )
-        store = open_store(settings.storage_path, config=settings.store_config())
+        store = open_user_store(settings)
         index, embedder = None, None
         if settings.vault_path.is_dir():
             from cortexgraph.vault_sync.ltm_index import LTMIndex

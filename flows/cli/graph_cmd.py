@@ -13,8 +13,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cortexgraph.flows.wiring import open_user_store
 from cortexgraph.settings import load_settings
-from cortexgraph.storage import open_store
 from cortexgraph.storage.errors import CortexGraphError
 
 err = Console(stderr=True)
@@ -45,7 +45,7 @@ def graph(
         index = LTMIndex.open(settings.vault_path) if settings.vault_path.is_dir() else None
         mems, rels = [], []
         if memories and settings.storage_path.is_dir():
-            store = open_store(settings.storage_path, config=settings.store_config())
+            store = open_user_store(settings)
             mems, rels = store.list(), store.relations()
     except CortexGraphError as exc:
         err.print(f"[red]error:[/red] {exc}")

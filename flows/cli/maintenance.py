@@ -18,7 +18,8 @@ from typing import Annotated
 
 import typer
 
-from cortexgraph.storage import CortexGraphError, open_store
+from cortexgraph.flows.wiring import open_user_store
+from cortexgraph.storage import CortexGraphError
 
 app = typer.Typer(
     help="Maintain a cortexgraph short-term memory store.",
@@ -49,7 +50,7 @@ def _open(storage_path: Path | None):
 
     settings = load_settings(storage_path=storage_path or _GLOBAL["storage_path"])
     try:
-        return open_store(settings.storage_path, config=settings.store_config())
+        return open_user_store(settings)
     except CortexGraphError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from cortexgraph.flows.wiring import open_user_store
 from cortexgraph.settings import Settings, load_settings
-from cortexgraph.storage import open_store
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.vault_sync import (
     LTMIndex,
@@ -120,7 +120,7 @@ def promote(
     """Write a memory's note into the vault and mark it promoted."""
     settings = _settings(vault, storage_path)
     try:
-        store = open_store(settings.storage_path, config=settings.store_config())
+        store = open_user_store(settings)
         sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
         outcome = promote_memory(
             store, sink, memory_id, reason=reason, now=time.time(), force=force, dry_run=dry_run
@@ -162,7 +162,7 @@ def search(
 
         embedder = default_embedder()
     try:
-        store = open_store(settings.storage_path, config=settings.store_config())
+        store = open_user_store(settings)
         idx = _open_index(settings) if settings.vault_path.is_dir() else None
         results = search_unified(
             store,

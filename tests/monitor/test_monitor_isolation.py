@@ -261,3 +261,21 @@ def test_session_start_hook_process_moves_old_records_out(tmp_path):
     assert sorted(m.id for m in open_store(tmp_path / "stm").list()) == sorted(ids)
     assert StoreSnapshot.read(tmp_path / "stm").monitor_ids == []
     assert len(open_ledger_store(tmp_path / "stm").relations()) == 2
+
+
+def test_every_cli_that_opens_the_store_moves_old_records_out(tmp_path):
+    """The CLIs open the user's store through one helper (flows.wiring.open_user_store)."""
+    ids, _ = old_layout_store(tmp_path)
+    env = {
+        k: v for k, v in os.environ.items() if not k.upper().startswith(("CORTEXGRAPH_", "LTM_"))
+    }
+    env.update(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), HOME=str(tmp_path / "home"))
+    bin_dir = Path(sys.executable).parent
+    proc = subprocess.run(
+        [str(bin_dir / "cortexgraph-maintenance"), "--storage-path", str(tmp_path / "stm"), "stats"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    store = open_store(tmp_path / "stm")
+    assert store.list(tags=["behavior-monitor"]) == []
+    assert sorted(m.id for m in store.list()) == sorted(ids)
