@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-from pathlib import Path
-from typing import Any
 
-from cortexgraph.settings import Settings
+from mcp_common import error_text, make_settings, payload, snapshot
+from mcp_common import server_env as clean_env
 
 PYTHON = sys.executable
 NOW = 1_760_000_000.0
@@ -20,47 +17,13 @@ PARAPHRASES = [
 ]
 
 
-def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "storage_path": tmp_path / "stm",
-        "ltm_vault_path": tmp_path / "vault",
-        "beads_repo": tmp_path / "beads",
-        "enable_embeddings": False,
-        "log_level": "WARNING",
-    }
-    values.update(overrides)
-    return Settings(**values)
-
-
-def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The parent's environment without any cortexgraph setting, pointed at ``tmp_path``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))}
-    env.update(
-        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
-        LTM_VAULT_PATH=str(tmp_path / "vault"),
-        CORTEXGRAPH_BEADS_REPO=str(tmp_path / "beads"),
-        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
-        CORTEXGRAPH_LOG_LEVEL="WARNING",
-        OMP_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-    )
-    env.update(extra)
-    return env
-
-
-def payload(result: Any) -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text
-    return json.loads(result.content[0].text)
-
-
-def error_text(result: Any) -> str:
-    assert result.is_error, f"expected an error result, got {result.content[0].text[:300]}"
-    return result.content[0].text
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(directory)): p.read_bytes()
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
-    }
+__all__ = [
+    "NOW",
+    "PARAPHRASES",
+    "PYTHON",
+    "clean_env",
+    "error_text",
+    "make_settings",
+    "payload",
+    "snapshot",
+]

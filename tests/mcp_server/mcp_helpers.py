@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import socket
 import sys
 import time
@@ -11,63 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_common import error_text, make_settings, payload, server_env, snapshot
 
-from cortexgraph.settings import Settings
 from cortexgraph.storage import open_store
 
 OLD = 1_600_000_000  # a 2020 timestamp: memories last used then are far below the forget line
-
-
-def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))}
-    env.update(
-        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
-        LTM_VAULT_PATH=str(tmp_path / "vault"),
-        CORTEXGRAPH_BEADS_REPO=str(tmp_path / "beads"),
-        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
-        CORTEXGRAPH_LOG_LEVEL="WARNING",
-        OMP_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-    )
-    env.update(extra)
-    return env
-
-
-def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "storage_path": tmp_path / "stm",
-        "ltm_vault_path": tmp_path / "vault",
-        "beads_repo": tmp_path / "beads",
-        "enable_embeddings": False,
-        "log_level": "WARNING",
-    }
-    values.update(overrides)
-    return Settings(**values)
 
 
 def seed_old_memory(tmp_path: Path, content: str = "a forgotten detail about fax machines") -> str:
     """A memory last used in 2020: gc must find it."""
     store = open_store(tmp_path / "stm")
     return store.save(content, tags=["old"], now=OLD).id
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    """Every file under ``directory`` (the lock file aside), to prove a call changed nothing."""
-    return {
-        str(p.relative_to(directory)): p.read_bytes()
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
-    }
-
-
-def payload(result: Any) -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text
-    return json.loads(result.content[0].text)
-
-
-def error_text(result: Any) -> str:
-    assert result.is_error, f"expected an error result, got {result.content[0].text[:300]}"
-    return result.content[0].text
 
 
 async def run_flow(client: Any, gc_target: str) -> dict[str, Any]:
@@ -156,3 +108,16 @@ def wait_for_port(port: int, proc: Any, timeout: float = 20.0) -> None:
 
 
 PYTHON = sys.executable
+
+
+# The common helpers live in tests/mcp_common.py (the compat tests use them too); re-exported.
+__all__ = [
+    "OLD",
+    "error_text",
+    "make_settings",
+    "payload",
+    "run_flow",
+    "seed_old_memory",
+    "server_env",
+    "snapshot",
+]
