@@ -222,7 +222,7 @@ class DenseIndex:
             changed = [m for m in memories if seen.get(m.id) is not m]
             if not changed:
                 return []
-            texts = [dense_text(m) if self.include_context else m.content for m in changed]
+            texts = self.texts_of(changed)
             keys = [text_key(t) for t in texts]
             stale = [
                 i
