@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from cortexgraph.settings import Settings
 from cortexgraph.storage import JSONLStore, open_store
-from cortexgraph.storage.errors import StorageError
+from cortexgraph.storage.errors import CortexGraphError, StorageError
 from cortexgraph.storage.recent_saves import RecentSaves
 
 log = logging.getLogger("cortexgraph.mcp")
@@ -89,6 +89,15 @@ class ServerState:
                 f"{self._store_error}. Fix CORTEXGRAPH_STORAGE_PATH and restart the server."
             )
         return self._store
+
+    def resource_store(self) -> JSONLStore:
+        """The store for a resource read: a store that cannot open is a ResourceError."""
+        from mcp.server.mcpserver.exceptions import ResourceError
+
+        try:
+            return self.store
+        except CortexGraphError as exc:
+            raise ResourceError(str(exc)) from exc
 
     def recent_saves(self) -> RecentSaves:
         """The memory saved just before, per conversation (a save's derived context)."""

@@ -10,7 +10,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from cortexgraph.mcp_server.app import ServerState
 from cortexgraph.mcp_server.views import memory_view, paginate
-from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus, validate_id
 
 GRAPH_PAGE_SIZE = 50
@@ -48,11 +48,7 @@ create_relation to link related memories, and promote_memory for ones that shoul
 def register(server: MCPServer) -> None:
     state: ServerState = server.state  # type: ignore[attr-defined]
 
-    def store():
-        try:
-            return state.store
-        except CortexGraphError as exc:
-            raise ResourceError(str(exc)) from exc
+    store = state.resource_store
 
     @server.resource(
         "cortexgraph://stats",

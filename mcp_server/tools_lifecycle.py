@@ -16,7 +16,6 @@ from collections import Counter
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp_types import (
     ClientCapabilities,
@@ -34,7 +33,7 @@ from cortexgraph.mcp_server.lifecycle_ops import entity_kind, status_report, wip
 from cortexgraph.mcp_server.services import embedder_for
 from cortexgraph.mcp_server.session_log import SessionLog
 from cortexgraph.mcp_server.views import preview
-from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
 
 Scope = Literal["session", "epoch"]
@@ -272,11 +271,7 @@ def register(server: MCPServer) -> None:
         memory_compress, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False)
     )
 
-    def store() -> Any:
-        try:
-            return state.store
-        except CortexGraphError as exc:
-            raise ResourceError(str(exc)) from exc
+    store = state.resource_store
 
     @server.resource(
         "cortexgraph://session/current",
