@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cortexgraph.activation.analyze import Enrichment, MessageAnalysis, RecallAnalysis
     from cortexgraph.activation.config import ActivationConfig
     from cortexgraph.activation.context import ConversationContext
-    from cortexgraph.storage.base import MemoryStore
+    from cortexgraph.storage.protocol import MemoryStore
 
 # Names are imported on first use (PEP 562), so ``import activation.phrases`` or
 # ``activation.monitor`` from a hook costs only that module, not numpy and the whole layer.

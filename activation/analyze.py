@@ -30,7 +30,7 @@ from cortexgraph.activation.results import (
     Recommendation,
 )
 from cortexgraph.activation.tags import TagSuggester, to_tag
-from cortexgraph.storage.base import MemoryStore
+from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.text_index import STOP_WORDS
 
 log = logging.getLogger(__name__)

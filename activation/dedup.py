@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
+from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.text_index import tokenize
 
 

@@ -26,9 +26,9 @@ from cortexgraph.agents.duplicates import DetailExtractor, Details, conflict
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.protocols import Embedder, IssueTracker
 from cortexgraph.agents.vectors import TextVectors, vectorize
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 

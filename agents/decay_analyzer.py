@@ -19,10 +19,10 @@ from typing import Any
 from cortexgraph.agents.common import LABEL_DECAY, ReportTable, short, snippet
 from cortexgraph.agents.protocols import IssueTracker, IssueView
 from cortexgraph.agents.undo import Graveyard, collect_garbage
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 

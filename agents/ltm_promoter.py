@@ -18,10 +18,10 @@ from typing import Any
 
 from cortexgraph.agents.common import LABEL_PROMOTE, AgentError, ReportTable, short, snippet
 from cortexgraph.agents.protocols import IssueTracker, NoteSink
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.sentences import union_sentences
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.models import (
     MAX_STRENGTH,
     Memory,
@@ -18,6 +17,7 @@ from cortexgraph.storage.models import (
     Relation,
     new_id,
 )
+from cortexgraph.storage.protocol import MemoryStore
 
 PROVENANCE_KEY = "merge"
 

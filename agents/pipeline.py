@@ -22,9 +22,9 @@ from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
 from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
 from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, SemanticMerge
 from cortexgraph.agents.undo import Graveyard
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DecayConfig
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.protocol import MemoryStore
 
 AGENT_ORDER = ("decay", "cluster", "merge", "promote", "relations")
 # Who signs an agent's batch of issue changes (the beads commit's subject starts with it).

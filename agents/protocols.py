@@ -1,7 +1,7 @@
 """The small interfaces agents depend on. Fakes for tests are obvious from these.
 
 Agents never import Prefect, MCP or a concrete store: a flow, the CLI or the MCP server hands them
-a ``MemoryStore`` (storage.base), an ``Embedder``, a ``NoteSink`` and an ``IssueTracker``.
+a ``MemoryStore`` (storage.protocol), an ``Embedder``, a ``NoteSink`` and an ``IssueTracker``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.storage.protocol import MemoryStore
 
 
 @runtime_checkable

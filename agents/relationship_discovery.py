@@ -35,8 +35,8 @@ import networkx as nx
 from cortexgraph.agents.common import LABEL_RELATIONS, ReportTable, short, snippet
 from cortexgraph.agents.duplicates import Details, conflict, numbers_in
 from cortexgraph.agents.protocols import IssueTracker
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation
+from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 

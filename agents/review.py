@@ -11,8 +11,8 @@ from cortexgraph.agents.common import LABEL_CLUSTER, AgentError
 from cortexgraph.agents.merge_ops import apply_plan, plan_merge
 from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.agents.semantic_merge import MergeConfig
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 REVIEW_LABEL = "action:review"
 

@@ -21,9 +21,9 @@ from cortexgraph.agents.cluster_detector import Cluster, ClusterAction, cluster_
 from cortexgraph.agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
 from cortexgraph.agents.merge_ops import MergePlan, apply_plan, link_members, plan_merge, undo_merge
 from cortexgraph.agents.protocols import IssueTracker, IssueView
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from typing import Any, Protocol
 
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY, undo_merge
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DAY
 from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus, Relation
+from cortexgraph.storage.protocol import MemoryStore
 
 UNDO_KEY = "undo"
 GC_KEY = "gc"

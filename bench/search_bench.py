@@ -49,7 +49,7 @@ class HashEmbedder:
 
 
 class ProtocolOnly:
-    """Hides DenseIndex's fast path: what a plain storage.base.DenseScorer wrapper gets."""
+    """Hides DenseIndex's fast path: what a plain storage.protocol.DenseScorer wrapper gets."""
 
     def __init__(self, index: DenseIndex) -> None:
         self._index = index

@@ -19,10 +19,10 @@ import uuid
 from importlib import resources
 from typing import Any
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DAY
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryMeta, validate_strength, validate_tags
+from cortexgraph.storage.protocol import MemoryStore
 
 DEMO_NAMESPACE = uuid.UUID("6f1c2d9e-4b7a-5e3f-9a10-c0de6a7e0001")
 DEMO_FILE = "demo_memories.jsonl"

@@ -16,9 +16,9 @@ import numpy as np
 from prefect import task, unmapped
 from prefect.cache_policies import NO_CACHE
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.embeddings import Embedder, EmbeddingCache, default_embedder
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 _model_lock = threading.Lock()
 _model: Embedder | None = None

@@ -21,7 +21,7 @@ log = logging.getLogger("cortexgraph.mcp")
 
 
 class LazyDenseScorer:
-    """storage.base.DenseScorer that builds the MiniLM index the first time search needs it."""
+    """storage.protocol.DenseScorer that builds the MiniLM index the first time search needs it."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings

@@ -24,11 +24,11 @@ from cortexgraph.retrieval.core import core_memories, core_notes, is_current
 from cortexgraph.retrieval.graph import entities_in_text, graph_query, memory_ref
 from cortexgraph.retrieval.packing import Candidate, PackedItem, day, flatten, order_by, pack
 from cortexgraph.retrieval.tokens import TokenCounter, default_counter
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import DAY, memory_score
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 MEMORY_TYPES = ("core", "ltm", "stm", "graph")
 TIER_PRIORITY = {"core": 1.0, "ltm": 1.0, "stm": 0.7, "graph": 0.5, "history": 0.2}

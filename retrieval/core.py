@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import Memory, MemoryStatus, validate_id
+from cortexgraph.storage.protocol import MemoryStore
 
 CORE_KEY = "core"
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from cortexgraph.retrieval.core import resolve_memory_id
 from cortexgraph.retrieval.temporal import supersede
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.protocol import MemoryStore
 
 ForgetAction = Literal["deprecate", "correct", "delete"]
 ACTIONS: tuple[str, ...] = ("deprecate", "correct", "delete")

@@ -25,10 +25,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError, RelationNotFoundError
 from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import RELATION_TYPES, Memory, Relation
+from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.text_index import tokenize
 
 SUPERSEDED_BY = "superseded_by"

@@ -171,7 +171,7 @@ def dense_text(memory: Memory) -> str:
 
 
 class DenseIndex:
-    """The embedding half of hybrid search (implements storage.base.DenseScorer).
+    """The embedding half of hybrid search (implements storage.protocol.DenseScorer).
 
     Keeps one float32 matrix with a row per memory, updated in place when a memory changes
     (``sync``), so a query is one matvec over the matrix, never a re-stack of vectors."""
@@ -350,7 +350,7 @@ class DenseIndex:
             sims = self._matrix[[r for _, r in pairs]] @ q
             return {i: float(s) for (i, _), s in zip(pairs, sims, strict=True)}
 
-    # -- storage.base.DenseScorer: callers that hold memories rather than a synced index ------
+    # -- storage.protocol.DenseScorer: callers that hold memories rather than a synced index ------
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
         if not memories:
             return {}

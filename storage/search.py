@@ -26,7 +26,7 @@ from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
 from cortexgraph.storage.models import MemoryStatus, SearchResult
 
 if TYPE_CHECKING:
-    from cortexgraph.storage.base import IndexedStore
+    from cortexgraph.storage.memory_store import IndexedStore
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def _dense_scores(
         if missing:
             scores.update(dense.scores_of(query, missing))
         return scores
-    # A plain DenseScorer (storage.base) wants the memories themselves.
+    # A plain DenseScorer (storage.protocol) wants the memories themselves.
     pool = (
         [store._memories[i] for i in scope] if scope is not None else list(store._memories.values())
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.decay import promotion_reason
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation
+from cortexgraph.storage.protocol import MemoryStore
 
 
 class _Sink(Protocol):

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 
 
 @dataclass

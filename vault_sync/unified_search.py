@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.text_index import tokenize
 from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord

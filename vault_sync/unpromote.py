@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryMeta, MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
 from cortexgraph.vault_sync.paths import relative_posix, unique_note_path
 

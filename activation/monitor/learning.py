@@ -25,9 +25,9 @@ from typing import Any
 
 from cortexgraph.activation.monitor.calls import normalize_text, short_hash
 from cortexgraph.activation.monitor.patterns import PatternSpec
-from cortexgraph.storage.base import MemoryStore
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryMeta, Relation, new_id
+from cortexgraph.storage.protocol import MemoryStore
 
 TAG = "behavior-monitor"
 OCCURS_IN, REMEDIED_BY = "occurs_in", "remedied_by"

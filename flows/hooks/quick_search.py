@@ -264,7 +264,7 @@ def _entities(rec: dict[str, Any]) -> list[str]:
 
 
 def _searchable(rec: dict[str, Any]) -> str:
-    """Same text as storage.base.searchable_text: content, then tags and entities."""
+    """Same text as storage.indexes.searchable_text: content, then tags and entities."""
     content = rec.get("content") if isinstance(rec.get("content"), str) else ""
     extras = " ".join(_tags(rec)) + " " + " ".join(_entities(rec))
     extras = extras.replace("/", " ").replace("_", " ").replace("-", " ")

@@ -18,7 +18,7 @@ from cortexgraph.activation import (
     suggested_query,
 )
 from cortexgraph.activation.tags import to_tag
-from cortexgraph.storage.base import InMemoryStore
+from cortexgraph.storage.memory_store import InMemoryStore
 
 
 def test_explicit_save_is_must_save(no_models):

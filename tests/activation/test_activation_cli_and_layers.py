@@ -41,7 +41,7 @@ def test_cli_analyze_with_real_models(tmp_path):
 @pytest.mark.slow
 def test_real_models_end_to_end(minilm, nlp):
     from cortexgraph.activation import Recommendation, analyze_message
-    from cortexgraph.storage.base import InMemoryStore
+    from cortexgraph.storage.memory_store import InMemoryStore
 
     store = InMemoryStore()
     store.save("Our staging database runs PostgreSQL 15 on Hetzner.")
