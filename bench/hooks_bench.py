@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 python bench/hooks_bench.py [--memories 10000] [--runs 30] [--cold-runs 8]
 
-Scenarios (each a fresh ``python -m cortexgraph.flows.hooks EVENT`` process):
+Scenarios (each a fresh ``python -m cortexgraph.hooks EVENT`` process):
 - UserPromptSubmit, recall prompt ("what did we decide about authentication?") -> search + inject
 - UserPromptSubmit, ordinary prompt (no recall/save intent) -> exits before touching the store
 - SessionStart (startup)
@@ -112,8 +112,8 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def pattern_timing(n: int = 2000) -> tuple[float, float]:
-    from cortexgraph.flows.hooks.phrases import phrase_detector
-    from cortexgraph.flows.hooks.user_prompt_submit import analyze_prompt
+    from cortexgraph.hooks.phrases import phrase_detector
+    from cortexgraph.hooks.user_prompt_submit import analyze_prompt
 
     detector = phrase_detector()
     prompts = [
@@ -153,7 +153,7 @@ def main() -> None:
         OMP_NUM_THREADS="1",
     )
     py = sys.executable
-    hook = [py, "-m", "cortexgraph.flows.hooks"]
+    hook = [py, "-m", "cortexgraph.hooks"]
     base = {"session_id": "bench", "transcript_path": "", "cwd": str(project)}
     scenarios = [
         ("python -c pass (floor)", [py, "-c", "pass"], {}, False),

@@ -77,7 +77,7 @@ class Scheduler:
         self.last_report: PipelineReport | None = None  # the full report of the last run
 
     def _run(self, agents: Sequence[str] | None) -> PipelineReport:
-        from cortexgraph.flows.cli.consolidate import _record_run
+        from cortexgraph.cli.consolidate import _record_run
 
         config = pipeline_config(self.settings, self.merge_mode, self.gc, **self.overrides)
         pipeline, collab = build_pipeline(
@@ -107,7 +107,7 @@ class Scheduler:
     ) -> dict[str, Any]:
         """Run the pipeline only if the last live run is older than the interval (by default
         CORTEXGRAPH_CONSOLIDATION_INTERVAL seconds); ``force`` runs regardless."""
-        from cortexgraph.flows.cli.consolidate import _last_run
+        from cortexgraph.cli.consolidate import _last_run
 
         hours = interval_hours or self.interval_hours or self.settings.consolidation_interval / 3600
         last = _last_run(self.settings.storage_path)

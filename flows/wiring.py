@@ -115,7 +115,7 @@ def open_collaborators(
 
 
 def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
-    from cortexgraph.flows.cli.issues_cmd import open_configured_tracker, open_issue_tracker
+    from cortexgraph.cli.issues_cmd import open_configured_tracker, open_issue_tracker
 
     if not dry_run:
         return open_issue_tracker(settings)

@@ -18,6 +18,8 @@ OURS = {
     "cortexgraph",
     "retrieval",
     "webui",
+    "cli",
+    "hooks",
 }
 
 # package -> the packages of ours it may import (itself always allowed)
@@ -29,10 +31,35 @@ ALLOWED = {
     "cortexgraph": {"storage"},
     "retrieval": {"storage", "vault_sync"},
     # flows' `cortexgraph serve --ui` starts the web view, so flows may import webui.
-    "flows": {"storage", "agents", "vault_sync", "activation", "retrieval", "cortexgraph", "webui"},
+    # TEMPORARY while the tracker location and run-record logic moves below the shells: flows
+    # still reaches cli/issues_cmd.py and cli/consolidate.py (issue 16); remove "cli" then.
+    "flows": {
+        "storage",
+        "agents",
+        "vault_sync",
+        "activation",
+        "retrieval",
+        "cortexgraph",
+        "webui",
+        "cli",
+    },
     "mcp_server": {"storage", "agents", "vault_sync", "activation", "retrieval", "cortexgraph"},
     # the local web view: a shell like the other two; neither of them is imported by it
     "webui": {"storage", "agents", "vault_sync", "retrieval", "cortexgraph"},
+    # the command-line programs: they run the flow (through flows, never Prefect directly) and
+    # start the web view; they never reach into the MCP server.
+    "cli": {
+        "storage",
+        "agents",
+        "vault_sync",
+        "activation",
+        "retrieval",
+        "cortexgraph",
+        "webui",
+        "flows",
+    },
+    # the Claude Code hooks: one short process per event, so nothing heavy and no framework.
+    "hooks": {"storage", "activation", "retrieval", "vault_sync", "cortexgraph", "flows"},
 }
 # cortexgraph 1.x's public names (``from cortexgraph.agents import Scheduler``, the beads helpers in
 # ``cortexgraph.agents.beads_integration``) open the configured store themselves, so these two

@@ -17,7 +17,7 @@ def _demo(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         [
             sys.executable,
             "-m",
-            "cortexgraph.flows.cli.main",
+            "cortexgraph.cli.main",
             "demo",
             "--dir",
             str(directory),

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cortexgraph.flows.cli.main import app
+from cortexgraph.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -30,7 +30,7 @@ RECALL = "which database did the billing team end up picking?"
 DRIVER = """
 import json, sys
 from typer.testing import CliRunner
-from cortexgraph.flows.cli.main import app
+from cortexgraph.cli.main import app
 store, msg = sys.argv[1], json.loads(sys.argv[2])
 out = {}
 for name, args in (("pref", ["analyze", "--json", msg["pref"]]),
@@ -131,7 +131,7 @@ def test_unknown_variable_is_named_with_the_closest_known_one_at_every_edge(tmp_
     )
     env = clean_env(tmp_path, **typo)
     cli = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hello"],
+        [sys.executable, "-m", "cortexgraph.cli.main", "analyze", "--json", "hello"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -150,7 +150,7 @@ def test_unknown_variable_is_named_with_the_closest_known_one_at_every_edge(tmp_
     )  # EOF on stdin: it stops
     assert mcp.stderr.count(hint) == 1, mcp.stderr
     hook = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.flows.hooks", "user-prompt-submit"],
+        [sys.executable, "-m", "cortexgraph.hooks", "user-prompt-submit"],
         input=json.dumps(
             {"session_id": "s", "prompt": "what did we decide about the billing database?"}
         ),
@@ -162,7 +162,7 @@ def test_unknown_variable_is_named_with_the_closest_known_one_at_every_edge(tmp_
     )
     assert hook.returncode == 0 and hook.stderr.count(hint) == 1, hook.stderr
     quiet = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.flows.cli.main", "analyze", "--json", "hi"],
+        [sys.executable, "-m", "cortexgraph.cli.main", "analyze", "--json", "hi"],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from cortexgraph.flows.cli.issues_cmd import app
+from cortexgraph.cli.issues_cmd import app
 from cortexgraph.storage.beads import open_tracker
 from cortexgraph.storage.beads.schema import issue_to_line
 

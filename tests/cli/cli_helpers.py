@@ -30,7 +30,7 @@ class Cli:
 
     def __call__(self, *args: str, ok: bool = True, **env: str) -> subprocess.CompletedProcess:
         done = subprocess.run(
-            [sys.executable, "-m", "cortexgraph.flows.cli.main", *args],
+            [sys.executable, "-m", "cortexgraph.cli.main", *args],
             cwd=ROOT,
             env={**self.env, **env},
             capture_output=True,

@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cortexgraph.flows.cli.consolidate import RUNS_FILE, app
+from cortexgraph.cli.consolidate import RUNS_FILE, app
 from cortexgraph.flows.consolidation import make_task_runner, run_pipeline
 from cortexgraph.settings import load_settings
 from cortexgraph.storage import open_store

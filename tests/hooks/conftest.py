@@ -51,7 +51,7 @@ def run_hook(hook_env: dict[str, str], project: Path):
             )
         )
         proc = subprocess.run(
-            [sys.executable, "-m", "cortexgraph.flows.hooks", event],
+            [sys.executable, "-m", "cortexgraph.hooks", event],
             input=body,
             capture_output=True,
             text=True,

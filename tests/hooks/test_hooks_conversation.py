@@ -8,8 +8,8 @@ from pathlib import Path
 from hooks_helpers import assert_silent, context_of
 
 from cortexgraph.activation.intent_data import load_followups
-from cortexgraph.flows.hooks.conversation import with_earlier_turns
-from cortexgraph.flows.hooks.user_prompt_submit import analyze_prompt
+from cortexgraph.hooks.conversation import with_earlier_turns
+from cortexgraph.hooks.user_prompt_submit import analyze_prompt
 
 EVENT = "UserPromptSubmit"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hooks_helpers import context_of
 
-from cortexgraph.flows.hooks.phrases import phrase_detector
-from cortexgraph.flows.hooks.project_settings import parse_settings_text
-from cortexgraph.flows.hooks.user_prompt_submit import (
+from cortexgraph.hooks.phrases import phrase_detector
+from cortexgraph.hooks.project_settings import parse_settings_text
+from cortexgraph.hooks.user_prompt_submit import (
     MAX_ANALYSED_CHARS,
     MAX_TOPIC_TERMS,
     analysed_text,
@@ -46,7 +46,7 @@ def _filler(chars: int, seed: int = 7) -> str:
     ids=["flow-sequences", "flow-mappings", "block-sequences"],
 )
 def test_deeply_nested_settings_fall_back_to_defaults(yaml_text: str) -> None:
-    from cortexgraph.flows.hooks.project_settings import PluginSettingsError
+    from cortexgraph.hooks.project_settings import PluginSettingsError
 
     with pytest.raises(PluginSettingsError, match=r"too deeply|not valid YAML"):
         parse_settings_text(f"---\n{yaml_text}\n---\n")

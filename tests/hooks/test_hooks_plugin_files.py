@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from hooks_helpers import ROOT, HookRun, assert_silent, context_of
 
-from cortexgraph.flows.hooks.__main__ import resolve
-from cortexgraph.flows.hooks.post_tool_use import TOOL_RE
+from cortexgraph.hooks.__main__ import resolve
+from cortexgraph.hooks.post_tool_use import TOOL_RE
 
 PLUGIN = ROOT / "plugins" / "claude-code"
 MARKET = ROOT / "plugins" / ".claude-plugin" / "marketplace.json"
@@ -51,7 +51,7 @@ def test_manifest_and_marketplace_agree() -> None:
     assert set(manifest) <= MANIFEST_KEYS
     assert manifest["name"] == "cortexgraph" and manifest["version"] and manifest["description"]
     assert "cortexgraph.local.md" in manifest["description"]
-    from cortexgraph.flows.hooks.project_settings import PluginSettings
+    from cortexgraph.hooks.project_settings import PluginSettings
 
     options = manifest["userConfig"]
     assert set(options) == set(PluginSettings.__dataclass_fields__)  # every setting, no other

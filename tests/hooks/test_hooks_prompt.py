@@ -223,7 +223,7 @@ def test_prompt_hook_imports_nothing_heavy(hook_env, seeded, tmp_path: Path) -> 
         "import io, json, sys\n"
         "sys.stdin = io.StringIO(json.dumps({'prompt': 'what did we decide about "
         "authentication?'}))\n"
-        "from cortexgraph.flows.hooks.__main__ import main\n"
+        "from cortexgraph.hooks.__main__ import main\n"
         "main(['user-prompt-submit'])\n"
         "heavy = ['torch', 'spacy', 'prefect', 'mcp', 'sentence_transformers', 'numpy', "
         "'keybert', 'sklearn', 'pydantic_settings']\n"

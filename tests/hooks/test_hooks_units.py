@@ -9,17 +9,17 @@ import pytest
 from hooks_helpers import NOW
 
 from cortexgraph.demo_data import seed_store
-from cortexgraph.flows.hooks.context_block import DATA_NOTICE, Entry, fenced_block
-from cortexgraph.flows.hooks.project_settings import (
+from cortexgraph.hooks.context_block import DATA_NOTICE, Entry, fenced_block
+from cortexgraph.hooks.project_settings import (
     PluginSettings,
     PluginSettingsError,
     load_project_settings,
     parse_settings_text,
 )
-from cortexgraph.flows.hooks.quick_search import StoreSnapshot
-from cortexgraph.flows.hooks.runtime import store_location
-from cortexgraph.flows.hooks.transcript import read_turns
-from cortexgraph.flows.hooks.user_prompt_submit import analyze_prompt
+from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.runtime import store_location
+from cortexgraph.hooks.transcript import read_turns
+from cortexgraph.hooks.user_prompt_submit import analyze_prompt
 from cortexgraph.storage import open_store
 from cortexgraph.storage.models import Memory
 
@@ -122,7 +122,7 @@ def test_fast_store_location_matches_settings(monkeypatch, tmp_path: Path) -> No
 
 def test_hook_phrase_detector_is_the_activation_layers() -> None:
     import cortexgraph.activation.phrases as real
-    from cortexgraph.flows.hooks.phrases import phrase_detector
+    from cortexgraph.hooks.phrases import phrase_detector
 
     for text in (
         "what did we decide about auth?",
@@ -194,7 +194,7 @@ def test_transcript_reader_tolerates_junk(tmp_path: Path) -> None:
 
 
 def test_prompt_hook_budget_constant_matches_the_block_module() -> None:
-    from cortexgraph.flows.hooks import context_block, user_prompt_submit
+    from cortexgraph.hooks import context_block, user_prompt_submit
 
     assert user_prompt_submit.RECALL_MAX_CHARS == context_block.RECALL_MAX_CHARS == 2000
 

@@ -1,7 +1,7 @@
 """Monitor behaviour as the spec times and words it: context filters by project, a known error
 warned on first sight in a new session, the "Expected outcome" line, no empty quoted error.
 
-Through the real surfaces: the hook as a process (python -m cortexgraph.flows.hooks post-tool-use-monitor)
+Through the real surfaces: the hook as a process (python -m cortexgraph.hooks post-tool-use-monitor)
 and the MCP tools through the SDK's client.
 """
 
@@ -58,7 +58,7 @@ def hook(tmp_path: Path, project: Path, session: str, error: str, command: str) 
         "tool_input": {"command": command},
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.flows.hooks", "post-tool-use-monitor"],
+        [sys.executable, "-m", "cortexgraph.hooks", "post-tool-use-monitor"],
         input=json.dumps(body),
         capture_output=True,
         text=True,

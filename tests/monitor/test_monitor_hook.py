@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from monitor_sessions import session
 
-from cortexgraph.flows.hooks import post_tool_use_monitor as hook
+from cortexgraph.hooks import post_tool_use_monitor as hook
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ def test_can_be_switched_off(env, monkeypatch):
 
 def test_hook_process_does_not_import_torch(env, tmp_path):
     code = (
-        "import sys, io, json; from cortexgraph.flows.hooks import post_tool_use_monitor as h; "
+        "import sys, io, json; from cortexgraph.hooks import post_tool_use_monitor as h; "
         "h.run(io.StringIO(sys.argv[1]), io.StringIO(), sys.stderr); "
         "print(json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'spacy', "
         "'prefect', 'mcp') if m in sys.modules)))"

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_helpers import make_settings, payload
 
 from cortexgraph.activation.monitor import BehaviorLedger, load_pattern_set, open_ledger_store
-from cortexgraph.flows.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.quick_search import StoreSnapshot
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.storage import open_store
 
@@ -247,7 +247,7 @@ def test_session_start_hook_process_moves_old_records_out(tmp_path):
         }
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.flows.hooks", "session-start"],
+        [sys.executable, "-m", "cortexgraph.hooks", "session-start"],
         input=body,
         capture_output=True,
         text=True,

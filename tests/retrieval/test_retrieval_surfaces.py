@@ -11,7 +11,7 @@ from mcp import Client
 from retrieval_helpers import write_note
 from typer.testing import CliRunner
 
-from cortexgraph.flows.cli.context_cmd import app as context_app
+from cortexgraph.cli.context_cmd import app as context_app
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.retrieval.prompts import compress_session, consolidate_epoch, extract_facts
 from cortexgraph.storage import open_store
@@ -141,10 +141,10 @@ def test_cli_context_prints_the_block_and_json(tmp_path):
 
 
 def test_cli_context_as_a_subcommand_takes_options_after_the_query(tmp_path):
-    """How flows/cli/main.py registers it: `cortexgraph context QUERY --budget N`."""
+    """How cli/main.py registers it: `cortexgraph context QUERY --budget N`."""
     import typer
 
-    from cortexgraph.flows.cli.context_cmd import context
+    from cortexgraph.cli.context_cmd import context
 
     main = typer.Typer()
     main.command("context")(context)

@@ -296,7 +296,7 @@ def test_hostile_lines_are_quarantined_byte_exactly_and_good_records_load(case):
 def test_issue_repro_deep_nesting_store_opens_and_maintenance_cli_works(tmp_path):
     from typer.testing import CliRunner
 
-    from cortexgraph.flows.cli.maintenance import app
+    from cortexgraph.cli.maintenance import app
 
     store = open_store(tmp_path)
     kept = store.save("ok", now=NOW)

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from cortexgraph.flows.cli.maintenance import app
+from cortexgraph.cli.maintenance import app
 from cortexgraph.storage import JSONLStore
 
 runner = CliRunner()

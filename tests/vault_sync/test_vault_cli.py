@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cortexgraph.flows.cli import graph_cmd, vault_cmd
+from cortexgraph.cli import graph_cmd, vault_cmd
 from cortexgraph.storage import open_store
 from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.vault_sync import parse_note_text

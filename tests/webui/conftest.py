@@ -71,7 +71,7 @@ def served(seeded: dict):
         [
             sys.executable,
             "-m",
-            "cortexgraph.flows.cli.main",
+            "cortexgraph.cli.main",
             "serve",
             "--ui",
             "--no-embeddings",

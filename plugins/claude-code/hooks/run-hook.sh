@@ -8,8 +8,8 @@ if command -v cortexgraph-hook >/dev/null 2>&1; then
   exec cortexgraph-hook "$event"
 fi
 py="${CORTEXGRAPH_PYTHON:-python3}"
-if command -v "$py" >/dev/null 2>&1 && "$py" -c "import flows.hooks" >/dev/null 2>&1; then
-  exec "$py" -m flows.hooks "$event"
+if command -v "$py" >/dev/null 2>&1 && "$py" -c "import cortexgraph.hooks" >/dev/null 2>&1; then
+  exec "$py" -m cortexgraph.hooks "$event"
 fi
 cat >/dev/null
 echo "cortexgraph: cortexgraph-hook not found (pip install cortexgraph, or set CORTEXGRAPH_PYTHON); $event hook skipped" >&2

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cortexgraph.flows.cli.cli_common import StorageOpt, VaultOpt, cli_errors, err, settings_for
+from cortexgraph.cli.cli_common import StorageOpt, VaultOpt, cli_errors, err, settings_for
 
 
 def serve(

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from cortexgraph.flows.cli.cli_common import (
+from cortexgraph.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     VaultOpt,

@@ -47,7 +47,7 @@ def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
 
 def read_tracker(settings: Settings) -> Any:
     """The beads tracker if it exists (never created here), else None."""
-    from cortexgraph.flows.cli.issues_cmd import open_configured_tracker
+    from cortexgraph.cli.issues_cmd import open_configured_tracker
 
     if not settings.beads_enabled:
         return None

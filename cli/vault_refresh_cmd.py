@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from cortexgraph.flows.cli.cli_common import (
+from cortexgraph.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     VaultOpt,

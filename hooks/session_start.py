@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from cortexgraph.flows.hooks.context_block import Entry, fenced_block
-from cortexgraph.flows.hooks.contract import HookInput, additional_context, run_hook
-from cortexgraph.flows.hooks.quick_search import Hit, StoreSnapshot
-from cortexgraph.flows.hooks.runtime import HookRuntime, load_runtime
+from cortexgraph.hooks.context_block import Entry, fenced_block
+from cortexgraph.hooks.contract import HookInput, additional_context, run_hook
+from cortexgraph.hooks.quick_search import Hit, StoreSnapshot
+from cortexgraph.hooks.runtime import HookRuntime, load_runtime
 
 EVENT = "SessionStart"
 DECISION_TAGS = ("decision", "decisions", "preference", "preferences", "convention")

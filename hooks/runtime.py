@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cortexgraph.flows.hooks.contract import HookInput
-from cortexgraph.flows.hooks.project_settings import PluginSettings, load_project_settings
+from cortexgraph.hooks.contract import HookInput
+from cortexgraph.hooks.project_settings import PluginSettings, load_project_settings
 from cortexgraph.storage.config import StoreConfig
 
 _SESSION_RE = re.compile(r"[^A-Za-z0-9_.-]")

@@ -2,7 +2,7 @@
 
 Runs before every prompt, so it stays light: regex phrase detection (the activation layer's
 patterns), and only for a recall or save request a keyword search straight over the JSONL file
-(flows.hooks.recall, quick_search). An ordinary prompt imports neither the store nor settings.
+(hooks.recall, quick_search). An ordinary prompt imports neither the store nor settings.
 No torch, no spaCy, no store lock.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from cortexgraph.flows.hooks.contract import HookInput, additional_context, run_hook
-from cortexgraph.flows.hooks.phrases import phrase_detector
+from cortexgraph.hooks.contract import HookInput, additional_context, run_hook
+from cortexgraph.hooks.phrases import phrase_detector
 
 EVENT = "UserPromptSubmit"
 WORD_RE = re.compile(r"[\w][\w'+#.-]*[\w+#]|[\w]")
@@ -120,14 +120,14 @@ def handle(inp: HookInput, now: float | None = None) -> dict[str, Any] | None:
     if inp.transcript_path and leans_on_earlier_turns(prompt, analysis):
         # "what did we decide last time?", "yes, remember that": the topic is in the turns
         # before it (ConversationContext over the transcript).
-        from cortexgraph.flows.hooks.conversation import with_earlier_turns
+        from cortexgraph.hooks.conversation import with_earlier_turns
 
         joined = with_earlier_turns(prompt, inp.transcript_path)
         if joined != prompt:
             prompt, analysis = joined, analyze_prompt(joined)
             signals = analysis.signals or signals
-    from cortexgraph.flows.hooks.recall import recall_context, save_reminder
-    from cortexgraph.flows.hooks.runtime import load_runtime
+    from cortexgraph.hooks.recall import recall_context, save_reminder
+    from cortexgraph.hooks.runtime import load_runtime
 
     runtime = load_runtime(inp)
     now = time.time() if now is None else now

@@ -1,6 +1,6 @@
 """SessionEnd: with ``auto_commit: true``, commit the store's changes to its git repository.
 
-The commit message lists what changed since the last commit (flows.hooks.auto_commit). Without
+The commit message lists what changed since the last commit (hooks.auto_commit). Without
 ``auto_commit`` (the default) the hook does nothing. It never prints to stdout: SessionEnd
 output is not shown to the model; what happened goes to stderr (shown with ``claude --debug``).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cortexgraph.flows.hooks.contract import HookInput, run_hook
-from cortexgraph.flows.hooks.runtime import load_runtime
+from cortexgraph.hooks.contract import HookInput, run_hook
+from cortexgraph.hooks.runtime import load_runtime
 
 EVENT = "SessionEnd"
 
@@ -20,7 +20,7 @@ def handle(inp: HookInput) -> dict[str, Any] | None:
     runtime = load_runtime(inp)
     if not runtime.plugin.auto_commit:
         return None
-    from cortexgraph.flows.hooks.auto_commit import commit_store
+    from cortexgraph.hooks.auto_commit import commit_store
 
     for line in commit_store(runtime.storage_path, runtime.store_config, inp.session_id):
         print(f"cortexgraph auto_commit: {line}", file=sys.stderr)

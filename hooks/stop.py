@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cortexgraph.flows.hooks.context_block import clean, clip
-from cortexgraph.flows.hooks.contract import HookInput, block_stop, run_hook
-from cortexgraph.flows.hooks.phrases import phrase_detector
-from cortexgraph.flows.hooks.quick_search import StoreSnapshot
-from cortexgraph.flows.hooks.runtime import HookRuntime, fingerprint, load_runtime
-from cortexgraph.flows.hooks.transcript import Turn, read_turns
+from cortexgraph.hooks.context_block import clean, clip
+from cortexgraph.hooks.contract import HookInput, block_stop, run_hook
+from cortexgraph.hooks.phrases import phrase_detector
+from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.runtime import HookRuntime, fingerprint, load_runtime
+from cortexgraph.hooks.transcript import Turn, read_turns
 from cortexgraph.storage.text_index import tokenize
 
 EVENT = "Stop"

@@ -22,8 +22,8 @@ from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
-from cortexgraph.flows.hooks.contract import HookInput, run_hook
-from cortexgraph.flows.hooks.runtime import HookRuntime, load_runtime
+from cortexgraph.hooks.contract import HookInput, run_hook
+from cortexgraph.hooks.runtime import HookRuntime, load_runtime
 from cortexgraph.storage.models import Relation, new_id
 
 EVENT = "PostToolUse"

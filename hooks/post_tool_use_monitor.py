@@ -28,8 +28,8 @@ from cortexgraph.activation.monitor import (
     load_pattern_set,
     make_call,
 )
-from cortexgraph.flows.hooks.contract import HookInput, additional_context
-from cortexgraph.flows.hooks.runtime import HookRuntime, load_runtime
+from cortexgraph.hooks.contract import HookInput, additional_context
+from cortexgraph.hooks.runtime import HookRuntime, load_runtime
 
 EVENTS = ("PostToolUse", "PostToolUseFailure")
 USER_PATTERNS = "patterns.yaml"  # in <storage>/monitor/

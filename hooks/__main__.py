@@ -1,4 +1,4 @@
-"""``cortexgraph-hook EVENT`` (or ``python -m cortexgraph.flows.hooks EVENT``): one Claude Code hook.
+"""``cortexgraph-hook EVENT`` (or ``python -m cortexgraph.hooks EVENT``): one Claude Code hook.
 
 EVENT is session-start, user-prompt-submit, stop, session-end, post-tool-use or
 post-tool-use-monitor (Claude Code's own names,
@@ -13,13 +13,13 @@ import importlib
 import sys
 
 HANDLERS = {
-    "session-start": "cortexgraph.flows.hooks.session_start",
-    "user-prompt-submit": "cortexgraph.flows.hooks.user_prompt_submit",
-    "stop": "cortexgraph.flows.hooks.stop",
-    "session-end": "cortexgraph.flows.hooks.session_end",  # auto_commit
-    "post-tool-use": "cortexgraph.flows.hooks.post_tool_use",
+    "session-start": "cortexgraph.hooks.session_start",
+    "user-prompt-submit": "cortexgraph.hooks.user_prompt_submit",
+    "stop": "cortexgraph.hooks.stop",
+    "session-end": "cortexgraph.hooks.session_end",  # auto_commit
+    "post-tool-use": "cortexgraph.hooks.post_tool_use",
     # The behaviour monitor sees every tool call, failed ones included.
-    "post-tool-use-monitor": "cortexgraph.flows.hooks.post_tool_use_monitor",
+    "post-tool-use-monitor": "cortexgraph.hooks.post_tool_use_monitor",
 }
 _ALIASES = {
     "sessionstart": "session-start",

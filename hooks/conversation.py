@@ -9,7 +9,7 @@ Read only for a recall or save request with no topic (the transcript can be mega
 from __future__ import annotations
 
 from cortexgraph.activation.context import ConversationContext
-from cortexgraph.flows.hooks.transcript import read_turns
+from cortexgraph.hooks.transcript import read_turns
 
 WINDOW_TURNS = 10  # = CORTEXGRAPH_CONTEXT_WINDOW_SIZE's default
 JOINED_TURNS = 2  # earlier user messages read with the prompt

@@ -10,10 +10,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from cortexgraph.flows.hooks.context_block import Entry, clip, fenced_block
-from cortexgraph.flows.hooks.quick_search import StoreSnapshot
-from cortexgraph.flows.hooks.runtime import HookRuntime
-from cortexgraph.flows.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
+from cortexgraph.hooks.context_block import Entry, clip, fenced_block
+from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.runtime import HookRuntime
+from cortexgraph.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
 from cortexgraph.storage.text_index import tokenize
 
 RECALL_TOP_K = 5

@@ -1,6 +1,6 @@
 """`cortexgraph graph`: draw the vault and memory graph to a PNG or a standalone HTML page.
 
-Register with ``app.command("graph")(graph_cmd.graph)`` in flows/cli/main.py.
+Register with ``app.command("graph")(graph_cmd.graph)`` in cli/main.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cortexgraph.flows.cli import (
+from cortexgraph.cli import (
     analyze_cmd,
     context_cmd,
     demo_cmd,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cortexgraph.flows.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.quick_search import StoreSnapshot
 from cortexgraph.storage.config import StoreConfig
 
 LISTED = 20  # memories named one by one in a message; the rest are counted

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from cortexgraph.flows.cli.cli_common import (
+from cortexgraph.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     VaultOpt,
@@ -59,7 +59,7 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import an export file into this store (empty or not); nothing is overwritten."""
-    from cortexgraph.flows.cli.issues_cmd import open_issue_tracker
+    from cortexgraph.cli.issues_cmd import open_issue_tracker
     from cortexgraph.storage.portable import import_bundle, read_bundle
 
     with cli_errors():

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cortexgraph.flows.cli.cli_common import (
+from cortexgraph.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     cli_errors,
