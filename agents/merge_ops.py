@@ -73,7 +73,15 @@ def plan_merge(
     return MergePlan(merged, tuple(ordered), len(text.sentences), text.collapsed)
 
 
-def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | None) -> int:
+@dataclass(frozen=True, slots=True)
+class AppliedMerge:
+    relation_ids: tuple[str, ...]  # the merged memory's consolidated_from relations, in order
+    repointed: int  # the sources' other relations moved to the merged memory
+
+
+def apply_plan(
+    store: MemoryStore, plan: MergePlan, now: float, issue_id: str | None
+) -> AppliedMerge:
     """Store the merged memory, link provenance, archive sources, re-point relations."""
     merged = plan.memory
     source_ids = {m.id for m in plan.sources}
@@ -112,7 +120,7 @@ def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | 
         meta=MemoryMeta(merged.tags, merged.meta.source, merged.meta.context, extra)
     )
     store.put(merged)
-    for source in plan.sources:
+    links = [
         store.add_relation(
             merged.id,
             source.id,
@@ -121,6 +129,8 @@ def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | 
             metadata={"cohesion": provenance["cohesion"]},
             now=now,
         )
+        for source in plan.sources
+    ]
     for old, new in moves:
         if new is not None:
             store.put_relation(new)
@@ -134,19 +144,22 @@ def apply_plan(store: MemoryStore, plan: MergePlan, now: float, issue_id: str | 
         )
         for s in plan.sources
     )
-    return sum(new is not None for _, new in moves)
+    return AppliedMerge(tuple(r.id for r in links), sum(new is not None for _, new in moves))
 
 
-def link_members(store: MemoryStore, members: Sequence[Memory], cohesion: float, now: float) -> int:
-    """Relate every pair of members (``related``) unless they are already related."""
-    made = 0
+def link_members(
+    store: MemoryStore, members: Sequence[Memory], cohesion: float, now: float
+) -> tuple[str, ...]:
+    """Relate every pair of members (``related``) unless they are already related; the ids of
+    the relations made."""
+    made: list[str] = []
     for a, b in combinations(members, 2):
         if any(
             r.to_memory_id in (a.id, b.id) and r.from_memory_id in (a.id, b.id)
             for r in store.relations(memory_id=a.id)
         ):
             continue
-        store.add_relation(
+        relation = store.add_relation(
             a.id,
             b.id,
             "related",
@@ -154,8 +167,8 @@ def link_members(store: MemoryStore, members: Sequence[Memory], cohesion: float,
             metadata={"discovered_by": "semantic-merge"},
             now=now,
         )
-        made += 1
-    return made
+        made.append(relation.id)
+    return tuple(made)
 
 
 def undo_merge(
@@ -195,4 +208,12 @@ def undo_merge(
     return tuple(sid for sid, _ in sources)
 
 
-__all__ = ["PROVENANCE_KEY", "MergePlan", "apply_plan", "link_members", "plan_merge", "undo_merge"]
+__all__ = [
+    "PROVENANCE_KEY",
+    "AppliedMerge",
+    "MergePlan",
+    "apply_plan",
+    "link_members",
+    "plan_merge",
+    "undo_merge",
+]

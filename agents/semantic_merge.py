@@ -58,6 +58,8 @@ class MergeOutcome:
     sentences_kept: int = 0
     sentences_collapsed: int = 0
     relations_repointed: int = 0
+    # merged: its consolidated_from relations; linked: the related relations made (1.x name)
+    relation_ids: tuple[str, ...] = ()
 
     @property
     def new_memory_id(self) -> str | None:  # 1.x MergeResult names
@@ -216,7 +218,9 @@ class SemanticMerge:
         ids = tuple(m.id for m in live)
         if mode is MergeMode.LINK:
             made = link_members(self.store, live, work.cohesion, now)
-            return MergeOutcome(work.cluster_id, ids, "linked", f"{made} relation(s) added")
+            return MergeOutcome(
+                work.cluster_id, ids, "linked", f"{len(made)} relation(s) added", relation_ids=made
+            )
         plan = plan_merge(
             live, work.cohesion, now, self.config.cohesion_bonus, self.config.coverage
         )
@@ -230,14 +234,13 @@ class SemanticMerge:
         }
         if mode is MergeMode.PREVIEW:
             return MergeOutcome(status="previewed", reason="dry run", **base)
-        repointed = apply_plan(
-            self.store, plan, now, issue_id=work.issue.id if work.issue else None
-        )
+        applied = apply_plan(self.store, plan, now, issue_id=work.issue.id if work.issue else None)
         return MergeOutcome(
             status="merged",
             reason="merged",
             merged_id=plan.memory.id,
-            relations_repointed=repointed,
+            relations_repointed=applied.repointed,
+            relation_ids=applied.relation_ids,
             **base,
         )
 

@@ -222,10 +222,41 @@ def consolidate_memories(
                 "strength": round(o.strength, 4),
                 "sentences_kept": o.sentences_kept,
                 "relations_repointed": o.relations_repointed,
+                "relation_ids": list(o.relation_ids),
             }
             for o in out.outcomes
         ][:MAX_CLUSTERS_RETURNED],
+        **_one_x_fields(mode, out.outcomes),
     }
+
+
+def _one_x_fields(mode: str, outcomes: Any) -> dict[str, Any]:
+    """1.x's top-level result of an apply (``new_memory_id``, ``source_ids``, ``relation_ids``:
+    the consolidated_from relations, ``archived_count``, ``message``) or a link
+    (``relations_created``, ``cluster_id``, ``message``), over every cluster of the call."""
+    done = [o for o in outcomes if o.status == ("merged" if mode == "apply" else "linked")]
+    relation_ids = [r for o in done for r in o.relation_ids]
+    if mode == "apply":
+        sources = [s for o in done for s in o.source_ids]
+        merged = [o.merged_id for o in done]
+        return {
+            "new_memory_id": merged[0] if merged else None,
+            "source_ids": sources,
+            "relation_ids": relation_ids,
+            "archived_count": len(sources),
+            "message": f"Merged {len(sources)} memories into {', '.join(merged)}"
+            if merged
+            else "Nothing merged",
+        }
+    if mode == "link":
+        return {
+            "relations_created": len(relation_ids),
+            "cluster_id": outcomes[0].cluster_id if outcomes else None,
+            "relation_ids": relation_ids,
+            "message": f"Created {len(relation_ids)} relations linking "
+            f"{sum(len(o.source_ids) for o in done)} memories",
+        }
+    return {}
 
 
 @tool_errors
