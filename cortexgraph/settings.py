@@ -116,6 +116,9 @@ class Settings(BaseSettings):
     save_estimate_strength: bool = True  # strength from the text's phrases
     save_spacy_entities: bool = False  # spaCy NER on the request path (slow, no recall gain)
     save_keyphrase_tags: bool = False  # KeyBERT tags on the request path (slow, no recall gain)
+    # The MCP server answers Claude Code hooks' searches on a private Unix socket
+    # (cortexgraph.recall_endpoint), so a hook ranks as search_memory does.
+    recall_endpoint: bool = True
     auto_supersede: bool = True  # "we moved billing from MySQL to Postgres" replaces the old fact
 
     # Conversational activation

@@ -7,6 +7,7 @@
     context_depth: shallow     # shallow | medium
     max_inject_chars: 2000
     auto_commit: false         # commit the store's changes to its git repo at session end
+    ask_running_server: true   # recall through the running MCP server's search when there is one
     ---
 
 Values come, lowest first, from the defaults, the plugin's options (``userConfig`` in
@@ -45,6 +46,8 @@ class PluginSettings:
     context_depth: str = "shallow"  # the plugin spec's default
     max_inject_chars: int = 2000
     auto_commit: bool = False
+    # Ask the running MCP server's search first (cortexgraph.recall_endpoint).
+    ask_running_server: bool = True
 
     @property
     def items(self) -> int:

@@ -14,6 +14,8 @@ from cortexgraph.hooks.context_block import Entry, clip, fenced_block
 from cortexgraph.hooks.quick_search import StoreSnapshot
 from cortexgraph.hooks.runtime import HookRuntime
 from cortexgraph.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.models import Memory
 from cortexgraph.storage.text_index import tokenize
 
 RECALL_TOP_K = 5
@@ -25,13 +27,14 @@ SAVE_CONTENT_CHARS = 500
 def recall_context(
     runtime: HookRuntime, analysis: PromptAnalysis, now: float, limit: int
 ) -> str | None:
-    snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
-    hits = snapshot.search(
-        " ".join(analysis.topic_terms), top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE
-    )
-    if not hits:
+    query = " ".join(analysis.topic_terms)
+    entries = server_entries(runtime, query) if runtime.plugin.ask_running_server else None
+    if entries is None:  # no server running for this store: keywords over the JSONL file
+        snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
+        hits = snapshot.search(query, top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE)
+        entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]
+    if not entries:
         return None
-    entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]
     return fenced_block(
         f"cortexgraph recall for: {' '.join(analysis.topic_terms)}",
         [("", entries)],
@@ -39,6 +42,23 @@ def recall_context(
         preview_chars=runtime.plugin.preview_chars,
         footer="If you use one of these memories, call observe_memory_usage with its id.",
     )
+
+
+def server_entries(runtime: HookRuntime, query: str) -> list[Entry] | None:
+    """The running MCP server's ranking (BM25 + embeddings, as search_memory), or None when no
+    server has this store open or it does not answer in time."""
+    from cortexgraph.recall_endpoint import ask_running_server
+
+    reply = ask_running_server(runtime.storage_path, query, RECALL_TOP_K)
+    if reply is None:
+        return None
+    entries: list[Entry] = []
+    for record, score in reply.results:
+        try:
+            entries.append(Entry(Memory.from_json(record), f"match {score:.2f}"))
+        except (CortexGraphError, ValueError, TypeError, KeyError):
+            continue  # a record this version cannot read is left out, not the whole answer
+    return entries
 
 
 def save_reminder(prompt: str, runtime: HookRuntime, limit: int) -> str:
@@ -69,4 +89,4 @@ def suggest_tags(prompt: str, project: str) -> list[str]:
     return tags[:4]
 
 
-__all__ = ["recall_context", "save_reminder", "suggest_tags"]
+__all__ = ["recall_context", "save_reminder", "server_entries", "suggest_tags"]
