@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
-
-import numpy as np
 import pytest
+from fakes import HashingEmbedder
 
 from cortexgraph.activation import resources
 from cortexgraph.activation.config import ActivationConfig
-from cortexgraph.storage.text_index import tokenize
-
-
-class HashingEmbedder:
-    """Bag-of-words vectors via hashing: texts sharing words are close, and it is instant."""
-
-    name = "hashing-test"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for tok in tokenize(text) or ["<empty>"]:
-                h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=4).digest(), "big")
-                out[i, h % 384] += 1.0
-            out[i] /= np.linalg.norm(out[i])
-        return out
 
 
 @pytest.fixture
-def fake_embedder() -> HashingEmbedder:
+def embedder() -> HashingEmbedder:
     return HashingEmbedder()
 
 

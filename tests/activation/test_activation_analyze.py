@@ -79,10 +79,10 @@ def test_duplicate_detected_against_store(no_models):
     assert other.action_recommendation is Recommendation.SHOULD_SAVE
 
 
-def test_dedup_thresholds_with_embeddings(fake_embedder):
+def test_dedup_thresholds_with_embeddings(embedder):
     store = InMemoryStore()
     store.save("the nightly backup job runs at two in the morning")
-    checker = DeduplicationChecker(fake_embedder, threshold=0.5, merge_threshold=0.99)
+    checker = DeduplicationChecker(embedder, threshold=0.5, merge_threshold=0.99)
     result = checker.check("nightly backup job runs at two", store)
     assert result.method == "embedding" and result.is_duplicate
     assert result.recommendation is DuplicateAction.REVIEW
@@ -164,8 +164,8 @@ def test_context_is_bounded_per_session():
     assert ctx.window("z", session_id="c") == "y z"
 
 
-def test_tags_keybert_path_with_fake_embedder(fake_embedder):
-    s = TagSuggester(fake_embedder).suggest(
+def test_tags_keybert_path_with_fake_embedder(embedder):
+    s = TagSuggester(embedder).suggest(
         "The billing service moved from MongoDB to PostgreSQL", entities=["postgresql"]
     )
     assert s.method == "keybert" and s.tags[0] == "postgresql"

@@ -1,9 +1,9 @@
-"""Fixtures for the agents' tests; the fakes themselves live in agents_fakes.py."""
+"""Fixtures for the agents' tests; the fakes themselves live in tests/fakes.py."""
 
 from __future__ import annotations
 
 import pytest
-from agents_fakes import BagOfWordsEmbedder
+from fakes import HashingEmbedder
 
 from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
 from cortexgraph.storage import InMemoryStore
@@ -20,5 +20,5 @@ def tracker() -> InMemoryIssueTracker:
 
 
 @pytest.fixture
-def embedder() -> BagOfWordsEmbedder:
-    return BagOfWordsEmbedder()
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder()

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from agents_fakes import NOW, BrokenEmbedder, add
+from agents_helpers import NOW, add
+from fakes import BrokenEmbedder
 
 from cortexgraph.agents.cluster_detector import ClusterAction, ClusterConfig, ClusterDetector
 from cortexgraph.agents.common import LABEL_CLUSTER
@@ -26,7 +27,7 @@ def _seed(store):
 def test_near_duplicates_cluster_and_unrelated_do_not(store, embedder):
     dup, other = _seed(store)
     report = ClusterDetector(store, embedder).run(now=NOW)
-    assert report.method == "embeddings:bag-of-words-test"
+    assert report.method == "embeddings:hashing-test"
     assert len(report.clusters) == 1
     cluster = report.clusters[0]
     assert set(cluster.memory_ids) == {m.id for m in dup}

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from agents_fakes import NOW, add
+from agents_helpers import NOW, add
 
 from cortexgraph.agents.common import LABEL_DECAY
 from cortexgraph.agents.decay_analyzer import (

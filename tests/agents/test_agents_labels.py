@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from agents_fakes import NOW, RecordingSink, add
+from agents_helpers import NOW, add
+from fakes import RecordingSink
 
 from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector
 from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, LABEL_PROMOTE, LABEL_RELATIONS
@@ -69,7 +70,7 @@ def test_duplicate_pairs_are_pairs_and_guarded(store, embedder):
     method, pairs = ClusterDetector(store, embedder).duplicate_pairs(0.5)
     found = {frozenset((p.id1, p.id2)) for p in pairs}
     assert frozenset((a.id, b.id)) in found and frozenset((x.id, y.id)) not in found
-    assert method == "embeddings:bag-of-words-test"
+    assert method == "embeddings:hashing-test"
     assert [p.similarity for p in pairs] == sorted((p.similarity for p in pairs), reverse=True)
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from agents_fakes import NOW, add
+from agents_helpers import NOW, add
 
 from cortexgraph.agents.cluster_detector import (
     Cluster,

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from agents_fakes import NOW, RecordingSink, add
+from agents_helpers import NOW, add
+from fakes import RecordingSink
 
 from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents, select_agents
 from cortexgraph.storage.errors import InvalidInputError

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from agents_fakes import NOW, RecordingSink, add
+from agents_helpers import NOW, add
+from fakes import RecordingSink
 
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoterConfig

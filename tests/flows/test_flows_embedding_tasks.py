@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
+from fakes import HashingEmbedder
 
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.storage.embeddings import EmbeddingCache
 from cortexgraph.storage.models import MemoryStatus
 
 
-class CountingEmbedder:
-    name = "counting-test"
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return np.ones((len(texts), 4), dtype=np.float32)
-
-
 def test_missing_lists_each_uncached_text_once(tmp_path):
-    cache = EmbeddingCache(CountingEmbedder(), tmp_path)
+    cache = EmbeddingCache(HashingEmbedder(), tmp_path)
     cache.embed(["a", "b"])
     assert cache.missing(["b", "c", "a", "c", "d"]) == ["c", "d"]
     assert cache.missing([]) == []
@@ -32,14 +19,14 @@ def test_missing_lists_each_uncached_text_once(tmp_path):
 def test_warm_embeddings_embeds_only_missing_active_texts(prefect_harness, monkeypatch):
     import cortexgraph.flows.embedding_tasks as et
 
-    model = CountingEmbedder()
+    model = HashingEmbedder()
     monkeypatch.setattr(et, "_model", model)  # what a worker process would have loaded
     store = InMemoryStore()
     for text in ("alpha", "beta", "gamma"):
         store.save(text, now=1_760_000_000)
     archived = store.save("old", now=1_760_000_000)
     store.update(archived.id, status=MemoryStatus.ARCHIVED)
-    cache = EmbeddingCache(CountingEmbedder())
+    cache = EmbeddingCache(HashingEmbedder())
     cache.embed(["alpha"])
 
     from prefect import flow

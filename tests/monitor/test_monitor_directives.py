@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fakes import BrokenEmbedder
 
 from cortexgraph.activation.monitor import claude_md_files, load_directives, match_directives
 from cortexgraph.activation.monitor.directives import parse_directives
@@ -96,13 +97,6 @@ class FakeEmbedder:
     def embed(self, texts):
         rows = [[1.0, 0.0] if ("patience" in t or "retry" in t) else [0.0, 1.0] for t in texts]
         return np.asarray(rows, dtype=np.float32)
-
-
-class BrokenEmbedder:
-    name = "broken"
-
-    def embed(self, texts):
-        raise RuntimeError("model missing")
 
 
 def test_embedding_similarity_finds_a_rule_keywords_miss(patterns):

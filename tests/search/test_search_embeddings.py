@@ -8,29 +8,29 @@ from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, dense_tex
 NOW = 1_700_000_000
 
 
-def test_cache_is_keyed_by_content(counting_embedder) -> None:
-    cache = EmbeddingCache(counting_embedder)
+def test_cache_is_keyed_by_content(embedder) -> None:
+    cache = EmbeddingCache(embedder)
     cache.embed(["alpha", "beta"])
     cache.embed(["alpha", "beta"])
-    assert counting_embedder.texts == 2
+    assert len(embedder.texts) == 2
     cache.embed(["alpha changed"])
-    assert counting_embedder.texts == 3
+    assert len(embedder.texts) == 3
 
 
-def test_cache_is_keyed_by_model(tmp_path, counting_embedder) -> None:
-    first = EmbeddingCache(counting_embedder, tmp_path)
+def test_cache_is_keyed_by_model(tmp_path, embedder) -> None:
+    first = EmbeddingCache(embedder, tmp_path)
     first.embed(["alpha"])
     first.save()
-    EmbeddingCache(counting_embedder, tmp_path).embed(["alpha"])
-    assert counting_embedder.texts == 1  # same model, same text: read from disk
-    other = type(counting_embedder)(name="another-model")
+    EmbeddingCache(embedder, tmp_path).embed(["alpha"])
+    assert len(embedder.texts) == 1  # same model, same text: read from disk
+    other = type(embedder)(name="another-model")
     EmbeddingCache(other, tmp_path).embed(["alpha"])
-    assert other.texts == 1  # a different model never reuses these vectors
+    assert len(other.texts) == 1  # a different model never reuses these vectors
 
 
-def test_reopening_a_store_does_not_re_embed(tmp_path, counting_embedder) -> None:
+def test_reopening_a_store_does_not_re_embed(tmp_path, embedder) -> None:
     def open_with_dense():
-        cache = EmbeddingCache(counting_embedder, tmp_path)
+        cache = EmbeddingCache(embedder, tmp_path)
         return open_store(tmp_path, dense=DenseIndex(cache)), cache
 
     store, cache = open_with_dense()
@@ -38,30 +38,30 @@ def test_reopening_a_store_does_not_re_embed(tmp_path, counting_embedder) -> Non
         store.save(f"memory number {i} about gardening", now=NOW)
     store.search("gardening", now=NOW)
     cache.save()
-    embedded = counting_embedder.texts
+    embedded = len(embedder.texts)
     assert embedded == 6  # five memories and the query
 
     store2, _ = open_with_dense()
     store2.search("gardening", now=NOW)
-    assert counting_embedder.texts == embedded + 1  # only the query, never the memories
+    assert len(embedder.texts) == embedded + 1  # only the query, never the memories
 
 
-def test_changing_content_re_embeds_only_that_memory(counting_embedder) -> None:
-    store = InMemoryStore(dense=DenseIndex(EmbeddingCache(counting_embedder)))
+def test_changing_content_re_embeds_only_that_memory(embedder) -> None:
+    store = InMemoryStore(dense=DenseIndex(EmbeddingCache(embedder)))
     memories = [store.save(f"note {i} on birds", now=NOW) for i in range(20)]
     store.search("birds", now=NOW)
-    before = counting_embedder.texts
+    before = len(embedder.texts)
     store.update(memories[3].id, content="note 3 on fish")
     store.touch(memories[4].id, now=NOW)  # a use changes no text: nothing to embed
     results = store.search("birds", now=NOW)
-    assert counting_embedder.texts == before + 1  # the edited memory (the same question: reused)
+    assert len(embedder.texts) == before + 1  # the edited memory (the same question: reused)
     fish = store.search("fish", now=NOW)
     assert fish[0].memory.id == memories[3].id
     assert memories[3].id not in {r.memory.id for r in results[:1]}
 
 
-def test_deleted_memories_leave_the_dense_matrix(counting_embedder) -> None:
-    dense = DenseIndex(EmbeddingCache(counting_embedder))
+def test_deleted_memories_leave_the_dense_matrix(embedder) -> None:
+    dense = DenseIndex(EmbeddingCache(embedder))
     store = InMemoryStore(dense=dense)
     keep = store.save("car wash", now=NOW)
     gone = store.save("car rental", now=NOW)
@@ -79,8 +79,8 @@ def test_dense_text_includes_context() -> None:
     assert dense_text(store.save("plain", now=NOW)) == "plain"
 
 
-def test_protocol_methods_agree_with_fast_path(counting_embedder) -> None:
-    dense = DenseIndex(EmbeddingCache(counting_embedder))
+def test_protocol_methods_agree_with_fast_path(embedder) -> None:
+    dense = DenseIndex(EmbeddingCache(embedder))
     store = InMemoryStore()
     memories = [store.save(t, now=NOW) for t in ("car park", "bird song", "vehicle tax")]
     top = dense.top("automobile", memories, 2)

@@ -15,8 +15,8 @@ def dense_store(embedder, **config) -> InMemoryStore:
     return InMemoryStore(StoreConfig(**config), dense=DenseIndex(EmbeddingCache(embedder)))
 
 
-def test_fusion_finds_what_bm25_cannot(counting_embedder) -> None:
-    store = dense_store(counting_embedder)
+def test_fusion_finds_what_bm25_cannot(embedder) -> None:
+    store = dense_store(embedder)
     synonym = store.save("automobile repair shop downtown", now=NOW)
     store.save("quarterly revenue grew", now=NOW)
     assert store.search("car", now=NOW, use_embeddings=False) == []
@@ -25,8 +25,8 @@ def test_fusion_finds_what_bm25_cannot(counting_embedder) -> None:
     assert 0 < results[0].similarity <= 1.0
 
 
-def test_match_on_both_signals_beats_lexical_only(counting_embedder) -> None:
-    store = dense_store(counting_embedder)
+def test_match_on_both_signals_beats_lexical_only(embedder) -> None:
+    store = dense_store(embedder)
     both = store.save("car car car insurance", now=NOW)
     lexical = store.save("insurance forms", now=NOW)
     ids = [r.memory.id for r in store.search("car insurance", now=NOW)]
@@ -44,11 +44,11 @@ def test_model_absent_falls_back_to_bm25(broken_embedder, caplog) -> None:
         store.search("ledger", now=NOW, use_embeddings=True)  # asked for: say it cannot
 
 
-def test_use_embeddings_false_never_embeds(counting_embedder) -> None:
-    store = dense_store(counting_embedder)
+def test_use_embeddings_false_never_embeds(embedder) -> None:
+    store = dense_store(embedder)
     store.save("alpha beta", now=NOW)
     store.search("alpha", now=NOW, use_embeddings=False)
-    assert counting_embedder.calls == 0
+    assert embedder.calls == 0
 
 
 def test_decay_reranks_but_never_excludes_a_relevant_memory() -> None:
