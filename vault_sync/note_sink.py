@@ -22,14 +22,11 @@ as we write, and each pick confirmed by one ``exists``), not a listing per note.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from filelock import FileLock
 
@@ -45,40 +42,22 @@ from cortexgraph.vault_sync.ledger import (
 )
 from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
-    LinkTarget,
     body_checksum,
-    merge_metadata,
     note_text,
     parse_note_text,
     related_block,
     render_note,
     replace_related_block,
 )
+from cortexgraph.vault_sync.note_links import note_links
 from cortexgraph.vault_sync.note_locator import NoteLocator, iter_markdown_files, note_id
-from cortexgraph.vault_sync.paths import (
-    ensure_inside,
-    relative_posix,
-    safe_filename,
-    safe_folder,
-    unique_note_path,
-)
+from cortexgraph.vault_sync.note_update import CONFLICT_MARK, WrittenNote, update_existing_note
+from cortexgraph.vault_sync.paths import ensure_inside, safe_filename, safe_folder, unique_note_path
 from cortexgraph.vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
 
-CONFLICT_MARK = "cortexgraph conflict"
 FLUSH_EVERY = 500  # journal lines before the ledger snapshot is rewritten
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenNote:
-    """Same fields as agents.protocols.NoteRef, plus what else happened."""
-
-    memory_id: str
-    path: str  # relative to the vault root, forward slashes
-    created: bool  # False when an existing note was updated
-    body_kept: bool = False  # a person had edited the body; only frontmatter was updated
-    conflict_path: str | None = None  # where our newer version went instead
 
 
 class ObsidianNoteSink:
@@ -111,6 +90,7 @@ class ObsidianNoteSink:
         self.batch = batch
         self._held = False  # a batch sink holds the write lock between flushes
         self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names, listed once
+        self._notes_dir: Path | None = None  # resolved, while a batch sink holds the lock
 
     # -- NoteSink -------------------------------------------------------------------------------
     def write_note(
@@ -161,6 +141,7 @@ class ObsidianNoteSink:
     def _release_held(self) -> None:
         if self._held:
             self._held = False
+            self._notes_dir = None
             self._lock.release()
 
     def __enter__(self) -> ObsidianNoteSink:
@@ -198,61 +179,41 @@ class ObsidianNoteSink:
         existing = self._find_existing(memory.id, ledger, memory.promoted_to)
         if existing is not None:
             existing = self._retitled(existing, memory, ledger, now)
-        links = self._links(memory, related, relations, ledger)
+        links = note_links(
+            self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
+        )
         rendered = render_note(memory, links=links, reason=reason, now=now, version=self.version)
-        new_sum = body_checksum(rendered.body)
-        if existing is None:
+        if existing is not None:
+            written, rewritten = update_existing_note(
+                self.vault,
+                existing,
+                memory.id,
+                rendered,
+                links,
+                ledger,
+                now,
+                durable=not self.batch,
+            )
+            if rewritten:
+                self.locator.record(memory.id, existing)
+                self._update_entity_notes(memory, existing.stem)
+            return written
+        path = self._new_note_path(self._notes_directory(), safe_filename(rendered.title))
+        atomic_write_text(path, rendered.text(), durable=not self.batch)
+        self.locator.record(memory.id, path)
+        rel = path.relative_to(self.vault).as_posix()  # the folder is resolved, the name no link
+        ledger.set(memory.id, LedgerEntry(rel, body_checksum(rendered.body), now))
+        self._update_entity_notes(memory, path.stem)
+        return WrittenNote(memory.id, rel, created=True)
+
+    def _notes_directory(self) -> Path:
+        """The notes folder, resolved (checked inside the vault) and made. A batch sink checks
+        it once while it holds the lock, an interactive one for every note."""
+        if self._notes_dir is None or not self._held:
             directory = ensure_inside(self.vault, self.folder)
             directory.mkdir(parents=True, exist_ok=True)
-            path = self._new_note_path(directory, safe_filename(rendered.title))
-            ensure_inside(self.vault, path.relative_to(self.vault))
-            atomic_write_text(path, rendered.text(), durable=not self.batch)
-            self.locator.record(memory.id, path)
-            rel = relative_posix(self.vault, path)
-            ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
-            self._update_entity_notes(memory, path.stem)
-            return WrittenNote(memory.id, rel, created=True)
-
-        rel = relative_posix(self.vault, existing)
-        parsed = parse_note_text(existing.read_text(encoding="utf-8"))
-        entry = ledger.get(memory.id)
-        current_sum = body_checksum(parsed.body)
-        # No ledger entry (lost, or a note from another tool) counts as edited: be careful.
-        edited = entry is None or current_sum != entry.body_checksum
-        if current_sum == new_sum:
-            edited = False
-        if parsed.frontmatter_error is not None:
-            # The person broke the YAML; rewriting it would drop whatever they meant to keep.
-            conflict: str | None = self._write_conflict(
-                existing, rendered.metadata, rendered.body, now
-            )
-            ledger.set(memory.id, _with_conflict(entry, rel, now, new_sum))
-            return WrittenNote(memory.id, rel, False, body_kept=True, conflict_path=conflict)
-        metadata = merge_metadata(parsed.metadata, rendered.metadata)
-        for keep in ("created", "promoted_at"):  # first promotion's dates stay
-            if parsed.metadata.get(keep):
-                metadata[keep] = parsed.metadata[keep]
-        if not edited:
-            atomic_write_text(existing, note_text(metadata, rendered.body), durable=not self.batch)
-            self.locator.record(memory.id, existing)
-            ledger.set(memory.id, LedgerEntry(rel, new_sum, now))
-            self._update_entity_notes(memory, existing.stem)
-            return WrittenNote(memory.id, rel, created=False)
-        # The person's body stays; only our managed Related list inside it follows the store.
-        body = replace_related_block(parsed.body, related_block(links)) or parsed.body
-        atomic_write_text(existing, note_text(metadata, body))
-        self.locator.record(memory.id, existing)
-        conflict = None
-        ours_changed = entry is None or new_sum != entry.body_checksum
-        if ours_changed and (entry is None or entry.conflict_checksum != new_sum):
-            conflict = self._write_conflict(existing, rendered.metadata, rendered.body, now)
-            entry = _with_conflict(entry, rel, now, new_sum)
-        elif entry is not None:
-            entry = LedgerEntry(rel, entry.body_checksum, now, entry.conflict_checksum)
-        if entry is not None:
-            ledger.set(memory.id, entry)
-        self._update_entity_notes(memory, existing.stem)
-        return WrittenNote(memory.id, rel, False, body_kept=True, conflict_path=conflict)
+            self._notes_dir = directory
+        return self._notes_dir
 
     def _new_note_path(self, directory: Path, stem: str) -> Path:
         """A free name in ``directory`` (see the module doc); recorded as taken."""
@@ -266,20 +227,10 @@ class ObsidianNoteSink:
         while True:
             path = unique_note_path(directory, stem, taken=taken)
             taken.add(path.name.lower())
-            if not path.exists():  # another process may have written it since our listing
+            # Another process may have written it since our listing; a link (even a dangling
+            # one) counts as taken, so the new note is never written through one.
+            if not os.path.lexists(path):
                 return path
-
-    def _write_conflict(
-        self, original: Path, metadata: Mapping[str, Any], body: str, now: float
-    ) -> str:
-        """Our version beside the person's note. It carries ``conflict_of`` instead of ``id`` so
-        finding a memory's note by id never picks the copy."""
-        day = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H%M%S")
-        stem = safe_filename(f"{original.stem} ({CONFLICT_MARK} {day})")
-        path = unique_note_path(original.parent, stem)
-        meta = {("conflict_of" if k == "id" else k): v for k, v in metadata.items()}
-        atomic_write_text(path, note_text(meta, body))
-        return relative_posix(self.vault, path)
 
     def _find_existing(self, memory_id: str, ledger: WriteLedger, hint: str | None) -> Path | None:
         candidates: list[str] = []
@@ -299,39 +250,6 @@ class ObsidianNoteSink:
         # A ledger entry or hint means a note existed, so a miss then re-walks the vault even
         # if the locator's map is recent (another process may have written it after our walk).
         return self.locator.find(memory_id, expected=bool(candidates))
-
-    def _links(
-        self,
-        memory: Memory,
-        related: Sequence[Memory],
-        relations: Sequence[Relation],
-        ledger: WriteLedger,
-    ) -> list[LinkTarget]:
-        types: dict[str, str] = {}
-        for rel in relations:
-            other = rel.to_memory_id if rel.from_memory_id == memory.id else rel.from_memory_id
-            if other != memory.id:
-                types.setdefault(other, rel.relation_type)
-        hints = {m.id: m.promoted_to for m in related}
-        links: list[LinkTarget] = []
-        for other in dict.fromkeys([*hints, *types]):
-            entry = ledger.get(other)
-            path = self._existing_path(entry.path if entry else None) or self._existing_path(
-                hints.get(other)
-            )
-            if path is None and types.get(other) == "consolidated_from":
-                source = next((m for m in related if m.id == other), None)
-                label = f"{source_label(source)} ({other[:8]})" if source else other[:8]
-                links.append(LinkTarget("", label=label, kind="merged"))
-                continue
-            if path is None:  # not in long-term memory: a link would dangle
-                continue
-            links.append(LinkTarget(path.stem, kind="memory", relation_type=types.get(other)))
-        if self.entity_notes:
-            for entity in memory.entities:
-                stem = safe_filename(entity)
-                links.append(LinkTarget(stem, label=entity, kind="entity"))
-        return links
 
     def _retitled(self, path: Path, memory: Memory, ledger: WriteLedger, now: float) -> Path:
         """``path``, or where it went if it had the legacy name we gave it (renamed, links
@@ -366,7 +284,9 @@ class ObsidianNoteSink:
                 changed = ["renamed"] if len(self.renamed) > before else []
                 text = path.read_text(encoding="utf-8")
                 parsed = parse_note_text(text)
-                links = self._links(memory, related, relations, ledger)
+                links = note_links(
+                    self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
+                )
                 if parsed.frontmatter_error is not None:
                     return "+".join(changed) or None
                 body = replace_related_block(parsed.body, related_block(links))
@@ -385,32 +305,11 @@ class ObsidianNoteSink:
         except OSError as exc:
             raise VaultWriteError(f"cannot update the note of {memory.id}: {exc}") from exc
 
-    def _existing_path(self, rel: str | None) -> Path | None:
-        if not rel:
-            return None
-        try:
-            path = ensure_inside(self.vault, Path(rel))
-        except ValueError:
-            return None
-        return path if path.is_file() else None
-
     def _update_entity_notes(self, memory: Memory, note_stem: str) -> None:
         if self.entity_notes:
             self._entities.add(memory.entities, note_stem)
             if not self.batch:
                 self._entities.write()  # fsynced, with the note
-
-
-def source_label(memory: Memory, words: int = 12) -> str:
-    """A merged source in the Related list: its first words."""
-    text = " ".join(memory.content.split())
-    cut = " ".join(text.split()[:words])
-    return cut if cut == text else cut + "…"
-
-
-def _with_conflict(entry: LedgerEntry | None, rel: str, now: float, new_sum: str) -> LedgerEntry:
-    base = entry.body_checksum if entry is not None else ""
-    return LedgerEntry(rel, base, now, conflict_checksum=new_sum)
 
 
 __all__ = ["CONFLICT_MARK", "ObsidianNoteSink", "WrittenNote", "iter_markdown_files"]

@@ -1,0 +1,68 @@
+"""The Related list of a memory's note: links to the notes of its related memories (only those
+that have one, so no link dangles), its merged sources by their first words, its entities."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.vault_sync.ledger import WriteLedger
+from cortexgraph.vault_sync.note_format import LinkTarget
+from cortexgraph.vault_sync.paths import ensure_inside, safe_filename
+
+
+def note_links(
+    vault: Path,
+    memory: Memory,
+    related: Sequence[Memory],
+    relations: Sequence[Relation],
+    ledger: WriteLedger,
+    *,
+    entity_notes: bool,
+) -> list[LinkTarget]:
+    """The links of ``memory``'s Related list, in a stable order."""
+    types: dict[str, str] = {}
+    for rel in relations:
+        other = rel.to_memory_id if rel.from_memory_id == memory.id else rel.from_memory_id
+        if other != memory.id:
+            types.setdefault(other, rel.relation_type)
+    hints = {m.id: m.promoted_to for m in related}
+    links: list[LinkTarget] = []
+    for other in dict.fromkeys([*hints, *types]):
+        entry = ledger.get(other)
+        path = existing_note(vault, entry.path if entry else None) or existing_note(
+            vault, hints.get(other)
+        )
+        if path is None and types.get(other) == "consolidated_from":
+            source = next((m for m in related if m.id == other), None)
+            label = f"{source_label(source)} ({other[:8]})" if source else other[:8]
+            links.append(LinkTarget("", label=label, kind="merged"))
+            continue
+        if path is None:  # not in long-term memory: a link would dangle
+            continue
+        links.append(LinkTarget(path.stem, kind="memory", relation_type=types.get(other)))
+    if entity_notes:
+        links.extend(LinkTarget(safe_filename(e), label=e, kind="entity") for e in memory.entities)
+    return links
+
+
+def existing_note(vault: Path, rel: str | None) -> Path | None:
+    """The file at vault-relative ``rel`` if it is one inside the vault."""
+    if not rel:
+        return None
+    try:
+        path = ensure_inside(vault, Path(rel))
+    except ValueError:
+        return None
+    return path if path.is_file() else None
+
+
+def source_label(memory: Memory, words: int = 12) -> str:
+    """A merged source in the Related list: its first words."""
+    text = " ".join(memory.content.split())
+    cut = " ".join(text.split()[:words])
+    return cut if cut == text else cut + "…"
+
+
+__all__ = ["existing_note", "note_links", "source_label"]

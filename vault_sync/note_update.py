@@ -1,0 +1,114 @@
+"""Updating a memory's note that already exists, without clobbering a person's edits.
+
+The ledger says what body cortexgraph last wrote. Unchanged since: body and our frontmatter
+fields are rewritten. Edited by a person: only our frontmatter fields and the managed Related
+list follow the store; our newer body goes to a conflict copy beside the note (once per new
+version). Broken frontmatter: the note is not touched, our version goes to a conflict copy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cortexgraph.vault_sync.ledger import LedgerEntry, WriteLedger, atomic_write_text
+from cortexgraph.vault_sync.note_format import (
+    LinkTarget,
+    RenderedNote,
+    body_checksum,
+    merge_metadata,
+    note_text,
+    parse_note_text,
+    related_block,
+    replace_related_block,
+)
+from cortexgraph.vault_sync.paths import relative_posix, safe_filename, unique_note_path
+
+CONFLICT_MARK = "cortexgraph conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenNote:
+    """Same fields as agents.protocols.NoteRef, plus what else happened."""
+
+    memory_id: str
+    path: str  # relative to the vault root, forward slashes
+    created: bool  # False when an existing note was updated
+    body_kept: bool = False  # a person had edited the body; only frontmatter was updated
+    conflict_path: str | None = None  # where our newer version went instead
+
+
+def update_existing_note(
+    vault: Path,
+    existing: Path,
+    memory_id: str,
+    rendered: RenderedNote,
+    links: Sequence[LinkTarget],
+    ledger: WriteLedger,
+    now: float,
+    *,
+    durable: bool = True,
+) -> tuple[WrittenNote, bool]:
+    """Update ``existing`` (the note carrying ``memory_id``) to ``rendered``; returns what was
+    written and whether the note itself was rewritten (False: broken frontmatter, untouched)."""
+    rel = relative_posix(vault, existing)
+    parsed = parse_note_text(existing.read_text(encoding="utf-8"))
+    entry = ledger.get(memory_id)
+    current_sum = body_checksum(parsed.body)
+    new_sum = body_checksum(rendered.body)
+    # No ledger entry (lost, or a note from another tool) counts as edited: be careful.
+    edited = entry is None or current_sum != entry.body_checksum
+    if current_sum == new_sum:
+        edited = False
+    if parsed.frontmatter_error is not None:
+        # The person broke the YAML; rewriting it would drop whatever they meant to keep.
+        conflict: str | None = write_conflict(
+            vault, existing, rendered.metadata, rendered.body, now
+        )
+        ledger.set(memory_id, _with_conflict(entry, rel, now, new_sum))
+        return WrittenNote(memory_id, rel, False, body_kept=True, conflict_path=conflict), False
+    metadata = merge_metadata(parsed.metadata, rendered.metadata)
+    for keep in ("created", "promoted_at"):  # first promotion's dates stay
+        if parsed.metadata.get(keep):
+            metadata[keep] = parsed.metadata[keep]
+    if not edited:
+        atomic_write_text(existing, note_text(metadata, rendered.body), durable=durable)
+        ledger.set(memory_id, LedgerEntry(rel, new_sum, now))
+        return WrittenNote(memory_id, rel, created=False), True
+    # The person's body stays; only our managed Related list inside it follows the store.
+    body = replace_related_block(parsed.body, related_block(links)) or parsed.body
+    atomic_write_text(existing, note_text(metadata, body))
+    conflict = None
+    ours_changed = entry is None or new_sum != entry.body_checksum
+    if ours_changed and (entry is None or entry.conflict_checksum != new_sum):
+        conflict = write_conflict(vault, existing, rendered.metadata, rendered.body, now)
+        entry = _with_conflict(entry, rel, now, new_sum)
+    elif entry is not None:
+        entry = LedgerEntry(rel, entry.body_checksum, now, entry.conflict_checksum)
+    if entry is not None:
+        ledger.set(memory_id, entry)
+    return WrittenNote(memory_id, rel, False, body_kept=True, conflict_path=conflict), True
+
+
+def write_conflict(
+    vault: Path, original: Path, metadata: Mapping[str, Any], body: str, now: float
+) -> str:
+    """Our version beside the person's note. It carries ``conflict_of`` instead of ``id`` so
+    finding a memory's note by id never picks the copy."""
+    day = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H%M%S")
+    stem = safe_filename(f"{original.stem} ({CONFLICT_MARK} {day})")
+    path = unique_note_path(original.parent, stem)
+    meta = {("conflict_of" if k == "id" else k): v for k, v in metadata.items()}
+    atomic_write_text(path, note_text(meta, body))
+    return relative_posix(vault, path)
+
+
+def _with_conflict(entry: LedgerEntry | None, rel: str, now: float, new_sum: str) -> LedgerEntry:
+    base = entry.body_checksum if entry is not None else ""
+    return LedgerEntry(rel, base, now, conflict_checksum=new_sum)
+
+
+__all__ = ["CONFLICT_MARK", "WrittenNote", "update_existing_note", "write_conflict"]
