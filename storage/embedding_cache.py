@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from cortexgraph.storage.embeddings import Embedder
+    from cortexgraph.storage.protocol import Embedder
 
 log = logging.getLogger(__name__)
 

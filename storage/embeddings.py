@@ -18,13 +18,14 @@ import os
 import threading
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import ClassVar
 
 import numpy as np
 
 from cortexgraph.storage.embedding_cache import EmbeddingCache, text_key
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import Memory
+from cortexgraph.storage.protocol import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -33,16 +34,6 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 class EmbeddingUnavailableError(CortexGraphError, RuntimeError):
     """The embedding model could not be loaded (package missing or broken)."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 row vectors."""
-
-    @property
-    def name(self) -> str: ...
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 def model_path() -> Path | None:
@@ -170,11 +161,16 @@ def dense_text(memory: Memory) -> str:
     return f"{memory.content}\n{context}" if context else memory.content
 
 
-class DenseIndex:
-    """The embedding half of hybrid search (implements storage.protocol.DenseScorer).
+class MatrixDenseIndex:
+    """The embedding half of hybrid search (a storage.protocol ``DenseIndex``, and a
+    ``DenseScorer`` for callers that hold memories rather than a synced index).
 
     Keeps one float32 matrix with a row per memory, updated in place when a memory changes
     (``sync``), so a query is one matvec over the matrix, never a re-stack of vectors."""
+
+    # Everything is embedded on the spot; the MCP server's wrapper embeds in the background.
+    embeds_in_background: bool = False
+    background_busy: bool = False
 
     def __init__(self, cache: EmbeddingCache, include_context: bool = True) -> None:
         self.cache = cache
@@ -199,17 +195,21 @@ class DenseIndex:
     def sync(
         self,
         memories: Sequence[Memory],
-        removed: Iterable[str] = (),
+        removed: Iterable[str] | None = (),
         embed_limit: int | None = None,
         backlog_limit: int = 2_000,
     ) -> list[Memory]:
-        """Make the rows of ``memories`` current and drop the rows of ``removed`` ids.
+        """Make the rows of ``memories`` current and drop the rows of ``removed`` ids
+        (``None``: ``memories`` are the whole store, drop the row of any other id).
 
         ``embed_limit``: embed at most this many texts the cache lacks now, and none when
         more than ``backlog_limit`` are missing (a search right after a burst of saves, or on
         a store opened without its cache, must not wait: a background embedder fills the
         cache). Returns the memories left out for that reason, to sync later."""
         with self._lock:
+            if removed is None:
+                current = {m.id for m in memories}
+                removed = [i for i in self._row if i not in current]
             for memory_id in removed:
                 row = self._row.pop(memory_id, None)
                 self._seen.pop(memory_id, None)
@@ -364,6 +364,9 @@ class DenseIndex:
         return self.ranked(query, k, {m.id for m in memories})
 
 
+# The name callers used before the storage.protocol ``DenseIndex`` Protocol existed.
+DenseIndex = MatrixDenseIndex
+
 __all__ = [
     "DEFAULT_MODEL",
     "DenseIndex",
@@ -371,6 +374,7 @@ __all__ = [
     "EmbeddingCache",
     "EmbeddingUnavailableError",
     "FallbackEmbedder",
+    "MatrixDenseIndex",
     "SentenceTransformerEmbedder",
     "default_cache",
     "default_embedder",

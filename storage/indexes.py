@@ -1,16 +1,32 @@
 """The in-memory view of a store: records by id and the indexes searches and filters use.
 
 ``StoreIndexes`` keeps memories and relations with id, tag, entity, status and BM25 text
-indexes. ``load`` indexes a whole snapshot in one pass (the hot path of opening a big store);
-``index_memory`` / ``unindex_memory`` keep everything in step one record at a time.
+indexes. ``_load`` indexes a whole set of records in one pass (the hot path of opening a big
+store); ``_index_memory`` / ``_unindex_memory`` keep everything in step one record at a time.
+Search reads them through the public read-only views (``memories_by_id``, ``text_index``,
+``ids_by_tag`` ...; storage.search.SearchableStore names them) and keeps its bookkeeping of the
+dense index in ``dense_sync``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation
 from cortexgraph.storage.text_index import TextIndex
+
+
+class DenseSyncState:
+    """How far each dense index's rows have followed this store's text index change journal
+    (storage.search.sync_dense reads and advances it; one per store)."""
+
+    __slots__ = ("dense_at", "pending")
+
+    def __init__(self) -> None:
+        # id(dense) -> (serial of the TextIndex, journal version)
+        self.dense_at: dict[int, tuple[int, int]] = {}
+        # id(dense) -> ids changed but not embedded yet (left for the background embedder)
+        self.pending: dict[int, set[str]] = {}
 
 
 def searchable_text(memory: Memory) -> str:
@@ -31,6 +47,30 @@ class StoreIndexes:
         self._by_status: dict[MemoryStatus, set[str]] = {s: set() for s in MemoryStatus}
         self._relations_by_memory: dict[str, set[str]] = {}
         self._text = TextIndex()
+        self.dense_sync = DenseSyncState()
+
+    # -- read-only views for search: the caller holds the store's lock and must not change them
+    @property
+    def memories_by_id(self) -> Mapping[str, Memory]:
+        return self._memories
+
+    @property
+    def text_index(self) -> TextIndex:
+        return self._text
+
+    @property
+    def ids_by_tag(self) -> Mapping[str, set[str]]:
+        """Lower-cased tag -> ids."""
+        return self._by_tag
+
+    @property
+    def ids_by_entity(self) -> Mapping[str, set[str]]:
+        """Lower-cased entity -> ids."""
+        return self._by_entity
+
+    @property
+    def ids_by_status(self) -> Mapping[MemoryStatus, set[str]]:
+        return self._by_status
 
     def _load(self, memories: Iterable[Memory], relations: Iterable[Relation]) -> None:
         """Index a whole snapshot (load, reload, copy); the last record per id wins."""
@@ -113,4 +153,4 @@ class StoreIndexes:
         self._text = TextIndex()
 
 
-__all__ = ["StoreIndexes", "searchable_text"]
+__all__ = ["DenseSyncState", "StoreIndexes", "searchable_text"]

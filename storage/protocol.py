@@ -1,4 +1,6 @@
-"""What a store promises: the ``MemoryStore`` Protocol and its small result types.
+"""What a store promises: the ``MemoryStore`` Protocol, its small result types, and the
+embedding interfaces search and the agents are written against (``Embedder``, ``DenseScorer``,
+``DenseIndex``).
 
 Agents, flows and the MCP server program against ``MemoryStore``; ``IndexedStore``
 (storage.memory_store) and ``JSONLStore`` (storage.jsonl_store) implement it.
@@ -7,20 +9,72 @@ Agents, flows and the MCP server program against ``MemoryStore``; ``IndexedStore
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation, SearchResult
 
+if TYPE_CHECKING:  # numpy only for the annotation: importing this module stays cheap
+    import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 row vectors (storage.embeddings has the real
+    ones; agents, activation and vault_sync take any object that fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
 
 class DenseScorer(Protocol):
-    """Embedding similarity for the hybrid search (see storage.embeddings.DenseIndex)."""
+    """Embedding similarity for the hybrid search, given the memories themselves: the least a
+    store's ``dense`` must do. Search asks a ``DenseIndex`` instead when the object is one."""
 
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]: ...
 
     def top(self, query: str, memories: Sequence[Memory], k: int) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class DenseIndex(Protocol):
+    """An embedding index whose rows follow the store's changes (storage.embeddings'
+    ``MatrixDenseIndex``, the MCP server's lazy wrapper): a query is one matrix-vector product
+    instead of handing every memory over (storage.search keeps the rows in step)."""
+
+    @property
+    def embeds_in_background(self) -> bool:
+        """True when a background embedder fills the cache: a search may leave memories to it."""
+        ...
+
+    @property
+    def background_busy(self) -> bool:
+        """True while that background embedder is working through a backlog."""
+        ...
+
+    def sync(
+        self,
+        memories: Sequence[Memory],
+        removed: Iterable[str] | None = (),
+        embed_limit: int | None = None,
+        backlog_limit: int = 2_000,
+    ) -> builtins.list[Memory]:
+        """Make the rows of ``memories`` current and drop the rows of the ``removed`` ids
+        (``None``: ``memories`` are all there is, drop every other row). Returns the memories
+        left for the background embedder (``embed_limit``, ``backlog_limit``)."""
+        ...
+
+    def ranked(self, query: str, k: int, allowed: Container[str] | None = None) -> dict[str, float]:
+        """Cosine of the k rows most similar to ``query`` (only ``allowed`` ids, if given)."""
+        ...
+
+    def scores_of(self, query: str, memory_ids: Iterable[str]) -> dict[str, float]:
+        """Cosine of these ids' rows (ids without a row are left out)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,4 +169,11 @@ class MemoryStore(Protocol):
     def __contains__(self, memory_id: object) -> bool: ...
 
 
-__all__ = ["CompactionReport", "DenseScorer", "MemoryStore", "StoreStats"]
+__all__ = [
+    "CompactionReport",
+    "DenseIndex",
+    "DenseScorer",
+    "Embedder",
+    "MemoryStore",
+    "StoreStats",
+]

@@ -11,22 +11,30 @@
    ``review_blend_ratio`` of it), never ahead of clearly better matches.
 
 Every weight here was measured on LoCoMo dev with bench/locomo.py; see docs/retrieval.md.
+
+Search reads a store through ``SearchableStore`` (the read-only views ``StoreIndexes`` offers)
+and talks to its dense index through storage.protocol's ``DenseIndex`` or, for a plain scorer,
+``DenseScorer``. ``fused_similarity`` is the one lexical/dense fusion rule; vault_sync's unified
+search ranks notes with it too.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import weakref
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
-from cortexgraph.storage.models import MemoryStatus, SearchResult
+from cortexgraph.storage.models import Memory, MemoryStatus, SearchResult
+from cortexgraph.storage.protocol import DenseIndex
 
 if TYPE_CHECKING:
-    from cortexgraph.storage.memory_store import IndexedStore
+    from cortexgraph.storage.config import StoreConfig
+    from cortexgraph.storage.indexes import DenseSyncState
+    from cortexgraph.storage.protocol import DenseScorer
+    from cortexgraph.storage.text_index import TextIndex
 
 log = logging.getLogger(__name__)
 
@@ -54,16 +62,35 @@ class SearchTuning:
 DEFAULT_TUNING = SearchTuning()
 
 
-class _SideIndexState:
-    """How far a store's dense rows have followed its text index's change journal."""
+class SearchableStore(Protocol):
+    """What search reads of a store: ``IndexedStore`` (storage.indexes' read-only views).
+    The caller holds the store's lock and has brought it up to date."""
 
-    __slots__ = ("dense_at", "pending")
+    @property
+    def config(self) -> StoreConfig: ...
+    @property
+    def dense(self) -> DenseScorer | None: ...
+    @property
+    def dense_sync(self) -> DenseSyncState: ...
+    @property
+    def memories_by_id(self) -> Mapping[str, Memory]: ...
+    @property
+    def text_index(self) -> TextIndex: ...
+    @property
+    def ids_by_tag(self) -> Mapping[str, set[str]]: ...
+    @property
+    def ids_by_entity(self) -> Mapping[str, set[str]]: ...
+    @property
+    def ids_by_status(self) -> Mapping[MemoryStatus, set[str]]: ...
 
-    def __init__(self) -> None:
-        # id(dense) -> (serial of the TextIndex, journal version)
-        self.dense_at: dict[int, tuple[int, int]] = {}
-        # id(dense) -> ids changed but not embedded yet (left for the background embedder)
-        self.pending: dict[int, set[str]] = {}
+
+def fused_similarity(lexical: float, cosine: float | None, semantic_weight: float) -> float:
+    """One 0-1 relevance from a lexical score (BM25 over the best hit's) and a cosine: their
+    weighted sum, a negative cosine counting as 0. Without a cosine (no vector yet, or no
+    embeddings) the lexical score stands alone, not scaled down as if the cosine were 0."""
+    if cosine is None:
+        return lexical
+    return (1.0 - semantic_weight) * lexical + semantic_weight * max(0.0, cosine)
 
 
 # With a background embedder (the MCP server's), a search embeds at most SEARCH_EMBED_LIMIT of
@@ -75,42 +102,36 @@ SEARCH_EMBED_LIMIT = 32
 SEARCH_BACKLOG_LIMIT = 2_000
 
 
-_STATE: weakref.WeakKeyDictionary[Any, _SideIndexState] = weakref.WeakKeyDictionary()
-
-
 def _changed_ids(
-    store: IndexedStore, seen: tuple[int, int] | None
+    store: SearchableStore, seen: tuple[int, int] | None
 ) -> tuple[tuple[int, int], set[str] | None]:
-    text = store._text
+    text = store.text_index
     if seen is None or seen[0] != text.serial:
         return (text.serial, text.version), None
     version, ids = text.changes_since(seen[1])
     return (text.serial, version), ids
 
 
-def _limit(dense: Any) -> dict[str, int]:
+def _limit(dense: DenseIndex) -> dict[str, int]:
     """Only an index with a background embedder may leave memories for later."""
-    if not getattr(dense, "embeds_in_background", False):
+    if not dense.embeds_in_background:
         return {}
     return {"embed_limit": SEARCH_EMBED_LIMIT, "backlog_limit": SEARCH_BACKLOG_LIMIT}
 
 
-def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
+def sync_dense(store: SearchableStore, dense: DenseIndex) -> None:
     """Bring the dense index's rows up to date with what changed since the last search."""
+    state = store.dense_sync
     mark, ids = _changed_ids(store, state.dense_at.get(id(dense)))
-    memories = store._memories
+    memories = store.memories_by_id
     pending = state.pending.setdefault(id(dense), set())
-    if ids is None:
-        current = list(memories.values())
-        known = getattr(dense, "_row", {})
-        left = dense.sync(
-            current, removed=[i for i in list(known) if i not in memories], **_limit(dense)
-        )
+    if ids is None:  # first sync, or the store reloaded: all of it, and no other row
+        left = dense.sync(list(memories.values()), removed=None, **_limit(dense))
         pending.clear()
     else:
         # While a background embedder works through a large backlog, its rows are synced once
         # it is done, not re-checked by every search (10k key hashes each).
-        if len(pending) <= SEARCH_BACKLOG_LIMIT or not getattr(dense, "background_busy", False):
+        if len(pending) <= SEARCH_BACKLOG_LIMIT or not dense.background_busy:
             ids = ids | pending
             pending.clear()
         left = dense.sync(
@@ -122,12 +143,12 @@ def sync_dense(store: IndexedStore, dense: Any, state: _SideIndexState) -> None:
     state.dense_at[id(dense)] = mark
 
 
-def query_entities(store: IndexedStore, query: str) -> set[str]:
+def query_entities(store: SearchableStore, query: str) -> set[str]:
     """Ids of memories with an entity that the query names (1-3 word phrases, any case)."""
     tokens = [t.strip("'.-") for t in _ENTITY_WORD_RE.findall(query.lower())]
     tokens = [t.removesuffix("'s") for t in tokens if t]
     hits: set[str] = set()
-    by_entity = store._by_entity
+    by_entity = store.ids_by_entity
     if not by_entity:
         return hits
     for n in (1, 2, 3):
@@ -139,37 +160,34 @@ def query_entities(store: IndexedStore, query: str) -> set[str]:
 
 
 def _dense_scores(
-    store: IndexedStore,
+    store: SearchableStore,
+    dense: DenseScorer,
     query: str,
     scope: set[str] | None,
     lexical: dict[str, float],
     top_k: int,
     tuning: SearchTuning,
 ) -> dict[str, float]:
-    # duck-typed: a DenseIndex (ranked, sync) or any plain DenseScorer (top, similarities)
-    dense: Any = store.dense
     pool_k = max(tuning.dense_pool, top_k * 5)
-    if hasattr(dense, "ranked") and hasattr(dense, "sync"):
-        state = _STATE.setdefault(store, _SideIndexState())
-        sync_dense(store, dense, state)
-        scores: dict[str, float] = dense.ranked(query, pool_k, scope)
+    if isinstance(dense, DenseIndex):  # rows kept in step: one matvec per query
+        sync_dense(store, dense)
+        scores = dense.ranked(query, pool_k, scope)
         missing = [i for i in lexical if i not in scores]
         if missing:
             scores.update(dense.scores_of(query, missing))
         return scores
-    # A plain DenseScorer (storage.protocol) wants the memories themselves.
-    pool = (
-        [store._memories[i] for i in scope] if scope is not None else list(store._memories.values())
-    )
+    # A plain DenseScorer wants the memories themselves.
+    memories = store.memories_by_id
+    pool = [memories[i] for i in scope] if scope is not None else list(memories.values())
     scores = dense.top(query, pool, pool_k)
-    extra = [store._memories[i] for i in lexical if i not in scores]
+    extra = [memories[i] for i in lexical if i not in scores]
     if extra:
         scores.update(dense.similarities(query, extra))
     return scores
 
 
 def relevance_scores(
-    store: IndexedStore,
+    store: SearchableStore,
     query: str,
     scope: set[str] | None,
     top_k: int,
@@ -181,7 +199,7 @@ def relevance_scores(
     # Only the best lexical hits are re-ranked; a memory further down can still come in
     # through the dense pool. Keeps a query over 100k memories to a few milliseconds.
     # The context field is indexed with the memory (add/load); ``use_context`` only weighs it.
-    bm25 = store._text.top(
+    bm25 = store.text_index.top(
         query,
         max(tuning.lexical_pool, 20 * top_k),
         scope,
@@ -190,22 +208,22 @@ def relevance_scores(
     best = max(bm25.values(), default=0.0)
     lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
     dense: dict[str, float] = {}
-    if store.dense is not None and use_embeddings is not False:
+    scorer = store.dense
+    if scorer is not None and use_embeddings is not False:
         from cortexgraph.storage.embeddings import EmbeddingUnavailableError
 
         try:
-            dense = _dense_scores(store, query, scope, lexical, top_k, tuning)
+            dense = _dense_scores(store, scorer, query, scope, lexical, top_k, tuning)
         except EmbeddingUnavailableError as exc:
             if use_embeddings:  # asked for explicitly: say it cannot be done
                 raise
             log.warning("embeddings unavailable, ranking by BM25 only: %s", exc)
     w = cfg.semantic_weight if dense else 0.0
-    similarity: dict[str, float] = {}
-    for i in lexical.keys() | dense.keys():
-        if i in dense:
-            similarity[i] = (1.0 - w) * lexical.get(i, 0.0) + w * max(0.0, dense[i])
-        else:  # no vector yet (the background embedder has it queued): judged by BM25 alone,
-            similarity[i] = lexical[i]  # not scaled down as if its cosine were 0
+    # A hit without a vector yet (the background embedder has it queued): BM25 alone.
+    similarity = {
+        i: fused_similarity(lexical.get(i, 0.0), dense.get(i), w)
+        for i in lexical.keys() | dense.keys()
+    }
     relevance = dict(similarity)
     if tuning.entity_boost > 0:
         for i in query_entities(store, query) & relevance.keys():
@@ -214,7 +232,7 @@ def relevance_scores(
 
 
 def _lift_successors(
-    store: IndexedStore,
+    store: SearchableStore,
     results: list[SearchResult],
     rank: dict[str, float],
     scope: Container[str] | None,
@@ -223,7 +241,7 @@ def _lift_successors(
     """Give the memory that replaced a matching fact at least the rank the old fact earned."""
     by_id = {r.memory.id: i for i, r in enumerate(results)}
     for successor_id, score in rank.items():
-        memory = store._memories.get(successor_id)
+        memory = store.memories_by_id.get(successor_id)
         if memory is None or (scope is not None and successor_id not in scope):
             continue
         i = by_id.get(successor_id)
@@ -238,7 +256,7 @@ def _lift_successors(
 
 
 def run_search(
-    store: IndexedStore,
+    store: SearchableStore,
     query: str | None,
     tags: Sequence[str],
     top_k: int,
@@ -250,19 +268,20 @@ def run_search(
     tuning: SearchTuning = DEFAULT_TUNING,
 ) -> list[SearchResult]:
     cfg = store.config
-    scope: set[str] | None = None if status is None else store._by_status[status]
+    memories = store.memories_by_id
+    scope: set[str] | None = None if status is None else store.ids_by_status[status]
     for tag in tags:
-        tagged = store._by_tag.get(tag.lower(), set())
+        tagged = store.ids_by_tag.get(tag.lower(), set())
         scope = tagged if scope is None else scope & tagged
 
     relevance: dict[str, float] = {}
     similarity: dict[str, float] = {}
     if query and query.strip():
         relevance, similarity = relevance_scores(store, query, scope, top_k, use_embeddings, tuning)
-        candidates = [store._memories[i] for i in relevance]
+        candidates = [memories[i] for i in relevance]
     else:
-        ids = scope if scope is not None else store._memories.keys()
-        candidates = [store._memories[i] for i in ids]
+        ids = scope if scope is not None else memories.keys()
+        candidates = [memories[i] for i in ids]
 
     results: list[SearchResult] = []
     successor_rank: dict[str, float] = {}
@@ -299,7 +318,7 @@ def run_search(
 
 
 def _blend_reviews(
-    head: list[SearchResult], rest: list[SearchResult], top_k: int, cfg: Any
+    head: list[SearchResult], rest: list[SearchResult], top_k: int, cfg: StoreConfig
 ) -> list[SearchResult]:
     """Spaced repetition: a fading memory that still matches well may take a tail slot from a
     match that is not clearly better (within 20% of its score); never one ahead of that."""
@@ -320,6 +339,8 @@ def _blend_reviews(
 __all__ = [
     "DEFAULT_TUNING",
     "SearchTuning",
+    "SearchableStore",
+    "fused_similarity",
     "query_entities",
     "relevance_scores",
     "run_search",
