@@ -12,9 +12,9 @@ place by the sink on the retry.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from cortexgraph.agents.common import LABEL_PROMOTE, AgentError, ReportTable, short, snippet
 from cortexgraph.agents.protocols import IssueTracker, NoteSink
@@ -36,6 +36,7 @@ class PromoterConfig:
     force_ids: tuple[str, ...] = ()
     max_per_run: int | None = None
     score_min_uses: int = 2
+    mark_every: int = 500  # promoted memories marked in the store at once (see LTMPromoter.run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,20 @@ class PromoteReport:
 PromoteFn = Callable[[str, str, float], Any]
 
 
+@runtime_checkable
+class _UpdatesMany(Protocol):
+    """A store that applies many updates under one lock and one write (IndexedStore)."""
+
+    def update_many(self, changes: Mapping[str, Mapping[str, Any]]) -> list[Memory]: ...
+
+
+@runtime_checkable
+class _Flushes(Protocol):
+    """A sink that defers work to a flush (vault_sync.ObsidianNoteSink: entity notes, ledger)."""
+
+    def flush(self) -> None: ...
+
+
 class LTMPromoter:
     name = "promote"
 
@@ -131,6 +146,7 @@ class LTMPromoter:
         scanned = len(self.store.list(status=MemoryStatus.ACTIVE))
         promotions: list[Promotion] = []
         failed: list[tuple[str, str]] = []
+        unmarked: dict[str, Promotion] = {}  # notes written, memories not yet marked
         for memory, reason in self.candidates(now):
             score = memory_score(memory, now, self.config.decay)
             promo = Promotion(memory.id, reason, score, snippet(memory.content))
@@ -138,10 +154,18 @@ class LTMPromoter:
                 promotions.append(promo)
                 continue
             try:
-                promotions.append(self._promote(memory, promo, now))
+                promo = self._promote(memory, promo, now)
             except (CortexGraphError, OSError) as exc:
                 log.warning("promotion of %s failed: %s", memory.id, exc)
                 failed.append((memory.id, str(exc)))
+                continue
+            if self.promote is not None:  # the hook marked it
+                promotions.append(promo)
+                continue
+            unmarked[memory.id] = promo
+            if len(unmarked) >= self.config.mark_every:
+                self._mark(unmarked, now, promotions, failed)
+        self._mark(unmarked, now, promotions, failed)
         log.info(
             "promote: %d of %d active %s, %d failed",
             len(promotions),
@@ -220,15 +244,51 @@ class LTMPromoter:
         ref = self.sink.write_note(
             memory, related=related, relations=relations, reason=promo.reason, now=now
         )
-        self.store.update(
-            memory.id, status=MemoryStatus.PROMOTED, promoted_at=int(now), promoted_to=ref.path
-        )
         return replace(
             promo,
             note_path=ref.path,
             created=ref.created,
             conflict_path=getattr(ref, "conflict_path", None),
         )
+
+    def _mark(
+        self,
+        unmarked: dict[str, Promotion],
+        now: float,
+        promotions: list[Promotion],
+        failed: list[tuple[str, str]],
+    ) -> None:
+        """Mark the memories whose notes were written ``promoted``, many at a time (one store
+        write instead of one per note), after the sink's flush: a memory is marked only once
+        its note, entity notes and ledger entry are written, so a crash before leaves it active
+        and the next run updates its note in place (promotion is idempotent)."""
+        if not unmarked:
+            return
+        changes = {
+            mid: {
+                "status": MemoryStatus.PROMOTED,
+                "promoted_at": int(now),
+                "promoted_to": p.note_path,
+            }
+            for mid, p in unmarked.items()
+        }
+        marked: list[str] = []
+        try:
+            if isinstance(self.sink, _Flushes):
+                self.sink.flush()
+            if isinstance(self.store, _UpdatesMany):
+                self.store.update_many(changes)
+                marked = list(changes)
+            else:
+                for mid, change in changes.items():
+                    self.store.update(mid, **change)
+                    marked.append(mid)
+        except (CortexGraphError, OSError) as exc:
+            log.warning("marking %d promoted memories failed: %s", len(changes) - len(marked), exc)
+            done = set(marked)  # left active: the next run retries the rest
+            failed.extend((mid, str(exc)) for mid in changes if mid not in done)
+        promotions.extend(unmarked[mid] for mid in marked)
+        unmarked.clear()
 
 
 __all__ = ["LTMPromoter", "PromoteReport", "PromoterConfig", "Promotion", "PromotionFailedError"]

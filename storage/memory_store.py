@@ -127,6 +127,11 @@ class IndexedStore(StoreIndexes):
         with self._lock, self._exclusive():
             return self.put(apply_changes(self.get(memory_id), changes))
 
+    def update_many(self, changes: Mapping[str, Mapping[str, Any]]) -> list[Memory]:
+        """``update`` for many memories (id -> changes) under one lock and one append."""
+        with self._lock, self._exclusive():
+            return self.put_many([apply_changes(self.get(i), dict(c)) for i, c in changes.items()])
+
     def delete(self, memory_id: str) -> None:
         """Delete a memory and every relation that touches it."""
         with self._lock, self._exclusive():

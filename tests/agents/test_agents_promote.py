@@ -7,6 +7,7 @@ from fakes import RecordingSink
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoterConfig
 from cortexgraph.storage.decay import DecayConfig
+from cortexgraph.storage.errors import StorageError
 from cortexgraph.storage.models import MemoryStatus
 
 
@@ -79,3 +80,38 @@ def test_max_per_run(store):
         add(store, f"core fact {i}", use_count=3, strength=1.5)
     report = LTMPromoter(store, RecordingSink(), PromoterConfig(max_per_run=2)).run(now=NOW)
     assert len(report.promotions) == 2
+
+
+class FlushingSink(RecordingSink):
+    """A sink that defers work to ``flush`` (as the vault's batch sink does); records what the
+    store said about the written memories at each flush, and can fail it."""
+
+    def __init__(self, store, fail_flush: bool = False) -> None:
+        super().__init__()
+        self.store = store
+        self.fail_flush = fail_flush
+        self.seen_at_flush: list[list[MemoryStatus]] = []
+
+    def flush(self) -> None:
+        self.seen_at_flush.append([self.store.get(mid).status for mid, _, _ in self.calls])
+        if self.fail_flush:
+            raise StorageError("disk full writing the entity notes")
+
+
+def test_memories_are_marked_in_batches_after_the_sink_flushes(store):
+    ids = [add(store, f"core fact {i}", use_count=3, strength=1.5).id for i in range(3)]
+    sink = FlushingSink(store)
+    report = LTMPromoter(store, sink, PromoterConfig(mark_every=2)).run(now=NOW)
+    assert [p.memory_id for p in report.promotions] == ids and report.failed == ()
+    active, promoted = MemoryStatus.ACTIVE, MemoryStatus.PROMOTED
+    # each batch is flushed before it is marked: a crash before leaves its memories active
+    assert sink.seen_at_flush == [[active, active], [promoted, promoted, active]]
+    assert all(store.get(i).promoted_to == f"cortexgraph/{i}.md" for i in ids)
+
+
+def test_a_failed_flush_leaves_its_batch_active_and_reported(store):
+    ids = [add(store, f"core fact {i}", use_count=3, strength=1.5).id for i in range(2)]
+    report = LTMPromoter(store, FlushingSink(store, fail_flush=True)).run(now=NOW)
+    assert report.promotions == ()
+    assert [mid for mid, _ in report.failed] == ids and "disk full" in report.failed[0][1]
+    assert all(store.get(i).status is MemoryStatus.ACTIVE for i in ids)
