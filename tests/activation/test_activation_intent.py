@@ -56,7 +56,9 @@ def test_prediction_probabilities_sum_to_one():
     p = IntentClassifier(embedder=None).predict("We decided to use Redis for caching.")
     assert p.intent is Intent.SAVE_DECISION
     assert abs(sum(p.probabilities.values()) - 1.0) < 1e-9
-    assert json.dumps(p.to_json())
+    data = json.loads(json.dumps(p.to_json()))  # what an MCP client receives
+    assert data["intent"] == "SAVE_DECISION" and data["method"] == "tfidf"
+    assert data["confidence"] == round(p.confidence, 4) == max(data["probabilities"].values())
 
 
 def test_malformed_artefact_raises_typed_error(tmp_path):

@@ -65,19 +65,19 @@ def test_documented_imports_resolve_to_the_agents_package():
         compat.NoSuchAgent  # noqa: B018
 
 
-def test_scheduler_dry_run_pipeline_is_the_pipeline_and_writes_nothing(configured):
+@pytest.mark.slow
+def test_scheduler_dry_run_pipeline_is_the_flow_and_writes_nothing(configured, prefect_harness):
     from cortexgraph.agents import Scheduler
-    from cortexgraph.agents.pipeline import Pipeline, run_agents
-    from cortexgraph.storage import InMemoryStore
+    from cortexgraph.flows.consolidation import RunOptions, run_pipeline
+    from cortexgraph.settings import load_settings
 
     before = snapshot(configured / "stm")
     results = Scheduler(dry_run=True, now=NOW).run_pipeline()
     assert list(results) == ["decay", "cluster", "merge", "promote", "relations"]
     assert snapshot(configured / "stm") == before
-    # the same agents and rule as the flow: run them directly on a copy, same answers
-    direct = run_agents(
-        Pipeline(InMemoryStore.from_files(configured / "stm")), now=NOW, dry_run=True
-    )
+    # what `cortexgraph-consolidate --dry-run` runs (the flow, wired from the same settings)
+    direct = run_pipeline(load_settings(), RunOptions(dry_run=True, now=NOW))
+    assert snapshot(configured / "stm") == before
     assert [f.memory_id for f in results["decay"]] == [
         f.memory_id for f in direct.reports["decay"].findings
     ]

@@ -1,23 +1,10 @@
-"""One Prefect test server for the flow tests (session-wide), and a seeded demo store."""
+"""A seeded demo store for the flow tests (the Prefect test server is in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-
 SEED_NOW = 1_760_000_000.0
-
-
-@pytest.fixture(scope="session")
-def prefect_harness():
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -118,7 +117,6 @@ def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path):
         assert len(store.relations()) > relations_before  # relationship discovery wrote
         assert any(m.promoted_to for m in store.list())  # promotion wrote notes
         assert list((vault).rglob("*.md"))
-        assert json.dumps  # keep import used for debugging output
     finally:
         if worker is not None:
             _stop(worker)  # the worker first, then the server it talks to

@@ -19,6 +19,7 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import PYTHON, error_text, make_settings, payload, server_env, snapshot
 
 from cortexgraph.mcp_server.app import build_server
@@ -301,7 +302,7 @@ def test_a_log_line_quoting_a_huge_input_is_clipped():
 def test_a_huge_resource_uri_error_is_clipped(tmp_path):
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
-            with pytest.raises(Exception) as info:  # the SDK's MCPError
+            with pytest.raises(MCPError) as info:
                 await client.read_resource("cortexgraph://memory/" + "x" * 1_000_000)
             return info.value
 

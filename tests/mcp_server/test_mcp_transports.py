@@ -13,6 +13,7 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import (
     PYTHON,
     free_port,
@@ -198,8 +199,9 @@ def test_mcp_http_bearer_token_checked_on_every_request(tmp_path):
                 return payload(saved)
 
         assert anyio.run(go, "s3cret-token")["success"]
-        with pytest.raises(Exception):  # noqa: B017 - the client cannot even connect
+        with pytest.raises(ExceptionGroup) as info:  # the client's task group: it cannot connect
             anyio.run(go, "wrong")
+        assert info.group_contains(MCPError, match="error response")
     finally:
         _stop(proc)
     assert [m.content for m in open_store(tmp_path / "stm").list()] == ["token works"]

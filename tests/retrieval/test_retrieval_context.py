@@ -87,11 +87,9 @@ def test_promoted_memory_and_its_note_are_one_item_and_the_note_wins(store, vaul
     assert len(hits) == 1 and hits[0].tier == "ltm"
     assert hits[0].note_path == "cortexgraph/atlas-cutover.md"
     assert ctx.text.count("cutover happens in March") == 1
-    # the vault's core note is always there, and notes come before memories
-    assert "## core\n- [n:Rules.md] Rules: Always answer in British English." in ctx.text
-    assert (
-        ctx.text.index("## notes") < ctx.text.index("## graph") if "## graph" in ctx.text else True
-    )
+    # the vault's core note is always there and first, then the notes, then the graph
+    assert ctx.text.startswith("## core\n- [n:Rules.md] Rules: Always answer in British English.")
+    assert ctx.text.index("## notes") < ctx.text.index("## graph")  # both present: .index raises
 
 
 def test_graph_facts_bring_related_memories_the_query_does_not_match(store):
