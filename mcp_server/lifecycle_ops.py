@@ -180,31 +180,18 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
 
 
 def remove_unedited_notes(vault: Path) -> dict[str, Any]:
-    """Delete the notes cortexgraph wrote (its write ledger) whose body is still what it wrote;
-    keep every note a person edited and every file the ledger does not know."""
-    from cortexgraph.vault_sync.ledger import WriteLedger
-    from cortexgraph.vault_sync.note_format import body_checksum, parse_note_text
+    """Delete the notes cortexgraph wrote, memory notes (its write ledger) and entity notes,
+    that nobody edited since; keep every note a person edited and every file of their own
+    (vault_sync.written_notes)."""
+    from cortexgraph.vault_sync.written_notes import remove_written_notes
 
-    if not vault.is_dir():
-        return {"vault_notes_deleted": 0, "vault_notes_kept": []}
-    ledger = WriteLedger(vault)
-    deleted, kept = [], []
-    root = vault.resolve()
-    for memory_id, entry in sorted(ledger.entries.items()):
-        path = (vault / entry.path).resolve()
-        if not path.is_relative_to(root) or not path.is_file():
-            ledger.entries.pop(memory_id)
-            continue
-        body = parse_note_text(path.read_text(encoding="utf-8")).body
-        if body_checksum(body) != entry.body_checksum:
-            kept.append(entry.path)  # a person edited it: theirs now
-            continue
-        path.unlink()
-        deleted.append(entry.path)
-        ledger.entries.pop(memory_id)
-    ledger.save()
-    (vault / ".cortexgraph" / "ltm-index.jsonl").unlink(missing_ok=True)  # rebuilt on next use
-    return {"vault_notes_deleted": len(deleted), "vault_notes_kept": kept}
+    removed = remove_written_notes(vault)  # nothing when cortexgraph never wrote there
+    return {
+        "vault_notes_deleted": len(removed.deleted),
+        "vault_notes_kept": removed.kept,
+        "entity_notes_deleted": len(removed.entity_deleted),
+        "entity_notes_kept": removed.entity_kept,
+    }
 
 
 __all__ = ["entity_kind", "remove_unedited_notes", "status_report", "wipe_store"]

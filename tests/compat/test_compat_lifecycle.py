@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import anyio
-from compat_helpers import PARAPHRASES, error_text, make_settings, payload
+from compat_helpers import PARAPHRASES, error_text, make_settings, payload, snapshot
 from mcp import Client
 from mcp_types import CreateMessageResult, TextContent
 
@@ -86,6 +86,74 @@ def test_memory_wipe_needs_the_path_and_spares_what_a_person_wrote(tmp_path):
     assert (vault / kept).is_file() and "My own addition." in (vault / kept).read_text()
     assert not (vault / gone).exists()
     assert not (tmp_path / "stm" / ".cortexgraph-index.pickle").exists()
+
+
+def test_memory_wipe_removes_the_entity_notes_it_wrote_and_keeps_edited_ones(tmp_path):
+    vault = tmp_path / "vault"
+    entities = vault / "cortexgraph" / "entities"
+    (vault / "Projects").mkdir(parents=True)
+    (vault / "Projects" / "Mine.md").write_text("# My own note\n\nabout [[billing]]\n")
+    saved = [
+        ("The billing ledger uses PostgreSQL", ["billing", "PostgreSQL"]),
+        ("Invoices are sent on the first of the month", ["billing", "invoices"]),
+        ("Deploys go out on Thursday afternoons", ["deploys"]),
+    ]
+
+    async def go():
+        async with Client(build_server(make_settings(tmp_path))) as client:
+            for content, names in saved:
+                mid = payload(
+                    await client.call_tool("save_memory", {"content": content, "entities": names})
+                )["memory_id"]
+                await client.call_tool("promote_memory", {"memory_id": mid, "force": True})
+            written = sorted(p.name for p in entities.iterdir())
+            pg = entities / "PostgreSQL.md"  # text outside the managed block
+            pg.write_text(pg.read_text() + "\nWe chose it for JSONB.\n")
+            inv = entities / "invoices.md"  # a link of the person's own inside the block
+            inv.write_text(inv.read_text().replace("\n<!-- /", "\n- [[Mine]]\n<!-- /"))
+            (entities / "My list.md").write_text("- my own file in their folder\n")
+            users = snapshot(vault)
+            users = {k: v for k, v in users.items() if not k.startswith(".cortexgraph")}
+            done = payload(
+                await client.call_tool(
+                    "memory_wipe", {"confirm": str(tmp_path / "stm"), "include_vault_notes": True}
+                )
+            )
+            return written, users, done
+
+    written, users, done = run(go)
+    assert written == ["PostgreSQL.md", "billing.md", "deploys.md", "invoices.md"]
+    assert done["vault_notes_deleted"] == 3 and done["entity_notes_deleted"] == 2
+    assert done["entity_notes_kept"] == [
+        "cortexgraph/entities/PostgreSQL.md",
+        "cortexgraph/entities/invoices.md",
+    ]
+    assert sorted(p.name for p in entities.iterdir()) == [
+        "My list.md",
+        "PostgreSQL.md",
+        "invoices.md",
+    ]
+    for rel in ("Projects/Mine.md", "cortexgraph/entities/My list.md"):
+        assert (vault / rel).read_bytes() == users[rel]  # the person's files, byte for byte
+    for rel in ("cortexgraph/entities/PostgreSQL.md", "cortexgraph/entities/invoices.md"):
+        assert (vault / rel).read_bytes() == users[rel]  # edited entity notes untouched
+    assert not list((vault / "cortexgraph").glob("*.md"))  # every memory note gone
+
+
+def test_memory_wipe_leaves_the_entities_folder_when_it_is_all_cortexgraphs(tmp_path):
+    async def go():
+        async with Client(build_server(make_settings(tmp_path))) as client:
+            mid = await _save(client, "The billing ledger uses PostgreSQL")
+            await client.call_tool("promote_memory", {"memory_id": mid, "force": True})
+            return payload(
+                await client.call_tool(
+                    "memory_wipe", {"confirm": str(tmp_path / "stm"), "include_vault_notes": True}
+                )
+            )
+
+    done = run(go)
+    assert done["entity_notes_deleted"] == 1 and done["entity_notes_kept"] == []
+    assert not (tmp_path / "vault" / "cortexgraph" / "entities").exists()
 
 
 def test_memory_compress_session_extractive_links_its_sources(tmp_path):
