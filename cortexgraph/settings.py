@@ -62,7 +62,6 @@ class Settings(BaseSettings):
 
     # Search and embeddings
     enable_embeddings: bool = True
-    embed_model: str = "all-MiniLM-L6-v2"
     semantic_weight: float = Field(default=0.7, ge=0, le=1)
     search_default_preview_length: int = Field(default=300, ge=0)
 
