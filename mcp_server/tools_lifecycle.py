@@ -4,27 +4,34 @@ resources cortexgraph://session/current and cortexgraph://graph/schema.
 memory_compress writes a summary memory of this session (what it saved) or of a period (the
 memories created in the last ``days``) that replaces nothing: it links to its sources with
 ``consolidated_from`` and is ranked like any memory. When the client supports MCP sampling the
-client's own model writes the summary (a ``Sample`` resolver: a standalone sampling request, or
-an input request on MCP 2026-07-28); otherwise it is extractive, the sentences closest to the
-centroid of the sources' sentence embeddings (MiniLM, or TF-IDF with embeddings off), no LLM.
+client's own model writes the summary (a standalone sampling request before MCP 2026-07-28, an
+input request in the tool result from then on); otherwise, and whenever the client's model
+fails, is refused or answers nothing, it is extractive: the sentences closest to the centroid of
+the sources' sentence embeddings (MiniLM, or TF-IDF with embeddings off), no LLM. The result
+says which (``method``) and, for an extractive one, why (``reason``).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Resolve, Sample
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
     ClientCapabilities,
+    CreateMessageRequest,
     CreateMessageResult,
     SamplingCapability,
     SamplingMessage,
     TextContent,
     ToolAnnotations,
 )
+from mcp_types.version import is_version_at_least
 from pydantic import Field, StrictFloat, StrictInt
 
 from cortexgraph.mcp_server.app import ServerState, state_of
@@ -40,6 +47,9 @@ Scope = Literal["session", "epoch"]
 SUMMARY_TAG = "summary"
 MAX_SOURCES = 500  # the newest memories of a long period; the rest stay unsummarised this time
 SAMPLING_MAX_TOKENS = 400
+SAMPLING_TIMEOUT_S = 120.0  # a client's model that has not answered by then is not waited for
+INPUT_REQUIRED_VERSION = "2026-07-28"  # from here the SDK carries sampling in the tool result
+log = logging.getLogger(__name__)
 
 
 def session_log(state: ServerState) -> SessionLog:
@@ -121,20 +131,33 @@ def _prompt(scope: str, memories: list[Memory]) -> str:
     )
 
 
-def ask_client_model(ctx: Context, scope: str, days: float = 7.0) -> Sample | None:
-    """Resolver: a sampling request when the client supports sampling and there is something
-    to summarise; None otherwise (the tool then writes an extractive summary)."""
+@dataclass(frozen=True, slots=True)
+class NoSample:
+    """Why the client's model wrote no summary (the tool then writes an extractive one)."""
+
+    reason: str
+
+
+async def ask_client_model(
+    ctx: Context, scope: str, days: float = 7.0
+) -> Sample | CreateMessageResult | NoSample:
+    """Resolver: the client's model's summary, or why there is none. From MCP 2026-07-28 a
+    ``Sample`` (the SDK asks in the tool result; a client that refuses ends the call on its own
+    side); before, a sampling request sent here, whose failure falls back to extractive."""
+    import anyio.to_thread
+
     try:
         session = ctx.request_context.session
         able = session.check_client_capability(ClientCapabilities(sampling=SamplingCapability()))
     except (ValueError, AttributeError):
-        return None
+        return NoSample("no client session to ask")
     if not able:
-        return None
-    memories = _sources(state_of(ctx), scope, days, _window_now())
+        return NoSample("the client does not offer MCP sampling")
+    state = state_of(ctx)
+    memories = await anyio.to_thread.run_sync(_sources, state, scope, days, _window_now())
     if not memories:
-        return None
-    return Sample(
+        return NoSample("nothing to summarise")
+    sample = Sample(
         [
             SamplingMessage(
                 role="user", content=TextContent(type="text", text=_prompt(scope, memories))
@@ -143,6 +166,20 @@ def ask_client_model(ctx: Context, scope: str, days: float = 7.0) -> Sample | No
         max_tokens=SAMPLING_MAX_TOKENS,
         system_prompt="You write concise, faithful memory summaries.",
     )
+    version = ctx.protocol_version
+    if version is not None and is_version_at_least(version, INPUT_REQUIRED_VERSION):
+        return sample
+    try:
+        return await session.send_request(
+            CreateMessageRequest(params=sample.params),
+            CreateMessageResult,
+            request_read_timeout_seconds=SAMPLING_TIMEOUT_S,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        )
+    except Exception as exc:  # whatever the client's model did, the user still gets a summary
+        log.info("cortexgraph: memory_compress: the client's sampling failed: %s", exc)
+        detail = " ".join((str(exc) or type(exc).__name__).split())  # MCPError: its message
+        return NoSample(f"the client's sampling failed: {detail[:200]}")
 
 
 def _window_now() -> float:
@@ -193,29 +230,29 @@ def memory_compress(
         StrictInt,
         Field(description="Length of an extractive summary (sentences, 1-20).", ge=1, le=20),
     ] = 5,
-    sampled: Annotated[CreateMessageResult | None, Resolve(ask_client_model)] = None,
+    sampled: Annotated[CreateMessageResult | NoSample | None, Resolve(ask_client_model)] = None,
 ) -> dict[str, Any]:
     """Write a summary memory of this session or of a period. It replaces nothing: its sources
     stay, linked from it by consolidated_from relations. Uses the client's model (MCP sampling)
     when offered, else an extractive summary."""
     state = state_of(ctx)
-    now = _window_now() if sampled is not None else time.time()
+    # a sampled summary covers the window its prompt was written from
+    now = _window_now() if isinstance(sampled, CreateMessageResult) else time.time()
     memories = _sources(state, scope, days, now)
     if not memories:
         raise InvalidInputError(
             f"nothing to compress: no memories in this {scope}"
             + ("" if scope == "session" else f" (last {days:g} days)")
         )
-    text = (
-        sampled.content.text.strip()
-        if sampled is not None and isinstance(sampled.content, TextContent)
-        else ""
-    )
-    method, note = (
-        ("sampling", f"written by the client's model ({sampled.model})")
-        if text and sampled is not None
-        else ("extractive", "")
-    )
+    text, method, note, why = "", "extractive", "", "no sampling result"
+    if isinstance(sampled, NoSample):
+        why = sampled.reason
+    elif isinstance(sampled, CreateMessageResult):
+        if isinstance(sampled.content, TextContent) and sampled.content.text.strip():
+            text = sampled.content.text.strip()
+            method, note, why = "sampling", f"written by the client's model ({sampled.model})", ""
+        else:
+            why = f"the client's model ({sampled.model}) returned no text"
     if not text:
         embedder, note = embedder_for(state)
         text = extractive_summary([m.content for m in memories], embedder, max_sentences)
@@ -250,6 +287,7 @@ def memory_compress(
         "memory_id": summary.id,
         "scope": scope,
         "method": method,
+        "reason": why,  # extractive: why the client's model did not write it
         "note": note,
         "sources": len(memories),
         "source_ids": [m.id for m in memories][:100],

@@ -9,7 +9,7 @@ import json
 import anyio
 from compat_helpers import PARAPHRASES, error_text, make_settings, payload, snapshot
 from mcp import Client
-from mcp_types import CreateMessageResult, TextContent
+from mcp_types import CreateMessageResult, ErrorData, TextContent
 
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.storage import open_store
@@ -208,6 +208,72 @@ def test_memory_compress_asks_the_clients_model_when_it_can_sample(tmp_path):
         memory_id=out["memory_id"], relation_type="consolidated_from"
     )
     assert len(links) == 2
+
+
+def _compress_with(tmp_path, sampling=None, mode="auto"):
+    async def go():
+        async with Client(
+            build_server(make_settings(tmp_path)), sampling_callback=sampling, mode=mode
+        ) as client:
+            for t in PARAPHRASES[:2]:
+                await _save(client, f"{t}. Agreed in the style review.")
+            return payload(
+                await client.call_tool(
+                    "memory_compress", {"scope": "epoch", "days": 1, "max_sentences": 2}
+                )
+            )
+
+    return run(go)
+
+
+def _sources_linked(tmp_path, out):
+    return open_store(tmp_path / "stm").relations(
+        memory_id=out["memory_id"], relation_type="consolidated_from"
+    )
+
+
+def test_memory_compress_samples_through_a_pre_2026_client_too(tmp_path):
+    async def sampling(context, params):
+        return CreateMessageResult(
+            role="assistant", model="old-llm", content=TextContent(type="text", text="Tabs.")
+        )
+
+    out = _compress_with(tmp_path, sampling, mode="legacy")
+    assert (out["method"], out["content"], out["reason"]) == ("sampling", "Tabs.", "")
+    assert len(_sources_linked(tmp_path, out)) == 2
+
+
+def test_memory_compress_falls_back_to_extractive_when_the_clients_model_fails(tmp_path):
+    async def refusing(context, params):
+        return ErrorData(code=-1, message="the user declined the sampling request")
+
+    out = _compress_with(tmp_path, refusing, mode="legacy")
+    assert out["method"] == "extractive"
+    assert "sampling failed" in out["reason"] and "declined" in out["reason"]
+    store = open_store(tmp_path / "stm")
+    summary = store.get(out["memory_id"])
+    assert summary.meta.extra["summary"]["method"] == "extractive"
+    assert "tabs" in summary.content.lower() and len(_sources_linked(tmp_path, out)) == 2
+    again = _compress_with(tmp_path / "again", refusing, mode="legacy")
+    assert again["content"] == out["content"]  # extractive is deterministic
+
+
+def test_memory_compress_falls_back_when_the_model_answers_no_text(tmp_path):
+    async def blank(context, params):
+        return CreateMessageResult(
+            role="assistant", model="quiet-llm", content=TextContent(type="text", text="  ")
+        )
+
+    out = _compress_with(tmp_path, blank)
+    assert out["method"] == "extractive" and "quiet-llm" in out["reason"]
+    assert "tabs" in out["content"].lower()
+
+
+def test_memory_compress_without_sampling_says_why_it_is_extractive(tmp_path):
+    out = _compress_with(tmp_path)
+    assert out["method"] == "extractive"
+    assert out["reason"] == "the client does not offer MCP sampling"
+    assert len(_sources_linked(tmp_path, out)) == 2
 
 
 def test_session_and_schema_resources(tmp_path):
