@@ -1,29 +1,21 @@
 """The small interfaces agents depend on. Fakes for tests are obvious from these.
 
 Agents never import Prefect, MCP or a concrete store: a flow, the CLI or the MCP server hands them
-a ``MemoryStore`` (storage.protocol), an ``Embedder``, a ``NoteSink`` and an ``IssueTracker``.
+a ``MemoryStore`` and an ``Embedder`` (both storage.protocol's, re-exported here), a ``NoteSink``
+and an ``IssueTracker``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortexgraph.storage.models import Memory, Relation
-from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.protocol import Embedder, MemoryStore
 
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Texts to L2-normalised float32 row vectors (storage.embeddings provides the real one)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+if TYPE_CHECKING:
+    from cortexgraph.storage.beads.memory_tracker import TrackedIssue
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +55,7 @@ class NoteSink(Protocol):
 
 @runtime_checkable
 class IssueView(Protocol):
-    """What agents read from an issue; storage.beads.BeadsIssue and TrackedIssue both fit."""
+    """What agents read from an issue; storage.beads' BeadsIssue and TrackedIssue both fit."""
 
     @property
     def id(self) -> str: ...
@@ -81,22 +73,10 @@ class IssueView(Protocol):
     def description(self) -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
-class TrackedIssue:
-    """A plain IssueView (agents.memory_tracker returns these; fakes can build them)."""
-
-    id: str
-    title: str
-    status: str
-    labels: tuple[str, ...]
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    assignee: str | None = None
-    description: str = ""
-
-
 @runtime_checkable
 class IssueTracker(Protocol):
-    """Where agents record work for each other and for people (storage.beads is the real one).
+    """Where agents record work for each other and for people: storage.beads' BeadsTracker,
+    or its InMemoryIssueTracker when tracking is off.
 
     ``create`` with a ``dedupe_key`` returns the issue already holding that key (any status)
     instead of opening a second one. ``query`` matches issues carrying *all* ``labels``.
@@ -131,6 +111,16 @@ class IssueTracker(Protocol):
     def update(self, issue_id: str, **changes: Any) -> IssueView: ...
 
     def close(self, issue_id: str, reason: str) -> IssueView: ...
+
+
+def __getattr__(name: str) -> Any:
+    """``TrackedIssue`` lives beside the trackers (storage.beads); loaded when first asked for,
+    so that importing these Protocols does not load the beads package."""
+    if name == "TrackedIssue":
+        from cortexgraph.storage.beads.memory_tracker import TrackedIssue
+
+        return TrackedIssue
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

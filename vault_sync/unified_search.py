@@ -1,7 +1,7 @@
 """One ranking over short-term memories and long-term notes.
 
 Each side scores relevance the same way (BM25 normalised by its best hit, fused with cosine
-similarity when an embedder is given); STM relevance is then re-ranked by decay inside
+similarity by storage.search's ``fused_similarity`` when an embedder is given); STM relevance is then re-ranked by decay inside
 ``store.search``. Sides are weighted (``stm_weight``, ``ltm_weight``) and merged; a promoted
 memory and its note are one result (source ``both``), found by the note's frontmatter ``id``
 or the memory's ``promoted_to``.
@@ -22,6 +22,7 @@ import numpy as np
 from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
 from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.search import fused_similarity
 from cortexgraph.storage.text_index import tokenize
 from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord
@@ -171,14 +172,17 @@ def _ltm_scores(
     top = heapq.nlargest(wanted, bm25.items(), key=itemgetter(1))
     best = top[0][1] if top else 0.0
     dense = _dense_top(index, query, embedder, allowed, wanted) if embedder and query else {}
-    w = semantic_weight if dense else 0.0
     candidates = dict.fromkeys([p for p, _ in top] + list(dense))
     scored = []
     for path in candidates:
         lex = bm25.get(path, 0.0) / best if best > 0 else 0.0
-        sem = max(0.0, dense.get(path, 0.0))
-        parts = {"ltm_lexical": lex, "ltm_semantic": sem} if dense else {"ltm_lexical": lex}
-        scored.append((index.notes[path], (1.0 - w) * lex + w * sem, parts))
+        if not dense:
+            scored.append((index.notes[path], lex, {"ltm_lexical": lex}))
+            continue
+        # A note outside the dense top-k counts as cosine 0 (its vector is not looked up).
+        cosine = dense.get(path, 0.0)
+        parts = {"ltm_lexical": lex, "ltm_semantic": max(0.0, cosine)}
+        scored.append((index.notes[path], fused_similarity(lex, cosine, semantic_weight), parts))
     scored.sort(key=lambda t: -t[1])
     return scored[:wanted]
 
