@@ -7,7 +7,9 @@
     if tracker.claim(issue.id, "semantic-merge"):
         tracker.close(issue.id, "merged 3 memories")
 
-Imports nothing of ours but storage.errors; GitPython is imported when a tracker is opened.
+``InMemoryIssueTracker`` (memory_tracker.py) keeps the same rules in one process's memory, for
+when tracking is off or the repository unusable. Imports nothing of ours but storage.errors;
+GitPython is imported when a tracker is opened.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from cortexgraph.storage.beads.errors import (
     TrackerUnavailableError,
 )
 from cortexgraph.storage.beads.git_repo import GitIdentity
+from cortexgraph.storage.beads.memory_tracker import InMemoryIssueTracker, TrackedIssue
 from cortexgraph.storage.beads.schema import (
     ISSUE_TYPES,
     STATUSES,
@@ -43,9 +46,11 @@ __all__ = [
     "CommitError",
     "Dependency",
     "GitIdentity",
+    "InMemoryIssueTracker",
     "IssueCommit",
     "IssueNotFoundError",
     "IssueRecordError",
+    "TrackedIssue",
     "TrackerUnavailableError",
     "issue_as_json",
     "issue_from_line",

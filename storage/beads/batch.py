@@ -24,10 +24,8 @@ from pathlib import Path
 
 from cortexgraph.storage.beads.errors import IssueRecordError
 from cortexgraph.storage.beads.issue_file import IssueFile, Snapshot
-from cortexgraph.storage.beads.schema import BeadsIssue, issue_from_line, issue_to_line
+from cortexgraph.storage.beads.schema import DEDUPE_KEY, BeadsIssue, issue_from_line, issue_to_line
 from cortexgraph.storage.errors import StorageError
-
-DEDUPE_KEY = "dedupe_key"
 
 
 def compacted(snap: Snapshot) -> Snapshot:

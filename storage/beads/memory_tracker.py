@@ -1,22 +1,36 @@
-"""An IssueTracker that lives in one process's memory.
+"""An issue tracker that lives in one process's memory, beside the real one (BeadsTracker).
 
 Used when issue tracking is disabled or the beads repository is unusable (the pipeline still
 hands work from agent to agent, it just leaves no history), and as the tracker in agents' tests.
-Same rules as storage.beads.BeadsTracker: dedupe keys, atomic claims, idempotent close.
+Same rules as BeadsTracker: the same statuses, dedupe keys, atomic claims, idempotent close.
+Both fit agents.protocols.IssueTracker structurally (storage may not import agents);
+``agents.memory_tracker`` re-exports this module's names (their older home).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cortexgraph.agents.protocols import TrackedIssue
+from cortexgraph.storage.beads.schema import DEDUPE_KEY, STATUSES
 from cortexgraph.storage.errors import InvalidInputError, NotFoundError
 
-STATUSES = frozenset({"open", "in_progress", "blocked", "deferred", "closed"})
-DEDUPE_KEY = "dedupe_key"
+
+@dataclass(frozen=True, slots=True)
+class TrackedIssue:
+    """A plain issue (agents.protocols.IssueView): what this tracker returns; fakes build them."""
+
+    id: str
+    title: str
+    status: str
+    labels: tuple[str, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    assignee: str | None = None
+    description: str = ""
+
+
 _UPDATABLE = frozenset(
     {"title", "description", "status", "priority", "labels", "assignee", "metadata"}
 )
@@ -198,4 +212,4 @@ def _labels(labels: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(x).strip() for x in labels if str(x).strip()))
 
 
-__all__ = ["InMemoryIssueTracker"]
+__all__ = ["InMemoryIssueTracker", "TrackedIssue"]

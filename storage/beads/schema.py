@@ -17,7 +17,9 @@ from typing import Any
 
 from cortexgraph.storage.beads.errors import IssueRecordError
 
-STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
+STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")  # both trackers', one list
+# The metadata key holding an issue's dedupe key (``create(..., dedupe_key=...)``).
+DEDUPE_KEY = "dedupe_key"
 # Statuses bd itself may write; read and preserved, never set by us.
 BD_ONLY_STATUSES = ("tombstone", "pinned", "hooked")
 ISSUE_TYPES = ("bug", "feature", "task", "epic", "chore")
@@ -353,6 +355,7 @@ def issue_as_json(issue: BeadsIssue) -> dict[str, Any]:
 
 __all__ = [
     "BD_ONLY_STATUSES",
+    "DEDUPE_KEY",
     "ISSUE_TYPES",
     "LINE_BREAK_CHARS",
     "STATUSES",

@@ -33,14 +33,18 @@ from cortexgraph.storage.beads.ids import check_prefix, new_issue_id
 from cortexgraph.storage.beads.issue_file import IssueFile, Snapshot
 from cortexgraph.storage.beads.lock import IssueLock
 from cortexgraph.storage.beads.own_commit import commit_ids, commit_own_changes
-from cortexgraph.storage.beads.schema import ISSUE_TYPES, BeadsIssue, time_from_timestamp
+from cortexgraph.storage.beads.schema import (
+    DEDUPE_KEY,
+    ISSUE_TYPES,
+    BeadsIssue,
+    time_from_timestamp,
+)
 from cortexgraph.storage.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from git import Repo
 
 T = TypeVar("T")
-DEDUPE_KEY = "dedupe_key"
 BEADS_DIR = ".beads"
 ISSUES_FILE = "issues.jsonl"
 
