@@ -17,7 +17,18 @@ from cortexgraph.storage import (
     open_store,
 )
 
-__version__ = "2.0.0.dev0"
+
+def __getattr__(name: str) -> str:
+    """``__version__`` is pyproject.toml's, read from the installed metadata when first asked."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("cortexgraph")
+        except PackageNotFoundError:  # a source tree that is not installed
+            return "0+unknown"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "InMemoryStore",

@@ -117,3 +117,13 @@ def test_the_demo_runs_beside_another_top_level_agents_package(wheel: Path, tmp_
     )
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     assert (tmp_path / "demo" / "vault").is_dir()
+
+
+def test_one_version_string_read_from_the_installed_metadata() -> None:
+    import tomllib
+    from importlib.metadata import version
+
+    import cortexgraph
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert cortexgraph.__version__ == version("cortexgraph") == declared

@@ -63,6 +63,11 @@ def test_manifest_and_marketplace_agree() -> None:
     assert {"name", "owner", "plugins"} <= set(market)
     (entry,) = market["plugins"]
     assert entry["name"] == manifest["name"]
+    # one version: pyproject.toml's (PEP 440 "2.0.0.dev0" is semver "2.0.0-dev.0" here)
+    release, _, dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "version"
+    ].partition(".dev")
+    assert manifest["version"] == entry["version"] == release + (f"-dev.{dev}" if dev else "")
     assert (MARKET.parent.parent / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
 
 
