@@ -41,6 +41,7 @@ from cortexgraph.storage.file_ops import (
     remove_stale_temp_files,
     write_compaction_note,
 )
+from cortexgraph.storage.index_snapshot import read_snapshot, write_snapshot
 from cortexgraph.storage.jsonl_lines import (
     BAD_LINE_ERRORS,
     BadLine,
@@ -55,7 +56,6 @@ from cortexgraph.storage.jsonl_lines import (
 from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.storage.protocol import CompactionReport, DenseScorer
-from cortexgraph.storage.snapshot import read_snapshot, write_snapshot
 from cortexgraph.storage.validation import check_loaded_line, loaded_memory, loaded_relation
 
 log = logging.getLogger(__name__)
@@ -400,13 +400,6 @@ class JSONLStore(IndexedStore):
 
     def _file_bytes(self) -> int:
         return sum(self._stat(c)[1] for c in (self._mem, self._rel))
-
-    def reload(self) -> None:
-        """Drop the in-memory view and read the files again."""
-        with self._lock:
-            with self._flock:
-                self._reload_all()
-            self._write_snapshot_if_due()
 
 
 def _encoded(records: Sequence[Memory | Relation]) -> list[bytes]:

@@ -120,10 +120,6 @@ class BeadsIssue:
     comments: tuple[Comment, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # every other field, verbatim
 
-    @property
-    def is_closed(self) -> bool:
-        return self.status == "closed"
-
 
 # JSON name -> how it is read; order is beads' struct order, which is also the write order.
 _TYPED = (

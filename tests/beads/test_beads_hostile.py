@@ -26,7 +26,6 @@ runner = CliRunner()
 BEADS_FILE = ".beads/issues.jsonl"
 # Every character str.splitlines() breaks on besides "\n": the old reader lost issues on them.
 LINE_BREAKS = ["\u2028", "\u2029", "\x85", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c", "\r", "\r\n"]
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
