@@ -24,7 +24,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from cortexgraph.storage.postings import PostingsField, build_segment
-from cortexgraph.storage.tokens import _TOKEN_RE, STOP_WORDS, raw_words, term_cache, tokenize, words
+from cortexgraph.storage.terms import _TOKEN_RE, STOP_WORDS, raw_words, term_cache, tokenize, words
 
 if TYPE_CHECKING:
     import numpy as np

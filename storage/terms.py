@@ -1,4 +1,5 @@
-"""Index terms of a text: words, compounds split, Snowball stems. Cheap to import (no numpy).
+"""Index terms of a text (what BM25 matches on): words, compounds split, Snowball stems. Cheap
+to import (no numpy). Not to be confused with retrieval/tokens.py, which counts model tokens.
 
 Each distinct word is expanded once per process (``term_cache``): stop-word check, compound
 split and stemming happen per word, not per token, so tokenising a big store at load costs
