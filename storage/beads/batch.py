@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cortexgraph.storage.beads.errors import IssueRecordError
-from cortexgraph.storage.beads.issue_file import IssueFile, Snapshot
+from cortexgraph.storage.beads.issue_file import IssueFile, ParsedIssueFile
 from cortexgraph.storage.beads.schema import DEDUPE_KEY, BeadsIssue, issue_from_line, issue_to_line
 from cortexgraph.storage.errors import StorageError
 
 
-def compacted(snap: Snapshot) -> Snapshot:
+def compacted(snap: ParsedIssueFile) -> ParsedIssueFile:
     """``snap`` with each issue on one line: its first position, its last content.
 
     Lines that are neither an issue's last line nor unreadable are parsed again (foreign
@@ -50,7 +50,7 @@ def compacted(snap: Snapshot) -> Snapshot:
             dropped.add(i)
     if not dropped:
         return snap
-    out = Snapshot(issues=dict(snap.issues))
+    out = ParsedIssueFile(issues=dict(snap.issues))
     why = {n - 1: reason for n, reason in snap.unreadable}
     first_at = {i: issue_id for issue_id, i in first.items()}
     for i, line in enumerate(snap.lines):
@@ -76,13 +76,13 @@ class BatchState:
 
     author: str
     depth: int = 1
-    snapshot: Snapshot | None = None
+    snapshot: ParsedIssueFile | None = None
     changes: list[str] = field(default_factory=list)  # one subject line per change
     keys: dict[str, str] = field(default_factory=dict)  # dedupe key -> holder's id
     _seen: tuple[int, int, int] | None = None  # issues.jsonl (inode, size, mtime_ns) we left
     _token: str = ""  # what we last wrote into the generation file
 
-    def current(self, file: IssueFile, generation: Path) -> Snapshot:
+    def current(self, file: IssueFile, generation: Path) -> ParsedIssueFile:
         """The file's content now (caller holds the lock); read again only if someone wrote."""
         if self.snapshot is not None and self._unchanged(file.path, generation):
             return self.snapshot
@@ -168,8 +168,10 @@ def stamp_generation(generation: Path) -> str:
     return token
 
 
-def _copy(snap: Snapshot) -> Snapshot:
-    return Snapshot(list(snap.lines), dict(snap.issues), dict(snap.line_of), list(snap.unreadable))
+def _copy(snap: ParsedIssueFile) -> ParsedIssueFile:
+    return ParsedIssueFile(
+        list(snap.lines), dict(snap.issues), dict(snap.line_of), list(snap.unreadable)
+    )
 
 
 def _ends_with_newline(path: Path) -> bool:

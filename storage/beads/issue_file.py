@@ -50,7 +50,7 @@ class QuarantinedLine:
 
 
 @dataclass(slots=True)
-class Snapshot:
+class ParsedIssueFile:
     """The file as read: its lines, and where each issue id's (last) line is.
 
     A line that is not UTF-8 is held as ``surrogateescape`` text, so writing it back gives its
@@ -63,7 +63,7 @@ class Snapshot:
     unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line number, why)
     quarantined: list[QuarantinedLine] = field(default_factory=list)  # left out of ``lines``
 
-    def with_changes(self, changed: Sequence[BeadsIssue]) -> Snapshot:
+    def with_changes(self, changed: Sequence[BeadsIssue]) -> ParsedIssueFile:
         """A new snapshot: changed issues replaced in place, new ones appended, and the lines
         that are not UTF-8 taken out into ``quarantined`` (IssueFile.write moves them aside)."""
         lines, line_of, issues = list(self.lines), dict(self.line_of), dict(self.issues)
@@ -78,11 +78,11 @@ class Snapshot:
         why = dict(self.unreadable)
         out = [i for i in (n - 1 for n in why) if 0 <= i < len(lines) and not _is_utf8(lines[i])]
         if not out:
-            return Snapshot(lines, issues, line_of, list(self.unreadable), [])
+            return ParsedIssueFile(lines, issues, line_of, list(self.unreadable), [])
         gone = set(out)
         kept = [i for i in range(len(lines)) if i not in gone]
         moved = {old: new for new, old in enumerate(kept)}
-        return Snapshot(
+        return ParsedIssueFile(
             [lines[i] for i in kept],
             issues,
             {issue_id: moved[i] for issue_id, i in line_of.items() if i in moved},
@@ -94,10 +94,10 @@ class Snapshot:
         return b"".join(_encode(line) + b"\n" for line in self.lines)
 
 
-def parse_issue_lines(data: bytes, source: str = "issues.jsonl") -> Snapshot:
+def parse_issue_lines(data: bytes, source: str = "issues.jsonl") -> ParsedIssueFile:
     """A snapshot of a file's bytes; never raises for what a line holds."""
     physical = data.split(b"\n")
-    snap = Snapshot()
+    snap = ParsedIssueFile()
     i = 0
     while i < len(physical):
         raw = physical[i]
@@ -138,7 +138,7 @@ def apply_changes(data: bytes, changed: Sequence[BeadsIssue]) -> bytes:
     return parse_issue_lines(data).with_changes(changed).to_bytes()
 
 
-def _add_unreadable(snap: Snapshot, text: str, why: str, source: str) -> None:
+def _add_unreadable(snap: ParsedIssueFile, text: str, why: str, source: str) -> None:
     snap.lines.append(text)
     snap.unreadable.append((len(snap.lines), why))
     log.warning("%s line %d skipped: %s", source, len(snap.lines), why)
@@ -203,13 +203,13 @@ class IssueFile:
         self.path = path
         self.quarantine_path = quarantine_path(path)
         self._data: bytes | None = None
-        self._snapshot = Snapshot()
+        self._snapshot = ParsedIssueFile()
 
-    def load(self) -> Snapshot:
+    def load(self) -> ParsedIssueFile:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            self._data, self._snapshot = None, Snapshot()
+            self._data, self._snapshot = None, ParsedIssueFile()
             return self._snapshot
         except OSError as e:
             raise StorageError(f"cannot read {self.path}: {e.strerror or e}") from e
@@ -218,7 +218,7 @@ class IssueFile:
             self._data = data
         return self._snapshot
 
-    def write(self, snapshot: Snapshot) -> None:
+    def write(self, snapshot: ParsedIssueFile) -> None:
         """Replace the file atomically: a reader sees the old or the new file, never half.
         Lines ``with_changes`` took out go to the quarantine file first."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -269,4 +269,4 @@ class IssueFile:
         )
 
 
-__all__ = ["IssueFile", "QuarantinedLine", "Snapshot", "apply_changes", "parse_issue_lines"]
+__all__ = ["IssueFile", "ParsedIssueFile", "QuarantinedLine", "apply_changes", "parse_issue_lines"]

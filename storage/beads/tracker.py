@@ -30,7 +30,7 @@ from cortexgraph.storage.beads.fields import (
 )
 from cortexgraph.storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
 from cortexgraph.storage.beads.ids import check_prefix, new_issue_id
-from cortexgraph.storage.beads.issue_file import IssueFile, Snapshot
+from cortexgraph.storage.beads.issue_file import IssueFile, ParsedIssueFile
 from cortexgraph.storage.beads.lock import IssueLock
 from cortexgraph.storage.beads.own_commit import commit_ids, commit_own_changes
 from cortexgraph.storage.beads.schema import (
@@ -180,7 +180,7 @@ class BeadsTracker:
             meta[DEDUPE_KEY] = dedupe_key
         tidy = clean_labels(labels)
 
-        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
+        def change(snap: ParsedIssueFile, now: datetime) -> tuple[BeadsIssue, _Change | None]:
             if dedupe_key is not None:
                 held = self._holder(snap, dedupe_key)
                 if held is not None:
@@ -212,7 +212,9 @@ class BeadsTracker:
         if not assignee:
             raise InvalidInputError("claim needs a non-empty assignee")
 
-        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue | None, _Change | None]:
+        def change(
+            snap: ParsedIssueFile, now: datetime
+        ) -> tuple[BeadsIssue | None, _Change | None]:
             issue = self._in(snap, issue_id)
             if issue.status != "open" or issue.assignee not in (None, assignee):
                 return None, None
@@ -230,7 +232,7 @@ class BeadsTracker:
             )
         fields = validated(changes)
 
-        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
+        def change(snap: ParsedIssueFile, now: datetime) -> tuple[BeadsIssue, _Change | None]:
             issue = self._in(snap, issue_id)
             new = dict(fields)
             if "metadata" in new:
@@ -256,7 +258,7 @@ class BeadsTracker:
         """Close with a reason; closing a closed issue returns it unchanged."""
         reason = (reason or "").strip()
 
-        def change(snap: Snapshot, now: datetime) -> tuple[BeadsIssue, _Change | None]:
+        def change(snap: ParsedIssueFile, now: datetime) -> tuple[BeadsIssue, _Change | None]:
             issue = self._in(snap, issue_id)
             if issue.status == "closed":
                 return issue, None
@@ -295,17 +297,17 @@ class BeadsTracker:
                         self._locked(lambda: self._commit_batch(state))
 
     # -- machinery ----------------------------------------------------------------------
-    def _read(self) -> Snapshot:
+    def _read(self) -> ParsedIssueFile:
         """The file as it is now (the batch's snapshot while nobody else has written)."""
         if self._batch is not None and self._batch.snapshot is not None:
             return self._locked(lambda: self._batch_snapshot())
         return self._file.load()
 
-    def _batch_snapshot(self) -> Snapshot:
+    def _batch_snapshot(self) -> ParsedIssueFile:
         assert self._batch is not None
         return self._batch.current(self._file, self._generation)
 
-    def _holder(self, snap: Snapshot, key: str) -> BeadsIssue | None:
+    def _holder(self, snap: ParsedIssueFile, key: str) -> BeadsIssue | None:
         """The non-tombstoned issue holding a dedupe key (indexed inside a batch)."""
         if self._batch is not None and self._batch.snapshot is snap:
             found = self._batch.holder(key)
@@ -329,13 +331,15 @@ class BeadsTracker:
             finally:
                 self._flock.release()
 
-    def _in(self, snap: Snapshot, issue_id: str) -> BeadsIssue:
+    def _in(self, snap: ParsedIssueFile, issue_id: str) -> BeadsIssue:
         issue = snap.issues.get(issue_id) or snap.issues.get(f"{self.prefix}-{issue_id}")
         if issue is None:
             raise IssueNotFoundError(f"no issue {issue_id!r} in {self.path}")
         return issue
 
-    def _transact(self, change: Callable[[Snapshot, datetime], tuple[T, _Change | None]]) -> T:
+    def _transact(
+        self, change: Callable[[ParsedIssueFile, datetime], tuple[T, _Change | None]]
+    ) -> T:
         def work() -> T:
             state = self._batch
             if state is not None:

@@ -36,7 +36,7 @@ def _snapshotted_store(path: Path) -> list:
 
 
 def test_tampered_snapshot_is_ignored_and_compaction_keeps_the_jsonl(tmp_path):
-    from cortexgraph.storage.snapshot import SNAPSHOT_NAME
+    from cortexgraph.storage.index_snapshot import SNAPSHOT_NAME
 
     saved = _snapshotted_store(tmp_path)
     before = _meaning(tmp_path)
@@ -51,7 +51,7 @@ def test_tampered_snapshot_is_ignored_and_compaction_keeps_the_jsonl(tmp_path):
 
 
 def test_a_snapshot_with_a_forged_checksum_still_cannot_change_the_jsonl(tmp_path):
-    from cortexgraph.storage.snapshot import read_snapshot, write_snapshot
+    from cortexgraph.storage.index_snapshot import read_snapshot, write_snapshot
 
     saved = _snapshotted_store(tmp_path)
     before = _meaning(tmp_path)

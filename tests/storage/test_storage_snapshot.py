@@ -12,8 +12,8 @@ import storage_workers
 
 import cortexgraph.storage.jsonl_store as jsonl_store
 from cortexgraph.storage import JSONLStore, StoreConfig
+from cortexgraph.storage.index_snapshot import FORMAT, SNAPSHOT_NAME, digest
 from cortexgraph.storage.models import Memory, MemoryMeta
-from cortexgraph.storage.snapshot import FORMAT, SNAPSHOT_NAME, digest
 from cortexgraph.storage.validation import loaded_memory
 
 NOW = 1_700_000_000

@@ -1,4 +1,5 @@
-"""A cache of a store's loaded memories and indexes beside its JSONL: big stores open fast.
+"""The index snapshot: a cache of a store's loaded memories and indexes beside its JSONL, so
+big stores open fast. (Not a copy of the store: see storage.memory_store's ``from_files``.)
 
 ``.cortexgraph-index.pickle`` holds the memories, the tag/entity/status indexes and the BM25
 text index as they were after loading the first ``size`` bytes of ``memories.jsonl``, with the
