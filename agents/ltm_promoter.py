@@ -36,7 +36,9 @@ class PromoterConfig:
     force_ids: tuple[str, ...] = ()
     max_per_run: int | None = None
     score_min_uses: int = 2
-    mark_every: int = 500  # promoted memories marked in the store at once (see LTMPromoter.run)
+    # Promoted memories marked in the store at once, after the sink's flush (LTMPromoter._mark);
+    # None: once per run, so a batch sink writes each entity note once per run.
+    mark_every: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +165,7 @@ class LTMPromoter:
                 promotions.append(promo)
                 continue
             unmarked[memory.id] = promo
-            if len(unmarked) >= self.config.mark_every:
+            if self.config.mark_every is not None and len(unmarked) >= self.config.mark_every:
                 self._mark(unmarked, now, promotions, failed)
         self._mark(unmarked, now, promotions, failed)
         log.info(

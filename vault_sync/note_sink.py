@@ -6,15 +6,18 @@ line per note to the write ledger; ``close()`` (or leaving ``with sink:``) folds
 the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes. Nothing is lost without
 ``close()``: the journal is read back by the next sink.
 
-``batch=True`` is for a job that closes its sink (the pipeline): entity notes are written at
-each flush, each once with all the links collected since (vault_sync.entity_notes), and notes
-are not fsynced one by one: each flush syncs the file system once (``syncfs``). A process
-killed between flushes loses nothing written (the page cache keeps it) but leaves those entity
-lists short until the notes are promoted again; a power cut can lose the notes written since
-the last flush (at most ``FLUSH_EVERY``). A batch sink also keeps the vault's write lock from
-its first note to the next flush (another process waits at most one flush's worth of notes),
-instead of taking it per note. The default, for interactive promotions, writes a note's entity
-notes with it, fsyncs every file and locks per note.
+``batch=True`` is for a job that flushes or closes its sink once per run (the pipeline: the
+promoter flushes before it marks the memories promoted): entity notes are written at that
+flush, each once with all the links collected in the run (vault_sync.entity_notes), and notes
+are not fsynced one by one: each flush (and every ``FLUSH_EVERY`` notes, with the ledger
+snapshot) syncs the file system once (``syncfs``). A process killed before the flush loses
+nothing written (the page cache keeps it) and its memories are not marked yet, so the next run
+promotes them again, updating their notes in place and writing the entity lists; a power cut
+can lose the notes written since the last sync (at most ``FLUSH_EVERY``). A batch sink also
+keeps the vault's write lock from its first note to the next ledger flush (another process
+waits at most ``FLUSH_EVERY`` notes), instead of taking it per note. The default, for
+interactive promotions, writes a note's entity notes with it, fsyncs every file and locks per
+note.
 
 A new note's name is checked against the folder's names listed once per sink (kept up to date
 as we write, and each pick confirmed by one ``exists``), not a listing per note.
@@ -109,8 +112,8 @@ class ObsidianNoteSink:
             with nullcontext() if self._held else self._lock:
                 ledger = self._fresh_ledger()
                 result = self._write_locked(memory, related, relations, reason, now, ledger)
-                if ledger.pending >= FLUSH_EVERY or self._entities.notes >= FLUSH_EVERY:
-                    self._flush_locked(ledger)
+                if ledger.pending >= FLUSH_EVERY:  # entity notes wait for flush(): per run
+                    self._flush_locked(ledger, entities=False)
                 return result
         except OSError as exc:
             raise VaultWriteError(f"cannot write the note for {memory.id}: {exc}") from exc
@@ -129,9 +132,10 @@ class ObsidianNoteSink:
 
     close = flush
 
-    def _flush_locked(self, ledger: WriteLedger) -> None:
+    def _flush_locked(self, ledger: WriteLedger, *, entities: bool = True) -> None:
         try:
-            self._entities.write(durable=not self.batch)
+            if entities:
+                self._entities.write(durable=not self.batch)
             if self.batch:
                 sync_filesystem(self.vault)  # the notes written since the last flush, at once
             ledger.save()

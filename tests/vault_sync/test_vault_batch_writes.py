@@ -86,3 +86,23 @@ def test_a_batch_sink_holds_the_write_lock_only_until_it_flushes(tmp_path: Path)
     other.acquire()  # free again once flushed
     other.release()
     assert len(_mentions(vault, "PostgreSQL")) == 1
+
+
+def test_a_batch_sink_folds_the_ledger_every_flush_every_notes_and_entities_once_a_run(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import json
+
+    from cortexgraph.vault_sync.ledger import LEDGER_FILE, STATE_DIR
+
+    monkeypatch.setattr(note_sink_module, "FLUSH_EVERY", 2)
+    store, ids = _store([f"Sam moved ledger {i} to PostgreSQL." for i in range(5)])
+    vault = tmp_path / "vault"
+    sink = ObsidianNoteSink(vault, batch=True)
+    for memory_id in ids:
+        promote_memory(store, sink, memory_id, now=NOW, force=True)
+    snapshot = json.loads((vault / STATE_DIR / LEDGER_FILE).read_text(encoding="utf-8"))
+    assert len(snapshot["notes"]) == 4  # folded at the 2nd and 4th note
+    assert not (vault / "cortexgraph" / "entities" / "PostgreSQL.md").exists()
+    sink.flush()  # the run's end: each entity note once, with every link of the run
+    assert len(_mentions(vault, "PostgreSQL")) == 5 == len(_mentions(vault, "Sam"))
