@@ -97,7 +97,19 @@ def enrich_for_save(
     store: MemoryStore | None = None,
     config: ActivationConfig | None = None,
 ) -> Enrichment:
-    """Entities, tags and strength for a save, filled only where the caller gave none."""
+    """Entities, tags and strength for a save, filled only where the caller gave none.
+
+    Nothing is loaded when nothing is asked: every value given, or the layer switched off
+    (``config.enabled``, CORTEXGRAPH_ENABLE_PREPROCESSING) returns them as they are, with a
+    ``note`` saying why. An explicit empty list is kept: ``entities=[]`` means "no entities".
+    """
+    from cortexgraph.activation.results import Enrichment
+
+    given = (tuple(entities or ()), tuple(tags or ()), strength, (), None)
+    if tags is not None and entities is not None and strength is not None:
+        return Enrichment(*given, note="none needed (tags, entities and strength given)")
+    if config is not None and not config.enabled:
+        return Enrichment(*given, note="off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)")
     return _engine(config).enrich_for_save(
         content, tags=tags, entities=entities, strength=strength, store=store
     )

@@ -84,6 +84,22 @@ class Enrichment:
     enrichment_applied: tuple[str, ...]  # which of entities / tags / strength were filled
     duplicate: DeduplicationResult | None
     errors: dict[str, str] = field(default_factory=dict)
+    note: str = ""  # why nothing was analysed (layer off, everything given); "" when it ran
+
+    @property
+    def label(self) -> str:
+        """What was filled in, in words, with any component that could not run and why."""
+        if self.note:
+            return self.note
+        said = (
+            "filled " + ", ".join(self.enrichment_applied)
+            if self.enrichment_applied
+            else "nothing to fill"
+        )
+        if self.errors:
+            failed = "; ".join(f"{name} ({why})" for name, why in sorted(self.errors.items()))
+            said += f"; unavailable: {failed}"
+        return said
 
     def to_json(self) -> dict[str, Any]:
         return {

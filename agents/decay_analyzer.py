@@ -4,8 +4,9 @@ Urgency comes from the score (high < 0.15, medium < 0.25, low up to the danger z
 the recommendation from score, use count and strength. Findings become tracked issues so a
 person (or another agent) can act: one digest issue per urgency level listing its memories (kept
 in step with them run after run), and, when ``memory_issues`` asks for them, one issue per
-high-urgency memory as well. With ``gc`` set, memories below the forget
-threshold that are not worth saving are archived or deleted (never in a dry run).
+high-urgency memory as well. With ``gc`` set, the memories gc's one rule lets go
+(``storage.decay.forgettable``, the MCP ``gc`` tool's rule too) are archived or deleted
+(never in a dry run).
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from typing import Any
 from cortexgraph.agents.common import LABEL_DECAY, ReportTable, short, snippet
 from cortexgraph.agents.protocols import IssueTracker, IssueView
 from cortexgraph.agents.undo import Graveyard, collect_garbage
-from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
+from cortexgraph.storage.decay import (
+    DecayConfig,
+    forgettable,
+    is_valuable,
+    memory_score,
+    promotion_reason,
+)
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
@@ -51,9 +58,6 @@ class DecayAnalyzerConfig:
     decay: DecayConfig = field(default_factory=DecayConfig)
     high_below: float = 0.15
     medium_below: float = 0.25
-    # A memory used this often, or held this strongly, is worth reinforcing rather than losing.
-    valuable_use_count: int = 3
-    valuable_strength: float = 1.2
     open_issues: bool = True
     gc: GcMode = GcMode.OFF
     # One issue per high-urgency memory besides the digests (CORTEXGRAPH_DECAY_MEMORY_ISSUES):
@@ -156,18 +160,15 @@ class DecayAnalyzer:
             return Urgency.MEDIUM
         return Urgency.LOW
 
-    def recommend(self, memory: Memory, score: float, now: float) -> DecayAction:
-        cfg = self.config
-        if promotion_reason(memory, now, cfg.decay) is not None:
+    def recommend(self, memory: Memory, now: float) -> DecayAction:
+        """Promote, reinforce (valuable: core, used or held strongly, ``storage.decay``),
+        let gc take it (``forgettable``: the one gc rule), or a person should look."""
+        decay = self.config.decay
+        if promotion_reason(memory, now, decay) is not None:
             return DecayAction.PROMOTE_CANDIDATE
-        valuable = (
-            memory.use_count >= cfg.valuable_use_count
-            or memory.strength >= cfg.valuable_strength
-            or memory.is_core
-        )
-        if valuable:
+        if is_valuable(memory, decay):
             return DecayAction.REINFORCE
-        if score < cfg.decay.forget_threshold:
+        if forgettable(memory, now, decay):
             return DecayAction.GC_CANDIDATE
         return DecayAction.NEEDS_REVIEW
 
@@ -189,7 +190,7 @@ class DecayAnalyzer:
                     memory_id=memory.id,
                     score=score,
                     urgency=self.urgency(score),
-                    action=self.recommend(memory, score, now),
+                    action=self.recommend(memory, now),
                     below_forget=is_below,
                     in_danger_zone=is_danger,
                     preview=snippet(memory.content),

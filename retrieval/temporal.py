@@ -24,7 +24,9 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from cortexgraph.retrieval.core import resolve_memory_id
 from cortexgraph.storage.errors import InvalidInputError, RelationNotFoundError
 from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import RELATION_TYPES, Memory, Relation
@@ -287,6 +289,47 @@ def record_update(
     return [supersede(store, m.old_id, m.new_id, reason=m.reason, now=ts) for m in matches]
 
 
+@dataclass(frozen=True, slots=True)
+class SaveUpdate:
+    """What a save changed in temporal truth: how an update was recognised, what it replaced."""
+
+    update_cue: str
+    superseded: tuple[SupersedeOutcome, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "update_cue": self.update_cue,
+            "superseded": [
+                {"memory_id": o.old.id, "reason": o.old.meta.extra.get("superseded_reason")}
+                for o in self.superseded
+            ],
+        }
+
+
+def after_save(
+    store: IndexedStore,
+    memory: Memory,
+    supersedes: Sequence[str] | None = None,
+    *,
+    auto_supersede: bool = True,
+) -> SaveUpdate:
+    """Temporal truth for a just-saved memory. ``supersedes`` given (even empty) is the
+    caller's word (ids or 8+ character prefixes); omitted, a stated change of a shared
+    subject's fact is detected (precise by construction; ``auto_supersede=False``, from
+    CORTEXGRAPH_AUTO_SUPERSEDE, skips it)."""
+    if supersedes is not None:
+        ids = [resolve_memory_id(store, i) for i in supersedes]
+        if not ids:
+            return SaveUpdate("none (supersedes=[] given)")
+        outcomes = record_update(store, memory, update_cue=True, supersedes=ids)
+        return SaveUpdate("explicit supersedes", tuple(outcomes))
+    if not auto_supersede:
+        return SaveUpdate("off (CORTEXGRAPH_AUTO_SUPERSEDE=false)")
+    if not has_update_cue(memory.content):
+        return SaveUpdate("no stated change")
+    return SaveUpdate("stated change", tuple(record_update(store, memory, update_cue=True)))
+
+
 def restore(store: MemoryStore, memory_id: str) -> Memory:
     """Undo a supersede or deprecation: the memory is current again, its links removed."""
     memory = store.get(memory_id)
@@ -322,8 +365,10 @@ def history_of(store: MemoryStore, memory_id: str, limit: int = 20) -> list[Memo
 __all__ = [
     "ATTRIBUTE_CLASSES",
     "SUPERSEDED_BY",
+    "SaveUpdate",
     "SupersedeMatch",
     "SupersedeOutcome",
+    "after_save",
     "attribute_classes",
     "find_superseded",
     "has_update_cue",

@@ -2,6 +2,11 @@
 
     score = (use_count + 1) ** beta * f(dt) * strength
 
+gc's one rule (``forgettable``), used by the MCP ``gc`` tool and the DecayAnalyzer alike: an
+active memory below the forget threshold may go unless something spares it (``spared_by``): it
+is core, a promotion candidate, used ``valuable_use_count`` times or more, or held at
+``valuable_strength`` or more.
+
 ``f`` is one of three forgetting curves (each tested against its own formula):
 
     exponential     exp(-lambda * dt)
@@ -12,11 +17,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.models import Memory
+from cortexgraph.storage.models import Memory, MemoryStatus
 
 DAY = 86_400.0
 LN2 = math.log(2.0)
@@ -44,6 +50,9 @@ class DecayConfig:
     promote_time_window_days: int = 14
     danger_zone_min: float = 0.15
     danger_zone_max: float = 0.35
+    # A memory used this often, or held this strongly, is worth reinforcing rather than losing.
+    valuable_use_count: int = 3
+    valuable_strength: float = 1.2
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, DecayModel):
@@ -112,14 +121,58 @@ def in_danger_zone(score: float, config: DecayConfig) -> bool:
     return config.danger_zone_min <= score <= config.danger_zone_max
 
 
+def is_valuable(memory: Memory, config: DecayConfig) -> bool:
+    """Worth reinforcing rather than losing: core, used often, or held strongly."""
+    return (
+        memory.is_core
+        or memory.use_count >= config.valuable_use_count
+        or memory.strength >= config.valuable_strength
+    )
+
+
+def spared_by(memory: Memory, now: float, config: DecayConfig) -> str | None:
+    """Why gc keeps this memory however low its score, or None when nothing spares it."""
+    if memory.is_core:
+        return "core"
+    reason = promotion_reason(memory, now, config)
+    if reason is not None:
+        return f"promotion candidate ({reason})"
+    if memory.use_count >= config.valuable_use_count:
+        return f"used {memory.use_count} times (>= {config.valuable_use_count})"
+    if memory.strength >= config.valuable_strength:
+        return f"strength {memory.strength:g} (>= {config.valuable_strength:g})"
+    return None
+
+
+def forgettable(memory: Memory, now: float, config: DecayConfig) -> bool:
+    """gc's rule: active, below the forget threshold, and not spared."""
+    return (
+        memory.status is MemoryStatus.ACTIVE
+        and should_forget(memory, now, config)
+        and spared_by(memory, now, config) is None
+    )
+
+
+def gc_candidates(
+    memories: Iterable[Memory], now: float, config: DecayConfig
+) -> list[tuple[float, Memory]]:
+    """(score, memory) for every memory gc may forget, weakest first (ties by id)."""
+    doomed = [(memory_score(m, now, config), m) for m in memories if forgettable(m, now, config)]
+    return sorted(doomed, key=lambda sm: (sm[0], sm[1].id))
+
+
 __all__ = [
     "DAY",
     "DecayConfig",
     "DecayModel",
     "decay_score",
+    "forgettable",
     "forgetting_curve",
+    "gc_candidates",
     "in_danger_zone",
+    "is_valuable",
     "memory_score",
     "promotion_reason",
     "should_forget",
+    "spared_by",
 ]
