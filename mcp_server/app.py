@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 
+from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
 from cortexgraph.settings import Settings
 from cortexgraph.storage import JSONLStore, open_store
 from cortexgraph.storage.errors import CortexGraphError, StorageError
 from cortexgraph.storage.recent_saves import RecentSaves
 
 log = logging.getLogger("cortexgraph.mcp")
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "cortexgraph is your temporal memory. Memories fade unless used. Search before answering "
@@ -37,24 +41,28 @@ INSTRUCTIONS = (
 
 @dataclass
 class ServerState:
-    """What every tool reaches through ``ctx``: settings, the store, lazily built services."""
+    """What the lifespan yields and every tool reaches through ``state_of(ctx)``: settings,
+    the store, the stats subscription bus, lazily built services."""
 
     settings: Settings
+    # Tool calls that write publish cortexgraph://stats updates here (subscriptions/listen).
+    subscriptions: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
     _store: JSONLStore | None = None
     _store_error: BaseException | None = None
     _opened: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
     _services: dict[str, Any] = field(default_factory=dict)
     _services_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def open_in_background(self) -> None:
-        if self._opened.is_set() or getattr(self, "_thread", None) is not None:
+        if self._opened.is_set() or self._thread is not None:
             return
         self._thread = threading.Thread(target=self._open, name="cortexgraph-open", daemon=True)
         self._thread.start()
 
     def _open(self) -> None:
         try:
-            from cortexgraph.mcp_server.wiring import LazyDenseScorer
+            from cortexgraph.mcp_server.dense_scorer import LazyDenseScorer
 
             dense = LazyDenseScorer(self.settings) if self.settings.enable_embeddings else None
             self._store = open_store(
@@ -110,21 +118,36 @@ class ServerState:
         if dense is not None and hasattr(dense, "embed_later"):
             dense.embed_later(memories)
 
-    def service(self, name: str, build: Any) -> Any:
+    def service(self, name: str, build: Callable[[], T]) -> T:
         """Build a collaborator (vault, tracker, model ...) once, on first use."""
         with self._services_lock:
             if name not in self._services:
                 self._services[name] = build()
-            return self._services[name]
+            built: T = self._services[name]
+            return built
 
 
-def state_of(ctx: Context[Any, Any]) -> ServerState:
-    state: ServerState = ctx.request_context.lifespan_context  # the lifespan below yields it
-    return state
+def state_of(ctx: Context[ServerState, Any]) -> ServerState:
+    """The state the lifespan yielded, as every tool handler reaches it."""
+    return ctx.request_context.lifespan_context
+
+
+@dataclass(frozen=True, slots=True)
+class ServerApp:
+    """The registered server and the state its lifespan yields (for the runners and tests)."""
+
+    server: MCPServer[ServerState]
+    state: ServerState
 
 
 def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
     """A fully registered server. ``settings`` defaults to the environment, read now."""
+    return build_app(settings).server
+
+
+def build_app(settings: Settings | None = None) -> ServerApp:
+    """The server and its state. Tools reach the state through the lifespan (``state_of``);
+    static resources and the middleware, which get no ``ctx``, are handed it at registration."""
     settings = settings or Settings()
     state = ServerState(settings)
 
@@ -132,62 +155,58 @@ def build_server(settings: Settings | None = None) -> MCPServer[ServerState]:
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
         state.open_in_background()
         try:
-            yield state
+            async with anyio.create_task_group() as hooks_endpoint:
+                # Claude Code hooks ask this server's search (mcp_server/recall_endpoint.py).
+                await hooks_endpoint.start(serve_recall_endpoint, state)
+                yield state
+                hooks_endpoint.cancel_scope.cancel()
         finally:
             if state._store is not None:
                 dense = state._store.dense
                 if dense is not None and hasattr(dense, "save"):
                     dense.save()
 
-    from importlib.metadata import PackageNotFoundError, version
+    from cortexgraph import __version__ as server_version
 
-    try:
-        server_version = version("cortexgraph")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        server_version = "2.0.0.dev0"
-    from mcp.server.subscriptions import InMemorySubscriptionBus
-
-    # Held here so tools_lifecycle can publish cortexgraph://stats updates (subscriptions/listen).
-    state.subscriptions = InMemorySubscriptionBus()  # type: ignore[attr-defined]
     server: MCPServer[ServerState] = MCPServer(
         "cortexgraph",
         version=server_version,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         log_level=_level(settings.log_level),
-        subscriptions=state.subscriptions,  # type: ignore[attr-defined]
+        subscriptions=state.subscriptions,
     )
-    server.state = state  # type: ignore[attr-defined]  # for resources, tests, the HTTP runner
     from cortexgraph.mcp_server import (
         resources,
         tools_activation,
         tools_consolidation,
         tools_context,
+        tools_gc,
         tools_lifecycle,
         tools_ltm,
-        tools_stm,
+        tools_monitor,
+        tools_save,
+        tools_search,
+        tools_undo,
     )
 
-    for module in (
-        tools_stm,
-        tools_ltm,
-        tools_activation,
-        tools_consolidation,
-        tools_context,
-        tools_lifecycle,
-        resources,
-    ):
-        module.register(server)
-    from cortexgraph.mcp_server import tools_monitor  # behaviour monitor (activation.monitor)
-
-    tools_monitor.register(server)
-    from cortexgraph.mcp_server import tools_undo  # undo and history (agents.undo, agents.history)
-
-    tools_undo.register(server)
+    # Tool handlers find the state through their ctx; static resources and middleware get no
+    # ctx, so the modules that add them are handed the state here.
+    tools_save.register(server)
+    tools_search.register(server)
+    tools_gc.register(server)
+    tools_ltm.register(server)
+    tools_activation.register(server)
+    tools_consolidation.register(server)
+    tools_context.register(server, state)
+    tools_lifecycle.register(server, state)  # its middleware records the session's calls
+    resources.register(server, state)
+    tools_monitor.register(server, state)  # behaviour monitor (activation.monitor)
+    tools_undo.register(server)  # undo and history (agents.undo, agents.history)
     from cortexgraph.mcp_server.errors import clip_errors
 
     server.middleware.append(clip_errors)  # no error text echoes a huge input
-    return server
+    return ServerApp(server, state)
 
 
 def _level(name: str) -> Any:
@@ -195,4 +214,4 @@ def _level(name: str) -> Any:
     return name if name in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"} else "INFO"
 
 
-__all__ = ["INSTRUCTIONS", "ServerState", "build_server", "state_of"]
+__all__ = ["INSTRUCTIONS", "ServerApp", "ServerState", "build_app", "build_server", "state_of"]

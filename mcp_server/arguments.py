@@ -23,6 +23,11 @@ IdText = Annotated[str, Field(max_length=MAX_ID_CHARS)]
 TagText = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
 MAX_NESTING = 32  # dict/list depth of a JSON argument (meta, metadata, tool_input)
 MAX_JSON_ARGUMENT_CHARS = 100_000  # a free-form JSON argument (tool_input) as JSON text
+MAX_TAGS = 50
+Tags = Annotated[
+    list[TagText] | None,
+    Field(description="Tags, e.g. ['project-x', 'decision']; at most 50.", max_length=MAX_TAGS),
+]
 
 
 def check_values(arguments: Mapping[str, Any]) -> None:
@@ -79,6 +84,21 @@ def check_content(content: str, max_bytes: int, name: str = "content") -> None:
         )
 
 
+def unique_ids(values: str | list[str], what: str = "memory_ids") -> list[str]:
+    """One id or a list of them, each well-formed, duplicates dropped, at least one."""
+    from cortexgraph.storage.models import validate_id
+
+    ids = [values] if isinstance(values, str) else list(values)
+    if not ids:
+        raise InvalidInputError(f"{what} must name at least one memory id")
+    out: list[str] = []
+    for value in ids:
+        validate_id(value)
+        if value not in out:
+            out.append(value)
+    return out
+
+
 def existing_ids(store: Any, refs: Iterable[str] | None, what: str) -> list[str]:
     """Each reference resolved to the id of a stored memory (full id or 8+ char prefix)."""
     from cortexgraph.retrieval.core import resolve_memory_id
@@ -131,13 +151,16 @@ __all__ = [
     "MAX_ID_CHARS",
     "MAX_JSON_ARGUMENT_CHARS",
     "MAX_NESTING",
+    "MAX_TAGS",
     "MAX_TAG_CHARS",
     "IdText",
     "TagText",
+    "Tags",
     "check_content",
     "check_json",
     "check_save",
     "check_supersedes",
     "check_values",
     "existing_ids",
+    "unique_ids",
 ]

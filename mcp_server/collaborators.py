@@ -1,14 +1,19 @@
-"""Building the agents' collaborators from settings (the edge's job; agents get Protocols)."""
+"""The agents' collaborators built from settings (the edge's job; agents get Protocols):
+the embedder, the vault's note sink, the beads issue tracker. Each is built on first use, and
+its package is imported then (the vault code, GitPython, models), never at start-up.
+"""
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortexgraph.mcp_server.app import ServerState
-from cortexgraph.mcp_server.wiring import optional_module
 from cortexgraph.storage.errors import CortexGraphError
+
+if TYPE_CHECKING:
+    from cortexgraph.agents.protocols import IssueTracker
+    from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -29,41 +34,35 @@ def embedder_for(state: ServerState) -> tuple[Any, str]:
     return embedder, f"embeddings by {embedder.name}"
 
 
-def note_sink(state: ServerState) -> Any:
-    module = optional_module(
-        "cortexgraph.vault_sync.note_sink", "writing to the vault", "ObsidianNoteSink"
-    )
+def note_sink(state: ServerState) -> ObsidianNoteSink:
+    """The vault writer (promotions, merges), one per server."""
+    from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
+
     s = state.settings
-    return state.service(
-        "note_sink", lambda: module.ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder)
-    )
+    return state.service("note_sink", lambda: ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder))
 
 
-def _tracker_location(state: ServerState) -> tuple[Path, bool]:
-    s = state.settings
-    return (s.beads_repo, True) if s.beads_repo is not None else (s.storage_path, False)
-
-
-def issue_tracker(state: ServerState, *, create: bool) -> tuple[Any, str]:
+def issue_tracker(state: ServerState, *, create: bool) -> tuple[IssueTracker, str]:
     """The beads tracker, or an in-memory one (said out loud) when it cannot be used.
 
     ``create=False`` never initialises a git repository (dry runs and listing change nothing).
     """
-    memory_tracker = optional_module(
-        "cortexgraph.agents.memory_tracker", "issue tracking", "InMemoryIssueTracker"
-    )
+    from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+
     if not state.settings.beads_enabled:
-        return memory_tracker.InMemoryIssueTracker(), "issue tracking disabled: kept in memory"
-    beads = optional_module("cortexgraph.storage.beads", "issue tracking", "open_tracker")
-    location, parents = _tracker_location(state)
+        return InMemoryIssueTracker(), "issue tracking disabled: kept in memory"
+    from cortexgraph.storage.beads import open_tracker
+    from cortexgraph.user_store import tracker_location  # the rule the CLI and the flow use
+
+    location, parents = tracker_location(state.settings)
     try:
-        tracker = beads.open_tracker(
+        tracker = open_tracker(
             location, state.settings.beads_prefix, search_parents=parents, init=create
         )
     except CortexGraphError as exc:
         log.info("cortexgraph: beads tracker unavailable at %s: %s", location, exc)
         return (
-            memory_tracker.InMemoryIssueTracker(),
+            InMemoryIssueTracker(),
             f"no beads repository usable at {location} ({exc}); issues kept in memory for this run",
         )
     return tracker, f"issues tracked in {tracker.path}"

@@ -1,12 +1,11 @@
-"""Collaborators built on first use: the embedding index and the optional packages' services.
+"""The server's dense scorer: the MiniLM index, built the first time a search needs it.
 
-Nothing here is imported by ``build_server`` at start-up beyond this module itself; numpy,
-torch, sentence-transformers, spaCy and the vault code load only when a tool needs them.
+The store opens with this stand-in, so start-up loads no model: numpy's matrix, torch and
+sentence-transformers load on the first semantic search (or the first background embedding).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -123,20 +122,4 @@ class LazyDenseScorer:
                 log.warning("cortexgraph: cannot save embedding cache: %s", exc)
 
 
-def optional_module(name: str, purpose: str, *attrs: str) -> Any:
-    """Import one of cortexgraph's component packages, or say which tool needs what is missing."""
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise DependencyUnavailableError(
-            f"{purpose} needs the '{name}' package, which cannot be imported here ({exc})"
-        ) from exc
-    missing = [a for a in attrs if not hasattr(module, a)]
-    if missing:
-        raise DependencyUnavailableError(
-            f"{purpose} needs {', '.join(missing)} from '{name}', which this install lacks"
-        )
-    return module
-
-
-__all__ = ["LazyDenseScorer", "optional_module"]
+__all__ = ["LazyDenseScorer"]

@@ -45,9 +45,7 @@ create_relation to link related memories, and promote_memory for ones that shoul
 """
 
 
-def register(server: MCPServer) -> None:
-    state: ServerState = server.state  # type: ignore[attr-defined]
-
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
     store = state.resource_store
 
     @server.resource(

@@ -1,36 +1,24 @@
-"""Conversational activation: should this message be saved / recalled, and save-time enrichment.
+"""Conversational activation: should this message be saved, or the past recalled?
 
-Backed by the ``activation`` package (spaCy, KeyBERT), imported on first use only.
+Backed by the ``activation`` package, whose models (spaCy, MiniLM) load on first use only;
+a save's enrichment is ``activation.enrich_for_save``, called by ``save_memory``.
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from cortexgraph import activation
 from cortexgraph.mcp_server.app import ServerState, state_of
-from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
-from cortexgraph.mcp_server.wiring import optional_module
-
-log = logging.getLogger("cortexgraph.mcp")
+from cortexgraph.mcp_server.errors import tool_errors
 
 Message = Annotated[
     str, Field(description="The user's message, verbatim.", min_length=1, max_length=20_000)
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Enrichment:
-    tags: tuple[str, ...]
-    entities: tuple[str, ...]
-    strength: float
-    label: str  # what was filled in automatically, or why nothing was
-    applied: tuple[str, ...] = ()  # which of entities / tags / strength were filled
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
@@ -41,55 +29,6 @@ def _as_dict(result: Any) -> dict[str, Any]:
 
         return asdict(result)
     return dict(result)
-
-
-def enrich(
-    state: ServerState,
-    content: str,
-    tags: tuple[str, ...] | None,
-    entities: list[str] | None,
-    strength: float | None,
-) -> Enrichment:
-    """Fill in what the caller left out (None), when activation is available. An explicit
-    empty list is kept: ``entities=[]`` means "no entities", not "find them for me"."""
-    given_tags = tags or ()
-    given_entities = tuple(entities or ())
-    if tags is not None and entities is not None and strength is not None:
-        return Enrichment(
-            given_tags, given_entities, strength, "none needed (tags, entities and strength given)"
-        )
-    if not state.settings.enable_preprocessing:
-        return Enrichment(
-            given_tags,
-            given_entities,
-            1.0 if strength is None else strength,
-            "off (CORTEXGRAPH_ENABLE_PREPROCESSING=false)",
-        )
-    try:
-        activation = optional_module(
-            "cortexgraph.activation", "automatic entities and strength", "enrich_for_save"
-        )
-        enriched = activation.enrich_for_save(
-            content,
-            tags=None if tags is None else list(tags),
-            entities=entities,
-            strength=strength,
-            store=state.store,
-            config=activation.ActivationConfig.from_mapping(state.settings),
-        )
-    except DependencyUnavailableError as exc:
-        log.info("cortexgraph: saving without enrichment: %s", exc)
-        return Enrichment(
-            given_tags, given_entities, 1.0 if strength is None else strength, f"unavailable: {exc}"
-        )
-    applied = tuple(enriched.enrichment_applied)
-    return Enrichment(
-        tuple(enriched.tags),
-        tuple(enriched.entities),
-        1.0 if enriched.strength is None else float(enriched.strength),
-        "filled " + ", ".join(applied) if applied else "nothing to fill",
-        applied,
-    )
 
 
 SessionId = Annotated[
@@ -138,7 +77,6 @@ def analyze_message(
     search_memory first) or NONE; intent (e.g. SAVE_PREFERENCE) with its confidence; and
     suggested_entities / suggested_tags / suggested_strength to pass to save_memory. Short
     follow-ups ("yes, do that") are read with this conversation's previous messages."""
-    activation = optional_module("cortexgraph.activation", "analyze_message", "analyze_message")
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
     window, session = _conversation(ctx, state, config, session_id)
@@ -160,9 +98,6 @@ def analyze_for_recall(
     """Call before answering a question that may concern the past ("what did we decide about
     ...?", "continue with ..."): should_search says whether to call search_memory, with a
     suggested_query and entities. Follow-ups are read with this conversation's messages."""
-    activation = optional_module(
-        "cortexgraph.activation", "analyze_for_recall", "analyze_for_recall"
-    )
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
     window, session = _conversation(ctx, state, config, session_id)
@@ -179,4 +114,4 @@ def register(server: MCPServer) -> None:
     server.add_tool(analyze_for_recall, annotations=read_only)
 
 
-__all__ = ["Enrichment", "analyze_for_recall", "analyze_message", "enrich", "register"]
+__all__ = ["analyze_for_recall", "analyze_message", "register"]

@@ -14,9 +14,8 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
 from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.collaborators import embedder_for, issue_tracker, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
-from cortexgraph.mcp_server.services import embedder_for, issue_tracker, note_sink
-from cortexgraph.mcp_server.wiring import optional_module
 from cortexgraph.storage.errors import InvalidInputError, NotFoundError
 from cortexgraph.storage.models import validate_id
 
@@ -26,9 +25,10 @@ MAX_REPORT_CHARS = 20_000
 
 def _pipeline_config(state: ServerState, dry_run: bool = True) -> Any:
     """The configuration the flow runs the agents with (agents.pipeline.pipeline_config)."""
-    pl = optional_module("cortexgraph.agents.pipeline", "consolidation", "pipeline_config")
+    from cortexgraph.agents.pipeline import pipeline_config
+
     s = state.settings
-    return pl.pipeline_config(s.decay_config(), **s.pipeline_options())
+    return pipeline_config(s.decay_config(), **s.pipeline_options())
 
 
 def _cluster_config(state: ServerState, threshold: float | None, max_size: int | None) -> Any:
@@ -47,12 +47,11 @@ def _cluster_config(state: ServerState, threshold: float | None, max_size: int |
 
 
 def _detect(state: ServerState, threshold: float | None, max_size: int | None) -> tuple[Any, str]:
-    cd = optional_module(
-        "cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector"
-    )
+    from cortexgraph.agents.cluster_detector import ClusterDetector
+
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
-    report = cd.ClusterDetector(state.store, embedder, None, config).run(
+    report = ClusterDetector(state.store, embedder, None, config).run(
         now=time.time(), dry_run=True
     )
     known = state.service("clusters", dict)
@@ -77,14 +76,12 @@ def _cluster_view(c: Any) -> dict[str, Any]:
 
 def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> dict[str, Any]:
     """1.x's duplicate pairs {id1, id2, similarity}, by the detector's search and guards."""
+    from cortexgraph.agents.cluster_detector import ClusterDetector
     from cortexgraph.mcp_server.views import preview
 
-    cd = optional_module(
-        "cortexgraph.agents.cluster_detector", "cluster_memories", "ClusterDetector"
-    )
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
-    method, pairs = cd.ClusterDetector(state.store, embedder, None, config).duplicate_pairs(
+    method, pairs = ClusterDetector(state.store, embedder, None, config).duplicate_pairs(
         threshold
     )
     store = state.store
@@ -178,12 +175,9 @@ def consolidate_memories(
     ] = 0.75,
 ) -> dict[str, Any]:
     """Merge (or link) a cluster of similar memories into one, keeping every distinct fact."""
-    sm = optional_module(
-        "cortexgraph.agents.semantic_merge", "consolidate_memories", "SemanticMerge", "MergeConfig"
-    )
-    cdm = optional_module(
-        "cortexgraph.agents.cluster_detector", "consolidate_memories", "ClusterAction"
-    )
+    from cortexgraph.agents.cluster_detector import ClusterAction
+    from cortexgraph.agents.semantic_merge import MergeConfig, SemanticMerge
+
     state = state_of(ctx)
     if cluster_id is None and not auto_detect:
         raise InvalidInputError("pass a cluster_id from cluster_memories, or auto_detect=true")
@@ -202,9 +196,9 @@ def consolidate_memories(
             )
         chosen = [known[cluster_id]]
     # Chosen by the caller (or by the cohesion threshold): merge whatever the detector suggested.
-    chosen = [replace(c, action=cdm.ClusterAction.MERGE) for c in chosen]
-    merge = sm.SemanticMerge(
-        state.store, None, sm.MergeConfig(mode="apply" if mode == "preview" else mode)
+    chosen = [replace(c, action=ClusterAction.MERGE) for c in chosen]
+    merge = SemanticMerge(
+        state.store, None, MergeConfig(mode="apply" if mode == "preview" else mode)
     )
     out = merge.run(now=time.time(), dry_run=mode == "preview", clusters=chosen)
     return {
@@ -271,17 +265,16 @@ def run_consolidation(
     ] = None,
 ) -> dict[str, Any]:
     """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations)."""
-    pipeline = optional_module(
-        "cortexgraph.agents.pipeline", "run_consolidation", "Pipeline", "run_agents"
-    )
+    from cortexgraph.agents.pipeline import Pipeline, run_agents
+
     state = state_of(ctx)
     embedder, similarity = embedder_for(state)
     tracker, tracking = issue_tracker(state, create=not dry_run)
     sink = None if dry_run else note_sink(state)
-    pipe = pipeline.Pipeline(
+    pipe = Pipeline(
         state.store, embedder=embedder, sink=sink, tracker=tracker, config=_pipeline_config(state)
     )
-    report = pipeline.run_agents(
+    report = run_agents(
         pipe, now=time.time(), dry_run=dry_run, agents=agents, notes=(similarity, tracking)
     )
     full = report.to_json()

@@ -19,8 +19,8 @@ from pydantic import Field, StrictFloat, StrictInt
 
 from cortexgraph.mcp_server.app import ServerState, state_of
 from cortexgraph.mcp_server.arguments import MAX_ID_CHARS, IdText, check_content, check_supersedes
+from cortexgraph.mcp_server.collaborators import embedder_for
 from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
-from cortexgraph.mcp_server.services import embedder_for
 from cortexgraph.retrieval import prompts
 from cortexgraph.retrieval.context import RetrievalFilters
 from cortexgraph.retrieval.context import memory_retrieve as retrieve
@@ -28,9 +28,8 @@ from cortexgraph.retrieval.core import core_memories, core_notes, resolve_memory
 from cortexgraph.retrieval.forget import memory_forget as forget
 from cortexgraph.retrieval.graph import graph_query as query_graph
 from cortexgraph.retrieval.graph import memory_ref
-from cortexgraph.retrieval.temporal import has_update_cue, record_update
+from cortexgraph.retrieval.temporal import after_save
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
-from cortexgraph.storage.models import Memory
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -47,37 +46,6 @@ def _ltm_index(state: ServerState) -> Any:
     index = state.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
     index.refresh()
     return index
-
-
-def after_save(
-    state: ServerState,
-    memory: Memory,
-    supersedes: list[str] | None = None,
-) -> dict[str, Any]:
-    """Temporal truth for a just-saved memory. ``supersedes`` given (even empty) is the
-    caller's word; omitted, a stated change of a shared subject's fact is detected
-    (retrieval.temporal: precise by construction, CORTEXGRAPH_AUTO_SUPERSEDE=false skips it)."""
-    store = state.store
-    if supersedes is not None:
-        ids = [resolve_memory_id(store, i) for i in supersedes]
-        if not ids:
-            return {"update_cue": "none (supersedes=[] given)", "superseded": []}
-        outcomes = record_update(store, memory, update_cue=True, supersedes=ids)
-        how = "explicit supersedes"
-    elif not state.settings.auto_supersede:
-        return {"update_cue": "off (CORTEXGRAPH_AUTO_SUPERSEDE=false)", "superseded": []}
-    elif not has_update_cue(memory.content):
-        return {"update_cue": "no stated change", "superseded": []}
-    else:
-        outcomes = record_update(store, memory, update_cue=True)
-        how = "stated change"
-    return {
-        "update_cue": how,
-        "superseded": [
-            {"memory_id": o.old.id, "reason": o.old.meta.extra.get("superseded_reason")}
-            for o in outcomes
-        ],
-    }
 
 
 @tool_errors
@@ -257,11 +225,13 @@ def record_memory_update(
     state = state_of(ctx)
     memory = state.store.get(resolve_memory_id(state.store, memory_id))
     check_supersedes(state.store, memory, supersedes)  # all of them, before the first is changed
-    return {"success": True, "memory_id": memory.id, **after_save(state, memory, supersedes)}
+    update = after_save(
+        state.store, memory, supersedes, auto_supersede=state.settings.auto_supersede
+    )
+    return {"success": True, "memory_id": memory.id, **update.to_json()}
 
 
-def register(server: MCPServer) -> None:
-    state: ServerState = server.state  # type: ignore[attr-defined]
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
     read_only = ToolAnnotations(read_only_hint=True)
     server.add_tool(memory_retrieve, annotations=read_only)
     server.add_tool(graph_query, annotations=read_only)
@@ -321,7 +291,6 @@ def register(server: MCPServer) -> None:
 
 
 __all__ = [
-    "after_save",
     "graph_query",
     "memory_forget",
     "memory_retrieve",

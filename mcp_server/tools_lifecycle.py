@@ -35,9 +35,9 @@ from mcp_types.version import is_version_at_least
 from pydantic import Field, StrictFloat, StrictInt
 
 from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.collaborators import embedder_for
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.lifecycle_ops import entity_kind, status_report, wipe_store
-from cortexgraph.mcp_server.services import embedder_for
 from cortexgraph.mcp_server.session_log import SessionLog
 from cortexgraph.mcp_server.views import preview
 from cortexgraph.storage.errors import InvalidInputError
@@ -295,12 +295,11 @@ def memory_compress(
     }
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
     from cortexgraph.mcp_server.session_log import session_middleware
 
-    state: ServerState = server.state  # type: ignore[attr-defined]
     log = session_log(state)
-    server.middleware.append(session_middleware(log, getattr(state, "subscriptions", None)))
+    server.middleware.append(session_middleware(log, state.subscriptions))
     server.add_tool(memory_status, annotations=ToolAnnotations(read_only_hint=True))
     server.add_tool(
         memory_wipe, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True)

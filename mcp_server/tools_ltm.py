@@ -11,22 +11,13 @@ from pydantic import Field, StrictFloat, StrictInt
 
 from cortexgraph.mcp_server.app import ServerState, state_of
 from cortexgraph.mcp_server.arguments import TagText
+from cortexgraph.mcp_server.collaborators import embedder_for, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
-from cortexgraph.mcp_server.services import embedder_for
-from cortexgraph.mcp_server.wiring import optional_module
 from cortexgraph.storage.decay import promotion_reason
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus, validate_id, validate_tags
 
 MAX_AUTO_PROMOTE = 50
-
-
-def _note_sink(state: ServerState) -> Any:
-    note_sink = optional_module(
-        "cortexgraph.vault_sync.note_sink", "promote_memory", "ObsidianNoteSink"
-    )
-    settings = state.settings
-    return note_sink.ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
 
 
 def _outcome(outcome: Any) -> dict[str, Any]:
@@ -52,9 +43,8 @@ def promote_memory(
     force: Annotated[bool, Field(description="Promote even if the criteria are not met.")] = False,
 ) -> dict[str, Any]:
     """Promote valuable memories to long-term storage (a markdown note in the vault)."""
-    promotion = optional_module(
-        "cortexgraph.vault_sync.promotion", "promote_memory", "promote_memory"
-    )
+    from cortexgraph.vault_sync.promotion import promote_memory as promote
+
     state = state_of(ctx)
     store = state.store
     now = time.time()
@@ -71,10 +61,8 @@ def promote_memory(
             if promotion_reason(m, now, decay) is not None
         )[:MAX_AUTO_PROMOTE]
     # A dry run never writes, so it does not create the vault either.
-    sink = None if dry_run else state.service("note_sink", lambda: _note_sink(state))
-    outcomes = [
-        promotion.promote_memory(store, sink, i, now=now, force=force, dry_run=dry_run) for i in ids
-    ]
+    sink = None if dry_run else note_sink(state)
+    outcomes = [promote(store, sink, i, now=now, force=force, dry_run=dry_run) for i in ids]
     return {
         "success": True,
         "dry_run": dry_run,
@@ -115,14 +103,13 @@ def search_unified(
     ] = False,
 ) -> dict[str, Any]:
     """Search short-term memory and the long-term vault together, in one ranking."""
-    unified = optional_module(
-        "cortexgraph.vault_sync.unified_search", "search_unified", "search_unified"
-    )
+    from cortexgraph.vault_sync.unified_search import search_unified as search
+
     state = state_of(ctx)
     s = state.settings
     index, ltm_note = _ltm_index(state)
     embedder, sim_note = embedder_for(state) if use_embeddings else (None, "keyword (BM25) only")
-    results = unified.search_unified(
+    results = search(
         state.store,
         index,
         query or "",
@@ -150,8 +137,9 @@ def _ltm_index(state: ServerState) -> tuple[Any, str]:
     vault = state.settings.vault_path
     if not vault.is_dir():
         return None, f"no vault at {vault} yet (LTM_VAULT_PATH): short-term memories only"
-    ltm = optional_module("cortexgraph.vault_sync.ltm_index", "search_unified", "LTMIndex")
-    index = state.service("ltm_index", lambda: ltm.LTMIndex.open(vault, refresh=False))
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
+
+    index = state.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
     index.refresh()
     return index, f"{len(index.notes)} notes in {vault}"
 

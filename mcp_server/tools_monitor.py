@@ -269,7 +269,7 @@ def request_intervention(
     )
     embedder = None
     if state.settings.enable_embeddings:
-        from cortexgraph.mcp_server.services import embedder_for
+        from cortexgraph.mcp_server.collaborators import embedder_for
 
         embedder, _ = embedder_for(state)
     match = choose_directive(directives_of(), spec, det, embedder)
@@ -291,8 +291,7 @@ def request_intervention(
     }
 
 
-def register(server: MCPServer) -> None:
-    state: ServerState = server.state  # type: ignore[attr-defined]
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
     server.add_tool(record_tool_call)
     server.add_tool(report_outcome)
     server.add_tool(query_pattern_history, annotations=ToolAnnotations(read_only_hint=True))

@@ -14,8 +14,8 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from cortexgraph.mcp_server.app import state_of
+from cortexgraph.mcp_server.collaborators import issue_tracker
 from cortexgraph.mcp_server.errors import tool_errors
-from cortexgraph.mcp_server.services import issue_tracker
 from cortexgraph.storage.models import validate_id
 
 CAUSE = "undo_consolidation (MCP)"

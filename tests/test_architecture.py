@@ -173,3 +173,33 @@ def test_the_design_card_layout_is_kept() -> None:
         assert (ROOT / name).is_dir(), name
     for name in ["pyproject.toml", "prefect.yaml", "README.md", "docs/ARCHITECTURE.md"]:
         assert (ROOT / name).is_file(), name
+
+
+def _tool_modules_imported(path: Path) -> set[str]:
+    """The ``mcp_server/tools_*`` modules a file imports, at the top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "cortexgraph.mcp_server":
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        else:
+            continue
+        found.update(
+            name.split(".")[2] for name in names if name.startswith("cortexgraph.mcp_server.tools_")
+        )
+    return found
+
+
+def test_mcp_tool_modules_do_not_import_each_other() -> None:
+    """Each tools_*.py registers its own tools; shared logic lives below the shell."""
+    tools = sorted((ROOT / "mcp_server").glob("tools_*.py"))
+    assert len(tools) > 3
+    violations = [
+        f"{path.name} imports {name}"
+        for path in tools
+        for name in sorted(_tool_modules_imported(path) - {path.stem})
+    ]
+    assert not violations, "\n".join(violations)
