@@ -27,10 +27,6 @@ DATA_NOTICE = (
 )
 
 
-def estimate_tokens(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
 def clean(text: str) -> str:
     """One line, no markup that could close or forge a fence."""
     return _WS.sub(" ", text).strip().replace("<", "&lt;").replace(">", "&gt;")
@@ -106,7 +102,6 @@ __all__ = [
     "Entry",
     "clean",
     "clip",
-    "estimate_tokens",
     "fenced_block",
     "memory_line",
 ]

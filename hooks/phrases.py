@@ -7,18 +7,11 @@ patterns, same exclusions, one source of truth.
 
 from __future__ import annotations
 
-from types import ModuleType
-
-from cortexgraph.activation import phrases as _phrases
 from cortexgraph.activation.phrases import PhraseDetector
-
-
-def phrases_module() -> ModuleType:
-    return _phrases
 
 
 def phrase_detector() -> PhraseDetector:
     return PhraseDetector()
 
 
-__all__ = ["phrase_detector", "phrases_module"]
+__all__ = ["phrase_detector"]

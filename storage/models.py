@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -56,10 +55,6 @@ class MemoryStatus(StrEnum):
 
 def new_id() -> str:
     return str(uuid.uuid4())
-
-
-def now_ts() -> int:
-    return int(time.time())
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,7 +409,6 @@ __all__ = [
     "Relation",
     "SearchResult",
     "new_id",
-    "now_ts",
     "validate_id",
     "validate_strength",
     "validate_tags",

@@ -47,24 +47,4 @@ def record_versions(
     return versions
 
 
-def was_deleted(directory: Path, memory_id: str, filename: str = "memories.jsonl") -> bool:
-    """True if the file's last line for ``memory_id`` is a tombstone."""
-    path = Path(directory) / filename
-    needle = memory_id.encode("utf-8")
-    deleted = False
-    try:
-        with path.open("rb") as fh:
-            for raw in fh:
-                if needle in raw:
-                    try:
-                        obj = json.loads(raw)
-                    except ValueError:
-                        continue
-                    if isinstance(obj, dict) and obj.get("id") == memory_id:
-                        deleted = obj.get("_deleted") is True
-    except FileNotFoundError:
-        return False
-    return deleted
-
-
-__all__ = ["record_versions", "was_deleted"]
+__all__ = ["record_versions"]

@@ -6,7 +6,6 @@ is ever written that a later load would refuse (and quarantine).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
@@ -315,10 +314,6 @@ def loaded_relation(obj: Any, config: StoreConfig) -> Relation:
     return relation
 
 
-def content_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
 def checked_memory(memory: Memory, config: StoreConfig) -> tuple[Memory, str]:
     """The memory as it will be stored, and its JSON line."""
     if not isinstance(memory, Memory):
@@ -340,11 +335,6 @@ def checked_relation(relation: Relation, config: StoreConfig | None = None) -> t
     line = encode_record(relation.to_json(), "relation")
     line_bytes(line, config, "relation")
     return Relation.from_json(json.loads(line)), line
-
-
-def check_extra(extra: object) -> None:
-    if extra is not None and not isinstance(extra, Mapping):
-        raise InvalidInputError("extra must be an object (a mapping of names to values)")
 
 
 def apply_changes(memory: Memory, changes: dict[str, Any]) -> Memory:
@@ -376,13 +366,11 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "UPDATABLE_FIELDS",
     "apply_changes",
-    "check_extra",
     "check_loaded_line",
     "check_memory_fields",
     "check_relation_fields",
     "checked_memory",
     "checked_relation",
-    "content_hash",
     "encode_record",
     "line_bytes",
     "loaded_memory",
