@@ -127,7 +127,11 @@ class ServerState:
             return built
 
 
-def state_of(ctx: Context[ServerState, Any]) -> ServerState:
+# What a tool handler declares as its ``ctx``: the SDK injects it, with the lifespan's state.
+ServerContext = Context[ServerState, Any]
+
+
+def state_of(ctx: ServerContext) -> ServerState:
     """The state the lifespan yielded, as every tool handler reaches it."""
     return ctx.request_context.lifespan_context
 
@@ -214,4 +218,12 @@ def _level(name: str) -> Any:
     return name if name in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"} else "INFO"
 
 
-__all__ = ["INSTRUCTIONS", "ServerApp", "ServerState", "build_app", "build_server", "state_of"]
+__all__ = [
+    "INSTRUCTIONS",
+    "ServerApp",
+    "ServerContext",
+    "ServerState",
+    "build_app",
+    "build_server",
+    "state_of",
+]

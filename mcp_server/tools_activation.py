@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from cortexgraph import activation
-from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.errors import tool_errors
 
 Message = Annotated[
@@ -41,7 +41,7 @@ SessionId = Annotated[
 
 
 def _conversation(
-    ctx: Context, state: ServerState, config: Any, session_id: str | None
+    ctx: ServerContext, state: ServerState, config: Any, session_id: str | None
 ) -> tuple[Any, str]:
     """The server's ConversationContext (CORTEXGRAPH_CONTEXT_WINDOW_SIZE turns per session) and
     this conversation's key: the one given, else the HTTP transport's session id, else one
@@ -63,7 +63,7 @@ def _remember_turn(window: Any, message: str, session: str) -> None:
 
 @tool_errors
 def analyze_message(
-    ctx: Context,
+    ctx: ServerContext,
     message: Message,
     include_dedup_check: Annotated[
         bool,
@@ -93,7 +93,7 @@ def analyze_message(
 
 @tool_errors
 def analyze_for_recall(
-    ctx: Context, message: Message, session_id: SessionId = None
+    ctx: ServerContext, message: Message, session_id: SessionId = None
 ) -> dict[str, Any]:
     """Call before answering a question that may concern the past ("what did we decide about
     ...?", "continue with ..."): should_search says whether to call search_memory, with a

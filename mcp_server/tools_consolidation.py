@@ -9,11 +9,11 @@ import time
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.collaborators import embedder_for, issue_tracker, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.storage.errors import InvalidInputError, NotFoundError
@@ -51,9 +51,7 @@ def _detect(state: ServerState, threshold: float | None, max_size: int | None) -
 
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
-    report = ClusterDetector(state.store, embedder, None, config).run(
-        now=time.time(), dry_run=True
-    )
+    report = ClusterDetector(state.store, embedder, None, config).run(now=time.time(), dry_run=True)
     known = state.service("clusters", dict)
     for c in report.clusters:
         known[c.cluster_id] = c
@@ -81,9 +79,7 @@ def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> d
 
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
-    method, pairs = ClusterDetector(state.store, embedder, None, config).duplicate_pairs(
-        threshold
-    )
+    method, pairs = ClusterDetector(state.store, embedder, None, config).duplicate_pairs(threshold)
     store = state.store
     shown = pairs[: MAX_CLUSTERS_RETURNED * 4]
     return {
@@ -110,7 +106,7 @@ def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> d
 
 @tool_errors
 def cluster_memories(
-    ctx: Context,
+    ctx: ServerContext,
     strategy: Annotated[
         Literal["similarity"], Field(description="Clustering strategy.")
     ] = "similarity",
@@ -156,7 +152,7 @@ def cluster_memories(
 
 @tool_errors
 def consolidate_memories(
-    ctx: Context,
+    ctx: ServerContext,
     cluster_id: Annotated[
         str | None, Field(description="A cluster_id from cluster_memories.", max_length=200)
     ] = None,
@@ -176,7 +172,7 @@ def consolidate_memories(
 ) -> dict[str, Any]:
     """Merge (or link) a cluster of similar memories into one, keeping every distinct fact."""
     from cortexgraph.agents.cluster_detector import ClusterAction
-    from cortexgraph.agents.semantic_merge import MergeConfig, SemanticMerge
+    from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, SemanticMerge
 
     state = state_of(ctx)
     if cluster_id is None and not auto_detect:
@@ -186,7 +182,7 @@ def consolidate_memories(
         chosen = [c for c in report.clusters if c.cohesion >= cohesion_threshold]
     else:
         validate_id(cluster_id, "cluster id")
-        known = state.service("clusters", dict)
+        known: dict[str, Any] = state.service("clusters", dict)
         if cluster_id not in known:
             _detect(state, None, None)
         if cluster_id not in known:
@@ -198,7 +194,7 @@ def consolidate_memories(
     # Chosen by the caller (or by the cohesion threshold): merge whatever the detector suggested.
     chosen = [replace(c, action=ClusterAction.MERGE) for c in chosen]
     merge = SemanticMerge(
-        state.store, None, MergeConfig(mode="apply" if mode == "preview" else mode)
+        state.store, None, MergeConfig(mode=MergeMode("apply" if mode == "preview" else mode))
     )
     out = merge.run(now=time.time(), dry_run=mode == "preview", clusters=chosen)
     return {
@@ -255,7 +251,7 @@ def _one_x_fields(mode: str, outcomes: Any) -> dict[str, Any]:
 
 @tool_errors
 def run_consolidation(
-    ctx: Context,
+    ctx: ServerContext,
     dry_run: Annotated[
         bool, Field(description="Only report what each agent would do (default).")
     ] = True,
@@ -293,7 +289,7 @@ def run_consolidation(
 
 @tool_errors
 def list_consolidation_issues(
-    ctx: Context,
+    ctx: ServerContext,
     status: Annotated[
         Literal["open", "in_progress", "closed", "all"], Field(description="Which issues.")
     ] = "open",

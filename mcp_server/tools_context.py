@@ -12,12 +12,12 @@ import time
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.arguments import MAX_ID_CHARS, IdText, check_content, check_supersedes
 from cortexgraph.mcp_server.collaborators import embedder_for
 from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
@@ -50,7 +50,7 @@ def _ltm_index(state: ServerState) -> Any:
 
 @tool_errors
 def memory_retrieve(
-    ctx: Context,
+    ctx: ServerContext,
     query: Annotated[
         str,
         Field(description="What the context is for, in words.", min_length=1, max_length=10_000),
@@ -119,7 +119,7 @@ def memory_retrieve(
 
 @tool_errors
 def graph_query(
-    ctx: Context,
+    ctx: ServerContext,
     entity: Annotated[
         str,
         Field(
@@ -168,7 +168,7 @@ def graph_query(
 
 @tool_errors
 def set_core_memory(
-    ctx: Context,
+    ctx: ServerContext,
     memory_id: Annotated[
         str, Field(description="A memory id or its 8+ character prefix.", max_length=MAX_ID_CHARS)
     ],
@@ -182,7 +182,7 @@ def set_core_memory(
 
 @tool_errors
 def memory_forget(
-    ctx: Context,
+    ctx: ServerContext,
     memory_id: Annotated[
         str, Field(description="A memory id or its 8+ character prefix.", max_length=MAX_ID_CHARS)
     ],
@@ -208,7 +208,7 @@ def memory_forget(
 
 @tool_errors
 def record_memory_update(
-    ctx: Context,
+    ctx: ServerContext,
     memory_id: Annotated[
         str, Field(description="The memory just saved with save_memory.", max_length=MAX_ID_CHARS)
     ],

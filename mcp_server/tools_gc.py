@@ -11,11 +11,11 @@ import time
 from dataclasses import replace
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictInt
 
-from cortexgraph.mcp_server.app import state_of
+from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.storage.decay import gc_candidates
 from cortexgraph.storage.models import MemoryStatus
@@ -23,7 +23,7 @@ from cortexgraph.storage.models import MemoryStatus
 
 @tool_errors
 def gc(
-    ctx: Context,
+    ctx: ServerContext,
     dry_run: Annotated[bool, Field(description="Only report what would go (default).")] = True,
     archive_instead: Annotated[bool, Field(description="Archive instead of deleting.")] = False,
     limit: Annotated[

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
@@ -34,7 +34,7 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.collaborators import embedder_for
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.lifecycle_ops import entity_kind, status_report, wipe_store
@@ -57,7 +57,7 @@ def session_log(state: ServerState) -> SessionLog:
 
 
 @tool_errors
-def memory_status(ctx: Context) -> dict[str, Any]:
+def memory_status(ctx: ServerContext) -> dict[str, Any]:
     """The memory system's state: counts by tier, status and entity type, size on disk, the last
     consolidation run, and the state of the indexes."""
     state = state_of(ctx)
@@ -66,7 +66,7 @@ def memory_status(ctx: Context) -> dict[str, Any]:
 
 @tool_errors
 def memory_wipe(
-    ctx: Context,
+    ctx: ServerContext,
     confirm: Annotated[
         str,
         Field(
@@ -139,7 +139,7 @@ class NoSample:
 
 
 async def ask_client_model(
-    ctx: Context, scope: str, days: float = 7.0
+    ctx: ServerContext, scope: str, days: float = 7.0
 ) -> Sample | CreateMessageResult | NoSample:
     """Resolver: the client's model's summary, or why there is none. From MCP 2026-07-28 a
     ``Sample`` (the SDK asks in the tool result; a client that refuses ends the call on its own
@@ -214,7 +214,7 @@ def extractive_summary(texts: list[str], embedder: Any, max_sentences: int) -> s
 
 @tool_errors
 def memory_compress(
-    ctx: Context,
+    ctx: ServerContext,
     scope: Annotated[
         Scope,
         Field(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.arguments import TagText
 from cortexgraph.mcp_server.collaborators import embedder_for, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
@@ -29,7 +29,7 @@ def _outcome(outcome: Any) -> dict[str, Any]:
 
 @tool_errors
 def promote_memory(
-    ctx: Context,
+    ctx: ServerContext,
     memory_id: Annotated[
         str | None, Field(description="The memory to promote.", max_length=200)
     ] = None,
@@ -60,8 +60,8 @@ def promote_memory(
             for m in store.list(status=MemoryStatus.ACTIVE)
             if promotion_reason(m, now, decay) is not None
         )[:MAX_AUTO_PROMOTE]
-    # A dry run never writes, so it does not create the vault either.
-    sink = None if dry_run else note_sink(state)
+    # A dry run never writes (promote_memory returns before the sink), so it makes no vault.
+    sink: Any = None if dry_run else note_sink(state)
     outcomes = [promote(store, sink, i, now=now, force=force, dry_run=dry_run) for i in ids]
     return {
         "success": True,
@@ -76,7 +76,7 @@ def promote_memory(
 
 @tool_errors
 def search_unified(
-    ctx: Context,
+    ctx: ServerContext,
     query: Annotated[str | None, Field(description="What to look for.", max_length=10_000)] = None,
     tags: Annotated[
         list[TagText] | None, Field(description="Only results with these tags.", max_length=50)

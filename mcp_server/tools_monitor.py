@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import ToolAnnotations
 from pydantic import Field
@@ -37,7 +37,7 @@ from cortexgraph.activation.monitor import (
 from cortexgraph.activation.monitor.calls import normalize_text, similarity, tokens
 from cortexgraph.activation.monitor.engine import choose_directive
 from cortexgraph.activation.monitor.project_profile import project_profile
-from cortexgraph.mcp_server.app import ServerState, state_of
+from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.arguments import check_json
 from cortexgraph.mcp_server.errors import quote, tool_errors
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
@@ -103,7 +103,7 @@ def _spec(patterns: PatternSet, pattern_id: str) -> Any:
 
 @tool_errors
 def record_tool_call(
-    ctx: Context,
+    ctx: ServerContext,
     session_id: Annotated[
         str, Field(description="A stable id for this conversation.", min_length=1, max_length=128)
     ],
@@ -137,7 +137,7 @@ def record_tool_call(
 
 @tool_errors
 def report_outcome(
-    ctx: Context,
+    ctx: ServerContext,
     pattern_id: PatternId,
     intervention_id: InterventionId,
     worked: Annotated[bool, Field(description="True if the reminder got you out of the loop.")],
@@ -168,7 +168,7 @@ def report_outcome(
 
 @tool_errors
 def query_pattern_history(
-    ctx: Context,
+    ctx: ServerContext,
     signature: Annotated[
         str,
         Field(
@@ -247,7 +247,7 @@ def last_error(ledger: BehaviorLedger, pattern_id: str, context: str | None) -> 
 
 @tool_errors
 def request_intervention(
-    ctx: Context, pattern_id: PatternId, context: ContextText = None
+    ctx: ServerContext, pattern_id: PatternId, context: ContextText = None
 ) -> dict[str, Any]:
     """The reminder the monitor would give for a pattern now: the user's matching CLAUDE.md
     rule and the intervention that has worked best in this context."""

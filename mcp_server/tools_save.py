@@ -6,12 +6,12 @@ import json
 import time
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat
 
 from cortexgraph import activation
-from cortexgraph.mcp_server.app import state_of
+from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.arguments import (
     MAX_ID_CHARS,
     IdText,
@@ -63,7 +63,7 @@ def _meta(meta: dict[str, Any] | None, what: str = "meta") -> dict[str, Any]:
 
 @tool_errors
 def save_memory(
-    ctx: Context,
+    ctx: ServerContext,
     content: Annotated[
         str,
         Field(
@@ -161,7 +161,7 @@ def save_memory(
     }
 
 
-def _conversation_key(ctx: Context) -> str:
+def _conversation_key(ctx: ServerContext) -> str:
     """Which conversation a call belongs to: the HTTP session, or the one stdio client."""
     headers = getattr(ctx, "headers", None) or {}
     return str(headers.get("mcp-session-id") or "stdio")
@@ -169,7 +169,7 @@ def _conversation_key(ctx: Context) -> str:
 
 @tool_errors
 def touch_memory(
-    ctx: Context,
+    ctx: ServerContext,
     memory_id: MemoryId,
     boost_strength: Annotated[
         bool, Field(description="Also raise its strength by 0.1 (max 2.0).")
@@ -193,7 +193,7 @@ def touch_memory(
 
 @tool_errors
 def observe_memory_usage(
-    ctx: Context,
+    ctx: ServerContext,
     memory_ids: Annotated[
         list[IdText],
         Field(
@@ -257,7 +257,7 @@ def observe_memory_usage(
 
 @tool_errors
 def create_relation(
-    ctx: Context,
+    ctx: ServerContext,
     from_memory_id: MemoryId,
     to_memory_id: MemoryId,
     relation_type: Annotated[

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import state_of
+from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.arguments import IdText, Tags, unique_ids
 from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
 from cortexgraph.mcp_server.views import (
@@ -40,7 +40,7 @@ def _status(value: StatusFilter) -> MemoryStatus | None:
 
 @tool_errors
 def search_memory(
-    ctx: Context,
+    ctx: ServerContext,
     query: Annotated[
         str | None, Field(description="What to look for, in words.", max_length=MAX_QUERY_CHARS)
     ] = None,
@@ -96,7 +96,7 @@ def search_memory(
 
 @tool_errors
 def open_memories(
-    ctx: Context,
+    ctx: ServerContext,
     memory_ids: Annotated[
         IdText | Annotated[list[IdText], Field(max_length=100)],
         Field(description="One id or a list of up to 100."),
@@ -154,7 +154,7 @@ def _graph_stats(
 
 @tool_errors
 def read_graph(
-    ctx: Context,
+    ctx: ServerContext,
     status: Annotated[StatusFilter, Field(description="Which memories.")] = "active",
     include_scores: Annotated[bool, Field(description="Include decay score and age.")] = True,
     limit: Annotated[

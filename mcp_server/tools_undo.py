@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from cortexgraph.mcp_server.app import state_of
+from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.collaborators import issue_tracker
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.storage.models import validate_id
@@ -23,7 +23,7 @@ CAUSE = "undo_consolidation (MCP)"
 
 @tool_errors
 def undo_consolidation(
-    ctx: Context,
+    ctx: ServerContext,
     action: Annotated[
         Literal["merge", "archive", "promote", "gc"],
         Field(
@@ -79,7 +79,7 @@ def undo_consolidation(
 
 @tool_errors
 def memory_history(
-    ctx: Context,
+    ctx: ServerContext,
     memory_id: Annotated[
         str, Field(description="The memory whose changes to list.", max_length=200)
     ],
