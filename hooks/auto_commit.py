@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.storage.config import StoreConfig
 
 LISTED = 20  # memories named one by one in a message; the rest are counted
@@ -32,7 +32,7 @@ class RecordChanges:
 
 def live_records(data: bytes) -> dict[str, dict[str, Any]]:
     records: dict[str, dict[str, Any]] = {}
-    StoreSnapshot._parse(data, records, {})
+    RawStoreRecords._parse(data, records, {})
     return records
 
 

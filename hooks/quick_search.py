@@ -60,7 +60,7 @@ class Hit:
     decay: float
 
 
-class StoreSnapshot:
+class RawStoreRecords:
     """The live records of one storage directory, read once. Records stay raw dicts."""
 
     def __init__(
@@ -78,7 +78,7 @@ class StoreSnapshot:
         self.monitor_ids: list[str] = []
 
     @classmethod
-    def read(cls, path: Path, config: StoreConfig | None = None) -> StoreSnapshot:
+    def read(cls, path: Path, config: StoreConfig | None = None) -> RawStoreRecords:
         """Read ``path``/memories.jsonl; a missing file is an empty store, bad lines are skipped."""
         config = config or StoreConfig()
         file = path / config.memories_filename
@@ -96,9 +96,9 @@ class StoreSnapshot:
         finally:
             if gc_was_on:
                 gc.enable()
-        snapshot = cls(records, config, raw)
-        snapshot.monitor_ids = _drop_monitor_records(records, raw)
-        return snapshot
+        records_of_store = cls(records, config, raw)
+        records_of_store.monitor_ids = _drop_monitor_records(records, raw)
+        return records_of_store
 
     @staticmethod
     def _parse(data: bytes, records: dict[str, dict[str, Any]], raw: dict[str, bytes]) -> None:
@@ -282,4 +282,4 @@ def _probe(term: str) -> str:
     return term[:-1] if len(term) > 2 and term.endswith("i") else term
 
 
-__all__ = ["Hit", "StoreSnapshot"]
+__all__ = ["Hit", "RawStoreRecords"]

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from cortexgraph.hooks.context_block import Entry, clip, fenced_block
-from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.hooks.runtime import HookRuntime
 from cortexgraph.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
 from cortexgraph.storage.errors import CortexGraphError
@@ -30,8 +30,8 @@ def recall_context(
     query = " ".join(analysis.topic_terms)
     entries = server_entries(runtime, query) if runtime.plugin.ask_running_server else None
     if entries is None:  # no server running for this store: keywords over the JSONL file
-        snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
-        hits = snapshot.search(query, top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE)
+        records = RawStoreRecords.read(runtime.storage_path, runtime.store_config)
+        hits = records.search(query, top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE)
         entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]
     if not entries:
         return None

@@ -12,7 +12,7 @@ from typing import Any
 
 from cortexgraph.hooks.context_block import Entry, fenced_block
 from cortexgraph.hooks.contract import HookInput, additional_context, run_hook
-from cortexgraph.hooks.quick_search import Hit, StoreSnapshot
+from cortexgraph.hooks.quick_search import Hit, RawStoreRecords
 from cortexgraph.hooks.runtime import HookRuntime, load_runtime
 
 EVENT = "SessionStart"
@@ -20,12 +20,12 @@ DECISION_TAGS = ("decision", "decisions", "preference", "preferences", "conventi
 DECISION_MAX_AGE_DAYS = 30.0
 
 
-def project_hits(snapshot: StoreSnapshot, project: str, now: float, limit: int) -> list[Hit]:
+def project_hits(records: RawStoreRecords, project: str, now: float, limit: int) -> list[Hit]:
     if not project:
         return []
     names = {project, project.lower(), project.replace("_", "-").lower()}
-    tagged = snapshot.strongest(now, limit, tags=names)
-    matched = snapshot.search(
+    tagged = records.strongest(now, limit, tags=names)
+    matched = records.search(
         project.replace("-", " ").replace("_", " "), top_k=limit, now=now, min_relevance=0.5
     )
     seen: set[str] = set()
@@ -47,24 +47,24 @@ def move_monitor_records_out(runtime: HookRuntime) -> None:
 
 
 def session_context(runtime: HookRuntime, source: str, now: float) -> str | None:
-    snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
-    if snapshot.monitor_ids:
+    records = RawStoreRecords.read(runtime.storage_path, runtime.store_config)
+    if records.monitor_ids:
         move_monitor_records_out(runtime)
-    if not len(snapshot):
+    if not len(records):
         return None
     plugin = runtime.plugin
     budget = plugin.max_inject_chars // 2 if source == "resume" else plugin.max_inject_chars
-    decisions = snapshot.strongest(
+    decisions = records.strongest(
         now, max(3, plugin.items // 2), tags=DECISION_TAGS, max_age_days=DECISION_MAX_AGE_DAYS
     )
-    project = project_hits(snapshot, runtime.project_name, now, plugin.items)
+    project = project_hits(records, runtime.project_name, now, plugin.items)
     sections: list[tuple[str, list[Entry]]] = []
     if project:
         sections.append((f"Project {runtime.project_name}", [Entry(h.memory) for h in project]))
     if decisions:
         sections.append(("Recent decisions and preferences", [Entry(h.memory) for h in decisions]))
     if not project:
-        strongest = snapshot.strongest(now, plugin.items)
+        strongest = records.strongest(now, plugin.items)
         if strongest:
             sections.append(
                 (

@@ -17,7 +17,7 @@ from typing import Any
 from cortexgraph.hooks.context_block import clean, clip
 from cortexgraph.hooks.contract import HookInput, block_stop, run_hook
 from cortexgraph.hooks.phrases import phrase_detector
-from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.hooks.runtime import HookRuntime, fingerprint, load_runtime
 from cortexgraph.hooks.transcript import Turn, read_turns
 from cortexgraph.storage.text_index import tokenize
@@ -81,11 +81,11 @@ def unsaved_statements(turns: list[Turn], detector: Any = None) -> list[Unsaved]
     return list(reversed(found))
 
 
-def already_stored(snapshot: StoreSnapshot, text: str, now: float) -> bool:
+def already_stored(records: RawStoreRecords, text: str, now: float) -> bool:
     terms = set(tokenize(text))
     if not terms:
         return True
-    for hit in snapshot.search(text, top_k=3, now=now):
+    for hit in records.search(text, top_k=3, now=now):
         have = set(tokenize(hit.memory.content))
         if len(terms & have) / len(terms) >= ALREADY_SAVED_OVERLAP:
             return True
@@ -101,8 +101,8 @@ def nudge(runtime: HookRuntime, inp: HookInput, now: float) -> str | None:
     fresh = [c for c in candidates if fingerprint(c.text) not in nudged]
     if not fresh:
         return None
-    snapshot = StoreSnapshot.read(runtime.storage_path, runtime.store_config)
-    todo = [c for c in fresh if not already_stored(snapshot, c.text, now)][:MAX_NUDGE_ITEMS]
+    records = RawStoreRecords.read(runtime.storage_path, runtime.store_config)
+    todo = [c for c in fresh if not already_stored(records, c.text, now)][:MAX_NUDGE_ITEMS]
     # Remember all fresh ones, stored or not: the question was settled for each of them.
     runtime.write_state(
         inp.session_id, "stop", {"nudged": sorted(nudged | {fingerprint(c.text) for c in fresh})}

@@ -16,7 +16,7 @@ from cortexgraph.hooks.project_settings import (
     load_project_settings,
     parse_settings_text,
 )
-from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.hooks.runtime import store_location
 from cortexgraph.hooks.transcript import read_turns
 from cortexgraph.hooks.user_prompt_submit import analyze_prompt
@@ -48,7 +48,7 @@ QUERIES = [
 
 def test_quick_search_agrees_with_store_search_on_the_demo_data(demo_store) -> None:
     path, store = demo_store
-    snap = StoreSnapshot.read(path, store.config)
+    snap = RawStoreRecords.read(path, store.config)
     assert len(snap) == len(store)
     same_top, overlap = 0, 0.0
     for q in QUERIES:
@@ -69,10 +69,10 @@ def test_quick_search_sees_updates_and_deletions(tmp_path: Path) -> None:
     store.update(a.id, content="The cache uses Memcached now.")
     store.delete(b.id)
     store.update(store.save("Redis archive note", now=NOW).id, status="archived")
-    snap = StoreSnapshot.read(tmp_path)
+    snap = RawStoreRecords.read(tmp_path)
     assert [h.memory.id for h in snap.search("redis", now=NOW)] == []
     assert [h.memory.id for h in snap.search("memcached", now=NOW)] == [a.id]
-    assert StoreSnapshot.read(tmp_path / "absent").search("redis", now=NOW) == []
+    assert RawStoreRecords.read(tmp_path / "absent").search("redis", now=NOW) == []
 
 
 def test_settings_parse_and_validate() -> None:
@@ -207,6 +207,6 @@ def test_quick_search_finds_non_ascii_and_escaped_text(tmp_path: Path) -> None:
     )
     with open(tmp_path / "memories.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(b.to_json(), ensure_ascii=True) + "\n")  # \\u escapes on disk
-    snap = StoreSnapshot.read(tmp_path)
+    snap = RawStoreRecords.read(tmp_path)
     assert {h.memory.id for h in snap.search("schlüssel", now=NOW)} == {a.id, b.id}
     assert [h.memory.id for h in snap.search("jürgen", now=NOW)] == [a.id]

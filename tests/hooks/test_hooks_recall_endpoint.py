@@ -1,0 +1,166 @@
+"""The hook asks the running MCP server's search (cortexgraph.recall_endpoint), else its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from hooks_helpers import ROOT, HookRun, context_of
+from mcp import Client, StdioServerParameters
+
+from cortexgraph import recall_endpoint as endpoint
+from cortexgraph.storage.errors import InvalidInputError
+
+PUPPY = "Caroline adopted a golden retriever puppy named Max."
+OTHERS = [
+    "We chose Postgres for the billing service because of its JSONB support.",
+    "The deploy pipeline runs on GitHub Actions every Tuesday.",
+]
+# No word of this prompt's topic is in any memory: only the server's embeddings can find it.
+PROMPT = "Do you remember anything about dogs?"
+
+
+def _hook(env: dict[str, str], project: Path) -> HookRun:
+    body = {"session_id": "s", "transcript_path": "", "cwd": str(project), "prompt": PROMPT}
+    proc = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.hooks", "UserPromptSubmit"],
+        input=json.dumps(body),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+    return HookRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.slow
+def test_hook_ranks_with_the_running_servers_search_and_alone_by_keywords(
+    hook_env: dict[str, str], project: Path
+) -> None:
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cortexgraph.mcp_server"],
+        env={
+            **hook_env,
+            "CORTEXGRAPH_LOG_LEVEL": "WARNING",
+            "LTM_VAULT_PATH": str(project / "vault"),
+            # each memory embedded from its own text: the others do not borrow the puppy's
+            "CORTEXGRAPH_SAVE_NEIGHBOUR_CONTEXT": "false",
+        },
+    )
+
+    async def with_server() -> tuple[str, HookRun]:
+        with anyio.fail_after(120):
+            async with Client(server) as client:
+                saved = await client.call_tool("save_memory", {"content": PUPPY})
+                puppy = json.loads(saved.content[0].text)["memory_id"]
+                for text in OTHERS:
+                    await client.call_tool("save_memory", {"content": text})
+                # search_memory itself finds the puppy by meaning (the reference), once the
+                # background embedder has its vector: until then it ranks by keywords alone.
+                top: list[str] = []
+                while top != [puppy]:
+                    await anyio.sleep(0.2)
+                    found = await client.call_tool("search_memory", {"query": "dogs", "top_k": 1})
+                    top = [r["id"] for r in json.loads(found.content[0].text)["results"]]
+                run = await anyio.to_thread.run_sync(_hook, hook_env, project)
+                # a project that turns asking off keeps the hook's own keyword search
+                off_env = {**hook_env, "CLAUDE_PLUGIN_OPTION_ASK_RUNNING_SERVER": "false"}
+                off = await anyio.to_thread.run_sync(_hook, off_env, project)
+                assert off.rc == 0 and off.stdout == "", off.stdout
+                return puppy, run
+
+    puppy, run = anyio.run(with_server)
+    block = context_of(run, "UserPromptSubmit")
+    assert f"id {puppy}" in block.splitlines()[3]  # the first memory of the block
+    # The server has stopped: the hook's own keyword search shares no word with the prompt.
+    alone = _hook(hook_env, project)
+    assert alone.rc == 0 and alone.stdout == "", alone.stdout
+
+
+def test_requests_are_checked_before_anything_is_searched() -> None:
+    good = endpoint.parse_request(endpoint.encode({"op": "search", "query": "db", "top_k": 3}))
+    assert good == endpoint.SearchRequest("db", 3)
+    for bad in (
+        b"not json\n",
+        b'{"v": 2, "op": "search", "query": "x"}\n',
+        b'{"v": 1, "op": "delete", "query": "x"}\n',
+        b'{"v": 1, "op": "search", "query": "  "}\n',
+        b'{"v": 1, "op": "search", "query": "x", "top_k": 500}\n',
+        b'{"v": 1, "op": "search", "query": "x", "top_k": true}\n',
+        b'{"v": 1, "op": "search", "query": "' + b"x" * 20_000 + b'"}\n',
+    ):
+        with pytest.raises(InvalidInputError):
+            endpoint.parse_request(bad)
+
+
+def test_a_folder_others_can_enter_is_never_used(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(tmp_path))
+    folder = endpoint.endpoint_folder()
+    assert folder is not None and folder.stat().st_mode & 0o777 == 0o700
+    folder.chmod(0o755)  # someone loosened it (or made it first): it is not trusted
+    assert endpoint.endpoint_folder() is None
+    assert endpoint.endpoint_path(tmp_path / "store") is None
+    assert endpoint.ask_running_server(tmp_path / "store", "x", 5) is None
+
+
+def test_a_stale_socket_is_no_server_and_is_cleared_for_the_next(tmp_path: Path) -> None:
+    path = endpoint.endpoint_path(tmp_path / "store", folder=tmp_path)
+    assert path is not None
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(path))
+    stale.close()  # a server that was killed leaves its socket file behind
+    assert path.exists()
+    assert endpoint.claim(path) is True
+    assert not path.exists()
+    live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    live.bind(str(path))
+    live.listen()
+    try:
+        assert endpoint.claim(path) is False  # another server has the store: leave it
+    finally:
+        live.close()
+        os.unlink(path)
+
+
+def test_the_server_answers_with_search_memorys_ranking_and_an_error_for_a_bad_request(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from mcp_common import make_settings
+
+    from cortexgraph.mcp_server.app import ServerState
+    from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
+
+    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(tmp_path))
+    state = ServerState(make_settings(tmp_path))
+    state.store.save("Ledgerly stores money as integer cents in PostgreSQL.")
+    state.store.save("Team lunch is on Fridays.")
+    off = ServerState(make_settings(tmp_path / "off", recall_endpoint=False))
+
+    async def go() -> None:
+        async with anyio.create_task_group() as tg:
+            assert await tg.start(serve_recall_endpoint, off) is None
+            path = await tg.start(serve_recall_endpoint, state)
+            assert path == endpoint.endpoint_path(tmp_path / "stm")
+            reply = await anyio.to_thread.run_sync(
+                endpoint.ask_running_server, tmp_path / "stm", "how is money stored", 5
+            )
+            assert reply is not None and reply.embeddings == "off"
+            assert [m["content"] for m, _ in reply.results] == [
+                "Ledgerly stores money as integer cents in PostgreSQL."
+            ]
+            async with await anyio.connect_unix(path) as raw:
+                await raw.send(b'{"v": 1, "op": "search", "query": ""}\n')
+                answer = json.loads(await raw.receive())
+            assert answer == {"v": 1, "error": "query must be non-empty text"}
+            tg.cancel_scope.cancel()
+        assert not path.exists()  # removed on shutdown
+
+    anyio.run(go)
