@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,16 @@ class LedgerEntry:
     body_checksum: str
     written_at: float
     conflict_checksum: str | None = None  # body of the last conflict copy written
+
+
+def _fields(entry: LedgerEntry) -> dict[str, object]:
+    """``asdict(entry)``, in its field order, without asdict's deep copy (a ledger holds many)."""
+    return {
+        "path": entry.path,
+        "body_checksum": entry.body_checksum,
+        "written_at": entry.written_at,
+        "conflict_checksum": entry.conflict_checksum,
+    }
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
@@ -119,10 +130,9 @@ class WriteLedger:
     # -- writing --------------------------------------------------------------------------------
     def set(self, memory_id: str, entry: LedgerEntry) -> None:
         self.entries[memory_id] = entry
-        line = json.dumps({"id": memory_id, **asdict(entry)}, ensure_ascii=False) + "\n"
-        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"id": memory_id, **_fields(entry)}, ensure_ascii=False) + "\n"
         # Opened per line: another process may compact (truncate) the journal between writes.
-        with open(self.journal, "ab") as fh:
+        with _open_in_folder(self.journal, "ab") as fh:
             fh.write(line.encode("utf-8"))
             self._journal_offset = fh.tell()
         self._journal_lines += 1
@@ -130,7 +140,7 @@ class WriteLedger:
     def save(self) -> None:
         """Fold the journal into a new snapshot (atomic), then empty the journal. A crash between
         the two only replays entries the snapshot already has."""
-        data = {"version": 1, "notes": {k: asdict(v) for k, v in sorted(self.entries.items())}}
+        data = {"version": 1, "notes": {k: _fields(v) for k, v in sorted(self.entries.items())}}
         atomic_write_text(self.file, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         with open(self.journal, "wb"):
             pass
@@ -144,18 +154,27 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     """Write via a hidden temp file in the same folder and os.replace: readers (Obsidian, a
     sync client) see the old file or the new one, never half of one. ``durable=False`` skips
     the fsync: for a batch that calls :func:`sync_filesystem` once at its flush instead."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        with _open_in_folder(tmp, "w") as fh:
             fh.write(text)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # never leave a half-written temp file behind
+        raise
+
+
+def _open_in_folder(path: Path, mode: str) -> IO[Any]:
+    """``open(path, mode)``, making its folder first if it is missing (not a mkdir per write)."""
+    encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
+    try:
+        return open(path, mode, encoding=encoding, newline=newline)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, mode, encoding=encoding, newline=newline)
 
 
 def sync_filesystem(path: Path) -> None:
