@@ -7,6 +7,7 @@ them) never imports the store at all.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from typing import Any
 
@@ -22,6 +23,7 @@ RECALL_TOP_K = 5
 # Below this share of the best hit's relevance a match is noise, not a memory of the topic.
 MIN_RELEVANCE = 0.35
 SAVE_CONTENT_CHARS = 500
+NO_ANSWER = "cortexgraph: the MCP server did not answer in time; recalled by keywords instead"
 
 
 def recall_context(
@@ -47,10 +49,13 @@ def recall_context(
 def server_entries(runtime: HookRuntime, query: str) -> list[Entry] | None:
     """The running MCP server's ranking (BM25 + embeddings, as search_memory), or None when no
     server has this store open or it does not answer in time."""
-    from cortexgraph.recall_endpoint import ask_running_server
+    from cortexgraph.recall_endpoint import ask_running_server, endpoint_path
 
     reply = ask_running_server(runtime.storage_path, query, RECALL_TOP_K)
     if reply is None:
+        path = endpoint_path(runtime.storage_path)
+        if path is not None and path.exists():  # a server is there but busy, or one was killed
+            print(NO_ANSWER, file=sys.stderr)
         return None
     entries: list[Entry] = []
     for record, score in reply.results:
