@@ -4,6 +4,7 @@ that have one, so no link dangles), its merged sources by their first words, its
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from cortexgraph.storage.models import Memory, Relation
@@ -43,8 +44,12 @@ def note_links(
             continue
         links.append(LinkTarget(path.stem, kind="memory", relation_type=types.get(other)))
     if entity_notes:
-        links.extend(LinkTarget(safe_filename(e), label=e, kind="entity") for e in memory.entities)
+        links.extend(LinkTarget(_entity_stem(e), label=e, kind="entity") for e in memory.entities)
     return links
+
+
+# A run names the same few entities in thousands of notes.
+_entity_stem = lru_cache(maxsize=4096)(safe_filename)
 
 
 def existing_note(vault: Path, rel: str | None) -> Path | None:

@@ -3,14 +3,16 @@
 It satisfies ``agents.protocols.NoteSink`` structurally (vault_sync may not import agents).
 One sink serves a whole run: it walks the vault once (``NoteLocator``) and appends one journal
 line per note to the write ledger; ``close()`` (or leaving ``with sink:``) folds the journal into
-the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes. Nothing is lost without
-``close()``: the journal is read back by the next sink.
+the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes once the journal holds a
+quarter of the snapshot's entries (so a run's snapshot rewrites add up to O(ledger), not
+O(ledger) per ``FLUSH_EVERY`` notes). Nothing is lost without ``close()``: the journal is read
+back by the next sink.
 
 ``batch=True`` is for a job that flushes or closes its sink once per run (the pipeline: the
 promoter flushes before it marks the memories promoted): entity notes are written at that
 flush, each once with all the links collected in the run (vault_sync.entity_notes), and notes
-are not fsynced one by one: each flush (and every ``FLUSH_EVERY`` notes, with the ledger
-snapshot) syncs the file system once (``syncfs``). A process killed before the flush loses
+are not fsynced one by one: each flush, and every ``FLUSH_EVERY`` notes, syncs the file
+system once (``syncfs``). A process killed before the flush loses
 nothing written (the page cache keeps it) and its memories are not marked yet, so the next run
 promotes them again, updating their notes in place and writing the entity lists; a power cut
 can lose the notes written since the last sync (at most ``FLUSH_EVERY``). A batch sink also
@@ -20,7 +22,7 @@ interactive promotions, writes a note's entity notes with it, fsyncs every file 
 note.
 
 A new note's name is checked against the folder's names listed once per sink (kept up to date
-as we write, and each pick confirmed by one ``exists``), not a listing per note.
+as we write, and each pick confirmed by one ``lexists``), not a listing per note.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from cortexgraph.vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
 
-FLUSH_EVERY = 500  # journal lines before the ledger snapshot is rewritten
+FLUSH_EVERY = 500  # notes between flushes (file-system sync, lock release, maybe the snapshot)
 
 
 class ObsidianNoteSink:
@@ -94,6 +96,7 @@ class ObsidianNoteSink:
         self._held = False  # a batch sink holds the write lock between flushes
         self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names, listed once
         self._notes_dir: Path | None = None  # resolved, while a batch sink holds the lock
+        self._unflushed = 0  # notes written since the last flush
 
     # -- NoteSink -------------------------------------------------------------------------------
     def write_note(
@@ -112,8 +115,9 @@ class ObsidianNoteSink:
             with nullcontext() if self._held else self._lock:
                 ledger = self._fresh_ledger()
                 result = self._write_locked(memory, related, relations, reason, now, ledger)
-                if ledger.pending >= FLUSH_EVERY:  # entity notes wait for flush(): per run
-                    self._flush_locked(ledger, entities=False)
+                self._unflushed += 1
+                if self._unflushed >= FLUSH_EVERY:  # entity notes wait for flush(): per run
+                    self._flush_locked(ledger, final=False)
                 return result
         except OSError as exc:
             raise VaultWriteError(f"cannot write the note for {memory.id}: {exc}") from exc
@@ -132,13 +136,16 @@ class ObsidianNoteSink:
 
     close = flush
 
-    def _flush_locked(self, ledger: WriteLedger, *, entities: bool = True) -> None:
+    def _flush_locked(self, ledger: WriteLedger, *, final: bool = True) -> None:
+        """``final``: flush() / close(), else every FLUSH_EVERY notes of a run."""
         try:
-            if entities:
+            if final:
                 self._entities.write(durable=not self.batch)
             if self.batch:
                 sync_filesystem(self.vault)  # the notes written since the last flush, at once
-            ledger.save()
+            if final or ledger.pending >= max(FLUSH_EVERY, len(ledger.entries) // 4):
+                ledger.save()
+            self._unflushed = 0
         finally:
             self._release_held()
 

@@ -106,3 +106,26 @@ def test_a_batch_sink_folds_the_ledger_every_flush_every_notes_and_entities_once
     assert not (vault / "cortexgraph" / "entities" / "PostgreSQL.md").exists()
     sink.flush()  # the run's end: each entity note once, with every link of the run
     assert len(_mentions(vault, "PostgreSQL")) == 5 == len(_mentions(vault, "Sam"))
+
+
+def test_a_big_ledger_is_folded_when_its_journal_reaches_a_quarter_of_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from cortexgraph.vault_sync.ledger import WriteLedger
+
+    monkeypatch.setattr(note_sink_module, "FLUSH_EVERY", 2)
+    store, ids = _store([f"Sam moved ledger {i} to PostgreSQL." for i in range(12)])
+    vault = tmp_path / "vault"
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        for memory_id in ids[:8]:
+            promote_memory(store, sink, memory_id, now=NOW, force=True)
+    sink = ObsidianNoteSink(vault, batch=True)
+    for memory_id in ids[8:10]:
+        promote_memory(store, sink, memory_id, now=NOW, force=True)
+    assert WriteLedger(vault).pending == 0  # 2 journal lines >= 10 entries // 4: folded
+    for memory_id in ids[10:]:
+        promote_memory(store, sink, memory_id, now=NOW, force=True)
+    assert WriteLedger(vault).pending == 2  # 2 lines < 12 // 4: synced, left to the journal
+    sink.close()  # the run's end folds it whatever its size
+    ledger = WriteLedger(vault)
+    assert ledger.pending == 0 and len(ledger.entries) == 12
