@@ -225,7 +225,7 @@ def scale_table(
 
 
 def demo_tables(cache_dir: Path) -> None:
-    from cortexgraph.cli.issues_cmd import open_issue_tracker
+    from cortexgraph.user_store import open_issue_tracker
 
     ms, group_of, half_a, half_b = demo_labelled()
     warm = EmbeddingCache(default_embedder(), cache_dir)  # both rows start from a warm cache

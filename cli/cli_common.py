@@ -34,7 +34,7 @@ def settings_for(storage_path: Path | None = None, vault: Path | None = None) ->
 
 def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
     """The JSONL store; with ``embeddings``, searched with MiniLM when it is installed."""
-    from cortexgraph.flows.wiring import open_user_store
+    from cortexgraph.user_store import open_user_store
 
     dense = None
     if embeddings and settings.enable_embeddings:
@@ -47,7 +47,7 @@ def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
 
 def read_tracker(settings: Settings) -> Any:
     """The beads tracker if it exists (never created here), else None."""
-    from cortexgraph.cli.issues_cmd import open_configured_tracker
+    from cortexgraph.user_store import open_configured_tracker
 
     if not settings.beads_enabled:
         return None

@@ -18,8 +18,7 @@ import typer
 
 from cortexgraph.process_env import prepare_process
 from cortexgraph.storage.errors import CortexGraphError
-
-RUNS_FILE = "consolidation-runs.jsonl"
+from cortexgraph.user_store import last_run, record_run
 
 app = typer.Typer(
     help="Run the consolidation pipeline (decay, cluster, merge, promote, relations).",
@@ -35,34 +34,6 @@ def _settings(storage_path: Path | None, vault: Path | None) -> Any:
     from cortexgraph.settings import load_settings
 
     return load_settings(storage_path=storage_path, ltm_vault_path=vault)
-
-
-def _last_run(storage: Path) -> dict[str, Any] | None:
-    try:
-        lines = (storage / RUNS_FILE).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return None
-    for line in reversed(lines):
-        try:
-            return json.loads(line)
-        except ValueError:
-            continue
-    return None
-
-
-def _record_run(storage: Path, report: Any, finished: float) -> None:
-    data = report.to_json()
-    record = {
-        "finished_at": finished,
-        "dry_run": False,
-        "agents": data["agents"],
-        "total_seconds": data["total_seconds"],
-        "seconds": data["seconds"],
-        "summaries": data["summaries"],
-        "notes": data["notes"],
-    }
-    with (storage / RUNS_FILE).open("a", encoding="utf-8") as f:
-        f.write(json.dumps(record) + "\n")
 
 
 @app.callback()
@@ -101,7 +72,7 @@ def run(
                 if interval_hours is not None
                 else (settings.consolidation_interval / 3600)
             )
-            last = _last_run(settings.storage_path)
+            last = last_run(settings.storage_path)
             age = time.time() - last["finished_at"] if last else None
             if age is not None and age < hours * 3600:
                 _say(
@@ -121,7 +92,7 @@ def run(
             dask_address=dask_address,
         )
         if not dry_run:
-            _record_run(settings.storage_path, report, time.time())
+            record_run(settings.storage_path, report, time.time())
     except CortexGraphError as exc:
         _fail(as_json, str(exc))
     if as_json:
@@ -221,7 +192,7 @@ def status(ctx: typer.Context) -> None:
     """Show the last live run's results."""
     opts = ctx.obj or {}
     settings = _settings(opts.get("storage_path"), opts.get("vault"))
-    last = _last_run(settings.storage_path)
+    last = last_run(settings.storage_path)
     if opts.get("json"):
         typer.echo(json.dumps(last))
         return

@@ -35,10 +35,10 @@ def context(
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault")] = None,
 ) -> None:
     """Print the context memory_retrieve would send for QUERY (token count on stderr)."""
-    from cortexgraph.flows.wiring import open_user_store
     from cortexgraph.retrieval.context import RetrievalFilters, memory_retrieve
     from cortexgraph.settings import load_settings
     from cortexgraph.storage.errors import CortexGraphError
+    from cortexgraph.user_store import open_user_store
 
     settings = load_settings(storage_path=storage_path, ltm_vault_path=vault)
     try:

@@ -94,11 +94,10 @@ def demo(
     ] = False,
 ) -> None:
     """Seed a demo store, consolidate it with the Prefect flow, and show the results."""
-    from cortexgraph.cli.consolidate import _record_run as record_run
     from cortexgraph.cli.consolidate import print_report_tables, run_with_progress
-    from cortexgraph.cli.issues_cmd import open_issue_tracker
     from cortexgraph.demo_data import seed_store
     from cortexgraph.storage.embeddings import default_cache
+    from cortexgraph.user_store import open_issue_tracker, record_run
     from cortexgraph.vault_sync import LTMIndex, search_unified
 
     console = Console()

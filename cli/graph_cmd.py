@@ -13,9 +13,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cortexgraph.flows.wiring import open_user_store
 from cortexgraph.settings import load_settings
 from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.user_store import open_user_store
 
 err = Console(stderr=True)
 _COLORS = {"note": "#7c5cff", "memory": "#2bb673", "missing": "#bbbbbb"}

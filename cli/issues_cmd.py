@@ -1,15 +1,13 @@
 """`cortexgraph issues list|show|close`: the consolidation issues, readable by people.
 
 Where the issues live: ``--repo PATH`` (a git repository or a folder inside one), else
-``CORTEXGRAPH_BEADS_REPO``, else ``.beads/`` in the storage directory's own repository.
-Also home to :func:`open_issue_tracker`, which flows use to get a tracker or the in-memory
-fallback.
+``CORTEXGRAPH_BEADS_REPO``, else ``.beads/`` in the storage directory's own repository
+(cortexgraph.user_store.tracker_location, the rule every shell uses).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,20 +15,16 @@ from typing import Annotated, Any
 
 import typer
 
-from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
-from cortexgraph.agents.protocols import IssueTracker
-from cortexgraph.settings import Settings, load_settings
+from cortexgraph.settings import load_settings
 from cortexgraph.storage.beads import (
     STATUSES,
     BeadsIssue,
     BeadsTracker,
     TrackerUnavailableError,
     issue_as_json,
-    open_tracker,
 )
 from cortexgraph.storage.errors import CortexGraphError
-
-log = logging.getLogger(__name__)
+from cortexgraph.user_store import open_configured_tracker
 
 app = typer.Typer(
     help="Consolidation issues (beads format in .beads/issues.jsonl, committed to git).",
@@ -46,39 +40,6 @@ RepoOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="machine-readable output")]
-
-
-def tracker_location(settings: Settings, repo: Path | None = None) -> tuple[Path, bool]:
-    """(where .beads/ goes, whether a repository above it may be used)."""
-    chosen = repo or settings.beads_repo
-    if chosen is not None:
-        return Path(chosen).expanduser(), True
-    return settings.storage_path, False
-
-
-def open_configured_tracker(
-    settings: Settings, repo: Path | None = None, *, init: bool = True
-) -> BeadsTracker:
-    location, search_parents = tracker_location(settings, repo)
-    return open_tracker(location, settings.beads_prefix, search_parents=search_parents, init=init)
-
-
-def open_issue_tracker(settings: Settings, repo: Path | None = None) -> tuple[IssueTracker, str]:
-    """The beads tracker, or an in-memory one when tracking is off or the repo is unusable.
-
-    The second value says which, in words, for the flow's log and summary.
-    """
-    if not settings.beads_enabled:
-        return (
-            InMemoryIssueTracker(),
-            "issue tracking disabled: work passed between agents in memory",
-        )
-    try:
-        tracker = open_configured_tracker(settings, repo)
-    except CortexGraphError as e:
-        log.warning("beads tracker unavailable, tracking in memory: %s", e)
-        return InMemoryIssueTracker(), f"beads repository unusable ({e}); tracking in memory"
-    return tracker, f"issues tracked in {tracker.path}"
 
 
 def _open_for_reading(repo: Path | None) -> BeadsTracker | None:
@@ -210,4 +171,4 @@ def close_issue(
         typer.echo(f"closed {issue.id}: {issue.close_reason}")
 
 
-__all__ = ["app", "open_configured_tracker", "open_issue_tracker", "tracker_location"]
+__all__ = ["app"]

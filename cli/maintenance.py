@@ -18,8 +18,8 @@ from typing import Annotated
 
 import typer
 
-from cortexgraph.flows.wiring import open_user_store
 from cortexgraph.storage import CortexGraphError
+from cortexgraph.user_store import open_user_store
 
 app = typer.Typer(
     help="Maintain a cortexgraph short-term memory store.",

@@ -59,8 +59,8 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import an export file into this store (empty or not); nothing is overwritten."""
-    from cortexgraph.cli.issues_cmd import open_issue_tracker
     from cortexgraph.storage.portable import import_bundle, read_bundle
+    from cortexgraph.user_store import open_issue_tracker
 
     with cli_errors():
         settings = settings_for(storage_path, vault)

@@ -13,9 +13,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from cortexgraph.flows.wiring import open_user_store
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.user_store import open_user_store
 from cortexgraph.vault_sync import (
     LTMIndex,
     ObsidianNoteSink,

@@ -24,6 +24,7 @@ from cortexgraph.agents.pipeline import AGENT_ORDER, PipelineReport, run_agents,
 from cortexgraph.agents.relationship_discovery import RelationshipConfig
 from cortexgraph.flows.pipeline_setup import build_pipeline, pipeline_config
 from cortexgraph.settings import Settings, load_settings
+from cortexgraph.user_store import last_run, record_run
 
 # What each agent's ``run()`` returns in 1.x: the list inside its report.
 _ITEMS = {
@@ -77,8 +78,6 @@ class Scheduler:
         self.last_report: PipelineReport | None = None  # the full report of the last run
 
     def _run(self, agents: Sequence[str] | None) -> PipelineReport:
-        from cortexgraph.cli.consolidate import _record_run
-
         config = pipeline_config(self.settings, self.merge_mode, self.gc, **self.overrides)
         pipeline, collab = build_pipeline(
             self.settings, dry_run=self.dry_run, use_embeddings=self.use_embeddings, config=config
@@ -89,7 +88,7 @@ class Scheduler:
         )
         collab.finish()
         if not self.dry_run:
-            _record_run(self.settings.storage_path, report, time.time())
+            record_run(self.settings.storage_path, report, time.time())
         self.last_report = report
         return report
 
@@ -107,10 +106,8 @@ class Scheduler:
     ) -> dict[str, Any]:
         """Run the pipeline only if the last live run is older than the interval (by default
         CORTEXGRAPH_CONSOLIDATION_INTERVAL seconds); ``force`` runs regardless."""
-        from cortexgraph.cli.consolidate import _last_run
-
         hours = interval_hours or self.interval_hours or self.settings.consolidation_interval / 3600
-        last = _last_run(self.settings.storage_path)
+        last = last_run(self.settings.storage_path)
         age = time.time() - last["finished_at"] if last else None
         if not force and age is not None and age < hours * 3600:
             return {

@@ -7,7 +7,7 @@
         close_issue(issue_id, "Processed successfully")
 
 Thin: each call opens the configured beads tracker (CORTEXGRAPH_BEADS_REPO, else the storage
-directory; cli.issues_cmd.open_configured_tracker), the one the agents and
+directory; cortexgraph.user_store.open_configured_tracker), the one the agents and
 ``cortexgraph issues`` use, with the labels the agents use (``consolidation:<agent>``).
 """
 
@@ -24,7 +24,7 @@ DEFAULT_ASSIGNEE = "cortexgraph-agent"
 
 
 def _tracker(settings: Settings | None) -> Any:
-    from cortexgraph.cli.issues_cmd import open_configured_tracker
+    from cortexgraph.user_store import open_configured_tracker
 
     return open_configured_tracker(settings or load_settings())
 

@@ -19,9 +19,10 @@ from cortexgraph.activation.monitor.ledger_store import (
 from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
 from cortexgraph.agents.protocols import IssueTracker, NoteSink
 from cortexgraph.settings import Settings
-from cortexgraph.storage import InMemoryStore, JSONLStore, MemoryStore, open_store
+from cortexgraph.storage import InMemoryStore, MemoryStore, open_store
 from cortexgraph.storage.embeddings import EmbeddingCache, default_cache
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
+from cortexgraph.user_store import open_configured_tracker, open_issue_tracker
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +57,6 @@ def read_store_snapshot(settings: Settings) -> InMemoryStore:
             f"no store at {path}: nothing to preview (run once without --dry-run)"
         )
     return InMemoryStore.from_files(path, settings.store_config())
-
-
-def open_user_store(settings: Settings, dense: Any = None) -> JSONLStore:
-    """The user's store as every CLI opens it: records the behaviour monitor left there by
-    an older version are moved to its own ledger first, so no command ever shows them."""
-    store = open_store(settings.storage_path, settings.store_config(), dense=dense)
-    isolate_monitor_records(store, settings.storage_path)
-    return store
 
 
 def open_collaborators(
@@ -115,8 +108,6 @@ def open_collaborators(
 
 
 def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
-    from cortexgraph.cli.issues_cmd import open_configured_tracker, open_issue_tracker
-
     if not dry_run:
         return open_issue_tracker(settings)
     if settings.beads_enabled:

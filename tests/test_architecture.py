@@ -28,21 +28,12 @@ ALLOWED = {
     "vault_sync": {"storage"},
     "activation": {"storage"},
     "agents": {"storage"},
-    "cortexgraph": {"storage"},
+    # cortexgraph/user_store.py opens the user's store as every shell does, which moves the
+    # behaviour monitor's records out of it (activation.monitor.ledger_store)
+    "cortexgraph": {"storage", "activation"},
     "retrieval": {"storage", "vault_sync"},
-    # flows' `cortexgraph serve --ui` starts the web view, so flows may import webui.
-    # TEMPORARY while the tracker location and run-record logic moves below the shells: flows
-    # still reaches cli/issues_cmd.py and cli/consolidate.py (issue 16); remove "cli" then.
-    "flows": {
-        "storage",
-        "agents",
-        "vault_sync",
-        "activation",
-        "retrieval",
-        "cortexgraph",
-        "webui",
-        "cli",
-    },
+    # the Prefect flow and its wiring; the shells that start it (cli/, a deployment) sit above
+    "flows": {"storage", "agents", "vault_sync", "activation", "cortexgraph"},
     "mcp_server": {"storage", "agents", "vault_sync", "activation", "retrieval", "cortexgraph"},
     # the local web view: a shell like the other two; neither of them is imported by it
     "webui": {"storage", "agents", "vault_sync", "retrieval", "cortexgraph"},
@@ -59,7 +50,7 @@ ALLOWED = {
         "flows",
     },
     # the Claude Code hooks: one short process per event, so nothing heavy and no framework.
-    "hooks": {"storage", "activation", "retrieval", "vault_sync", "cortexgraph", "flows"},
+    "hooks": {"storage", "activation", "retrieval", "vault_sync", "cortexgraph"},
 }
 # cortexgraph 1.x's public names (``from cortexgraph.agents import Scheduler``, the beads helpers in
 # ``cortexgraph.agents.beads_integration``) open the configured store themselves, so these two

@@ -8,9 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
-from cortexgraph.cli.issues_cmd import app, open_issue_tracker
+from cortexgraph.cli.issues_cmd import app
 from cortexgraph.settings import Settings
 from cortexgraph.storage.beads import BeadsTracker, issue_as_json, open_tracker
+from cortexgraph.user_store import open_issue_tracker
 
 runner = CliRunner()
 

@@ -5,12 +5,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cortexgraph.cli.consolidate import RUNS_FILE, app
+from cortexgraph.cli.consolidate import app
 from cortexgraph.flows.consolidation import make_task_runner, run_pipeline
 from cortexgraph.settings import load_settings
 from cortexgraph.storage import open_store
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.user_store import RUNS_FILE
 
 NOW = 1_760_000_000.0 + 3600  # an hour after seeding
 
