@@ -180,7 +180,67 @@ class Pipeline:
         return agent.run(now=now, dry_run=dry_run)
 
 
-StepRunner = Callable[[str, Callable[[], Any]], Any]
+StepListener = Callable[[str, Any, float], None]
+# Runs one agent as ``runner(pipeline, now, dry_run, *extra)``: a Prefect task in the flow.
+StepRunner = Callable[..., Any]
+
+
+class PipelineRun:
+    """One run's bookkeeping, the same with or without Prefect: which agents run (in pipeline
+    order), their reports and seconds, and ``on_step``, told after each agent (the CLI's
+    progress display)."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        *,
+        now: float,
+        dry_run: bool = False,
+        agents: Iterable[str] | None = None,
+        on_step: StepListener | None = None,
+        started: float | None = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.now = now
+        self.dry_run = dry_run
+        self.agents = select_agents(agents)
+        self.on_step = on_step
+        self.reports: dict[str, Any] = {}
+        self.seconds: dict[str, float] = {}
+        self.started = time.perf_counter() if started is None else started  # perf_counter
+
+    def wants(self, *names: str) -> bool:
+        return any(name in self.agents for name in names)
+
+    def step(self, name: str, runner: StepRunner | None = None, *extra: Any) -> Any:
+        """Run agent ``name`` if it was chosen (else None) and return its report: through
+        ``runner(pipeline, now, dry_run, *extra)``, by default ``Pipeline.step`` with the
+        reports of the agents before it."""
+        if name not in self.agents:
+            return None
+        t0 = time.perf_counter()
+        if runner is None:
+            report = self.pipeline.step(
+                name, now=self.now, dry_run=self.dry_run, previous=self.reports
+            )
+        else:
+            report = runner(self.pipeline, self.now, self.dry_run, *extra)
+        self.reports[name] = report
+        self.seconds[name] = time.perf_counter() - t0
+        if self.on_step is not None:
+            self.on_step(name, report, self.seconds[name])
+        return report
+
+    def report(self, notes: Iterable[str] = ()) -> PipelineReport:
+        return PipelineReport(
+            self.dry_run,
+            self.now,
+            self.agents,
+            self.reports,
+            self.seconds,
+            time.perf_counter() - self.started,
+            tuple(notes),
+        )
 
 
 def run_agents(
@@ -190,22 +250,13 @@ def run_agents(
     dry_run: bool = False,
     agents: Iterable[str] | None = None,
     notes: Iterable[str] = (),
-    on_step: Callable[[str, Any, float], None] | None = None,
+    on_step: StepListener | None = None,
 ) -> PipelineReport:
     """Run the chosen agents in order without Prefect; ``on_step`` sees each report."""
-    chosen = select_agents(agents)
-    reports: dict[str, Any] = {}
-    seconds: dict[str, float] = {}
-    start = time.perf_counter()
-    for name in chosen:
-        t0 = time.perf_counter()
-        reports[name] = pipeline.step(name, now=now, dry_run=dry_run, previous=reports)
-        seconds[name] = time.perf_counter() - t0
-        if on_step is not None:
-            on_step(name, reports[name], seconds[name])
-    return PipelineReport(
-        dry_run, now, chosen, reports, seconds, time.perf_counter() - start, tuple(notes)
-    )
+    run = PipelineRun(pipeline, now=now, dry_run=dry_run, agents=agents, on_step=on_step)
+    for name in run.agents:
+        run.step(name)
+    return run.report(notes)
 
 
 __all__ = [
@@ -213,6 +264,9 @@ __all__ = [
     "Pipeline",
     "PipelineConfig",
     "PipelineReport",
+    "PipelineRun",
+    "StepListener",
+    "StepRunner",
     "pipeline_config",
     "run_agents",
     "select_agents",

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cortexgraph.process_env import prepare_process
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.user_store import last_run, record_run
+
+if TYPE_CHECKING:  # the flow's modules load when a run starts, not for `status`
+    from cortexgraph.flows.pipeline_setup import RunOptions
 
 app = typer.Typer(
     help="Run the consolidation pipeline (decay, cluster, merge, promote, relations).",
@@ -80,17 +84,19 @@ def run(
                     {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago (< {hours:g} h)"},
                 )
                 return
-        report = run_with_progress(
-            settings,
+        from cortexgraph.agents.pipeline import select_agents
+        from cortexgraph.flows.pipeline_setup import RunOptions
+
+        options = RunOptions(
             dry_run=dry_run,
-            agents=agent,
+            agents=select_agents(agent),
             merge_mode=merge_mode,
             gc=gc,
             use_embeddings=not no_embeddings,
             task_runner=task_runner,
-            quiet=as_json,
             dask_address=dask_address,
         )
+        report = run_with_progress(settings, options, quiet=as_json)
         if not dry_run:
             record_run(settings.storage_path, report, time.time())
     except CortexGraphError as exc:
@@ -102,34 +108,13 @@ def run(
 
 
 def run_with_progress(
-    settings: Any,
-    *,
-    dry_run: bool = False,
-    agents: list[str] | None = None,
-    merge_mode: str = "apply",
-    gc: str = "off",
-    use_embeddings: bool = True,
-    task_runner: str = "threads",
-    quiet: bool = False,
-    console: Any = None,
-    dask_address: str | None = None,
+    settings: Any, options: RunOptions, *, quiet: bool = False, console: Any = None
 ) -> Any:
     """Run the flow in-process; unless quiet, with a rich progress bar on stderr."""
-    from cortexgraph.agents.pipeline import select_agents
     from cortexgraph.flows.consolidation import run_pipeline
 
-    chosen = select_agents(agents)
     if quiet:
-        return run_pipeline(
-            settings,
-            dry_run=dry_run,
-            agents=chosen,
-            merge_mode=merge_mode,
-            gc=gc,
-            use_embeddings=use_embeddings,
-            task_runner=task_runner,
-            dask_address=dask_address,
-        )
+        return run_pipeline(settings, options)
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -144,7 +129,7 @@ def run_with_progress(
         transient=False,
     ) as progress:
         bar = progress.add_task(
-            "consolidating" + (" (dry run)" if dry_run else ""), total=len(chosen)
+            "consolidating" + (" (dry run)" if options.dry_run else ""), total=len(options.agents)
         )
 
         def on_step(name: str, report: Any, seconds: float) -> None:
@@ -154,17 +139,7 @@ def run_with_progress(
                 highlight=False,
             )
 
-        return run_pipeline(
-            settings,
-            dry_run=dry_run,
-            agents=chosen,
-            merge_mode=merge_mode,
-            gc=gc,
-            use_embeddings=use_embeddings,
-            task_runner=task_runner,
-            on_step=on_step,
-            dask_address=dask_address,
-        )
+        return run_pipeline(settings, replace(options, on_step=on_step))
 
 
 def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) -> None:

@@ -96,6 +96,7 @@ def demo(
     """Seed a demo store, consolidate it with the Prefect flow, and show the results."""
     from cortexgraph.cli.consolidate import print_report_tables, run_with_progress
     from cortexgraph.demo_data import seed_store
+    from cortexgraph.flows.pipeline_setup import RunOptions
     from cortexgraph.storage.embeddings import default_cache
     from cortexgraph.user_store import open_issue_tracker, record_run
     from cortexgraph.vault_sync import LTMIndex, search_unified
@@ -135,7 +136,7 @@ def demo(
         # only what the flow left on disk once it is done.
         del store, embedder
         report = run_with_progress(
-            settings, dry_run=False, use_embeddings=not no_embeddings, console=console
+            settings, RunOptions(use_embeddings=not no_embeddings), console=console
         )
         record_run(settings.storage_path, report, time.time())
         print_report_tables(report, console=console)

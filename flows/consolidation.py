@@ -7,14 +7,15 @@ Dask task runner (``task_runner="dask"``) spreads the model work over processes 
 The run's tables are published as a markdown artifact; agents log through their own loggers,
 routed to the Prefect run log when the flow starts (never at import time).
 
-``run_pipeline(settings, ...)`` runs the same flow in-process: no server to start.
+The flow's parameters are the deployments' (prefect.yaml); the flow turns them into one
+``RunOptions`` at its start. ``run_pipeline(settings, RunOptions(...))`` runs the same flow
+in-process (no server to start), with ``RunOptions.on_step`` told after each agent.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -22,13 +23,17 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from cortexgraph.agents.ltm_promoter import PromoteReport, PromotionFailedError
-from cortexgraph.agents.pipeline import Pipeline, PipelineReport, select_agents
+from cortexgraph.agents.pipeline import (
+    Pipeline,
+    PipelineReport,
+    PipelineRun,
+    StepListener,
+    select_agents,
+)
 from cortexgraph.flows.embedding_tasks import warm_embeddings
-from cortexgraph.flows.pipeline_setup import build_pipeline, pipeline_config
+from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
+from cortexgraph.flows.wiring import Collaborators
 from cortexgraph.settings import Settings, load_settings
-
-StepListener = Callable[[str, Any, float], None]
-_listeners: list[StepListener] = []  # the CLI's progress display; in-process runs only
 
 
 @task(name="decay", cache_policy=NO_CACHE)
@@ -72,56 +77,49 @@ def _route_agent_logs() -> None:
         logger.setLevel(logging.INFO)
 
 
-def execute(
-    settings: Settings,
-    *,
-    dry_run: bool = False,
-    agents: Sequence[str] | None = None,
-    merge_mode: str = "apply",
-    gc: str = "off",
-    use_embeddings: bool = True,
-    now: float | None = None,
-    embed_batch_size: int = 1024,
-) -> PipelineReport:
-    """The flow body: wire collaborators, run the chosen agents as tasks, return the report."""
-    chosen = select_agents(agents)
-    ts = time.time() if now is None else float(now)
+def _embed_then_cluster(
+    pipeline: Pipeline, now: float, dry_run: bool, collab: Collaborators, batch_size: int
+) -> Any:
+    """What the cache lacks is embedded first, as mapped tasks (spread by a Dask runner)."""
+    if collab.embedder is not None:
+        embedded = warm_embeddings(collab.store, collab.embedder, batch_size)
+        batches = -(-embedded // batch_size)
+        collab.notes.append(f"embedded {embedded} new text(s) in {batches} embed-batch task(s)")
+    return cluster_task(pipeline, now, dry_run)
+
+
+def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport:
+    """The flow's body: the chosen agents in pipeline order, each a task."""
     started = time.perf_counter()
     pipeline, collab = build_pipeline(
-        settings, dry_run=dry_run, use_embeddings=use_embeddings, merge_mode=merge_mode, gc=gc
+        settings,
+        dry_run=options.dry_run,
+        use_embeddings=options.use_embeddings,
+        merge_mode=options.merge_mode,
+        gc=options.gc,
     )
-    reports: dict[str, Any] = {}
-    seconds: dict[str, float] = {}
-    for name in chosen:
-        t0 = time.perf_counter()
-        if name == "decay":
-            reports[name] = decay_task(pipeline, ts, dry_run)
-        elif name == "cluster":
-            if collab.embedder is not None:
-                embedded = warm_embeddings(collab.store, collab.embedder, embed_batch_size)
-                batches = -(-embedded // embed_batch_size)
-                collab.notes.append(
-                    f"embedded {embedded} new text(s) in {batches} embed-batch task(s)"
-                )
-            reports[name] = cluster_task(pipeline, ts, dry_run)
-        elif name == "merge":
-            reports[name] = merge_task(pipeline, ts, dry_run, reports.get("cluster"))
-        elif name == "promote":
-            reports[name] = promote_task(pipeline, ts, dry_run)
-        else:
-            reports[name] = relations_task(pipeline, ts, dry_run)
-        seconds[name] = time.perf_counter() - t0
-        for listener in _listeners:
-            listener(name, reports[name], seconds[name])
-    if not dry_run and collab.sink is not None and {"promote", "relations"} & set(chosen):
+    now = time.time() if options.now is None else float(options.now)
+    run = PipelineRun(
+        pipeline,
+        now=now,
+        dry_run=options.dry_run,
+        agents=options.agents,
+        on_step=options.on_step,
+        started=started,
+    )
+    # DecayAnalyzer -> ClusterDetector -> SemanticMerge -> LTMPromoter -> RelationshipDiscovery
+    run.step("decay", decay_task)
+    clusters = run.step("cluster", _embed_then_cluster, collab, options.embed_batch_size)
+    run.step("merge", merge_task, clusters)
+    run.step("promote", promote_task)
+    run.step("relations", relations_task)
+    if not options.dry_run and collab.sink is not None and run.wants("promote", "relations"):
         from cortexgraph.vault_sync.refresh import refresh_notes
 
         # Notes promoted earlier: short titles, and Related lists that follow new relations.
-        collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=ts).summary()}")
+        collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=now).summary()}")
     collab.finish()
-    return PipelineReport(
-        dry_run, ts, chosen, reports, seconds, time.perf_counter() - started, tuple(collab.notes)
-    )
+    return run.report(collab.notes)
 
 
 @flow(name="consolidate", log_prints=False)
@@ -135,20 +133,26 @@ def consolidate(
     use_embeddings: bool = True,
     now: float | None = None,
     embed_batch_size: int = 1024,
+    on_step: StepListener | None = None,
 ) -> PipelineReport:
-    """Run the consolidation agents over one store; publish their tables as an artifact."""
+    """Run the consolidation agents over one store; publish their tables as an artifact.
+
+    ``on_step`` is for in-process runs (run_pipeline: the CLI's progress); a deployment's
+    parameters never set it.
+    """
     _route_agent_logs()
     settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
-    report = execute(
-        settings,
+    options = RunOptions(
         dry_run=dry_run,
-        agents=agents,
+        agents=select_agents(agents),
         merge_mode=merge_mode,
         gc=gc,
         use_embeddings=use_embeddings,
         now=now,
         embed_batch_size=embed_batch_size,
+        on_step=on_step,
     )
+    report = run_consolidation(settings, options)
     create_markdown_artifact(
         report.to_markdown(),
         key="consolidation-report",
@@ -193,40 +197,30 @@ def make_task_runner(kind: str, workers: int = 2, address: str | None = None) ->
     raise InvalidInputError(f"unknown task runner {kind!r}; choose threads or dask")
 
 
-def run_pipeline(
-    settings: Settings,
-    *,
-    dry_run: bool = False,
-    agents: Sequence[str] | None = None,
-    merge_mode: str = "apply",
-    gc: str = "off",
-    use_embeddings: bool = True,
-    now: float | None = None,
-    task_runner: str = "threads",
-    on_step: StepListener | None = None,
-    embed_batch_size: int = 1024,
-    dask_address: str | None = None,
-) -> PipelineReport:
-    """Run the ``consolidate`` flow in this process and return its report."""
-    runner = make_task_runner(task_runner, address=dask_address)
-    flow_fn = consolidate.with_options(task_runner=runner)
-    if on_step is not None:
-        _listeners.append(on_step)
-    try:
-        return flow_fn(
-            storage_path=str(settings.storage_path),
-            vault_path=str(settings.vault_path),
-            dry_run=dry_run,
-            agents=list(agents) if agents else None,
-            merge_mode=merge_mode,
-            gc=gc,
-            use_embeddings=use_embeddings,
-            now=now,
-            embed_batch_size=embed_batch_size,
-        )
-    finally:
-        if on_step is not None:
-            _listeners.remove(on_step)
+def run_pipeline(settings: Settings, options: RunOptions | None = None) -> PipelineReport:
+    """Run the ``consolidate`` flow in this process (on ``options.task_runner``) and return
+    its report."""
+    options = options or RunOptions()
+    runner = make_task_runner(options.task_runner, address=options.dask_address)
+    return consolidate.with_options(task_runner=runner)(
+        storage_path=str(settings.storage_path),
+        vault_path=str(settings.vault_path),
+        dry_run=options.dry_run,
+        agents=list(options.agents),
+        merge_mode=options.merge_mode,
+        gc=options.gc,
+        use_embeddings=options.use_embeddings,
+        now=options.now,
+        embed_batch_size=options.embed_batch_size,
+        on_step=options.on_step,
+    )
 
 
-__all__ = ["consolidate", "execute", "make_task_runner", "pipeline_config", "run_pipeline"]
+__all__ = [
+    "RunOptions",
+    "consolidate",
+    "make_task_runner",
+    "pipeline_config",
+    "run_consolidation",
+    "run_pipeline",
+]

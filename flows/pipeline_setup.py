@@ -1,17 +1,47 @@
 """The agents' pipeline built from Settings: one place for the flow and the 1.x Python API.
 
 ``build_pipeline`` wires the collaborators (flows.wiring) and the configuration every edge
-shares (agents.pipeline.pipeline_config with ``Settings.pipeline_options()``). No Prefect here:
-the flow wraps the steps in tasks, the Python API runs them directly (agents.pipeline.run_agents).
+shares (agents.pipeline.pipeline_config with ``Settings.pipeline_options()``); ``RunOptions``
+says what one run does. No Prefect here: the flow wraps the steps in tasks, the Python API
+runs them directly (agents.pipeline.run_agents).
 """
 
 from __future__ import annotations
 
-from cortexgraph.agents.pipeline import Pipeline, PipelineConfig
+from dataclasses import dataclass, field
+
+from cortexgraph.agents.pipeline import (
+    AGENT_ORDER,
+    Pipeline,
+    PipelineConfig,
+    StepListener,
+    select_agents,
+)
 from cortexgraph.agents.pipeline import pipeline_config as _pipeline_config
 from cortexgraph.flows.wiring import Collaborators, open_collaborators
 from cortexgraph.settings import Settings
 from cortexgraph.storage.graveyard import Graveyard
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What one consolidation run does, however it is started (``cortexgraph-consolidate``,
+    the demo, ``run_pipeline`` from Python, a deployment's parameters): one value handed down
+    instead of the same keywords at every layer."""
+
+    dry_run: bool = False
+    agents: tuple[str, ...] = AGENT_ORDER  # checked and put in pipeline order
+    merge_mode: str = "apply"  # apply | preview | link
+    gc: str = "off"  # off | archive | delete
+    use_embeddings: bool = True  # False: TF-IDF similarity
+    now: float | None = None  # the run's clock; None: the time it starts
+    embed_batch_size: int = 1024  # texts per embed-batch task
+    task_runner: str = "threads"  # how run_pipeline runs the flow here: threads | dask
+    dask_address: str | None = None  # with dask: a running scheduler, tcp://host:8786
+    on_step: StepListener | None = field(default=None, compare=False)  # told after each agent
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agents", select_agents(self.agents))
 
 
 def pipeline_config(
@@ -46,4 +76,4 @@ def build_pipeline(
     return pipeline, collab
 
 
-__all__ = ["build_pipeline", "pipeline_config"]
+__all__ = ["RunOptions", "build_pipeline", "pipeline_config"]

@@ -6,7 +6,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cortexgraph.cli.consolidate import app
-from cortexgraph.flows.consolidation import make_task_runner, run_pipeline
+from cortexgraph.flows.consolidation import (
+    RunOptions,
+    consolidate,
+    make_task_runner,
+    run_pipeline,
+)
 from cortexgraph.settings import load_settings
 from cortexgraph.storage import open_store
 from cortexgraph.storage.errors import InvalidInputError
@@ -34,7 +39,7 @@ def _settings(store_dir, vault, **kw):
 def test_dry_run_writes_nothing_at_all(prefect_harness, demo_dirs):
     store_dir, vault = demo_dirs
     before = _tree_bytes(store_dir, vault)
-    report = run_pipeline(_settings(store_dir, vault), dry_run=True, now=NOW)
+    report = run_pipeline(_settings(store_dir, vault), RunOptions(dry_run=True, now=NOW))
     assert report.reports["cluster"].method == "embeddings:all-MiniLM-L6-v2"
     assert report.dry_run
     assert report.reports["merge"].count("previewed") >= 3
@@ -46,9 +51,8 @@ def test_dry_run_writes_nothing_at_all(prefect_harness, demo_dirs):
 def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
     store_dir, vault = demo_dirs
     seen = []
-    report = run_pipeline(
-        _settings(store_dir, vault), now=NOW, on_step=lambda name, rep, s: seen.append(name)
-    )
+    listener = RunOptions(now=NOW, on_step=lambda name, rep, s: seen.append(name))
+    report = run_pipeline(_settings(store_dir, vault), listener)
     assert seen == ["decay", "cluster", "merge", "promote", "relations"]
     merged = report.reports["merge"].count("merged")
     assert merged >= 3 and report.reports["cluster"].method.startswith("embeddings")
@@ -62,7 +66,7 @@ def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
         assert (vault / m.promoted_to).is_file()
     assert len(store.relations(relation_type="consolidated_from")) == len(archived)
     # a second run merges and promotes nothing new
-    again = run_pipeline(_settings(store_dir, vault), now=NOW)
+    again = run_pipeline(_settings(store_dir, vault), RunOptions(now=NOW))
     assert again.reports["merge"].count("merged") == 0
     assert again.reports["promote"].promotions == ()
 
@@ -70,11 +74,13 @@ def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
 def test_single_agent_and_unknown_agent(prefect_harness, demo_dirs):
     store_dir, vault = demo_dirs
     report = run_pipeline(
-        _settings(store_dir, vault), agents=["decay"], use_embeddings=False, now=NOW
+        _settings(store_dir, vault), RunOptions(agents=("decay",), use_embeddings=False, now=NOW)
     )
     assert report.agents == ("decay",) and list(report.reports) == ["decay"]
-    with pytest.raises(InvalidInputError):
-        run_pipeline(_settings(store_dir, vault), agents=["nope"], now=NOW)
+    with pytest.raises(InvalidInputError, match="unknown agent"):
+        RunOptions(agents=("nope",))
+    with pytest.raises(InvalidInputError, match="unknown agent"):  # a deployment's parameter
+        consolidate(storage_path=str(store_dir), vault_path=str(vault), agents=["nope"])
     with pytest.raises(InvalidInputError):
         make_task_runner("spark")
 
@@ -109,7 +115,7 @@ def test_live_run_with_beads_commits_once_per_agent(prefect_harness, demo_dirs):
 
     store_dir, vault = demo_dirs
     settings = load_settings(storage_path=store_dir, ltm_vault_path=vault, beads_enabled=True)
-    report = run_pipeline(settings, now=NOW)
+    report = run_pipeline(settings, RunOptions(now=NOW))
     assert report.reports["merge"].count("merged") >= 3
     tracker = open_tracker(store_dir, search_parents=False, init=False)
     commits = tracker.history(limit=100)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from cortexgraph.flows.consolidation import run_pipeline
+from cortexgraph.flows.consolidation import RunOptions, run_pipeline
 from cortexgraph.settings import load_settings
 
 NOW = 1_760_000_000.0 + 3600
@@ -34,8 +36,9 @@ def test_dask_runner_gives_the_thread_runners_result(prefect_harness, tmp_path):
     open_store(store_dir).put_many(demo_memories(now=NOW - 3600)[:80])
     settings = load_settings(storage_path=store_dir, ltm_vault_path=vault, beads_enabled=False)
     # Dry runs: nothing is written, so both start from the same store and a cold cache.
-    threads = run_pipeline(settings, dry_run=True, now=NOW, embed_batch_size=32)
-    dask = run_pipeline(settings, dry_run=True, now=NOW, task_runner="dask", embed_batch_size=32)
+    options = RunOptions(dry_run=True, now=NOW, embed_batch_size=32)
+    threads = run_pipeline(settings, options)
+    dask = run_pipeline(settings, replace(options, task_runner="dask"))
     assert "embedded 80 new text(s) in 3 embed-batch task(s)" in dask.notes
     assert dask.reports["cluster"].method == "embeddings:all-MiniLM-L6-v2"
     assert _comparable(dask) == _comparable(threads)
