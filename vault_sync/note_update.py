@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from cortexgraph.vault_sync.ledger import LedgerEntry, WriteLedger, atomic_write_text
 from cortexgraph.vault_sync.note_format import (
     LinkTarget,
+    ParsedNote,
     RenderedNote,
     body_checksum,
     merge_metadata,
@@ -75,8 +76,15 @@ def update_existing_note(
         if parsed.metadata.get(keep):
             metadata[keep] = parsed.metadata[keep]
     if not edited:
+        fresh = LedgerEntry(rel, new_sum, now)
+        if _unchanged(parsed, metadata, rendered.body):
+            # Only ``updated`` would change: the file stays as it is (no rewrite, no new mtime
+            # for Obsidian or a sync client); ``updated`` is when the note last changed.
+            if entry is None or replace(entry, written_at=now) != fresh:
+                ledger.set(memory_id, fresh)
+            return WrittenNote(memory_id, rel, created=False), True
         atomic_write_text(existing, note_text(metadata, rendered.body), durable=durable)
-        ledger.set(memory_id, LedgerEntry(rel, new_sum, now))
+        ledger.set(memory_id, fresh)
         return WrittenNote(memory_id, rel, created=False), True
     # The person's body stays; only our managed Related list inside it follows the store.
     body = replace_related_block(parsed.body, related_block(links)) or parsed.body
@@ -91,6 +99,14 @@ def update_existing_note(
     if entry is not None:
         ledger.set(memory_id, entry)
     return WrittenNote(memory_id, rel, False, body_kept=True, conflict_path=conflict), True
+
+
+def _unchanged(parsed: ParsedNote, metadata: Mapping[str, Any], body: str) -> bool:
+    """The note already says what we would write, but for its ``updated`` date."""
+    if "updated" not in parsed.metadata or parsed.body.rstrip() != body.rstrip():
+        return False
+    theirs = {k: v for k, v in parsed.metadata.items() if k != "updated"}
+    return theirs == {k: v for k, v in metadata.items() if k != "updated"}
 
 
 def write_conflict(

@@ -129,3 +129,24 @@ def test_a_big_ledger_is_folded_when_its_journal_reaches_a_quarter_of_it(
     sink.close()  # the run's end folds it whatever its size
     ledger = WriteLedger(vault)
     assert ledger.pending == 0 and len(ledger.entries) == 12
+
+
+def test_promoting_again_leaves_a_note_alone_when_only_its_date_would_change(
+    tmp_path: Path,
+) -> None:
+    store, ids = _store(["Sam chose PostgreSQL for billing."])
+    vault = tmp_path / "vault"
+    for batch in (False, True):
+        with ObsidianNoteSink(vault, batch=batch) as sink:
+            first = promote_memory(store, sink, ids[0], now=NOW, force=True)
+        note = vault / first.path
+        before, stat = note.read_bytes(), note.stat()
+        with ObsidianNoteSink(vault, batch=batch) as sink:
+            again = promote_memory(store, sink, ids[0], now=NOW + 3600, force=True)
+        assert again.path == first.path and not again.created
+        assert note.read_bytes() == before and note.stat().st_mtime_ns == stat.st_mtime_ns
+    store.update(ids[0], context="moved in Q3")  # a real change is written, dated
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        promote_memory(store, sink, ids[0], now=NOW + 7200, force=True)
+    text = note.read_text(encoding="utf-8")
+    assert "moved in Q3" in text and "updated: '2025-06-15T17:06:40+00:00'" in text
