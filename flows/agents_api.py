@@ -22,7 +22,7 @@ from typing import Any
 
 from cortexgraph.agents.pipeline import AGENT_ORDER, PipelineReport, run_agents, select_agents
 from cortexgraph.agents.relationship_discovery import RelationshipConfig
-from cortexgraph.flows.pipeline_setup import build_pipeline, pipeline_config
+from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.user_store import last_run, record_run
 
@@ -78,10 +78,13 @@ class Scheduler:
         self.last_report: PipelineReport | None = None  # the full report of the last run
 
     def _run(self, agents: Sequence[str] | None) -> PipelineReport:
-        config = pipeline_config(self.settings, self.merge_mode, self.gc, **self.overrides)
-        pipeline, collab = build_pipeline(
-            self.settings, dry_run=self.dry_run, use_embeddings=self.use_embeddings, config=config
+        options = RunOptions(
+            dry_run=self.dry_run,
+            merge_mode=self.merge_mode,
+            gc=self.gc,
+            use_embeddings=self.use_embeddings,
         )
+        pipeline, collab = build_pipeline(self.settings, options, **self.overrides)
         now = time.time() if self.now is None else self.now
         report = run_agents(
             pipeline, now=now, dry_run=self.dry_run, agents=agents, notes=collab.notes

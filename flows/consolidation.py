@@ -91,13 +91,7 @@ def _embed_then_cluster(
 def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport:
     """The flow's body: the chosen agents in pipeline order, each a task."""
     started = time.perf_counter()
-    pipeline, collab = build_pipeline(
-        settings,
-        dry_run=options.dry_run,
-        use_embeddings=options.use_embeddings,
-        merge_mode=options.merge_mode,
-        gc=options.gc,
-    )
+    pipeline, collab = build_pipeline(settings, options)
     now = time.time() if options.now is None else float(options.now)
     run = PipelineRun(
         pipeline,

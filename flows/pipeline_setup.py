@@ -54,24 +54,21 @@ def pipeline_config(
 
 
 def build_pipeline(
-    settings: Settings,
-    *,
-    dry_run: bool,
-    use_embeddings: bool = True,
-    merge_mode: str = "apply",
-    gc: str = "off",
-    config: PipelineConfig | None = None,
+    settings: Settings, options: RunOptions, **overrides: object
 ) -> tuple[Pipeline, Collaborators]:
-    """The five agents over the configured store, embeddings, vault and tracker."""
-    collab = open_collaborators(settings, dry_run=dry_run, use_embeddings=use_embeddings)
+    """The five agents over the configured store, embeddings, vault and tracker, configured
+    for ``options`` (``overrides``: see pipeline_config)."""
+    collab = open_collaborators(
+        settings, dry_run=options.dry_run, use_embeddings=options.use_embeddings
+    )
     pipeline = Pipeline(
         collab.store,
         embedder=collab.embedder,
         sink=collab.sink,
         tracker=collab.tracker,
-        config=config or pipeline_config(settings, merge_mode, gc),
+        config=pipeline_config(settings, options.merge_mode, options.gc, **overrides),
         promote=collab.promote,
-        graveyard=None if dry_run else Graveyard(settings.storage_path),
+        graveyard=None if options.dry_run else Graveyard(settings.storage_path),
     )
     return pipeline, collab
 
