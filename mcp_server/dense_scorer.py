@@ -64,7 +64,7 @@ class LazyDenseScorer:
         embed_limit: int | None = None,
         backlog_limit: int = 2_000,
     ) -> list[Memory]:
-        left: list[Memory] = self._call("sync", memories, removed, embed_limit, backlog_limit)  # type: ignore[assignment]
+        left: list[Memory] = self._call("sync", memories, removed, embed_limit, backlog_limit)
         if left:
             self.embed_later(left)
         return left
@@ -92,7 +92,7 @@ class LazyDenseScorer:
     def scores_of(self, query: str, memory_ids: Any) -> dict[str, float]:
         return self._call("scores_of", query, memory_ids)
 
-    def _call(self, method: str, *args: Any) -> dict[str, float]:
+    def _call(self, method: str, *args: Any) -> Any:
         index = self._get()
         try:
             return getattr(index, method)(*args)

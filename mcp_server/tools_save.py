@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
@@ -39,7 +39,7 @@ RelationType = Literal[
     "consolidated_from",
     "superseded_by",
 ]
-assert set(RelationType.__args__) == RELATION_TYPES  # type: ignore[attr-defined]
+assert set(get_args(RelationType)) == RELATION_TYPES
 
 MemoryId = Annotated[
     str,
