@@ -21,9 +21,11 @@ from itertools import combinations
 
 import numpy as np
 
+from cortexgraph.agents.candidate_pairs import checked_candidates
 from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, ReportTable, short, snippet
 from cortexgraph.agents.duplicates import DetailExtractor, Details, conflict
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
+from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
 from cortexgraph.agents.vectors import TextVectors, vectorize
 from cortexgraph.storage.errors import InvalidInputError
@@ -61,6 +63,10 @@ class ClusterConfig:
     guard_details: bool = True
     names_min_overlap: float = 0.6
     trim_to_core: bool = True  # a loose cluster yields its tight core for merging (see below)
+    # With a candidate model (a static model distilled from MiniLM, agents.candidate_pairs):
+    # its pairs at this cosine, each memory's strongest candidate_per_row, are checked by MiniLM.
+    candidate_threshold: float = 0.5
+    candidate_per_row: int = 48
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.review_cohesion <= self.merge_cohesion <= 1.0:
@@ -264,11 +270,13 @@ class ClusterDetector:
         embedder: Embedder | None = None,
         tracker: IssueTracker | None = None,
         config: ClusterConfig | None = None,
+        candidates: Embedder | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.tracker = tracker
         self.config = config or ClusterConfig()
+        self.candidates = candidates  # finds the pairs MiniLM checks (None: MiniLM finds them)
 
     def action_for(self, cohesion: float, semantic: bool = True) -> ClusterAction:
         cfg = self.config
@@ -283,11 +291,7 @@ class ClusterDetector:
     def run(self, *, now: float, dry_run: bool = False) -> ClusterReport:
         cfg = self.config
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
-        vectors = vectorize([m.content for m in memories], self.embedder)
-        threshold = cfg.link_threshold if vectors.is_semantic else cfg.tfidf_link_threshold
-        pairs = vectors.neighbours(
-            threshold, exact_limit=cfg.exact_limit, max_per_row=2 * cfg.max_cluster_size
-        )
+        vectors, threshold, pairs = self._pairs([m.content for m in memories])
         clusters, refused = self._group(memories, vectors, pairs.i, pairs.j, pairs.sim)
         opened = 0
         if self.tracker is not None and cfg.open_issues and not dry_run:
@@ -368,12 +372,7 @@ class ClusterDetector:
         through (the detector's own neighbour search and guards), strongest first; with the
         similarity method's name."""
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
-        vectors = vectorize([m.content for m in memories], self.embedder)
-        pairs = vectors.neighbours(
-            threshold,
-            exact_limit=self.config.exact_limit,
-            max_per_row=2 * self.config.max_cluster_size,
-        )
+        vectors, _, pairs = self._pairs([m.content for m in memories], threshold)
         conflicts = self._conflicts(memories)
         out = [
             DuplicatePair(memories[i].id, memories[j].id, min(1.0, float(sim)))
@@ -384,6 +383,33 @@ class ClusterDetector:
         ]
         out.sort(key=lambda p: (-p.similarity, p.id1, p.id2))
         return vectors.method, out
+
+    def _pairs(
+        self, texts: list[str], link: float | None = None
+    ) -> tuple[TextVectors, float, NeighbourPairs]:
+        """Vectors, the link bar and the pairs reaching it: candidates from the static model
+        checked by MiniLM when both are at hand, else MiniLM's (or TF-IDF's) own search."""
+        cfg = self.config
+        if self.candidates is not None and self.embedder is not None:
+            threshold = cfg.link_threshold if link is None else link
+            found = checked_candidates(
+                texts,
+                self.candidates,
+                self.embedder,
+                candidate_threshold=cfg.candidate_threshold,
+                candidate_per_row=cfg.candidate_per_row,
+                link_threshold=threshold,
+                exact_limit=cfg.exact_limit,
+            )
+            if found is not None:
+                return found[0], threshold, found[1]
+        vectors = vectorize(texts, self.embedder)
+        if link is None:
+            link = cfg.link_threshold if vectors.is_semantic else cfg.tfidf_link_threshold
+        pairs = vectors.neighbours(
+            link, exact_limit=cfg.exact_limit, max_per_row=2 * cfg.max_cluster_size
+        )
+        return vectors, link, pairs
 
     def _conflicts(self, memories: list[Memory]) -> Callable[[int, int], bool] | None:
         cfg = self.config

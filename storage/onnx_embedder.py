@@ -118,7 +118,7 @@ class OnnxEmbedder:
     """Texts to L2-normalised float32 vectors through the int8 ONNX graph (see module doc)."""
 
     backend = "onnx-int8"
-    _sessions: ClassVar[dict[tuple[str, int], Any]] = {}
+    _sessions: ClassVar[dict[tuple[str, int, str, bool], Any]] = {}
     _tokenizers: ClassVar[dict[str, Any]] = {}
     _lock = threading.Lock()
 
@@ -130,11 +130,19 @@ class OnnxEmbedder:
         threads: int = 1,
         user_cache: Path | None = None,
         sort_by_length: bool = True,
+        graph_level: str = "all",
+        spinning: bool = True,
+        batch: int = BATCH,
     ) -> None:
         self.name = name
         self.model_dir = Path(model_dir)
         self.threads = max(1, int(threads))
         self.sort_by_length = sort_by_length  # False only to measure what the sort saves
+        # ONNX Runtime's graph optimisation level ("basic", "extended", "all") and whether
+        # idle pool threads spin; the defaults won bench/embed_bench.py, the rest are its rows.
+        self.graph_level = graph_level
+        self.spinning = spinning
+        self.batch = max(1, int(batch))
         self._user_cache = user_cache
 
     def with_threads(self, threads: int) -> OnnxEmbedder:
@@ -156,8 +164,8 @@ class OnnxEmbedder:
             np.argsort(lengths, kind="stable") if self.sort_by_length else np.arange(len(lengths))
         )
         out = np.empty((len(texts), 0), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
+        for start in range(0, len(order), self.batch):
+            rows = order[start : start + self.batch]
             width = max(len(encodings[i].ids) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -179,7 +187,7 @@ class OnnxEmbedder:
         return unit
 
     def _session(self) -> Any:
-        key = (str(self.model_dir), self.threads)
+        key = (str(self.model_dir), self.threads, self.graph_level, self.spinning)
         with self._lock:
             if key not in self._sessions:
                 self._sessions[key] = self._open_session()
@@ -196,7 +204,14 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        levels = {
+            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        }
+        options.graph_optimization_level = levels[self.graph_level]
+        if not self.spinning:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as e:  # a damaged cached file: say so, fall back
