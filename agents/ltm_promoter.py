@@ -148,7 +148,8 @@ class LTMPromoter:
         scanned = len(self.store.list(status=MemoryStatus.ACTIVE))
         promotions: list[Promotion] = []
         failed: list[tuple[str, str]] = []
-        unmarked: dict[str, Promotion] = {}  # notes written, memories not yet marked
+        # notes written, memories not yet marked: id -> (promotion, first promotion's time)
+        unmarked: dict[str, tuple[Promotion, int | None]] = {}
         for memory, reason in self.candidates(now):
             score = memory_score(memory, now, self.config.decay)
             promo = Promotion(memory.id, reason, score, snippet(memory.content))
@@ -164,7 +165,7 @@ class LTMPromoter:
             if self.promote is not None:  # the hook marked it
                 promotions.append(promo)
                 continue
-            unmarked[memory.id] = promo
+            unmarked[memory.id] = (promo, memory.promoted_at)
             if self.config.mark_every is not None and len(unmarked) >= self.config.mark_every:
                 self._mark(unmarked, now, promotions, failed)
         self._mark(unmarked, now, promotions, failed)
@@ -232,17 +233,13 @@ class LTMPromoter:
                 conflict_path=getattr(outcome, "conflict_path", None),
             )
         assert self.sink is not None
-        relations = [
-            r
-            for r in self.store.relations(memory_id=memory.id)
-            if r.relation_type != "consolidated_from"
-        ]
-        related = []
-        for r in relations:
-            other = r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id
-            m = self.store.find(other)
-            if m is not None and m.status is not MemoryStatus.ARCHIVED:
-                related.append(m)
+        # What vault_sync.promote_memory hands the sink (the same note whichever path writes
+        # it): every relation, and every related memory by id, merged (archived) sources too.
+        relations = self.store.relations(memory_id=memory.id)
+        others = {
+            r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id for r in relations
+        } - {memory.id}
+        related = [m for m in (self.store.find(i) for i in sorted(others)) if m is not None]
         ref = self.sink.write_note(
             memory, related=related, relations=relations, reason=promo.reason, now=now
         )
@@ -255,7 +252,7 @@ class LTMPromoter:
 
     def _mark(
         self,
-        unmarked: dict[str, Promotion],
+        unmarked: dict[str, tuple[Promotion, int | None]],
         now: float,
         promotions: list[Promotion],
         failed: list[tuple[str, str]],
@@ -269,10 +266,10 @@ class LTMPromoter:
         changes = {
             mid: {
                 "status": MemoryStatus.PROMOTED,
-                "promoted_at": int(now),
+                "promoted_at": first or int(now),  # a memory promoted before keeps its date
                 "promoted_to": p.note_path,
             }
-            for mid, p in unmarked.items()
+            for mid, (p, first) in unmarked.items()
         }
         marked: list[str] = []
         try:
@@ -289,7 +286,7 @@ class LTMPromoter:
             log.warning("marking %d promoted memories failed: %s", len(changes) - len(marked), exc)
             done = set(marked)  # left active: the next run retries the rest
             failed.extend((mid, str(exc)) for mid in changes if mid not in done)
-        promotions.extend(unmarked[mid] for mid in marked)
+        promotions.extend(unmarked[mid][0] for mid in marked)
         unmarked.clear()
 
 
