@@ -4,16 +4,16 @@ pointed at a temporary folder, the payload of a tool result, and the bytes of a 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from child_env import child_env
 
 from cortexgraph.settings import Settings
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))}
-    env.update(
+    return child_env(
         CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
         LTM_VAULT_PATH=str(tmp_path / "vault"),
         CORTEXGRAPH_BEADS_REPO=str(tmp_path / "beads"),
@@ -21,9 +21,8 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         CORTEXGRAPH_LOG_LEVEL="WARNING",
         OMP_NUM_THREADS="1",
         PYTHONUNBUFFERED="1",
+        **extra,
     )
-    env.update(extra)
-    return env
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:

@@ -9,13 +9,13 @@ server over stdio; unknown CORTEXGRAPH_* names are checked at each process edge.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from child_env import child_env
 from mcp import Client, StdioServerParameters
 
 from cortexgraph.storage import open_store
@@ -49,21 +49,15 @@ MESSAGES = {"pref": PREFERENCE, "explicit": EXPLICIT, "similar": SIMILAR, "recal
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))
-    }
-    env.update(
+    return child_env(
         CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
         HOME=str(tmp_path / "home"),
         PYTHONPATH=str(ROOT),
         OMP_NUM_THREADS="1",
         HF_HUB_OFFLINE="1",
         CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+        **extra,
     )
-    env.update(extra)
-    return env
 
 
 def analyze_in_process(tmp_path: Path, **env: str) -> tuple[dict, str]:

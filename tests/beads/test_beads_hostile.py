@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from child_env import child_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -156,8 +156,7 @@ def test_invalid_utf8_line_is_quarantined_and_the_tracker_keeps_working(storage,
 
 def _script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("cortexgraph")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEXGRAPH_")}
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), OMP_NUM_THREADS="1")
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), OMP_NUM_THREADS="1")
     return subprocess.run(
         [str(exe), "issues", *args],
         capture_output=True,

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from child_env import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = 1_760_000_000.0
@@ -18,10 +19,7 @@ class Cli:
     def __init__(self, tmp_path: Path) -> None:
         self.storage = tmp_path / "store"
         self.vault = tmp_path / "vault"
-        self.env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))
-        }
-        self.env.update(
+        self.env = child_env(
             CORTEXGRAPH_STORAGE_PATH=str(self.storage),
             LTM_VAULT_PATH=str(self.vault),
             CORTEXGRAPH_ENABLE_EMBEDDINGS="false",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_env import child_env
 from hooks_helpers import AUTH_DECISION, ROOT, HookRun
 
 from cortexgraph.storage import open_store
@@ -18,19 +18,13 @@ from cortexgraph.storage import open_store
 
 @pytest.fixture
 def hook_env(tmp_path: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))
-    }
-    env.update(
+    return child_env(
         CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
         CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"),
         HOME=str(tmp_path / "home"),
         PYTHONPATH=str(ROOT),
         OMP_NUM_THREADS="1",
     )
-    return env
 
 
 @pytest.fixture

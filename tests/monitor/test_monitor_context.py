@@ -8,12 +8,12 @@ and the MCP tools through the SDK's client.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import anyio
+from child_env import child_env
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
@@ -40,10 +40,7 @@ GO_ONLY = """patterns:
 
 
 def hook(tmp_path: Path, project: Path, session: str, error: str, command: str) -> str:
-    env = {
-        k: v for k, v in os.environ.items() if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_"))
-    }
-    env.update(
+    env = child_env(
         CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
         HOME=str(tmp_path / "home"),
         CLAUDE_PROJECT_DIR=str(project),

@@ -9,7 +9,6 @@ open with every user memory and relation kept and the monitor's history intact.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,13 +17,14 @@ from typing import Any
 
 import anyio
 import pytest
+from child_env import child_env
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_helpers import make_settings, payload
 
 from cortexgraph.activation.monitor import BehaviorLedger, load_pattern_set, open_ledger_store
-from cortexgraph.hooks.quick_search import StoreSnapshot
+from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.storage import open_store
 
@@ -186,7 +186,7 @@ def old_layout_store(tmp_path: Path) -> tuple[list[str], str]:
 
 def test_old_store_is_migrated_on_open_and_nothing_of_the_user_is_lost(tmp_path, project):
     ids, rel = old_layout_store(tmp_path)
-    hook_view = StoreSnapshot.read(tmp_path / "stm")  # a hook reading before any migration
+    hook_view = RawStoreRecords.read(tmp_path / "stm")  # a hook reading before any migration
     assert set(hook_view.records) == set(ids) and len(hook_view.monitor_ids) == 3
 
     async def go():
@@ -227,12 +227,7 @@ def test_old_store_is_migrated_on_open_and_nothing_of_the_user_is_lost(tmp_path,
 
 def test_session_start_hook_process_moves_old_records_out(tmp_path):
     ids, _ = old_layout_store(tmp_path)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.upper().startswith(("CORTEXGRAPH_", "CLAUDE_", "LTM_"))
-    }
-    env.update(
+    env = child_env(
         CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
         HOME=str(tmp_path / "home"),
         CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"),
@@ -259,17 +254,14 @@ def test_session_start_hook_process_moves_old_records_out(tmp_path):
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "PostgreSQL" in context and "monitored" not in context
     assert sorted(m.id for m in open_store(tmp_path / "stm").list()) == sorted(ids)
-    assert StoreSnapshot.read(tmp_path / "stm").monitor_ids == []
+    assert RawStoreRecords.read(tmp_path / "stm").monitor_ids == []
     assert len(open_ledger_store(tmp_path / "stm").relations()) == 2
 
 
 def test_every_cli_that_opens_the_store_moves_old_records_out(tmp_path):
-    """The CLIs open the user's store through one helper (flows.wiring.open_user_store)."""
+    """The CLIs open the user's store through one helper (user_store.open_user_store)."""
     ids, _ = old_layout_store(tmp_path)
-    env = {
-        k: v for k, v in os.environ.items() if not k.upper().startswith(("CORTEXGRAPH_", "LTM_"))
-    }
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), HOME=str(tmp_path / "home"))
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), HOME=str(tmp_path / "home"))
     bin_dir = Path(sys.executable).parent
     proc = subprocess.run(
         [str(bin_dir / "cortexgraph-maintenance"), "--storage-path", str(tmp_path / "stm"), "stats"],

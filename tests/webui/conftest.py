@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from child_env import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = time.time()
@@ -65,8 +65,9 @@ def _free_port() -> int:
 def served(seeded: dict):
     """The real CLI's web view on a free port; yields its base URL."""
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))}
-    env.update(CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]), LTM_VAULT_PATH=str(seeded["vault"]))
+    env = child_env(
+        CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]), LTM_VAULT_PATH=str(seeded["vault"])
+    )
     proc = subprocess.Popen(
         [
             sys.executable,
