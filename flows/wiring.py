@@ -95,14 +95,12 @@ def open_collaborators(
     notes.append(tracker_note)
     sink, promote = None, None
     if not dry_run:
-        from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
+        from cortexgraph.vault_sync import ObsidianNoteSink
 
-        # a batch job that closes its sink (finish): entity notes written once per flush
+        # A batch job that closes its sink (finish): entity notes once per run. The promoter
+        # writes through the sink itself (promote_memory's notes) and marks its memories in
+        # one store write after the sink's flush, so no promote hook is handed in.
         sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder, batch=True)
-
-        def promote(memory_id: str, reason: str, now: float) -> Any:
-            return promote_memory(store, sink, memory_id, reason=reason, now=now, force=True)
-
         notes.append(f"promotions go to the vault {settings.vault_path}")
     return Collaborators(store, embedder, sink, tracker, promote, dry_run, notes)
 
