@@ -1,9 +1,16 @@
-"""The environment a test hands a cortexgraph child process (a CLI, the MCP server, a hook)."""
+"""Child processes as tests start them: the environment they get, and a hook run as Claude Code
+runs one."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
+ROOT = Path(__file__).resolve().parents[1]
 # What the developer's machine may have set for cortexgraph, its 1.x (LTM_) or Claude Code:
 # none of it reaches a child unless the test sets it.
 OURS = ("CORTEXGRAPH_", "LTM_", "CLAUDE_")
@@ -14,3 +21,18 @@ def child_env(**values: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(OURS)}
     env.update(values)
     return env
+
+
+def hook_process(
+    event: str, body: dict[str, Any] | str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``python -m cortexgraph.hooks EVENT`` with the event's JSON on stdin, as Claude Code runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "cortexgraph.hooks", event],
+        input=body if isinstance(body, str) else json.dumps(body),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from child_env import child_env
+from child_env import child_env, hook_process
 from hooks_helpers import AUTH_DECISION, ROOT, HookRun
 
 from cortexgraph.storage import open_store
@@ -44,15 +42,7 @@ def run_hook(hook_env: dict[str, str], project: Path):
                 {"session_id": "sess-1", "transcript_path": "", "cwd": str(project), **payload}
             )
         )
-        proc = subprocess.run(
-            [sys.executable, "-m", "cortexgraph.hooks", event],
-            input=body,
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env={**hook_env, **env},
-            timeout=60,
-        )
+        proc = hook_process(event, body, {**hook_env, **env})
         return HookRun(proc.returncode, proc.stdout, proc.stderr)
 
     return run

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from hooks_helpers import ROOT, HookRun, context_of
+from child_env import hook_process
+from hooks_helpers import HookRun, context_of
 from mcp import Client, StdioServerParameters
 
 from cortexgraph import recall_endpoint as endpoint
@@ -28,15 +28,7 @@ PROMPT = "Do you remember anything about dogs?"
 
 def _hook(env: dict[str, str], project: Path) -> HookRun:
     body = {"session_id": "s", "transcript_path": "", "cwd": str(project), "prompt": PROMPT}
-    proc = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.hooks", "UserPromptSubmit"],
-        input=json.dumps(body),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-    )
+    proc = hook_process("UserPromptSubmit", body, env)
     return HookRun(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -8,12 +8,11 @@ and the MCP tools through the SDK's client.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
-from child_env import child_env
+from child_env import child_env, hook_process
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
@@ -54,15 +53,7 @@ def hook(tmp_path: Path, project: Path, session: str, error: str, command: str) 
         "error": error,
         "tool_input": {"command": command},
     }
-    proc = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.hooks", "post-tool-use-monitor"],
-        input=json.dumps(body),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-    )
+    proc = hook_process("post-tool-use-monitor", body, env)
     assert proc.returncode == 0 and "skipped" not in proc.stderr, proc.stderr
     out = json.loads(proc.stdout) if proc.stdout.strip() else None
     return out["hookSpecificOutput"]["additionalContext"] if out else ""

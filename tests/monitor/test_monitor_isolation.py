@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from child_env import child_env
+from child_env import child_env, hook_process
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
@@ -233,23 +233,13 @@ def test_session_start_hook_process_moves_old_records_out(tmp_path):
         CORTEXGRAPH_HOOK_STATE_DIR=str(tmp_path / "state"),
         PYTHONPATH=str(ROOT),
     )
-    body = json.dumps(
-        {
-            "session_id": "s1",
-            "cwd": str(tmp_path),
-            "source": "startup",
-            "hook_event_name": "SessionStart",
-        }
-    )
-    proc = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.hooks", "session-start"],
-        input=body,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-    )
+    body = {
+        "session_id": "s1",
+        "cwd": str(tmp_path),
+        "source": "startup",
+        "hook_event_name": "SessionStart",
+    }
+    proc = hook_process("session-start", body, env)
     assert proc.returncode == 0 and "skipped" not in proc.stderr, proc.stderr
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "PostgreSQL" in context and "monitored" not in context
