@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
-from contextlib import nullcontext
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from filelock import FileLock
@@ -47,6 +47,7 @@ from cortexgraph.vault_sync.ledger import (
 )
 from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
+    LinkTarget,
     body_checksum,
     note_text,
     parse_note_text,
@@ -97,6 +98,9 @@ class ObsidianNoteSink:
         self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names, listed once
         self._notes_dir: Path | None = None  # resolved, while a batch sink holds the lock
         self._unflushed = 0  # notes written since the last flush
+        # memory id -> the Related links its note got from this sink: refresh_note skips a note
+        # written with the links it would write (the pipeline refreshes right after promoting)
+        self._written: dict[str, list[LinkTarget]] = {}
 
     # -- NoteSink -------------------------------------------------------------------------------
     def write_note(
@@ -109,18 +113,24 @@ class ObsidianNoteSink:
         now: float,
     ) -> WrittenNote:
         try:
-            if self.batch and not self._held:
-                self._lock.acquire()
-                self._held = True
-            with nullcontext() if self._held else self._lock:
-                ledger = self._fresh_ledger()
-                result = self._write_locked(memory, related, relations, reason, now, ledger)
-                self._unflushed += 1
-                if self._unflushed >= FLUSH_EVERY:  # entity notes wait for flush(): per run
-                    self._flush_locked(ledger, final=False)
-                return result
+            with self._locked() as ledger:
+                return self._write_locked(memory, related, relations, reason, now, ledger)
         except OSError as exc:
             raise VaultWriteError(f"cannot write the note for {memory.id}: {exc}") from exc
+
+    @contextmanager
+    def _locked(self) -> Iterator[WriteLedger]:
+        """The write lock and the fresh ledger, for one note. A batch sink keeps the lock until
+        its next flush, which comes every FLUSH_EVERY notes (entity notes wait for flush())."""
+        if self.batch and not self._held:
+            self._lock.acquire()
+            self._held = True
+        with nullcontext() if self._held else self._lock:
+            ledger = self._fresh_ledger()
+            yield ledger
+            self._unflushed += 1
+            if self._unflushed >= FLUSH_EVERY:
+                self._flush_locked(ledger, final=False)
 
     def flush(self) -> None:
         """Write the collected entity links and fold the ledger journal into its snapshot
@@ -208,6 +218,7 @@ class ObsidianNoteSink:
             if rewritten:
                 self.locator.record(memory.id, existing)
                 self._update_entity_notes(memory, existing.stem)
+                self._written[memory.id] = links
             return written
         path = self._new_note_path(self._notes_directory(), safe_filename(rendered.title))
         atomic_write_text(path, rendered.text(), durable=not self.batch)
@@ -215,6 +226,7 @@ class ObsidianNoteSink:
         rel = path.relative_to(self.vault).as_posix()  # the folder is resolved, the name no link
         ledger.set(memory.id, LedgerEntry(rel, body_checksum(rendered.body), now))
         self._update_entity_notes(memory, path.stem)
+        self._written[memory.id] = links
         return WrittenNote(memory.id, rel, created=True)
 
     def _notes_directory(self) -> Path:
@@ -285,8 +297,12 @@ class ObsidianNoteSink:
         the legacy name) and the managed Related list, nothing else. Returns what changed
         ("renamed", "related", both joined by "+"), or None."""
         try:
-            with self._lock:
-                ledger = self._fresh_ledger()
+            with self._locked() as ledger:
+                links = note_links(
+                    self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
+                )
+                if self._written.get(memory.id) == links:
+                    return None  # this sink wrote it with these very links (and its short title)
                 path = self._find_existing(memory.id, ledger, memory.promoted_to)
                 if path is None:
                     return None
@@ -295,9 +311,6 @@ class ObsidianNoteSink:
                 changed = ["renamed"] if len(self.renamed) > before else []
                 text = path.read_text(encoding="utf-8")
                 parsed = parse_note_text(text)
-                links = note_links(
-                    self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
-                )
                 if parsed.frontmatter_error is not None:
                     return "+".join(changed) or None
                 body = replace_related_block(parsed.body, related_block(links))

@@ -44,9 +44,11 @@ def retitle_note(
 ) -> Renamed | None:
     """Rename the note at ``path`` to ``memory``'s short title if it still has the legacy name
     cortexgraph gave it; update links. None when nothing was renamed."""
-    entry = ledger.get(memory.id)
+    entry = ledger.get(memory.id)  # the name first: resolving the path costs more
+    if entry is None or not is_legacy_name(memory, path.stem):
+        return None
     rel = relative_posix(vault, path)
-    if entry is None or entry.path != rel or not is_legacy_name(memory, path.stem):
+    if entry.path != rel:
         return None
     target = unique_note_path(path.parent, safe_filename(short_title(memory)))
     old_stem = path.stem

@@ -150,3 +150,29 @@ def test_promoting_again_leaves_a_note_alone_when_only_its_date_would_change(
         promote_memory(store, sink, ids[0], now=NOW + 7200, force=True)
     text = note.read_text(encoding="utf-8")
     assert "moved in Q3" in text and "updated: '2025-06-15T17:06:40+00:00'" in text
+
+
+def test_refreshing_right_after_promoting_reads_only_notes_whose_links_changed(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from cortexgraph.vault_sync.refresh import refresh_notes
+
+    store, ids = _store(["Sam chose PostgreSQL for billing.", "Sam moved the ledger to Rust."])
+    vault = tmp_path / "vault"
+    parsed: list[str] = []
+    real_parse = note_sink_module.parse_note_text
+
+    def counting_parse(text: str):
+        parsed.append(text)
+        return real_parse(text)
+
+    monkeypatch.setattr(note_sink_module, "parse_note_text", counting_parse)
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        paths = [promote_memory(store, sink, i, now=NOW, force=True).path for i in ids]
+        report = refresh_notes(store, sink, now=NOW)  # what the pipeline does next
+        assert report.checked == 2 and report.related_updated == 0 and parsed == []
+        store.add_relation(ids[0], ids[1], "supports", now=NOW)  # found after the notes
+        report = refresh_notes(store, sink, now=NOW)
+    assert report.related_updated == 2 and len(parsed) == 2
+    first = (vault / paths[0]).read_text(encoding="utf-8")
+    assert f"[[{Path(paths[1]).stem}]] (supports)" in first
