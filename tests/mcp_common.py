@@ -13,16 +13,16 @@ from cortexgraph.settings import Settings
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return child_env(
-        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
-        LTM_VAULT_PATH=str(tmp_path / "vault"),
-        CORTEXGRAPH_BEADS_REPO=str(tmp_path / "beads"),
-        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
-        CORTEXGRAPH_LOG_LEVEL="WARNING",
-        OMP_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-        **extra,
-    )
+    defaults = {
+        "CORTEXGRAPH_STORAGE_PATH": str(tmp_path / "stm"),
+        "LTM_VAULT_PATH": str(tmp_path / "vault"),
+        "CORTEXGRAPH_BEADS_REPO": str(tmp_path / "beads"),
+        "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
+        "CORTEXGRAPH_LOG_LEVEL": "WARNING",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    return child_env(**(defaults | extra))
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:

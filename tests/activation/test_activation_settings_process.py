@@ -49,15 +49,15 @@ MESSAGES = {"pref": PREFERENCE, "explicit": EXPLICIT, "similar": SIMILAR, "recal
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return child_env(
-        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"),
-        HOME=str(tmp_path / "home"),
-        PYTHONPATH=str(ROOT),
-        OMP_NUM_THREADS="1",
-        HF_HUB_OFFLINE="1",
-        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
-        **extra,
-    )
+    defaults = {
+        "CORTEXGRAPH_STORAGE_PATH": str(tmp_path / "stm"),
+        "HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
+    }
+    return child_env(**(defaults | extra))
 
 
 def analyze_in_process(tmp_path: Path, **env: str) -> tuple[dict, str]:

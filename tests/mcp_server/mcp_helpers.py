@@ -108,10 +108,22 @@ def wait_for_port(port: int, proc: Any, timeout: float = 20.0) -> None:
 
 
 PYTHON = sys.executable
+# The first JSON-RPC message of a raw MCP session (tests that speak the wire protocol by hand).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 
 
 # The common helpers live in tests/mcp_common.py (the compat tests use them too); re-exported.
 __all__ = [
+    "INITIALIZE",
     "OLD",
     "error_text",
     "make_settings",

@@ -20,7 +20,15 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_helpers import PYTHON, error_text, make_settings, payload, server_env, snapshot
+from mcp_helpers import (
+    INITIALIZE,
+    PYTHON,
+    error_text,
+    make_settings,
+    payload,
+    server_env,
+    snapshot,
+)
 
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.mcp_server.errors import MAX_ERROR_CHARS, clip, quote
@@ -378,18 +386,6 @@ def start_http(tmp_path: Path, host: str, port: int) -> subprocess.Popen:
         time.sleep(0.05)
     proc.kill()
     raise TimeoutError(f"nothing listening on {host}:{port}")
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 
 
 def loopback_available(host: str) -> bool:

@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import (
+    INITIALIZE,
     PYTHON,
     free_port,
     payload,
@@ -55,16 +56,7 @@ def test_mcp_stdio_stdout_carries_protocol_only(tmp_path):
     import json
 
     msgs = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
