@@ -19,6 +19,7 @@ import anyio
 import pytest
 from child_env import child_env, hook_process
 from mcp import Client
+from monitor_sessions import ERR, error_loop
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_helpers import make_settings, payload
@@ -28,7 +29,6 @@ from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.storage import open_store
 
-ERR = "E   ValueError: invalid literal for int() with base 10: 'abc'"
 ROOT = Path(__file__).resolve().parents[2]
 NOW = 1_760_000_000
 USER_FACTS = [
@@ -96,34 +96,7 @@ async def user_reads(c: Client) -> dict[str, Any]:
 
 
 async def run_monitor(c: Client) -> dict[str, Any]:
-    alerts = []
-    for i in range(3):
-        alerts.append(
-            payload(
-                await c.call_tool(
-                    "record_tool_call",
-                    {
-                        "session_id": "chat-1",
-                        "tool_name": "Bash",
-                        "error": ERR,
-                        "context": "project:proj",
-                        "tool_input": {"command": "python -m app.parse data.csv"},
-                    },
-                )
-            )
-        )
-        await c.call_tool(
-            "record_tool_call",
-            {
-                "session_id": "chat-1",
-                "tool_name": "Edit",
-                "tool_input": {
-                    "file_path": "app/parse.py",
-                    "old_string": "int(x)",
-                    "new_string": f"int(x.strip()) # {i}",
-                },
-            },
-        )
+    alerts = await error_loop(c)
     assert alerts[-1]["alert"] is not None
     payload(
         await c.call_tool(

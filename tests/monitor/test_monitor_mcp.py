@@ -9,13 +9,12 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from monitor_sessions import error_loop
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_helpers import error_text, make_settings, payload
 
 from cortexgraph.mcp_server.app import build_server
-
-ERR = "E   ValueError: invalid literal for int() with base 10: 'abc'"
 
 
 @pytest.fixture
@@ -34,34 +33,7 @@ def project(tmp_path, monkeypatch):
 def test_record_report_query_request_and_resources(tmp_path, project):
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as c:
-            results = []
-            for i in range(3):
-                results.append(
-                    payload(
-                        await c.call_tool(
-                            "record_tool_call",
-                            {
-                                "session_id": "chat-1",
-                                "tool_name": "Bash",
-                                "tool_input": {"command": "python -m app.parse data.csv"},
-                                "error": ERR,
-                                "context": "project:proj",
-                            },
-                        )
-                    )
-                )
-                await c.call_tool(
-                    "record_tool_call",
-                    {
-                        "session_id": "chat-1",
-                        "tool_name": "Edit",
-                        "tool_input": {
-                            "file_path": "app/parse.py",
-                            "old_string": "int(x)",
-                            "new_string": f"int(x.strip()) # {i}",
-                        },
-                    },
-                )
+            results = await error_loop(c)
             report = payload(
                 await c.call_tool(
                     "report_outcome",
