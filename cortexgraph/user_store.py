@@ -46,7 +46,13 @@ def open_user_store(settings: Settings, dense: Any = None) -> JSONLStore:
     from cortexgraph.activation.monitor.ledger_store import isolate_monitor_records
 
     store = open_store(settings.storage_path, settings.store_config(), dense=dense)
-    isolate_monitor_records(store, settings.storage_path)
+    moved = isolate_monitor_records(store, settings.storage_path)
+    if moved.moved:
+        log.info(
+            "cortexgraph: moved %d behaviour-monitor records out of the store into %s",
+            moved.memories_moved,
+            moved.ledger,
+        )
     return store
 
 
@@ -107,19 +113,30 @@ def record_run(storage: Path, report: RunReport, finished: float) -> None:
         f.write(json.dumps(record) + "\n")
 
 
-def last_run(storage: Path) -> dict[str, Any] | None:
-    """The last readable line of ``consolidation-runs.jsonl``, or None before the first run."""
+def recent_runs(storage: Path, limit: int) -> list[dict[str, Any]]:
+    """The last ``limit`` readable lines of ``consolidation-runs.jsonl``, newest first (a line
+    cut off by a crash is skipped)."""
     try:
         lines = (storage / RUNS_FILE).read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        return None
+        return []
+    found: list[dict[str, Any]] = []
     for line in reversed(lines):
+        if len(found) >= limit:
+            break
         try:
-            found: dict[str, Any] = json.loads(line)
+            run = json.loads(line)
         except ValueError:
             continue
-        return found
-    return None
+        if isinstance(run, dict):
+            found.append(run)
+    return found
+
+
+def last_run(storage: Path) -> dict[str, Any] | None:
+    """The last readable line of ``consolidation-runs.jsonl``, or None before the first run."""
+    runs = recent_runs(storage, 1)
+    return runs[0] if runs else None
 
 
 __all__ = [
@@ -128,6 +145,7 @@ __all__ = [
     "open_configured_tracker",
     "open_issue_tracker",
     "open_user_store",
+    "recent_runs",
     "record_run",
     "tracker_location",
 ]

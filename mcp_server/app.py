@@ -19,9 +19,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
 from cortexgraph.settings import Settings
-from cortexgraph.storage import JSONLStore, open_store
+from cortexgraph.storage import JSONLStore
 from cortexgraph.storage.errors import CortexGraphError, StorageError
 from cortexgraph.storage.recent_saves import RecentSaves
+from cortexgraph.user_store import open_user_store
 
 log = logging.getLogger("cortexgraph.mcp")
 T = TypeVar("T")
@@ -65,22 +66,12 @@ class ServerState:
             from cortexgraph.mcp_server.dense_scorer import LazyDenseScorer
 
             dense = LazyDenseScorer(self.settings) if self.settings.enable_embeddings else None
-            self._store = open_store(
-                self.settings.storage_path, self.settings.store_config(), dense
-            )
+            # Stores from before the monitor had its own ledger hold its records as memories:
+            # open_user_store moves them out first, as every other shell does.
+            self._store = open_user_store(self.settings, dense)
             log.info(
                 "cortexgraph: opened store %s (%d memories)", self._store.path, len(self._store)
             )
-            from cortexgraph.activation.monitor.ledger_store import isolate_monitor_records
-
-            # Stores from before the monitor had its own ledger hold its records as memories.
-            moved = isolate_monitor_records(self._store, self.settings.storage_path)
-            if moved.moved:
-                log.info(
-                    "cortexgraph: moved %d behaviour-monitor records out of the store into %s",
-                    moved.memories_moved,
-                    moved.ledger,
-                )
         except BaseException as exc:  # reported to every tool call below
             self._store_error = exc
             log.error("cortexgraph: cannot open store %s: %s", self.settings.storage_path, exc)

@@ -47,7 +47,7 @@ def issue_tracker(state: ServerState, *, create: bool) -> tuple[IssueTracker, st
 
     ``create=False`` never initialises a git repository (dry runs and listing change nothing).
     """
-    from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+    from cortexgraph.storage.beads.memory_tracker import InMemoryIssueTracker
 
     if not state.settings.beads_enabled:
         return InMemoryIssueTracker(), "issue tracking disabled: kept in memory"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -11,8 +10,8 @@ from typing import Any
 from cortexgraph.mcp_server.app import ServerState
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.user_store import RUNS_FILE, last_run
 
-RUNS_FILE = "consolidation-runs.jsonl"  # written by cortexgraph-consolidate and the Python API
 SNAPSHOT_FILE = ".cortexgraph-index.pickle"
 _FILE_LIKE = re.compile(r"[\w-]+\.[a-z0-9]{1,5}$|/")
 _IDENTIFIER = re.compile(r"^[a-z]+[A-Z]\w*$|^\w+_\w+$")
@@ -68,17 +67,10 @@ def _files(directory: Path) -> dict[str, int]:
 
 
 def _last_run(directory: Path) -> dict[str, Any] | None:
-    try:
-        lines = (directory / RUNS_FILE).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    run = last_run(directory)
+    if run is None:
         return None
-    for line in reversed(lines):
-        try:
-            run = json.loads(line)
-        except ValueError:
-            continue
-        return {k: run.get(k) for k in ("finished_at", "agents", "total_seconds", "summaries")}
-    return None
+    return {k: run.get(k) for k in ("finished_at", "agents", "total_seconds", "summaries")}
 
 
 def status_report(state: ServerState) -> dict[str, Any]:

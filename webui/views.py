@@ -3,14 +3,13 @@ below (vault_sync, storage.decay); reviews go through agents.review."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from cortexgraph.storage.decay import DAY, memory_score
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.user_store import recent_runs
 
-RUNS_FILE = "consolidation-runs.jsonl"  # written by `cortexgraph-consolidate` and the demo
 CURVE_POINTS = 61
 
 
@@ -125,20 +124,7 @@ def decide(state: Any, issue_id: str, decision: str, now: float) -> dict[str, An
 
 
 def runs(state: Any, limit: int) -> dict[str, Any]:
-    path = state.settings.storage_path / RUNS_FILE
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return {"runs": []}
-    found = []
-    for line in reversed(lines):
-        try:
-            found.append(json.loads(line))
-        except ValueError:
-            continue
-        if len(found) >= max(1, min(limit, 100)):
-            break
-    return {"runs": found}
+    return {"runs": recent_runs(state.settings.storage_path, max(1, min(limit, 100)))}
 
 
 __all__ = ["decide", "graph", "memory_with_curve", "reviews", "runs", "search"]
