@@ -74,13 +74,17 @@ def main(argv: list[str] | None = None) -> int:
     counter = default_counter()
     dense = None
     if args.embeddings:
-        from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, default_embedder
+        from cortexgraph.storage.embeddings import (
+            EmbeddingCache,
+            MatrixDenseIndex,
+            default_embedder,
+        )
 
         embedder = default_embedder()
         if embedder is not None:
             cache_dir = Path(tempfile.gettempdir()) / "cortexgraph-bench"
             cache_dir.mkdir(parents=True, exist_ok=True)
-            dense = DenseIndex(EmbeddingCache(embedder, cache_dir))
+            dense = MatrixDenseIndex(EmbeddingCache(embedder, cache_dir))
     rows: dict[str, dict[str, list[float]]] = {}
     full_tokens: list[int] = []
     latencies: list[float] = []

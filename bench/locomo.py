@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cortexgraph.storage import InMemoryStore, MemoryStatus, StoreConfig  # noqa: E402
-from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, default_embedder  # noqa: E402
+from cortexgraph.storage.embeddings import EmbeddingCache, MatrixDenseIndex, default_embedder  # noqa: E402
 from cortexgraph.storage.search import SearchTuning, run_search  # noqa: E402
 from cortexgraph.storage.text_index import TextIndex  # noqa: E402
 
@@ -126,7 +126,9 @@ class Loaded:
     def __init__(self, conv: dict[str, Any], variant: Variant, cache: EmbeddingCache | None):
         config = StoreConfig(semantic_weight=variant.semantic_weight)
         dense = (
-            DenseIndex(cache, include_context=variant.dense_context) if cache is not None else None
+            MatrixDenseIndex(cache, include_context=variant.dense_context)
+            if cache is not None
+            else None
         )
         self.store = InMemoryStore(config, dense=dense if variant.embeddings else None)
         if not variant.stem:
@@ -343,7 +345,7 @@ def print_cost(res: dict[str, Any]) -> None:
     store = loaded.store
     size = store._text.size_estimate()
     dense = store.dense
-    dense_bytes = dense.nbytes if isinstance(dense, DenseIndex) else 0
+    dense_bytes = dense.nbytes if isinstance(dense, MatrixDenseIndex) else 0
     print(
         f"cost: {len(store)} memories in the last store; BM25 {size['terms']} terms, "
         f"{size['postings']} postings + {size['context_postings']} context postings; "

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cortexgraph.storage import InMemoryStore, Memory  # noqa: E402
-from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, default_embedder  # noqa: E402
+from cortexgraph.storage.embeddings import EmbeddingCache, MatrixDenseIndex, default_embedder  # noqa: E402
 
 NOW = 1_700_000_000
 
@@ -49,9 +49,9 @@ class HashEmbedder:
 
 
 class ProtocolOnly:
-    """Hides DenseIndex's fast path: what a plain storage.protocol.DenseScorer wrapper gets."""
+    """Hides MatrixDenseIndex's fast path: what a plain storage.protocol.DenseScorer wrapper gets."""
 
-    def __init__(self, index: DenseIndex) -> None:
+    def __init__(self, index: MatrixDenseIndex) -> None:
         self._index = index
 
     def top(self, query: str, memories: Sequence[Memory], k: int) -> dict[str, float]:
@@ -107,7 +107,7 @@ def bench_size(n: int, n_queries: int, rows: list[tuple]) -> None:
     p50_scan, p95_scan = timed(lambda q: bm.get_scores(q.split()), few)
     rows.append((n, "baseline: rank_bm25 full scan", p50_scan, p95_scan, None))
 
-    dense = DenseIndex(EmbeddingCache(HashEmbedder()))
+    dense = MatrixDenseIndex(EmbeddingCache(HashEmbedder()))
     t0 = time.perf_counter()
     store.dense = dense
     store.search("warm", top_k=10, now=NOW)

@@ -38,10 +38,10 @@ def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
 
     dense = None
     if embeddings and settings.enable_embeddings:
-        from cortexgraph.storage.embeddings import DenseIndex, default_cache
+        from cortexgraph.storage.embeddings import MatrixDenseIndex, default_cache
 
         cache = default_cache(settings.storage_path)
-        dense = DenseIndex(cache) if cache is not None else None
+        dense = MatrixDenseIndex(cache) if cache is not None else None
     return open_user_store(settings, dense=dense)
 
 

@@ -53,9 +53,9 @@ def _search_table(console: Console, title: str, rows: list[tuple[str, str, str]]
 
 def _open(settings, embedder):
     from cortexgraph.storage import open_store
-    from cortexgraph.storage.embeddings import DenseIndex
+    from cortexgraph.storage.embeddings import MatrixDenseIndex
 
-    dense = None if embedder is None else DenseIndex(embedder)
+    dense = None if embedder is None else MatrixDenseIndex(embedder)
     return open_store(settings.storage_path, settings.store_config(), dense=dense)
 
 

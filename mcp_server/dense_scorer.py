@@ -34,7 +34,7 @@ class LazyDenseScorer:
             if self._index is None:
                 if self._error is not None:
                     raise DependencyUnavailableError(self._error)
-                from cortexgraph.storage.embeddings import DenseIndex, default_cache
+                from cortexgraph.storage.embeddings import MatrixDenseIndex, default_cache
 
                 cache = default_cache(self._settings.storage_path)
                 if cache is None:
@@ -43,7 +43,7 @@ class LazyDenseScorer:
                         "search falls back to BM25"
                     )
                     raise DependencyUnavailableError(self._error)
-                self._index = DenseIndex(cache)
+                self._index = MatrixDenseIndex(cache)
             return self._index
 
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
@@ -52,7 +52,7 @@ class LazyDenseScorer:
     def top(self, query: str, memories: Sequence[Memory], k: int) -> dict[str, float]:
         return self._call("top", query, memories, k)
 
-    # The incremental matrix API (storage.embeddings.DenseIndex): with these, a query is one
+    # The incremental matrix API (storage.embeddings.MatrixDenseIndex): with these, a query is one
     # matrix-vector product instead of re-stacking every memory's vector (O(n) per query).
     # Saves are embedded by a background thread; a search embeds at most a few memories itself.
     embeds_in_background = True

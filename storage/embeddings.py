@@ -364,12 +364,8 @@ class MatrixDenseIndex:
         return self.ranked(query, k, {m.id for m in memories})
 
 
-# The name callers used before the storage.protocol ``DenseIndex`` Protocol existed.
-DenseIndex = MatrixDenseIndex
-
 __all__ = [
     "DEFAULT_MODEL",
-    "DenseIndex",
     "Embedder",
     "EmbeddingCache",
     "EmbeddingUnavailableError",

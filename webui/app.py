@@ -37,10 +37,10 @@ class WebState:
         dense = None
         self.embedder = None
         if use_embeddings and settings.enable_embeddings:
-            from cortexgraph.storage.embeddings import DenseIndex, default_cache
+            from cortexgraph.storage.embeddings import MatrixDenseIndex, default_cache
 
             self.embedder = default_cache(settings.storage_path)
-            dense = DenseIndex(self.embedder) if self.embedder is not None else None
+            dense = MatrixDenseIndex(self.embedder) if self.embedder is not None else None
         self.store = open_store(settings.storage_path, settings.store_config(), dense=dense)
 
     def ltm_index(self) -> Any:

@@ -5,13 +5,13 @@ BM25 alone rather than as if its cosine were 0."""
 from __future__ import annotations
 
 from cortexgraph.storage import InMemoryStore, StoreConfig, search
-from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache
+from cortexgraph.storage.embeddings import EmbeddingCache, MatrixDenseIndex
 
 NOW = 1_700_000_000
 
 
-class BackgroundDense(DenseIndex):
-    """A DenseIndex as the server wires it: saves are embedded elsewhere, later."""
+class BackgroundDense(MatrixDenseIndex):
+    """A MatrixDenseIndex as the server wires it: saves are embedded elsewhere, later."""
 
     embeds_in_background = True
     background_busy = False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cortexgraph.storage import InMemoryStore, open_store
-from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, dense_text
+from cortexgraph.storage.embeddings import EmbeddingCache, MatrixDenseIndex, dense_text
 
 NOW = 1_700_000_000
 
@@ -31,7 +31,7 @@ def test_cache_is_keyed_by_model(tmp_path, embedder) -> None:
 def test_reopening_a_store_does_not_re_embed(tmp_path, embedder) -> None:
     def open_with_dense():
         cache = EmbeddingCache(embedder, tmp_path)
-        return open_store(tmp_path, dense=DenseIndex(cache)), cache
+        return open_store(tmp_path, dense=MatrixDenseIndex(cache)), cache
 
     store, cache = open_with_dense()
     for i in range(5):
@@ -47,7 +47,7 @@ def test_reopening_a_store_does_not_re_embed(tmp_path, embedder) -> None:
 
 
 def test_changing_content_re_embeds_only_that_memory(embedder) -> None:
-    store = InMemoryStore(dense=DenseIndex(EmbeddingCache(embedder)))
+    store = InMemoryStore(dense=MatrixDenseIndex(EmbeddingCache(embedder)))
     memories = [store.save(f"note {i} on birds", now=NOW) for i in range(20)]
     store.search("birds", now=NOW)
     before = len(embedder.texts)
@@ -61,7 +61,7 @@ def test_changing_content_re_embeds_only_that_memory(embedder) -> None:
 
 
 def test_deleted_memories_leave_the_dense_matrix(embedder) -> None:
-    dense = DenseIndex(EmbeddingCache(embedder))
+    dense = MatrixDenseIndex(EmbeddingCache(embedder))
     store = InMemoryStore(dense=dense)
     keep = store.save("car wash", now=NOW)
     gone = store.save("car rental", now=NOW)
@@ -80,7 +80,7 @@ def test_dense_text_includes_context() -> None:
 
 
 def test_protocol_methods_agree_with_fast_path(embedder) -> None:
-    dense = DenseIndex(EmbeddingCache(embedder))
+    dense = MatrixDenseIndex(EmbeddingCache(embedder))
     store = InMemoryStore()
     memories = [store.save(t, now=NOW) for t in ("car park", "bird song", "vehicle tax")]
     top = dense.top("automobile", memories, 2)

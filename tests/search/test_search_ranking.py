@@ -6,13 +6,17 @@ import pytest
 
 from cortexgraph.storage import InMemoryStore, StoreConfig
 from cortexgraph.storage.decay import DAY, memory_score
-from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache, EmbeddingUnavailableError
+from cortexgraph.storage.embeddings import (
+    EmbeddingCache,
+    EmbeddingUnavailableError,
+    MatrixDenseIndex,
+)
 
 NOW = 1_700_000_000
 
 
 def dense_store(embedder, **config) -> InMemoryStore:
-    return InMemoryStore(StoreConfig(**config), dense=DenseIndex(EmbeddingCache(embedder)))
+    return InMemoryStore(StoreConfig(**config), dense=MatrixDenseIndex(EmbeddingCache(embedder)))
 
 
 def test_fusion_finds_what_bm25_cannot(embedder) -> None:

@@ -71,11 +71,11 @@ def test_a_snapshot_with_a_forged_checksum_still_cannot_change_the_jsonl(tmp_pat
 
 
 def _dense_store(path: Path, width: int):
-    from cortexgraph.storage.embeddings import DenseIndex, EmbeddingCache
+    from cortexgraph.storage.embeddings import EmbeddingCache, MatrixDenseIndex
 
     model = HashingEmbedder(width)
     cache = EmbeddingCache(model, path)
-    return open_store(path, dense=DenseIndex(cache)), cache, model
+    return open_store(path, dense=MatrixDenseIndex(cache)), cache, model
 
 
 def _cache_file(path: Path) -> Path:
