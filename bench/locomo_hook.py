@@ -8,7 +8,7 @@ three ways, all scored at 5 (the hook injects at most 5 memories):
 
 1. ``search_memory(question, top_k=5)`` through the MCP client: the reference;
 2. the UserPromptSubmit hook as Claude Code runs it, a ``cortexgraph-hook UserPromptSubmit``
-   process with the prompt "Do you remember <question>" on stdin, while the server runs
+   process with the prompt "Do you remember: <question>" on stdin, while the server runs
    (the hook asks the server's search over its recall endpoint, cortexgraph.recall_endpoint);
 3. the same hook process after the server has stopped (its own keyword search over the JSONL).
 
@@ -59,7 +59,9 @@ def hook_command() -> list[str]:
 
 def run_hook(question: str, env: dict[str, str], cwd: Path) -> tuple[list[str], float]:
     """The memory ids the hook injects for a recall prompt about ``question``, and its time."""
-    prompt = f"Do you remember {question[0].lower()}{question[1:]}"
+    # "Do you remember when did ..." reads as nostalgia to the intent patterns ("remember
+    # when we ..."), so the question is set apart: what is measured is the ranking.
+    prompt = f"Do you remember: {question}"
     payload = {
         "hook_event_name": "UserPromptSubmit",
         "session_id": "locomo",
