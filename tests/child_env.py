@@ -23,16 +23,24 @@ def child_env(**values: str) -> dict[str, str]:
     return env
 
 
-def hook_process(
-    event: str, body: dict[str, Any] | str, env: dict[str, str]
+def run_module(
+    module: str, *args: str, env: dict[str, str], stdin: str = "", timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m cortexgraph.hooks EVENT`` with the event's JSON on stdin, as Claude Code runs it."""
+    """``python -m MODULE ARGS`` from the repository root, ``stdin`` on its standard input."""
     return subprocess.run(
-        [sys.executable, "-m", "cortexgraph.hooks", event],
-        input=body if isinstance(body, str) else json.dumps(body),
+        [sys.executable, "-m", module, *args],
+        input=stdin,
         capture_output=True,
         text=True,
         cwd=ROOT,
         env=env,
-        timeout=60,
+        timeout=timeout,
     )
+
+
+def hook_process(
+    event: str, body: dict[str, Any] | str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``python -m cortexgraph.hooks EVENT`` with the event's JSON on stdin, as Claude Code runs it."""
+    stdin = body if isinstance(body, str) else json.dumps(body)
+    return run_module("cortexgraph.hooks", event, env=env, stdin=stdin, timeout=60)

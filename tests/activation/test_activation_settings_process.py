@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from child_env import child_env
+from child_env import child_env, hook_process, run_module
 from mcp import Client, StdioServerParameters
 
 from cortexgraph.storage import open_store
@@ -124,43 +124,18 @@ def test_unknown_variable_is_named_with_the_closest_known_one_at_every_edge(tmp_
         "CORTEXGRAPH_TAG_SUGESTION_TOP_K is ignored; did you mean CORTEXGRAPH_TAG_SUGGESTION_TOP_K?"
     )
     env = clean_env(tmp_path, **typo)
-    cli = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.cli.main", "analyze", "--json", "hello"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=300,
-    )
+    cli = run_module("cortexgraph.cli.main", "analyze", "--json", "hello", env=env)
     assert cli.returncode == 0 and cli.stderr.count(hint) == 1, cli.stderr
-    mcp = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.mcp_server"],
-        input="",
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-    )  # EOF on stdin: it stops
+    mcp = run_module("cortexgraph.mcp_server", env=env)  # EOF on stdin: it stops
     assert mcp.stderr.count(hint) == 1, mcp.stderr
-    hook = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.hooks", "user-prompt-submit"],
-        input=json.dumps(
-            {"session_id": "s", "prompt": "what did we decide about the billing database?"}
-        ),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-    )
+    prompt = {"session_id": "s", "prompt": "what did we decide about the billing database?"}
+    hook = hook_process("user-prompt-submit", prompt, env)
     assert hook.returncode == 0 and hook.stderr.count(hint) == 1, hook.stderr
-    quiet = subprocess.run(
-        [sys.executable, "-m", "cortexgraph.cli.main", "analyze", "--json", "hi"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
+    quiet = run_module(
+        "cortexgraph.cli.main",
+        "analyze",
+        "--json",
+        "hi",
         env=clean_env(tmp_path, CORTEXGRAPH_CLUSTER_THRESHOLD="0.7"),
     )
     assert "unknown setting" not in quiet.stderr  # a 1.x alias is a known name
