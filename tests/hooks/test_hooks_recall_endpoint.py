@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -93,8 +96,19 @@ def test_requests_are_checked_before_anything_is_searched() -> None:
             endpoint.parse_request(bad)
 
 
-def test_a_folder_others_can_enter_is_never_used(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(tmp_path))
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A folder with a short path: a socket's path must stay under ~100 bytes, and pytest's
+    tmp_path under xdist is longer than that."""
+    folder = Path(tempfile.mkdtemp(prefix="cg"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_folder_others_can_enter_is_never_used(
+    tmp_path: Path, short_dir: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(short_dir))
     folder = endpoint.endpoint_folder()
     assert folder is not None and folder.stat().st_mode & 0o777 == 0o700
     folder.chmod(0o755)  # someone loosened it (or made it first): it is not trusted
@@ -103,8 +117,10 @@ def test_a_folder_others_can_enter_is_never_used(tmp_path: Path, monkeypatch) ->
     assert endpoint.ask_running_server(tmp_path / "store", "x", 5) is None
 
 
-def test_a_stale_socket_is_no_server_and_is_cleared_for_the_next(tmp_path: Path) -> None:
-    path = endpoint.endpoint_path(tmp_path / "store", folder=tmp_path)
+def test_a_stale_socket_is_no_server_and_is_cleared_for_the_next(
+    tmp_path: Path, short_dir: Path
+) -> None:
+    path = endpoint.endpoint_path(tmp_path / "store", folder=short_dir)
     assert path is not None
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stale.bind(str(path))
@@ -123,14 +139,14 @@ def test_a_stale_socket_is_no_server_and_is_cleared_for_the_next(tmp_path: Path)
 
 
 def test_the_server_answers_with_search_memorys_ranking_and_an_error_for_a_bad_request(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, short_dir: Path, monkeypatch
 ) -> None:
     from mcp_common import make_settings
 
     from cortexgraph.mcp_server.app import ServerState
     from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
 
-    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(short_dir))
     state = ServerState(make_settings(tmp_path))
     state.store.save("Ledgerly stores money as integer cents in PostgreSQL.")
     state.store.save("Team lunch is on Fridays.")
