@@ -4,7 +4,7 @@ and turning typed errors into a one-line message with exit code 2 (1 for "not fo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -72,11 +72,6 @@ def cli_errors() -> Iterator[None]:
     except CortexGraphError as exc:
         err.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
-
-
-def run_cli(fn: Callable[[], Any]) -> Any:
-    with cli_errors():
-        return fn()
 
 
 __all__ = [

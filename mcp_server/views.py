@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cortexgraph.storage.decay import DAY, DecayConfig, memory_score
-from cortexgraph.storage.models import Memory, Relation, SearchResult
+from cortexgraph.storage.models import Memory, SearchResult
 
 T = TypeVar("T")
 
@@ -63,10 +63,6 @@ def result_view(result: SearchResult, preview_length: int) -> dict[str, Any]:
     return view
 
 
-def relation_view(relation: Relation) -> dict[str, Any]:
-    return relation.to_json()
-
-
 @dataclass(frozen=True, slots=True)
 class Page:
     items: Sequence[Any]
@@ -100,6 +96,5 @@ __all__ = [
     "memory_view",
     "paginate",
     "preview",
-    "relation_view",
     "result_view",
 ]

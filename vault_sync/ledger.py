@@ -116,12 +116,6 @@ class WriteLedger:
     def get(self, memory_id: str) -> LedgerEntry | None:
         return self.entries.get(memory_id)
 
-    def memory_id_for_path(self, rel_path: str) -> str | None:
-        for memory_id, entry in self.entries.items():
-            if entry.path == rel_path:
-                return memory_id
-        return None
-
     @property
     def pending(self) -> int:
         """Journal lines not yet folded into the snapshot."""
