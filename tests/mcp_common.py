@@ -37,7 +37,7 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
-def snapshot(directory: Path) -> dict[str, bytes]:
+def folder_bytes(directory: Path) -> dict[str, bytes]:
     """Every file under ``directory`` (the lock file aside), to prove a call changed nothing."""
     return {
         str(p.relative_to(directory)): p.read_bytes()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from mcp_common import error_text, make_settings, payload, snapshot
+from mcp_common import error_text, folder_bytes, make_settings, payload
 from mcp_common import server_env as clean_env
 
 PYTHON = sys.executable
@@ -23,7 +23,7 @@ __all__ = [
     "PYTHON",
     "clean_env",
     "error_text",
+    "folder_bytes",
     "make_settings",
     "payload",
-    "snapshot",
 ]

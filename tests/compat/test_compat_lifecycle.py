@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import anyio
-from compat_helpers import PARAPHRASES, error_text, make_settings, payload, snapshot
+from compat_helpers import PARAPHRASES, error_text, folder_bytes, make_settings, payload
 from mcp import Client
 from mcp_types import CreateMessageResult, ErrorData, TextContent
 
@@ -112,7 +112,7 @@ def test_memory_wipe_removes_the_entity_notes_it_wrote_and_keeps_edited_ones(tmp
             inv = entities / "invoices.md"  # a link of the person's own inside the block
             inv.write_text(inv.read_text().replace("\n<!-- /", "\n- [[Mine]]\n<!-- /"))
             (entities / "My list.md").write_text("- my own file in their folder\n")
-            users = snapshot(vault)
+            users = folder_bytes(vault)
             users = {k: v for k, v in users.items() if not k.startswith(".cortexgraph")}
             done = payload(
                 await client.call_tool(

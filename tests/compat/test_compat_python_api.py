@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from compat_helpers import NOW, PARAPHRASES, PYTHON, clean_env, snapshot
+from compat_helpers import NOW, PARAPHRASES, PYTHON, clean_env, folder_bytes
 
 from cortexgraph.storage import open_store
 
@@ -71,13 +71,13 @@ def test_scheduler_dry_run_pipeline_is_the_flow_and_writes_nothing(configured, p
     from cortexgraph.flows.consolidation import RunOptions, run_pipeline
     from cortexgraph.settings import load_settings
 
-    before = snapshot(configured / "stm")
+    before = folder_bytes(configured / "stm")
     results = Scheduler(dry_run=True, now=NOW).run_pipeline()
     assert list(results) == ["decay", "cluster", "merge", "promote", "relations"]
-    assert snapshot(configured / "stm") == before
+    assert folder_bytes(configured / "stm") == before
     # what `cortexgraph-consolidate --dry-run` runs (the flow, wired from the same settings)
     direct = run_pipeline(load_settings(), RunOptions(dry_run=True, now=NOW))
-    assert snapshot(configured / "stm") == before
+    assert folder_bytes(configured / "stm") == before
     assert [f.memory_id for f in results["decay"]] == [
         f.memory_id for f in direct.reports["decay"].findings
     ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_common import error_text, make_settings, payload, server_env, snapshot
+from mcp_common import error_text, folder_bytes, make_settings, payload, server_env
 
 from cortexgraph.storage import open_store
 
@@ -126,10 +126,10 @@ __all__ = [
     "INITIALIZE",
     "OLD",
     "error_text",
+    "folder_bytes",
     "make_settings",
     "payload",
     "run_flow",
     "seed_old_memory",
     "server_env",
-    "snapshot",
 ]

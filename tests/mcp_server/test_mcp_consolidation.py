@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 from mcp import Client
-from mcp_helpers import error_text, make_settings, payload, snapshot
+from mcp_helpers import error_text, folder_bytes, make_settings, payload
 
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.storage import open_store
@@ -33,7 +33,7 @@ def _call(tmp_path, *calls):
 
 def test_mcp_cluster_then_consolidate_preview_changes_nothing_then_apply(tmp_path):
     ids = _seed(tmp_path)
-    before = snapshot(tmp_path / "stm")
+    before = folder_bytes(tmp_path / "stm")
     [clustered, again] = _call(
         tmp_path, ("cluster_memories", {"threshold": 0.3}), ("cluster_memories", {"threshold": 0.3})
     )
@@ -43,7 +43,7 @@ def test_mcp_cluster_then_consolidate_preview_changes_nothing_then_apply(tmp_pat
     billing = [c for c in out["clusters"] if set(c["memory_ids"]) == set(ids)]
     assert billing, out
     cid = billing[0]["cluster_id"]
-    assert snapshot(tmp_path / "stm") == before
+    assert folder_bytes(tmp_path / "stm") == before
 
     # cluster ids are remembered per server session: detect again in the same session.
     _, preview, applied = _call(
@@ -63,24 +63,24 @@ def test_mcp_cluster_then_consolidate_preview_changes_nothing_then_apply(tmp_pat
 
 def test_mcp_consolidate_unknown_cluster_is_an_error(tmp_path):
     _seed(tmp_path)
-    before = snapshot(tmp_path / "stm")
+    before = folder_bytes(tmp_path / "stm")
     [r] = _call(tmp_path, ("consolidate_memories", {"cluster_id": "c-0000000000", "mode": "apply"}))
     assert "run cluster_memories" in error_text(r)
     [r] = _call(tmp_path, ("consolidate_memories", {"cluster_id": "../c"}))
     assert "malformed cluster id" in error_text(r)
-    assert snapshot(tmp_path / "stm") == before
+    assert folder_bytes(tmp_path / "stm") == before
 
 
 def test_mcp_run_consolidation_dry_run_changes_nothing_anywhere(tmp_path):
     _seed(tmp_path)
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     [r] = _call(tmp_path, ("run_consolidation", {}))
     out = payload(r)
     assert out["dry_run"] is True
     assert out["agents"] == ["decay", "cluster", "merge", "promote", "relations"]
     assert set(out["summaries"]) == set(out["agents"])
     assert any("memory" in n for n in out["notes"])  # no beads repo: said out loud
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
     assert not (tmp_path / "vault").exists()
 
 
@@ -119,11 +119,11 @@ def test_mcp_promote_auto_detect_dry_run_writes_nothing(tmp_path):
     m = store.save("A memory used many times", tags=["x"])
     for _ in range(6):
         store.touch(m.id)
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     [r] = _call(tmp_path, ("promote_memory", {"auto_detect": True, "dry_run": True}))
     out = payload(r)
     assert out["candidates"] >= 1 and m.id in {x["memory_id"] for x in out["results"]}
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
 
 
 def test_mcp_activation_tools_answer_or_say_what_is_missing(tmp_path):

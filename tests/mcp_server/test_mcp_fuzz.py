@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp_helpers import make_settings, snapshot
+from mcp_helpers import folder_bytes, make_settings
 
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.mcp_server.errors import MAX_ERROR_CHARS
@@ -230,7 +230,7 @@ def test_no_rejected_call_changes_the_store(tmp_path, monkeypatch):
                     if time.monotonic() > deadline:
                         return calls
                     args = fuzzed(rng, tool, ids, pools)
-                    before = snapshot(tmp_path)
+                    before = folder_bytes(tmp_path)
                     try:
                         result = await client.call_tool(tool.name, args)
                         failed, text = result.is_error, result.content[0].text
@@ -244,7 +244,7 @@ def test_no_rejected_call_changes_the_store(tmp_path, monkeypatch):
                         oversized.append(f"{tool.name}: {len(text)} chars")
                     if not any(k in text for k in KNOWN_ERRORS):  # a crash, not a refusal
                         untyped.append(f"{tool.name} {json.dumps(args)[:200]} -> {text[:300]}")
-                    if snapshot(tmp_path) != before:
+                    if folder_bytes(tmp_path) != before:
                         changed.append(f"{tool.name} {json.dumps(args)[:300]} -> {text[:200]}")
         return calls
 

@@ -24,10 +24,10 @@ from mcp_helpers import (
     INITIALIZE,
     PYTHON,
     error_text,
+    folder_bytes,
     make_settings,
     payload,
     server_env,
-    snapshot,
 )
 
 from cortexgraph.mcp_server.app import build_server
@@ -58,10 +58,10 @@ def seeded(tmp_path: Path, *contents: str) -> list[str]:
 def test_save_memory_with_a_bad_supersedes_id_writes_nothing(tmp_path, supersedes):
     """Repro: save_memory {"content": "x", "supersedes": ["not an id!"]} wrote, then failed."""
     seeded(tmp_path, "The team uses MySQL for billing")
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     (result,) = call(tmp_path, ("save_memory", {"content": "x", "supersedes": supersedes}))
     assert any(w in error_text(result) for w in ("malformed memory id", "no memory with id"))
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
     assert len(open_store(tmp_path / "stm")) == 1
 
 
@@ -91,22 +91,22 @@ def test_record_memory_update_checks_every_id_before_changing_any(tmp_path, whic
         store = open_store(tmp_path / "stm")
         store.update(a, extra={"superseded_by": c})
     supersedes = {"self": [b, a], "cycle": [b, c], "unknown-second": [b, UNKNOWN_ID]}[which]
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     (result,) = call(tmp_path, ("record_memory_update", {"memory_id": a, "supersedes": supersedes}))
     assert error_text(result)
-    assert snapshot(tmp_path) == before  # b was not superseded either
+    assert folder_bytes(tmp_path) == before  # b was not superseded either
 
 
 def test_memory_forget_correct_refuses_an_oversized_correction_before_writing(tmp_path):
     (a,) = seeded(tmp_path, "billing runs on MySQL")
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     (result,) = call(
         tmp_path,
         ("memory_forget", {"memory_id": a, "action": "correct", "correction": "é" * 19_000}),
         max_content_bytes=10_000,
     )
     assert "the limit is 10,000" in error_text(result)
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
 
 
 # -- Medium 5: sizes are checked before any analysis ---------------------------------------
@@ -137,7 +137,7 @@ def analysis_calls(monkeypatch):
 def test_oversized_text_is_refused_before_it_is_analysed(tmp_path, analysis_calls):
     """Repro: 500 KB of content was enriched (48 s, 2.25 GB) before the size refusal."""
     big = "word " * 100_000  # 500 KB
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     refused = call(
         tmp_path,
         ("save_memory", {"content": big}),
@@ -149,7 +149,7 @@ def test_oversized_text_is_refused_before_it_is_analysed(tmp_path, analysis_call
     assert "the limit is 100,000" in error_text(refused[0])
     assert all(error_text(r) for r in refused)
     assert analysis_calls == []
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
     # The control: the same calls at a sane size do reach the analysers.
     (ok,) = call(
         tmp_path,
@@ -169,7 +169,7 @@ def test_the_stores_field_limits_apply_before_enrichment(tmp_path, analysis_call
         "max_tags": 2,
         "max_extra_bytes": 20,
     }
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     refused = call(
         tmp_path,
         ("save_memory", {"content": "ok", "tags": ["t" * 11]}),
@@ -189,7 +189,7 @@ def test_the_stores_field_limits_apply_before_enrichment(tmp_path, analysis_call
     ):
         assert f"CORTEXGRAPH_{setting}" in text or f"CORTEXGRAPH_MAX_{setting}" in text, text
     assert analysis_calls == []
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
 
 
 # Free-form text checked inside the tool (against the store's settings) or JSON-size-checked.
@@ -236,7 +236,7 @@ def test_every_tool_argument_has_a_size_bound(tmp_path):
 
 def test_free_form_json_arguments_are_bounded_in_the_tool(tmp_path):
     a, b = seeded(tmp_path, "one", "two")
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
     results = call(
         tmp_path,
         ("save_memory", {"content": "x", "meta": {"k": "v" * 20_000}}),
@@ -255,7 +255,7 @@ def test_free_form_json_arguments_are_bounded_in_the_tool(tmp_path):
         ),
     )
     assert all("characters of JSON" in error_text(r) for r in results)
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
 
 
 # -- Medium 6: errors quote a short prefix -------------------------------------------------

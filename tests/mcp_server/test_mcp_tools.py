@@ -7,7 +7,15 @@ import json
 import anyio
 import pytest
 from mcp import Client
-from mcp_helpers import OLD, error_text, make_settings, payload, run_flow, seed_old_memory, snapshot
+from mcp_helpers import (
+    OLD,
+    error_text,
+    folder_bytes,
+    make_settings,
+    payload,
+    run_flow,
+    seed_old_memory,
+)
 
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.storage import open_store
@@ -119,7 +127,7 @@ BAD_CALLS = [
 def test_mcp_bad_input_is_an_error_result_and_changes_nothing(tmp_path, tool, args, hint):
     existing = open_store(tmp_path / "stm").save("the one memory", tags=["t"], now=OLD).id
     args = json.loads(json.dumps(args).replace("EXISTING", existing))
-    before = snapshot(tmp_path)
+    before = folder_bytes(tmp_path)
 
     async def go():
         async with Client(build_server(make_settings(tmp_path))) as client:
@@ -127,7 +135,7 @@ def test_mcp_bad_input_is_an_error_result_and_changes_nothing(tmp_path, tool, ar
 
     text = error_text(run(go))
     assert hint.lower() in text.lower()
-    assert snapshot(tmp_path) == before
+    assert folder_bytes(tmp_path) == before
 
 
 def test_mcp_observe_detects_cross_domain_use_by_tag_overlap(tmp_path):

@@ -56,7 +56,7 @@ def _file_bytes(directory: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def snapshot(tmp_path: Path):
+def folder_bytes(tmp_path: Path):
     """Every file's bytes under the test's directory (to prove an operation changed nothing)."""
     return lambda: _file_bytes(tmp_path)
 

@@ -131,33 +131,33 @@ BAD_CALLS = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_CALLS))
-def test_bad_input_raises_typed_error_and_changes_nothing(seeded, snapshot, name, now):
+def test_bad_input_raises_typed_error_and_changes_nothing(seeded, folder_bytes, name, now):
     store, a, b = seeded
     call, error, message = BAD_CALLS[name]
-    files_before = snapshot()
+    files_before = folder_bytes()
     memories_before = sorted(store.list(), key=lambda m: m.id)
     relations_before = store.relations()
     with pytest.raises(error) as info:
         call(store, a, b)
     assert message in str(info.value)
-    assert snapshot() == files_before
+    assert folder_bytes() == files_before
     assert sorted(store.list(), key=lambda m: m.id) == memories_before
     assert store.relations() == relations_before
 
 
 @pytest.mark.parametrize("limit", [10, 1000])
-def test_content_limit_is_configurable(store_kind, tmp_path, limit, snapshot):
+def test_content_limit_is_configurable(store_kind, tmp_path, limit, folder_bytes):
     from cortexgraph.storage import InMemoryStore
 
     config = StoreConfig(max_content_bytes=limit)
     store = InMemoryStore(config) if store_kind == "memory" else JSONLStore(tmp_path / "s", config)
     store.save("x" * limit)
-    before = snapshot()
+    before = folder_bytes()
     with pytest.raises(ContentTooLargeError, match=f"limit is {limit:,}"):
         store.save("x" * (limit + 1))
     with pytest.raises(ContentTooLargeError, match="bytes"):  # the limit counts UTF-8 bytes
         store.save("é" * (limit // 2 + 1))
-    assert snapshot() == before and len(store) == 1
+    assert folder_bytes() == before and len(store) == 1
 
 
 def test_default_content_limit_is_100kb(store):
