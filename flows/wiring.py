@@ -49,7 +49,7 @@ class Collaborators:
             close()  # folds the ledger journal into write-ledger.json
 
 
-def read_store_snapshot(settings: Settings) -> InMemoryStore:
+def read_store_copy(settings: Settings) -> InMemoryStore:
     """The store's records read straight from its files into memory, writing nothing."""
     path = settings.storage_path
     if not path.is_dir():
@@ -64,7 +64,7 @@ def open_collaborators(
 ) -> Collaborators:
     notes: list[str] = []
     if dry_run:
-        store: MemoryStore = read_store_snapshot(settings)
+        store: MemoryStore = read_store_copy(settings)
         drop_monitor_records(store)  # the behaviour monitor's ledger is not the user's memory
         notes.append(
             f"dry run: read {len(store)} memories from {settings.storage_path}; "
@@ -117,4 +117,4 @@ def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
     return InMemoryIssueTracker(), "no issue tracker yet: clusters handed to merge directly"
 
 
-__all__ = ["Collaborators", "open_collaborators", "read_store_snapshot"]
+__all__ = ["Collaborators", "open_collaborators", "read_store_copy"]
