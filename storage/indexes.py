@@ -10,10 +10,17 @@ dense index in ``dense_sync``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation
 from cortexgraph.storage.text_index import TextIndex
+
+_ID = operator.attrgetter("id")
+_KEYS = operator.attrgetter("meta.tags", "entities", "status")
+_LABELS = operator.attrgetter("meta.tags", "entities")
+_CONTENT = operator.attrgetter("content")
+_CONTEXT = operator.attrgetter("meta.context")
 
 
 class DenseSyncState:
@@ -31,9 +38,13 @@ class DenseSyncState:
 
 def searchable_text(memory: Memory) -> str:
     """What the text index sees: content plus tags and entities (tags split on '/', '-', '_')."""
-    extras = " ".join(memory.tags) + " " + " ".join(memory.entities)
-    extras = extras.replace("/", " ").replace("_", " ").replace("-", " ")
-    return f"{memory.content}\n{extras}"
+    return f"{memory.content}\n{_label_text(memory.tags, memory.entities)}"
+
+
+def _label_text(tags: tuple[str, ...], entities: tuple[str, ...]) -> str:
+    """The part of ``searchable_text`` after the content."""
+    extras = " ".join(tags) + " " + " ".join(entities)
+    return extras.replace("/", " ").replace("_", " ").replace("-", " ")
 
 
 class StoreIndexes:
@@ -75,20 +86,43 @@ class StoreIndexes:
     def _load(self, memories: Iterable[Memory], relations: Iterable[Relation]) -> None:
         """Index a whole snapshot (load, reload, copy); the last record per id wins."""
         fresh: dict[str, Memory] = {}
-        for m in memories:
-            if m.id in self._memories:
-                self._index_memory(m)
+        if self._memories:
+            for m in memories:
+                if m.id in self._memories:
+                    self._index_memory(m)
+                else:
+                    fresh[m.id] = m
+        else:  # opening: the C loops of dict(zip(...)) (last record per id, first position)
+            memories = list(memories)
+            fresh = dict(zip(map(_ID, memories), memories, strict=True))
+        # Memories sharing tags, entities and status (most of a big store) are indexed as one
+        # group: a set update per key instead of a set add per memory and key.
+        groups: dict[tuple[tuple[str, ...], tuple[str, ...], MemoryStatus], list[str]] = {}
+        for mid, key in zip(fresh, map(_KEYS, fresh.values()), strict=True):
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [mid]
             else:
-                fresh[m.id] = m
+                group.append(mid)
         by_tag, by_entity, by_status = self._by_tag, self._by_entity, self._by_status
-        for mid, m in fresh.items():
-            for tag in m.meta.tags:
-                by_tag.setdefault(tag.lower(), set()).add(mid)
-            for ent in m.entities:
-                by_entity.setdefault(ent.lower(), set()).add(mid)
-            by_status[m.status].add(mid)
+        for (tags, entities, status), ids in groups.items():
+            for tag in tags:
+                by_tag.setdefault(tag.lower(), set()).update(ids)
+            for ent in entities:
+                by_entity.setdefault(ent.lower(), set()).update(ids)
+            by_status[status].update(ids)
         self._memories.update(fresh)
-        self._text.add_many((mid, searchable_text(m), m.meta.context) for mid, m in fresh.items())
+        # searchable_text in two parts: content, and tags and entities (one string per group)
+        labels = {key[:2]: _label_text(*key[:2]) for key in groups}
+        self._text.add_many_parts(
+            zip(
+                fresh,
+                map(_CONTENT, fresh.values()),
+                map(labels.__getitem__, map(_LABELS, fresh.values())),
+                map(_CONTEXT, fresh.values()),
+                strict=True,
+            )
+        )
         for r in relations:
             self._index_relation(r)
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -30,6 +32,13 @@ BAD_LINE_ERRORS = (Exception,)
 REASON_CHARS = 300
 
 LineCheck = Callable[[bytes, Any], None]
+# (the whole file, its lines) -> True if every line surely passes the LineCheck
+LinesCheck = Callable[[bytes, list[bytes]], bool]
+# parsed objects -> their records, or None: build them one at a time
+BlockBuild = Callable[[list[Any]], list[Any] | None]
+# Records built at once by a BlockBuild; a block with one unusual record is built one by one.
+BLOCK = 4096
+_ID = operator.itemgetter("id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +48,45 @@ class BadLine:
 
 
 def live_records(
-    data: bytes, build: Callable[[Any], Any], check: LineCheck | None = None
+    data: bytes,
+    build: Callable[[Any], Any],
+    check: LineCheck | None = None,
+    *,
+    lines_pass: LinesCheck | None = None,
+    build_block: BlockBuild | None = None,
 ) -> tuple[list[Any], list[BadLine]]:
     """Live records of one file (last line wins, tombstones delete) and its unreadable lines.
 
-    ``check(raw, obj)`` applies the rules on whole lines (size, valid Unicode)."""
-    latest: dict[str, tuple[bytes, dict[str, Any]]] = {}
+    ``check(raw, obj)`` applies the rules on whole lines (size, valid Unicode). Opening a big
+    store takes a quicker way through the same rules when it can: ``lines_pass(data, lines)``
+    says that every line passes ``check`` without looking at each, and ``build_block(objs)``
+    builds a block of records at once, or returns None (then each is built by ``build``)."""
+    parsed = _parsed_in_bulk(data, lines_pass) if lines_pass is not None else None
     bad: list[BadLine] = []
+    latest = _latest_objects(data, check, bad) if parsed is None else parsed
+    records: dict[str, Any] = {}
+    failed: set[str] = set()
+    for start in range(0, len(latest), BLOCK):
+        block = latest[start : start + BLOCK]
+        built = build_block(block) if build_block is not None else None
+        if built is not None:
+            records.update(zip(map(_ID, block), built, strict=True))
+            continue
+        for obj in block:
+            try:
+                records[obj["id"]] = build(obj)
+            except BAD_LINE_ERRORS:
+                failed.add(obj["id"])
+    if failed:  # the newest line of these is bad: fall back to their last good one
+        state, unbuildable = _replay(data, failed, build, check)
+        records.update(state)
+        bad.extend(unbuildable)  # every such line, not only the newest: all are quarantined
+    return list(records.values()), bad
+
+
+def _latest_objects(data: bytes, check: LineCheck | None, bad: list[BadLine]) -> list[Any]:
+    """The newest line's object per live id, in order of those lines; bad lines into ``bad``."""
+    latest: dict[str, dict[str, Any]] = {}
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
@@ -59,19 +100,36 @@ def live_records(
             latest.pop(rid, None)
         else:
             latest.pop(rid, None)  # re-insert so the dict keeps last-write order
-            latest[rid] = (raw, obj)
-    records: dict[str, Any] = {}
-    failed: set[str] = set()
-    for rid, (_raw, obj) in latest.items():
-        try:
-            records[rid] = build(obj)
-        except BAD_LINE_ERRORS:
-            failed.add(rid)
-    if failed:  # the newest line of these is bad: fall back to their last good one
-        state, unbuildable = _replay(data, failed, build, check)
-        records.update(state)
-        bad.extend(unbuildable)  # every such line, not only the newest: all are quarantined
-    return list(records.values()), bad
+            latest[rid] = obj
+    return list(latest.values())
+
+
+def _parsed_in_bulk(data: bytes, lines_pass: LinesCheck) -> list[Any] | None:
+    """What ``_latest_objects`` returns, each step one C loop over all lines, or None if
+    any line is unusual (blank but not empty, not an object with a string id, refused by
+    orjson): the line-by-line way then reads the file and says what is wrong."""
+    if orjson is None:  # pragma: no cover
+        return None
+    lines = data.split(b"\n")
+    if not all(lines):
+        lines = [raw for raw in lines if raw]
+    if not lines or not lines_pass(data, lines):
+        return None
+    try:
+        objs = list(map(orjson.loads, lines))
+    except orjson.JSONDecodeError:
+        return None
+    if set(map(type, objs)) != {dict}:
+        return None
+    ids = list(map(dict.get, objs, repeat("id")))
+    if set(map(type, ids)) != {str}:
+        return None
+    last_line = dict(zip(ids, range(len(ids)), strict=True))
+    if len(last_line) < len(ids):  # updated records: each at its newest line
+        objs = [objs[i] for i in sorted(last_line.values())]
+    if any(map(dict.__contains__, objs, repeat("_deleted"))):
+        objs = [obj for obj in objs if obj.get("_deleted") is not True]
+    return objs
 
 
 def _replay(

@@ -29,6 +29,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from cortexgraph.storage.bulk_records import plain_memories
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
 from cortexgraph.storage.file_ops import (
@@ -56,7 +57,12 @@ from cortexgraph.storage.jsonl_lines import (
 from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.storage.protocol import CompactionReport, DenseScorer
-from cortexgraph.storage.validation import check_loaded_line, loaded_memory, loaded_relation
+from cortexgraph.storage.validation import (
+    check_loaded_line,
+    lines_pass_rules,
+    loaded_memory,
+    loaded_relation,
+)
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +103,8 @@ class JSONLStore(IndexedStore):
         self._build_memory = functools.partial(loaded_memory, config=self.config)
         self._build_relation = functools.partial(loaded_relation, config=self.config)
         self._check_line = functools.partial(check_loaded_line, config=self.config)
+        self._lines_pass = functools.partial(lines_pass_rules, config=self.config)
+        self._build_memories = functools.partial(plain_memories, config=self.config)
         self._rules = repr(self.config.record_limits())
         self._snapshot_due: bytes | None = None
         self._view_from_snapshot = False
@@ -192,7 +200,7 @@ class JSONLStore(IndexedStore):
         """Live records of a whole file (bad lines quarantined), and whether there were any."""
         ino, end, data = self._read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
-        records, bad = live_records(data, build, self._check_line)
+        records, bad = live_records(data, build, self._check_line, lines_pass=self._lines_pass)
         if bad:
             self._quarantine(cursor, bad)
         return records, bool(bad)
@@ -209,7 +217,13 @@ class JSONLStore(IndexedStore):
             quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
             stale = len(data) - size > size // 4  # many appends since: refresh it
         else:
-            memories, bad = live_records(data, self._build_memory, self._check_line)
+            memories, bad = live_records(
+                data,
+                self._build_memory,
+                self._check_line,
+                lines_pass=self._lines_pass,
+                build_block=self._build_memories,
+            )
             if bad:
                 self._quarantine(self._mem, bad)
             self._load(memories, ())

@@ -50,6 +50,13 @@ def _stem_words(words: list[str]) -> list[str]:
     return stems
 
 
+def _stem_word(word: str) -> str:
+    stemmer: Any = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        return _stem_words([word])[0]
+    return stemmer.stemWord(word) if stemmer else word
+
+
 class TermCache(dict[str, tuple[str, ...]]):
     """word -> its index terms, computed on first sight (a dict, so lookups run in C)."""
 
@@ -62,6 +69,8 @@ class TermCache(dict[str, tuple[str, ...]]):
     def __missing__(self, word: str) -> tuple[str, ...]:
         if word in STOP_WORDS:
             terms: tuple[str, ...] = ()
+        elif word.isalnum():  # no compound separator: the word is its only term (most words)
+            terms = (_stem_word(word),) if self.stem else (word,)
         else:
             # 'node.js' -> node.js node js; 'may-2023' -> may-2023 may 2023
             parts = [p for p in _COMPOUND_SEP_RE.split(word) if p and p not in STOP_WORDS]

@@ -53,9 +53,15 @@ class _TermIds(dict[str, tuple[int, ...]]):
 
     def __missing__(self, chunk: str) -> tuple[int, ...]:
         vocab, terms_of = self.vocab, self.terms_of
-        ids = tuple(
-            vocab.setdefault(t, len(vocab)) for w in _TOKEN_RE.findall(chunk) for t in terms_of[w]
-        )
+        if chunk.isalnum():  # one word (\w is exactly str.isalnum plus '_'), one term or none
+            terms = terms_of[chunk]
+            ids: tuple[int, ...] = (vocab.setdefault(terms[0], len(vocab)),) if terms else ()
+        else:
+            ids = tuple(
+                vocab.setdefault(t, len(vocab))
+                for w in _TOKEN_RE.findall(chunk)
+                for t in terms_of[w]
+            )
         self[chunk] = ids
         return ids
 
@@ -144,9 +150,15 @@ class TextIndex:
 
         Into an empty index this builds numpy segments (each distinct word tokenised once,
         postings grouped by sorting); otherwise it is ``add`` in a loop."""
+        self.add_many_parts((doc_id, text, None, context) for doc_id, text, context in docs)
+
+    def add_many_parts(self, docs: Iterable[tuple[str, str, str | None, str | None]]) -> None:
+        """``add_many`` of (id, head, tail, context): the text is ``f"{head}\\n{tail}"`` (or
+        the head alone when tail is None). Memories share few tails (their tags and
+        entities): each distinct tail is tokenised once, and no joined text is built."""
         if self._slot_ids:
-            for doc_id, text, context in docs:
-                self.add(doc_id, text, context)
+            for doc_id, head, tail, context in docs:
+                self.add(doc_id, head if tail is None else f"{head}\n{tail}", context)
             return
         import numpy as np
 
@@ -159,16 +171,24 @@ class TextIndex:
         ctx_lens: list[int] = []
         vocab: dict[str, int] = {}
         get = _TermIds(vocab, self.stem).__getitem__
+        tail_ids: dict[str | None, tuple[int, ...]] = {None: ()}
         seen: set[str] = set()
-        repeats: list[tuple[str, str, str | None]] = []
-        for doc_id, text, context in docs:
+        repeats: list[tuple[str, str, str | None, str | None]] = []
+        for doc_id, head, tail, context in docs:
             if doc_id in seen:  # a repeated id replaces the first through ``add`` below
-                repeats.append((doc_id, text, context))
+                repeats.append((doc_id, head, tail, context))
                 continue
             seen.add(doc_id)
             ids.append(doc_id)
             n0 = len(main_ids)
-            main_ids.extend(chain.from_iterable(map(get, text.lower().split())))
+            # "\n" is whitespace: the joined text's terms are the head's, then the tail's.
+            main_ids.extend(chain.from_iterable(map(get, head.lower().split())))
+            tail_terms = tail_ids.get(tail)
+            if tail_terms is None:
+                tail_terms = tail_ids[tail] = tuple(
+                    chain.from_iterable(map(get, tail.lower().split()))  # type: ignore[union-attr]
+                )
+            main_ids.extend(tail_terms)
             main_lens.append(len(main_ids) - n0)
             if context:
                 contexts[doc_id] = context
@@ -204,8 +224,8 @@ class TextIndex:
         self._journal.extend(ids)
         while len(self._journal) > self.JOURNAL_LIMIT:
             self._trim_journal()
-        for doc_id, text, context in repeats:
-            self.add(doc_id, text, context)
+        for doc_id, head, tail, context in repeats:
+            self.add(doc_id, head if tail is None else f"{head}\n{tail}", context)
 
     def set_context(self, doc_id: str, context: str | None) -> None:
         """Replace the context field of an indexed document (no-op if unchanged)."""

@@ -86,6 +86,14 @@ def check_loaded_line(raw: bytes, obj: Any, config: StoreConfig) -> None:
         line_bytes(json.dumps(obj, ensure_ascii=False), config)
 
 
+def lines_pass_rules(data: bytes, lines: list[bytes], config: StoreConfig) -> bool:
+    """True if every one of ``lines`` (the lines of ``data``) passes ``check_loaded_line``:
+    none too big, and no surrogate escape anywhere (one search of the whole file)."""
+    return max(map(len, lines), default=0) <= config.max_record_bytes and (
+        b"\\u" not in data or not _SURROGATE_ESCAPE.search(data)
+    )
+
+
 def _check_line_size(size: int, config: StoreConfig, what: str) -> None:
     if size > config.max_record_bytes:
         raise InvalidInputError(
@@ -373,6 +381,7 @@ __all__ = [
     "checked_relation",
     "encode_record",
     "line_bytes",
+    "lines_pass_rules",
     "loaded_memory",
     "loaded_relation",
     "new_memory",

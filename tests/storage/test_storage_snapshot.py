@@ -39,8 +39,8 @@ def json_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = jsonl_store.live_records
 
-    def counting(data, build, check=None):
-        records, bad = real(data, build, check)
+    def counting(data, build, check=None, **bulk):
+        records, bad = real(data, build, check, **bulk)
         if getattr(build, "func", None) is loaded_memory:
             calls.append(len(records))
         return records, bad

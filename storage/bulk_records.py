@@ -1,0 +1,135 @@
+"""Memories of many well-formed records at once: the record-building half of opening a store.
+
+``plain_memories`` checks a whole block of parsed records column by column (each test one C
+loop over the block: ``map``, ``min``/``max``, type sets) and builds the memories only if every
+record is one that ``loaded_memory`` would build on its fast path (``_well_formed_memory``)
+and finds plainly within every limit (``_plainly_within``). Then the memories are exactly
+those. Otherwise it returns None and the caller builds that block one record at a time, with
+the full rules and their reasons (tests/storage/test_storage_bulk_records.py holds both ways
+to the same memories).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from itertools import chain, repeat
+from typing import Any
+
+from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.field_rules import ID_RE, MAX_COUNT, MAX_STRENGTH, MAX_TIME
+from cortexgraph.storage.models import (
+    _FAST_KEYS,
+    _MEMORY_FIELDS,
+    _META_KEYS,
+    _STATUS_OF,
+    Memory,
+    MemoryMeta,
+)
+
+_ROW = operator.itemgetter(*_MEMORY_FIELDS)
+_META_ROW = operator.itemgetter("tags", "source", "context", "extra")
+_NONE = type(None)
+
+
+def _types(column: Sequence[Any]) -> set[type]:
+    return set(map(type, column))
+
+
+def _within(column: Sequence[int], low: int, high: int) -> bool:
+    return not column or (low <= min(column) and max(column) <= high)
+
+
+def _clean_lists(column: Sequence[Any], max_items: int, max_chars: int) -> bool:
+    """Every value a list of distinct, stripped, non-empty strings (``_clean_strings``), at
+    most ``max_items`` of them, none longer than ``max_chars``."""
+    if _types(column) != {list}:
+        return False
+    sizes = list(map(len, column))
+    if max(sizes) > max_items:
+        return False
+    flat = list(chain.from_iterable(column))
+    return not flat or (
+        _types(flat) == {str}
+        and all(flat)
+        and list(map(str.strip, flat)) == flat
+        and max(map(len, flat)) <= max_chars
+        and list(map(len, map(set, column))) == sizes
+    )
+
+
+def _optional_text(column: Sequence[Any], max_chars: int) -> bool:
+    types = _types(column)
+    if not types <= {str, _NONE}:
+        return False
+    return str not in types or max(len(v) for v in column if v is not None) <= max_chars
+
+
+def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] | None:
+    """The memories of ``records`` (parsed JSON objects), or None if any one of them is not
+    a plain well-formed record within the limits (build those one at a time)."""
+    if not records or _types(records) != {dict}:
+        return None
+    if not all(map(operator.eq, map(dict.keys, records), repeat(_FAST_KEYS))):
+        return None
+    (ids, contents, metas, entities, created, used, uses, strengths, statuses, promoted_at,
+     promoted_to, priorities, reviewed_at, reviews, cross) = zip(*map(_ROW, records), strict=True)  # fmt: skip
+    if not (
+        _types(ids) == {str}
+        and all(map(ID_RE.fullmatch, ids))
+        and _types(contents) == {str}
+        and all(contents)
+        and not any(map(str.isspace, contents))
+        and max(map(len, contents)) * 4 <= config.max_content_bytes
+        and _types(strengths) == {float}
+        and all(map(math.isfinite, strengths))
+        and _within(strengths, 0, MAX_STRENGTH)  # type: ignore[arg-type]
+        and _types(priorities) == {float}
+        and all(map(math.isfinite, priorities))
+        and _types(statuses) == {str}
+        and all(map(_STATUS_OF.__contains__, statuses))
+        and _types(created + used + uses + reviews + cross) == {int}
+        and _within(uses + reviews + cross, 0, MAX_COUNT)
+        and _within(created + used, -MAX_TIME, MAX_TIME)
+        and _types(promoted_at + reviewed_at) <= {int, _NONE}
+        and _within([t for t in promoted_at + reviewed_at if t is not None], -MAX_TIME, MAX_TIME)
+        and _types(promoted_to) <= {str, _NONE}
+        and _types(metas) == {dict}
+        and all(map(operator.eq, map(dict.keys, metas), repeat(_META_KEYS)))
+    ):
+        return None
+    tags, sources, contexts, extras = zip(*map(_META_ROW, metas), strict=True)
+    if not (
+        _types(extras) == {dict}
+        and not any(extras)
+        and _optional_text(sources, config.max_source_chars)
+        and _optional_text(contexts, config.max_context_chars)
+        and _clean_lists(tags, config.max_tags, config.max_tag_chars)
+        and _clean_lists(entities, config.max_entities, config.max_entity_chars)
+    ):
+        return None
+    built_metas = map(MemoryMeta, map(tuple, tags), sources, contexts, map(dict, extras))
+    return list(
+        map(
+            Memory,
+            ids,
+            contents,
+            built_metas,
+            map(tuple, entities),
+            created,
+            used,
+            uses,
+            strengths,
+            map(_STATUS_OF.__getitem__, statuses),
+            promoted_at,
+            promoted_to,
+            priorities,
+            reviewed_at,
+            reviews,
+            cross,
+        )
+    )
+
+
+__all__ = ["plain_memories"]
