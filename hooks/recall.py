@@ -30,7 +30,8 @@ def recall_context(
     runtime: HookRuntime, analysis: PromptAnalysis, now: float, limit: int
 ) -> str | None:
     query = " ".join(analysis.topic_terms)
-    entries = server_entries(runtime, query) if runtime.plugin.ask_running_server else None
+    asked = analysis.topic_text or query
+    entries = server_entries(runtime, asked) if runtime.plugin.ask_running_server else None
     if entries is None:  # no server running for this store: keywords over the JSONL file
         records = RawStoreRecords.read(runtime.storage_path, runtime.store_config)
         hits = records.search(query, top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE)

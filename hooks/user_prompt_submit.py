@@ -57,6 +57,9 @@ class PromptAnalysis:
     skip_reason: str | None
     signals: Any  # activation.phrases.PhraseSignals, or None when skipped
     topic_terms: tuple[str, ...]  # the prompt's words that name what to look for
+    # The words around the request as written, the request phrases taken out: what the running
+    # server's search is asked (its embeddings read a sentence better than a bag of words).
+    topic_text: str = ""
 
 
 def analysed_text(prompt: str) -> str:
@@ -80,14 +83,21 @@ def analyze_prompt(prompt: str, detector: Any = None) -> PromptAnalysis:
     from cortexgraph.storage.text_index import tokenize
 
     not_topic = set(tokenize(" ".join(signals.matched_phrases))) | asking_terms()
+    around = _around_request(text, signals)
     topic: list[str] = []
-    for word in dict.fromkeys(WORD_RE.findall(_around_request(text, signals))):
+    for word in dict.fromkeys(WORD_RE.findall(around)):
         terms = tokenize(word)
         if terms and not set(terms) & not_topic:
             topic.append(word)
             if len(topic) == MAX_TOPIC_TERMS:
                 break
-    return PromptAnalysis(None, signals, tuple(topic))
+    return PromptAnalysis(None, signals, tuple(topic), _without_phrases(around, signals))
+
+
+def _without_phrases(text: str, signals: Any) -> str:
+    for phrase in sorted(signals.matched_phrases, key=len, reverse=True):
+        text = text.replace(phrase.lower(), " ")
+    return " ".join(text.split()).strip(" :,.;-")
 
 
 def _around_request(text: str, signals: Any) -> str:
