@@ -2,6 +2,7 @@
 
 python _storage_worker.py write  ours|reference DATASET DIR
 python _storage_worker.py search ours|reference DATASET DIR
+python _storage_worker.py cold   ours DATASET DIR   (JSONL only: no index snapshot read or written)
 """
 
 from __future__ import annotations
@@ -125,6 +126,17 @@ def main() -> None:
             )
         )
         return
+    if phase == "cold":  # ours only, before any snapshot exists
+        from cortexgraph.storage import JSONLStore, StoreConfig
+
+        t = time.perf_counter()
+        cold = JSONLStore(path, StoreConfig(snapshot_min_bytes=2**62))
+        cold_s = time.perf_counter() - t
+        t = time.perf_counter()
+        cold.search(data["queries"][0], top_k=10, use_embeddings=False)
+        first = time.perf_counter() - t
+        print(json.dumps({"cold_s": cold_s, "cold_first_search_ms": first * 1e3}))
+        return
     before = rss_mb()
     t = time.perf_counter()
     store = cls(path)  # ours: a cold load from JSONL, then writes the index snapshot
@@ -146,13 +158,17 @@ def main() -> None:
     # A second open: ours reads the index snapshot the first open wrote (1.2.1 has none).
     del store
     t = time.perf_counter()
-    cls(path)
+    reopened = cls(path)
     reopen_s = time.perf_counter() - t
+    t = time.perf_counter()
+    reopened.search(data["queries"][1])
+    reopen_first_ms = (time.perf_counter() - t) * 1e3
     print(
         json.dumps(
             {
                 "load_s": load_s,
                 "reopen_s": reopen_s,
+                "reopen_first_search_ms": reopen_first_ms,
                 "rss_mb": rss,
                 "search_p50_ms": pct(lat, 0.5) * 1e3,
                 "search_p95_ms": pct(lat, 0.95) * 1e3,

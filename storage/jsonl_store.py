@@ -46,6 +46,7 @@ from cortexgraph.storage.index_snapshot import read_snapshot, write_snapshot
 from cortexgraph.storage.jsonl_lines import (
     BAD_LINE_ERRORS,
     BadLine,
+    BlockBuild,
     count_lines,
     gc_paused,
     live_records,
@@ -200,10 +201,18 @@ class JSONLStore(IndexedStore):
         """Live records of a whole file (bad lines quarantined), and whether there were any."""
         ino, end, data = self._read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
-        records, bad = live_records(data, build, self._check_line, lines_pass=self._lines_pass)
+        records, bad = self._live_records(data, build)
         if bad:
             self._quarantine(cursor, bad)
         return records, bool(bad)
+
+    def _live_records(
+        self, data: bytes, build: Callable[[Any], Any], block: BlockBuild | None = None
+    ) -> tuple[list[Any], list[BadLine]]:
+        """``live_records`` under this store's rules, the bulk way where it can."""
+        return live_records(
+            data, build, self._check_line, lines_pass=self._lines_pass, build_block=block
+        )
 
     def _load_memories(self) -> None:
         """From the snapshot plus the lines appended since, or else from the JSONL alone."""
@@ -217,13 +226,7 @@ class JSONLStore(IndexedStore):
             quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
             stale = len(data) - size > size // 4  # many appends since: refresh it
         else:
-            memories, bad = live_records(
-                data,
-                self._build_memory,
-                self._check_line,
-                lines_pass=self._lines_pass,
-                build_block=self._build_memories,
-            )
+            memories, bad = self._live_records(data, self._build_memory, self._build_memories)
             if bad:
                 self._quarantine(self._mem, bad)
             self._load(memories, ())
@@ -375,9 +378,12 @@ class JSONLStore(IndexedStore):
         If the in-memory view differs (it came from a snapshot that lied), the view is
         rebuilt from these records."""
         found = []
-        for c, build in ((self._mem, self._build_memory), (self._rel, self._build_relation)):
+        for c, build, block in (
+            (self._mem, self._build_memory, self._build_memories),
+            (self._rel, self._build_relation, None),
+        ):
             _, _, data = self._read_new_bytes(_FileCursor(c.path))
-            records, bad = live_records(data, build, self._check_line)
+            records, bad = self._live_records(data, build, block)
             if bad:  # caught up, so nothing the view holds; moved aside all the same
                 self._quarantine(c, bad)
             found.append(records)

@@ -322,21 +322,32 @@ class InMemoryStore(IndexedStore):
         here; the live store quarantines them."""
         from functools import partial
 
+        from cortexgraph.storage.bulk_records import plain_memories
         from cortexgraph.storage.jsonl_lines import live_records
-        from cortexgraph.storage.validation import check_loaded_line, loaded_memory, loaded_relation
+        from cortexgraph.storage.validation import (
+            check_loaded_line,
+            lines_pass_rules,
+            loaded_memory,
+            loaded_relation,
+        )
 
         config = config or StoreConfig()
         check = partial(check_loaded_line, config=config)
+        lines_pass = partial(lines_pass_rules, config=config)
         directory = Path(path).expanduser()
 
-        def read(name: str, build: Any) -> list[Any]:
+        def read(name: str, build: Any, block: Any = None) -> list[Any]:
             try:
                 data = (directory / name).read_bytes()
             except FileNotFoundError:
                 return []
-            return live_records(data, build, check)[0]
+            return live_records(data, build, check, lines_pass=lines_pass, build_block=block)[0]
 
-        memories = read(config.memories_filename, partial(loaded_memory, config=config))
+        memories = read(
+            config.memories_filename,
+            partial(loaded_memory, config=config),
+            partial(plain_memories, config=config),
+        )
         ids = {m.id for m in memories}
         relations = [
             r
