@@ -73,8 +73,23 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
         return None
     if not all(map(operator.eq, map(dict.keys, records), repeat(_FAST_KEYS))):
         return None
-    (ids, contents, metas, entities, created, used, uses, strengths, statuses, promoted_at,
-     promoted_to, priorities, reviewed_at, reviews, cross) = zip(*map(_ROW, records), strict=True)  # fmt: skip
+    (
+        ids,
+        contents,
+        metas,
+        entities,
+        created,
+        used,
+        uses,
+        strengths,
+        statuses,
+        promoted_at,
+        promoted_to,
+        priorities,
+        reviewed_at,
+        reviews,
+        cross,
+    ) = zip(*map(_ROW, records), strict=True)
     if not (
         _types(ids) == {str}
         and all(map(ID_RE.fullmatch, ids))

@@ -227,9 +227,17 @@ def test_every_cli_that_opens_the_store_moves_old_records_out(tmp_path):
     env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "stm"), HOME=str(tmp_path / "home"))
     bin_dir = Path(sys.executable).parent
     proc = subprocess.run(
-        [str(bin_dir / "cortexgraph-maintenance"), "--storage-path", str(tmp_path / "stm"), "stats"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        [
+            str(bin_dir / "cortexgraph-maintenance"),
+            "--storage-path",
+            str(tmp_path / "stm"),
+            "stats",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     store = open_store(tmp_path / "stm")
     assert store.list(tags=["behavior-monitor"]) == []

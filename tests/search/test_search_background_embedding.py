@@ -31,8 +31,7 @@ def _store(embedder) -> tuple[InMemoryStore, BackgroundDense]:
     return InMemoryStore(StoreConfig(semantic_weight=0.7), dense=dense), dense
 
 
-def test_a_backlog_is_left_to_the_background_and_ranked_by_bm25(embedder, monkeypatch
-                                                               ) -> None:  # fmt: skip
+def test_a_backlog_is_left_to_the_background_and_ranked_by_bm25(embedder, monkeypatch) -> None:
     monkeypatch.setattr(search, "SEARCH_BACKLOG_LIMIT", 30)
     store, dense = _store(embedder)
     backlog = [store.save(f"note {i} about gardening tools", now=NOW) for i in range(35)]
