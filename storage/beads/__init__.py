@@ -14,6 +14,7 @@ GitPython is imported when a tracker is opened.
 
 from __future__ import annotations
 
+from cortexgraph.storage.beads.commit_log import IssueCommit
 from cortexgraph.storage.beads.errors import (
     CommitError,
     IssueNotFoundError,
@@ -23,6 +24,7 @@ from cortexgraph.storage.beads.errors import (
 from cortexgraph.storage.beads.git_repo import GitIdentity
 from cortexgraph.storage.beads.memory_tracker import InMemoryIssueTracker, TrackedIssue
 from cortexgraph.storage.beads.schema import (
+    DEDUPE_KEY,
     ISSUE_TYPES,
     STATUSES,
     BeadsIssue,
@@ -34,7 +36,7 @@ from cortexgraph.storage.beads.schema import (
     issue_to_line,
     issue_to_record,
 )
-from cortexgraph.storage.beads.tracker import DEDUPE_KEY, BeadsTracker, IssueCommit, open_tracker
+from cortexgraph.storage.beads.tracker import BeadsTracker, open_tracker
 
 __all__ = [
     "DEDUPE_KEY",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cortexgraph.storage.beads.batch import BatchState, compacted, stamp_generation
+from cortexgraph.storage.beads.commit_log import IssueCommit, change_message, own_commits
 from cortexgraph.storage.beads.errors import IssueNotFoundError
 from cortexgraph.storage.beads.fields import (
     UPDATABLE,
@@ -47,15 +48,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 BEADS_DIR = ".beads"
 ISSUES_FILE = "issues.jsonl"
-
-
-@dataclass(frozen=True, slots=True)
-class IssueCommit:
-    """One commit of the tracker's history."""
-
-    sha: str
-    when: datetime
-    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,22 +132,7 @@ class BeadsTracker:
 
     def history(self, issue_id: str | None = None, *, limit: int = 50) -> list[IssueCommit]:
         """Our commits (newest first) along HEAD's first-parent line, optionally for one issue."""
-        out: list[IssueCommit] = []
-        try:
-            commit = self.repo.head.commit
-        except ValueError:
-            return out
-        for _ in range(5000):  # bounded walk: a user's long history is not ours to scan
-            if commit.author.email == self.identity.email:
-                message = str(commit.message)
-                if issue_id is None or _mentions(message, issue_id):
-                    out.append(IssueCommit(commit.hexsha, commit.authored_datetime, message))
-                    if len(out) >= limit:
-                        break
-            if not commit.parents:
-                break
-            commit = commit.parents[0]
-        return out
+        return own_commits(self.repo, self.identity.email, issue_id, limit=limit)
 
     # -- changing -----------------------------------------------------------------------
     def create(
@@ -203,7 +180,7 @@ class BeadsTracker:
             )
             details = [f"labels: {', '.join(tidy)}"] if tidy else []
             details.append(f"priority: {priority}")
-            return issue, _Change(issue, _message(f"{issue_id}: opened", title, details))
+            return issue, _Change(issue, change_message(f"{issue_id}: opened", title, details))
 
         return self._transact(change)
 
@@ -267,7 +244,7 @@ class BeadsTracker:
             )
             head, _, rest = reason.partition("\n")
             subject = f"{issue.id}: closed ({head[:60]})" if head else f"{issue.id}: closed"
-            return closed, _Change(closed, _message(subject, rest.strip(), []))
+            return closed, _Change(closed, change_message(subject, rest.strip(), []))
 
         return self._transact(change)
 
@@ -361,19 +338,6 @@ class BeadsTracker:
         return self._locked(work)
 
 
-def _mentions(message: str, issue_id: str) -> bool:
-    """A commit about this issue: its own, or a batch listing it on a line of its own."""
-    return message.startswith(f"{issue_id}:") or f"\n{issue_id}:" in message
-
-
-def _message(subject: str, title: str, details: list[str]) -> str:
-    if title and subject.endswith("opened"):
-        subject = f'{subject} "{title[:60]}"'
-        title = ""
-    body = "\n".join(x for x in [title, *details] if x)
-    return f"{subject}\n\n{body}\n" if body else f"{subject}\n"
-
-
 def _reopen(
     root: str, beads_dir: str, prefix: str, identity: GitIdentity, clock: Callable[[], float]
 ) -> BeadsTracker:
@@ -411,4 +375,4 @@ def open_tracker(
     return BeadsTracker(repo, beads_dir, prefix=prefix, identity=identity, clock=clock)
 
 
-__all__ = ["DEDUPE_KEY", "BeadsTracker", "IssueCommit", "open_tracker"]
+__all__ = ["BeadsTracker", "open_tracker"]
