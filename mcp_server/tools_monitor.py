@@ -72,9 +72,11 @@ def monitor_dir(state: ServerState) -> Path:
 
 
 def ledger_of(state: ServerState) -> BehaviorLedger:
-    """The monitor's own ledger store, opened once per server (never the user's store)."""
-    state.store  # noqa: B018 - opening the user's store first moves any old bm.* records out
-    return state.service("monitor-ledger", lambda: open_ledger(state.settings.storage_path))
+    """The monitor's own ledger store, opened once per server (never the user's store).
+
+    It lives under the user's store folder, which opens first: opening the user's store moves
+    any records an older version left there (bm.*) into this ledger."""
+    return state.service("monitor-ledger", lambda: open_ledger(state.store.path))
 
 
 def project_dir() -> Path:

@@ -245,15 +245,13 @@ def test_mcp_save_while_another_process_writes_loses_nothing(tmp_path):
             writer = subprocess.Popen(
                 [PYTHON, "-c", writer_code], env=server_env(tmp_path), cwd=tmp_path
             )
-            ids = []
-            for i in range(n_server):
-                ids.append(  # noqa: PERF401 - sequential awaits
-                    payload(
-                        await client.call_tool(
-                            "save_memory", {"content": f"server memory {i}", "tags": ["server"]}
-                        )
-                    )["memory_id"]
+            saves = [
+                await client.call_tool(
+                    "save_memory", {"content": f"server memory {i}", "tags": ["server"]}
                 )
+                for i in range(n_server)
+            ]  # one after another: an async comprehension awaits each in turn
+            ids = [payload(saved)["memory_id"] for saved in saves]
             assert writer.wait(timeout=120) == 0
             graph = payload(
                 await client.call_tool("read_graph", {"page_size": 100, "limit": 10_000})
