@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.mcpserver.exceptions import ToolError
@@ -30,7 +30,8 @@ from cortexgraph.storage.errors import (
 
 log = logging.getLogger("cortexgraph.mcp")
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 QUOTE_CHARS = 80  # how much of a bad value an error message repeats
 MAX_ERROR_CHARS = 2_000  # the longest error text the server sends
@@ -72,12 +73,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def tool_errors(fn: F) -> F:
+def tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Wrap a tool so typed errors reach the model as readable error results (and check that
     every string argument is valid text before the tool runs)."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         from cortexgraph.mcp_server.arguments import check_values
 
         try:
@@ -88,7 +89,7 @@ def tool_errors(fn: F) -> F:
         except CortexGraphError as exc:
             raise ToolError(describe(exc)) from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 class ClipLogRecords(logging.Filter):
