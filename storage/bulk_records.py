@@ -2,7 +2,7 @@
 
 ``plain_memories`` checks a whole block of parsed records column by column (each test one C
 loop over the block: ``map``, ``min``/``max``, type sets) and builds the memories only if every
-record is one that ``loaded_memory`` would build on its fast path (``_well_formed_memory``)
+record is one that ``loaded_memory`` would build on its fast path (``well_formed_memory``)
 and finds plainly within every limit (``_plainly_within``). Then the memories are exactly
 those. Otherwise it returns None and the caller builds that block one record at a time, with
 the full rules and their reasons (tests/storage/test_storage_bulk_records.py holds both ways
@@ -19,16 +19,11 @@ from typing import Any
 
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.field_rules import ID_RE, MAX_COUNT, MAX_STRENGTH, MAX_TIME
-from cortexgraph.storage.models import (
-    _FAST_KEYS,
-    _MEMORY_FIELDS,
-    _META_KEYS,
-    _STATUS_OF,
-    Memory,
-    MemoryMeta,
-)
+from cortexgraph.storage.memory_fields import MEMORY_FIELDS, MemoryMeta
+from cortexgraph.storage.models import Memory
+from cortexgraph.storage.record_fast_path import FAST_KEYS, META_KEYS, STATUS_OF
 
-_ROW = operator.itemgetter(*_MEMORY_FIELDS)
+_ROW = operator.itemgetter(*MEMORY_FIELDS)
 _META_ROW = operator.itemgetter("tags", "source", "context", "extra")
 _NONE = type(None)
 
@@ -42,7 +37,7 @@ def _within(column: Sequence[int], low: int, high: int) -> bool:
 
 
 def _clean_lists(column: Sequence[Any], max_items: int, max_chars: int) -> bool:
-    """Every value a list of distinct, stripped, non-empty strings (``_clean_strings``), at
+    """Every value a list of distinct, stripped, non-empty strings (``clean_strings``), at
     most ``max_items`` of them, none longer than ``max_chars``."""
     if _types(column) != {list}:
         return False
@@ -71,7 +66,7 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
     a plain well-formed record within the limits (build those one at a time)."""
     if not records or _types(records) != {dict}:
         return None
-    if not all(map(operator.eq, map(dict.keys, records), repeat(_FAST_KEYS))):
+    if not all(map(operator.eq, map(dict.keys, records), repeat(FAST_KEYS))):
         return None
     (
         ids,
@@ -103,7 +98,7 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
         and _types(priorities) == {float}
         and all(map(math.isfinite, priorities))
         and _types(statuses) == {str}
-        and all(map(_STATUS_OF.__contains__, statuses))
+        and all(map(STATUS_OF.__contains__, statuses))
         and _types(created + used + uses + reviews + cross) == {int}
         and _within(uses + reviews + cross, 0, MAX_COUNT)
         and _within(created + used, -MAX_TIME, MAX_TIME)
@@ -111,7 +106,7 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
         and _within([t for t in promoted_at + reviewed_at if t is not None], -MAX_TIME, MAX_TIME)
         and _types(promoted_to) <= {str, _NONE}
         and _types(metas) == {dict}
-        and all(map(operator.eq, map(dict.keys, metas), repeat(_META_KEYS)))
+        and all(map(operator.eq, map(dict.keys, metas), repeat(META_KEYS)))
     ):
         return None
     tags, sources, contexts, extras = zip(*map(_META_ROW, metas), strict=True)
@@ -136,7 +131,7 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
             used,
             uses,
             strengths,
-            map(_STATUS_OF.__getitem__, statuses),
+            map(STATUS_OF.__getitem__, statuses),
             promoted_at,
             promoted_to,
             priorities,

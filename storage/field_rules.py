@@ -114,6 +114,12 @@ def optional_str(value: Any, name: str) -> str | None:
     return value
 
 
+def or_default(value: Any, default: Any) -> Any:
+    """Missing or null means the default; any other falsy value ([], 0, "") is kept, and
+    rejected by the field's rule like any wrong value (``or`` would have accepted it)."""
+    return default if value is None else value
+
+
 def json_list(value: Any) -> Any:
     if isinstance(value, str):  # 1.x SQLite keeps entities as a JSON string
         return json.loads(value)
@@ -132,6 +138,7 @@ __all__ = [
     "json_list",
     "optional_int",
     "optional_str",
+    "or_default",
     "short_repr",
     "validate_id",
     "validate_strength",

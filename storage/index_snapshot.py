@@ -32,6 +32,9 @@ SNAPSHOT_NAME = ".cortexgraph-index.pickle"
 
 _ALLOWED = {
     ("cortexgraph.storage.models", "Memory"),
+    ("cortexgraph.storage.memory_fields", "MemoryMeta"),
+    ("cortexgraph.storage.memory_fields", "MemoryStatus"),
+    # where snapshots written before memory_fields.py name the same two classes
     ("cortexgraph.storage.models", "MemoryMeta"),
     ("cortexgraph.storage.models", "MemoryStatus"),
     ("cortexgraph.storage.text_index", "TextIndex"),

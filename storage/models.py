@@ -2,36 +2,35 @@
 
 Field names follow cortexgraph 1.x exactly, so a store written by 1.x loads as it is and a store
 written here is readable by 1.x. Records are frozen: a change is a new record (``replace``), which
-is also what the append-only JSONL file stores.
+is also what the append-only JSONL file stores. ``MemoryMeta`` and ``MemoryStatus`` live in
+memory_fields.py and are exported from here as well, where 1.x imports them.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Any
 
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.field_rules import (
-    ID_RE,
-    MAX_COUNT,
     MAX_STRENGTH,
-    MAX_TIME,
     count_field,
     float_field,
     int_field,
     json_list,
     optional_int,
     optional_str,
+    or_default,
     short_repr,
     validate_id,
     validate_strength,
     validate_tags,
 )
+from cortexgraph.storage.memory_fields import MEMORY_FIELDS, MemoryMeta, MemoryStatus
+from cortexgraph.storage.record_fast_path import well_formed_memory
 
 RELATION_TYPES = frozenset(
     {
@@ -47,74 +46,13 @@ RELATION_TYPES = frozenset(
 )
 
 
-class MemoryStatus(StrEnum):
-    ACTIVE = "active"
-    PROMOTED = "promoted"
-    ARCHIVED = "archived"
-
-
 def new_id() -> str:
     return str(uuid.uuid4())
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryMeta:
-    tags: tuple[str, ...] = ()
-    source: str | None = None
-    context: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled as a constructor call: far quicker to load than per-field state (snapshot).
-        return (MemoryMeta, (self.tags, self.source, self.context, self.extra))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tags": list(self.tags),
-            "source": self.source,
-            "context": self.context,
-            "extra": dict(self.extra),
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> MemoryMeta:
-        if data is None:
-            return cls()
-        if isinstance(data, str):  # 1.x's SQLite rows keep meta as a JSON string
-            data = json.loads(data)
-        if not isinstance(data, Mapping):
-            raise InvalidInputError("meta must be an object")
-        extra = _or_default(data.get("extra"), {})
-        if not isinstance(extra, Mapping):
-            raise InvalidInputError(f"meta.extra must be an object, got {type(extra).__name__}")
-        return cls(
-            tags=validate_tags(_or_default(data.get("tags"), ())),
-            source=optional_str(data.get("source"), "meta.source"),
-            context=optional_str(data.get("context"), "meta.context"),
-            extra=dict(extra),
-        )
-
-
-_MEMORY_FIELDS = (
-    "id",
-    "content",
-    "meta",
-    "entities",
-    "created_at",
-    "last_used",
-    "use_count",
-    "strength",
-    "status",
-    "promoted_at",
-    "promoted_to",
-    "review_priority",
-    "last_review_at",
-    "review_count",
-    "cross_domain_count",
-)
 # ``embed`` is 1.x's inline vector: accepted on read, never written (vectors live in a sidecar).
-_MEMORY_KEYS = frozenset(_MEMORY_FIELDS) | {"embed"}
-_MEMORY_ATTRS = (*_MEMORY_FIELDS, "unknown")  # the dataclass's field order
+_MEMORY_KEYS = frozenset(MEMORY_FIELDS) | {"embed"}
+_MEMORY_ATTRS = (*MEMORY_FIELDS, "unknown")  # the dataclass's field order
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,13 +119,13 @@ class Memory:
         Strict about types and ranges, so that a record we would refuse to save is also one we
         refuse to load (the store quarantines it instead of serving nonsense).
         """
-        fast = _well_formed_memory(cls, data)
+        fast = well_formed_memory(cls, data)
         if fast is not None:
             return fast
         if not isinstance(data, Mapping):
             raise InvalidInputError("a memory record must be a JSON object")
         try:
-            status = MemoryStatus(_or_default(data.get("status"), "active"))
+            status = MemoryStatus(or_default(data.get("status"), "active"))
         except (ValueError, TypeError) as exc:
             raise InvalidInputError(
                 f"unknown memory status {short_repr(data.get('status'))}"
@@ -253,12 +191,12 @@ class Relation:
         if not isinstance(data, Mapping):
             raise InvalidInputError("a relation record must be a JSON object")
         try:
-            metadata = _or_default(data.get("metadata"), {})
+            metadata = or_default(data.get("metadata"), {})
             if isinstance(metadata, str):  # 1.x's SQLite rows keep metadata as a JSON string
                 metadata = json.loads(metadata)
             if not isinstance(metadata, Mapping):
                 raise InvalidInputError("relation metadata must be an object")
-            relation_type = _or_default(data.get("relation_type"), "related")
+            relation_type = or_default(data.get("relation_type"), "related")
             if not isinstance(relation_type, str):
                 raise InvalidInputError(
                     f"relation_type must be a string, got {short_repr(relation_type)}"
@@ -293,111 +231,6 @@ class SearchResult:
     @property
     def use_count(self) -> int:
         return self.memory.use_count
-
-
-def _or_default(value: Any, default: Any) -> Any:
-    """Missing or null means the default; any other falsy value ([], 0, "") is kept, and
-    rejected by the field's rule like any wrong value (``or`` would have accepted it)."""
-    return default if value is None else value
-
-
-_STATUS_OF = {s.value: s for s in MemoryStatus}
-_FAST_KEYS = frozenset(_MEMORY_FIELDS)
-_META_KEYS = frozenset(("tags", "source", "context", "extra"))
-
-
-_STR_ONLY = frozenset({str})
-_INT_ONLY = frozenset({int})
-_INT_OR_NONE = frozenset({int, type(None)})
-_STR_OR_NONE = frozenset({str, type(None)})
-
-
-def _clean_strings(values: Any) -> bool:
-    """A list of distinct, stripped, non-empty strings: what ``validate_tags`` keeps as is."""
-    if type(values) is not list:
-        return False
-    return not values or (
-        set(map(type, values)) == _STR_ONLY
-        and all(values)
-        and list(map(str.strip, values)) == values
-        and len(set(values)) == len(values)
-    )
-
-
-def _well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
-    """The memory a record written by this version describes, or None: use the full rules.
-
-    Opening a store builds every record, so the common case is checked with exact type tests
-    only (C-level maps, no per-field Python calls); anything unusual (1.x forms, floats for
-    times, unknown fields) takes the strict path, which accepts or rejects it with a reason.
-    Both paths accept the same memories (tests/storage/test_storage_record_fast_path.py)."""
-    if type(d) is not dict or d.keys() != _FAST_KEYS:
-        return None
-    meta, mid, content, strength, status = (
-        d["meta"],
-        d["id"],
-        d["content"],
-        d["strength"],
-        d["status"],
-    )
-    status = _STATUS_OF.get(status) if type(status) is str else None
-    if (
-        status is None
-        or type(mid) is not str
-        or type(content) is not str
-        or not content
-        or content.isspace()
-        or type(meta) is not dict
-        or type(strength) is not float
-        or not 0.0 <= strength <= MAX_STRENGTH
-        or meta.keys() != _META_KEYS
-        or type(meta["extra"]) is not dict
-        or not ID_RE.fullmatch(mid)
-    ):
-        return None
-    source, context, promoted_to = meta["source"], meta["context"], d["promoted_to"]
-    created, used, uses, reviews, cross = (
-        d["created_at"],
-        d["last_used"],
-        d["use_count"],
-        d["review_count"],
-        d["cross_domain_count"],
-    )
-    promoted_at, reviewed_at, priority = d["promoted_at"], d["last_review_at"], d["review_priority"]
-    if (
-        set(map(type, (created, used, uses, reviews, cross))) != _INT_ONLY
-        or not 0 <= uses <= MAX_COUNT
-        or not 0 <= reviews <= MAX_COUNT
-        or not 0 <= cross <= MAX_COUNT
-        or not -MAX_TIME <= created <= MAX_TIME
-        or not -MAX_TIME <= used <= MAX_TIME
-        or not set(map(type, (promoted_at, reviewed_at))) <= _INT_OR_NONE
-        or (promoted_at is not None and not -MAX_TIME <= promoted_at <= MAX_TIME)
-        or (reviewed_at is not None and not -MAX_TIME <= reviewed_at <= MAX_TIME)
-        or not set(map(type, (source, context, promoted_to))) <= _STR_OR_NONE
-        or type(priority) is not float
-        or not math.isfinite(priority)
-        or not _clean_strings(meta["tags"])
-        or not _clean_strings(d["entities"])
-    ):
-        return None
-    return cls(
-        mid,
-        content,
-        MemoryMeta(tuple(meta["tags"]), source, context, dict(meta["extra"])),
-        tuple(d["entities"]),
-        created,
-        used,
-        uses,
-        strength,
-        status,
-        promoted_at,
-        promoted_to,
-        priority,
-        reviewed_at,
-        reviews,
-        cross,
-    )
 
 
 __all__ = [

@@ -11,11 +11,11 @@ import random
 import pytest
 
 import cortexgraph.storage.jsonl_lines as jsonl_lines
-import cortexgraph.storage.models as models
 from cortexgraph.storage.bulk_records import plain_memories
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.jsonl_lines import live_records
 from cortexgraph.storage.models import Memory, MemoryMeta
+from cortexgraph.storage.record_fast_path import well_formed_memory
 from cortexgraph.storage.terms import (
     _COMPOUND_SEP_RE,
     _TOKEN_RE,
@@ -65,7 +65,7 @@ def _perturbed(rng: random.Random) -> dict:
 
 def _one_by_one(record: dict) -> Memory | None:
     """What a load builds for it on the fast path within every limit, else None."""
-    memory = models._well_formed_memory(Memory, copy.deepcopy(record))
+    memory = well_formed_memory(Memory, copy.deepcopy(record))
     if memory is None or not _plainly_within(memory, memory.meta, CONFIG):
         return None
     assert memory == loaded_memory(copy.deepcopy(record), CONFIG)

@@ -11,6 +11,7 @@ import pytest
 import cortexgraph.storage.models as models
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryMeta
+from cortexgraph.storage.record_fast_path import well_formed_memory
 
 BASE = Memory(
     id="3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b",
@@ -54,12 +55,12 @@ META_PATHS = ["tags", "source", "context", "extra"]
 
 
 def _strict(record: object) -> Memory:
-    fast = models._well_formed_memory
-    models._well_formed_memory = lambda cls, d: None
+    fast = models.well_formed_memory  # the name Memory.from_json calls
+    models.well_formed_memory = lambda cls, d: None
     try:
         return Memory.from_json(record)
     finally:
-        models._well_formed_memory = fast
+        models.well_formed_memory = fast
 
 
 def _outcome(build, record):
@@ -86,7 +87,7 @@ def _perturbed(rng: random.Random) -> dict:
 
 
 def test_well_formed_record_takes_the_fast_path() -> None:
-    assert models._well_formed_memory(Memory, copy.deepcopy(BASE)) == _strict(BASE)
+    assert well_formed_memory(Memory, copy.deepcopy(BASE)) == _strict(BASE)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -95,6 +96,6 @@ def test_fast_and_strict_paths_agree_on_perturbed_records(seed: int) -> None:
     fast_taken = 0
     for _ in range(500):
         record = _perturbed(rng)
-        fast_taken += models._well_formed_memory(Memory, copy.deepcopy(record)) is not None
+        fast_taken += well_formed_memory(Memory, copy.deepcopy(record)) is not None
         assert _outcome(Memory.from_json, record) == _outcome(_strict, record), record
     assert fast_taken > 0  # some perturbations (e.g. another valid status) stay well formed
