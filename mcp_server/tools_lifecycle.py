@@ -34,6 +34,12 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import Field, StrictFloat, StrictInt
 
+from cortexgraph.agents.summary import (
+    extractive_summary,
+    period_memories,
+    save_summary,
+    summary_sources,
+)
 from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.collaborators import embedder_for
 from cortexgraph.mcp_server.errors import tool_errors
@@ -44,8 +50,6 @@ from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
 
 Scope = Literal["session", "epoch"]
-SUMMARY_TAG = "summary"
-MAX_SOURCES = 500  # the newest memories of a long period; the rest stay unsummarised this time
 SAMPLING_MAX_TOKENS = 400
 SAMPLING_TIMEOUT_S = 120.0  # a client's model that has not answered by then is not waited for
 INPUT_REQUIRED_VERSION = "2026-07-28"  # from here the SDK carries sampling in the tool result
@@ -105,20 +109,8 @@ def _sources(state: ServerState, scope: str, days: float, now: float) -> list[Me
                 if m.created_at >= log["started_at"]
             ]
     else:
-        since = now - days * 86400
-        memories = [
-            m
-            for m in store.list()
-            if m.created_at >= since and m.status is not MemoryStatus.ARCHIVED
-        ]
-    memories = [m for m in memories if _summary_scope(m) != scope]
-    memories.sort(key=lambda m: (m.created_at, m.id))
-    return memories[-MAX_SOURCES:]
-
-
-def _summary_scope(memory: Memory) -> str | None:
-    info = memory.meta.extra.get("summary")
-    return info.get("scope") if isinstance(info, dict) else None
+        memories = period_memories(store, days, now)
+    return summary_sources(memories, scope)
 
 
 def _prompt(scope: str, memories: list[Memory]) -> str:
@@ -187,31 +179,6 @@ def _window_now() -> float:
     return float(int(time.time() // 60 * 60 + 60))
 
 
-def extractive_summary(texts: list[str], embedder: Any, max_sentences: int) -> str:
-    """The sentences closest to the centroid of all sentences (by embedding, or TF-IDF), in
-    their original order."""
-    import numpy as np
-
-    from cortexgraph.agents.sentences import split_sentences
-    from cortexgraph.agents.vectors import vectorize
-
-    sentences: list[str] = []
-    for text in texts:
-        for s in split_sentences(text):
-            if s not in sentences:
-                sentences.append(s)
-    if len(sentences) <= max_sentences:
-        return " ".join(sentences)
-    vectors = vectorize(sentences, embedder)
-    if vectors.sparse is not None and not vectors.is_semantic:
-        centroid = np.asarray(vectors.sparse.mean(axis=0)).ravel()
-        scores = np.asarray(vectors.sparse @ centroid).ravel()
-    else:
-        scores = vectors.dense @ vectors.dense.mean(axis=0)
-    chosen = sorted(np.argsort(-scores, kind="stable")[:max_sentences].tolist())
-    return " ".join(sentences[i] for i in chosen)
-
-
 @tool_errors
 def memory_compress(
     ctx: ServerContext,
@@ -256,32 +223,7 @@ def memory_compress(
     if not text:
         embedder, note = embedder_for(state)
         text = extractive_summary([m.content for m in memories], embedder, max_sentences)
-    entities = [e for e, _ in Counter(e for m in memories for e in m.entities).most_common(12)]
-    store = state.store
-    summary = store.save(
-        text,
-        tags=[SUMMARY_TAG, f"{SUMMARY_TAG}:{scope}"],
-        entities=entities,
-        source="memory_compress",
-        context=f"{scope} summary of {len(memories)} memories",
-        extra={
-            "summary": {
-                "scope": scope,
-                "method": method,
-                "sources": len(memories),
-                "from": memories[0].created_at,
-                "to": memories[-1].created_at,
-            }
-        },
-    )
-    for m in memories:
-        store.add_relation(
-            summary.id,
-            m.id,
-            "consolidated_from",
-            strength=1.0,
-            metadata={"by": "memory_compress", "scope": scope},
-        )
+    summary = save_summary(state.store, text, memories, scope=scope, method=method)
     return {
         "success": True,
         "memory_id": summary.id,
@@ -365,4 +307,4 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
         )
 
 
-__all__ = ["extractive_summary", "memory_compress", "memory_status", "memory_wipe", "register"]
+__all__ = ["memory_compress", "memory_status", "memory_wipe", "register"]
