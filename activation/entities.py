@@ -223,11 +223,36 @@ def _drop_contained(entities: list[str]) -> list[str]:
     return keep
 
 
+_FILE_LIKE = re.compile(r"[\w-]+\.[a-z0-9]{1,5}$|/")
+_IDENTIFIER = re.compile(r"^[a-z]+[A-Z]\w*$|^\w+_\w+$")
+_DATE = re.compile(
+    r"\d{4}|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|\bq[1-4]\b|"
+    r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
+
+
+def entity_kind(entity: str) -> str:
+    """A coarse type for an entity string (entities are stored as plain text): technology,
+    file, identifier, date or name."""
+    text = entity.strip()
+    low = text.lower()
+    if low in TECH_TERMS or low.split(" ")[0] in TECH_TERMS:
+        return "technology"
+    if _FILE_LIKE.search(low):
+        return "file"
+    if _IDENTIFIER.match(text):
+        return "identifier"
+    if _DATE.search(low):
+        return "date"
+    return "name"
+
+
 __all__ = [
     "KEPT_LABELS",
     "TECH_TERMS",
     "EntityExtractor",
     "ExtractedEntities",
+    "entity_kind",
     "normalise_entity",
     "speaker_of",
 ]

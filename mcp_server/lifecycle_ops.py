@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from cortexgraph.activation.entities import entity_kind
 from cortexgraph.mcp_server.app import ServerState
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.index_snapshot import SNAPSHOT_NAME
 from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.user_store import RUNS_FILE, last_run
-
-SNAPSHOT_FILE = ".cortexgraph-index.pickle"
-_FILE_LIKE = re.compile(r"[\w-]+\.[a-z0-9]{1,5}$|/")
-_IDENTIFIER = re.compile(r"^[a-z]+[A-Z]\w*$|^\w+_\w+$")
-_DATE = re.compile(
-    r"\d{4}|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|\bq[1-4]\b|"
-    r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-)
-
-
-def entity_kind(entity: str) -> str:
-    """A coarse type for an entity string (entities are stored as plain text): technology,
-    file, identifier, date or name."""
-    from cortexgraph.activation.entities import TECH_TERMS
-
-    text = entity.strip()
-    low = text.lower()
-    if low in TECH_TERMS or low.split(" ")[0] in TECH_TERMS:
-        return "technology"
-    if _FILE_LIKE.search(low):
-        return "file"
-    if _IDENTIFIER.match(text):
-        return "identifier"
-    if _DATE.search(low):
-        return "date"
-    return "name"
 
 
 def _files(directory: Path) -> dict[str, int]:
@@ -57,7 +32,7 @@ def _files(directory: Path) -> dict[str, int]:
             else "quarantine"
             if "quarantine" in name
             else "text_index"
-            if name == SNAPSHOT_FILE
+            if name == SNAPSHOT_NAME
             else "embeddings"
             if name.startswith(".embeddings-")
             else "other"
@@ -151,7 +126,7 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
         store.delete_relation(r.id)
     store.compact()
     removed = []
-    for pattern in (SNAPSHOT_FILE, ".embeddings-*.npz", "*.quarantine.jsonl", RUNS_FILE):
+    for pattern in (SNAPSHOT_NAME, ".embeddings-*.npz", "*.quarantine.jsonl", RUNS_FILE):
         for path in sorted(s.storage_path.glob(pattern)):
             path.unlink(missing_ok=True)
             removed.append(path.name)
@@ -186,4 +161,4 @@ def remove_unedited_notes(vault: Path) -> dict[str, Any]:
     }
 
 
-__all__ = ["entity_kind", "remove_unedited_notes", "status_report", "wipe_store"]
+__all__ = ["remove_unedited_notes", "status_report", "wipe_store"]

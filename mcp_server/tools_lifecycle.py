@@ -34,6 +34,7 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import Field, StrictFloat, StrictInt
 
+from cortexgraph.activation.entities import entity_kind
 from cortexgraph.agents.summary import (
     extractive_summary,
     period_memories,
@@ -43,7 +44,7 @@ from cortexgraph.agents.summary import (
 from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.collaborators import embedder_for
 from cortexgraph.mcp_server.errors import tool_errors
-from cortexgraph.mcp_server.lifecycle_ops import entity_kind, status_report, wipe_store
+from cortexgraph.mcp_server.lifecycle_ops import status_report, wipe_store
 from cortexgraph.mcp_server.session_log import SessionLog
 from cortexgraph.mcp_server.views import preview
 from cortexgraph.storage.errors import InvalidInputError
