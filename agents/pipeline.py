@@ -16,7 +16,8 @@ from typing import Any
 
 from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
 from cortexgraph.agents.common import ReportTable, to_jsonable
-from cortexgraph.agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig, GcMode
+from cortexgraph.agents.decay_analyzer import DecayAnalyzer
+from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, GcMode
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
 from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery

@@ -4,13 +4,8 @@ import pytest
 from agents_helpers import NOW, add
 
 from cortexgraph.agents.common import LABEL_DECAY
-from cortexgraph.agents.decay_analyzer import (
-    DecayAction,
-    DecayAnalyzer,
-    DecayAnalyzerConfig,
-    GcMode,
-    Urgency,
-)
+from cortexgraph.agents.decay_analyzer import DecayAnalyzer
+from cortexgraph.agents.decay_findings import DecayAction, DecayAnalyzerConfig, GcMode, Urgency
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.storage.decay import DecayConfig, memory_score
 from cortexgraph.storage.errors import InvalidInputError

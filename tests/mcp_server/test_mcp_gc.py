@@ -8,7 +8,8 @@ import anyio
 from mcp import Client
 from mcp_helpers import OLD, make_settings, payload
 
-from cortexgraph.agents.decay_analyzer import DecayAnalyzer, DecayAnalyzerConfig, GcMode
+from cortexgraph.agents.decay_analyzer import DecayAnalyzer
+from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, GcMode
 from cortexgraph.mcp_server.app import build_server
 from cortexgraph.retrieval.core import set_core
 from cortexgraph.storage import open_store

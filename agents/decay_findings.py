@@ -1,0 +1,126 @@
+"""What a decay run decides and reports: urgency, recommended action, gc mode, config, findings.
+
+Apart from the analyzer so that its issue bookkeeping (decay_issues.py) shares these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from cortexgraph.agents.common import ReportTable, short
+from cortexgraph.storage.decay import DecayConfig
+from cortexgraph.storage.errors import InvalidInputError
+
+
+class Urgency(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class DecayAction(StrEnum):
+    REINFORCE = "reinforce"
+    GC_CANDIDATE = "gc_candidate"
+    NEEDS_REVIEW = "needs_review"
+    PROMOTE_CANDIDATE = "promote_candidate"
+
+
+class GcMode(StrEnum):
+    OFF = "off"
+    ARCHIVE = "archive"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True, slots=True)
+class DecayAnalyzerConfig:
+    decay: DecayConfig = field(default_factory=DecayConfig)
+    high_below: float = 0.15
+    medium_below: float = 0.25
+    open_issues: bool = True
+    gc: GcMode = GcMode.OFF
+    # One issue per high-urgency memory besides the digests (CORTEXGRAPH_DECAY_MEMORY_ISSUES):
+    # 302 demo memories made 124 of them, too many for a person to read.
+    memory_issues: bool = False
+    digest_max_lines: int = 200
+    # gc archives first; in delete mode it deletes only what stayed archived this long (and
+    # only with a graveyard to keep it in: CORTEXGRAPH_GC_GRACE_DAYS, agents.undo).
+    gc_grace_days: float = 7.0
+
+    def __post_init__(self) -> None:
+        if not self.high_below <= self.medium_below <= self.decay.danger_zone_max:
+            raise InvalidInputError(
+                "urgency bounds must satisfy high_below <= medium_below <= danger_zone_max"
+            )
+        object.__setattr__(self, "gc", GcMode(self.gc))
+
+
+@dataclass(frozen=True, slots=True)
+class DecayFinding:
+    memory_id: str
+    score: float
+    urgency: Urgency
+    action: DecayAction
+    below_forget: bool
+    in_danger_zone: bool
+    preview: str
+    issue_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DecayReport:
+    dry_run: bool
+    scanned: int
+    danger_zone: int
+    below_forget: int
+    findings: tuple[DecayFinding, ...]
+    issues_opened: int  # new this run (a re-run finds its earlier issues, opens none)
+    collected: tuple[str, ...]  # gc'd memory ids (would be, in a dry run)
+    gc_mode: GcMode
+    issues_tracked: int = 0  # high-urgency findings whose issue was already open
+    issues_reopened: int = 0  # closed earlier, fading badly again
+    issues_closed: int = 0  # the memory recovered, was promoted, archived or deleted
+    digests: tuple[tuple[str, str, int], ...] = ()  # (urgency, issue id, memories listed)
+
+    @property
+    def results(self) -> tuple[DecayFinding, ...]:  # 1.x: DecayAnalyzer.run() -> DecayResult
+        return self.findings
+
+    def count(self, action: DecayAction) -> int:
+        return sum(f.action is action for f in self.findings)
+
+    def table(self) -> ReportTable:
+        by_action = ", ".join(f"{a.value} {self.count(a)}" for a in DecayAction)
+        gc = f"; gc ({self.gc_mode.value}) {len(self.collected)}" if self.gc_mode != "off" else ""
+        return ReportTable(
+            title="Decay analysis",
+            summary=(
+                f"{self.scanned} active scanned, {self.danger_zone} in the danger zone, "
+                f"{self.below_forget} below the forget threshold; {by_action}; "
+                f"issues: {self.issues_opened} opened, {self.issues_tracked} already open, "
+                f"{self.issues_reopened} reopened, {self.issues_closed} closed; digests "
+                f"{', '.join(f'{u} {n}' for u, _, n in self.digests) or 'none'}{gc}"
+            ),
+            columns=("memory", "score", "urgency", "action", "issue", "content"),
+            rows=tuple(
+                (
+                    short(f.memory_id),
+                    f"{f.score:.3f}",
+                    f.urgency.value,
+                    f.action.value,
+                    f.issue_id or "",
+                    f.preview,
+                )
+                for f in self.findings
+            ),
+        )
+
+
+__all__ = [
+    "DecayAction",
+    "DecayAnalyzerConfig",
+    "DecayFinding",
+    "DecayReport",
+    "GcMode",
+    "Urgency",
+]

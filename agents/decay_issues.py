@@ -1,0 +1,187 @@
+"""The tracker side of a decay run: digest issues per urgency level and per-memory issues.
+
+Kept in step with the findings run after run (opened, rewritten, closed, reopened), apart from
+the analyzer's scoring and gc (decay_analyzer.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from cortexgraph.agents.common import LABEL_DECAY, short, snippet
+from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, DecayFinding, Urgency
+from cortexgraph.agents.protocols import IssueTracker, IssueView
+from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.protocol import MemoryStore
+
+
+class DecayIssues:
+    """The decay issues of one tracker, for one store under one analyzer config."""
+
+    def __init__(
+        self, tracker: IssueTracker, store: MemoryStore, config: DecayAnalyzerConfig
+    ) -> None:
+        self.tracker = tracker
+        self.store = store
+        self.config = config
+
+    def sync(
+        self,
+        findings: list[DecayFinding],
+        collected: set[str],
+        counts: Counter[str],
+        digests: list[tuple[str, str, int]],
+        now: float,
+    ) -> list[DecayFinding]:
+        """Digests per urgency level, and (if asked) one issue per high-urgency memory.
+
+        Per-memory issues are keyed by memory (dedupe key ``decay:<id>``), so re-runs never
+        duplicate them; one whose memory is no longer fading badly (used again, promoted,
+        merged, archived, deleted) is closed, and reopened if the memory fades again. Issues
+        opened by earlier runs keep following their memories when ``memory_issues`` is off.
+        """
+        known: dict[str, IssueView] = {}
+        digest_issues: dict[str, IssueView] = {}
+        for i in self.tracker.query(labels=(LABEL_DECAY,)):
+            if i.metadata.get("digest"):
+                digest_issues[str(i.metadata["digest"])] = i
+            else:
+                known[str(i.metadata.get("memory_id"))] = i
+        live = [f for f in findings if f.memory_id not in collected]
+        digest_ids = self._sync_digests(live, digest_issues, counts, digests, now)
+        out: list[DecayFinding] = []
+        urgent: set[str] = set()
+        for f in findings:
+            if f.memory_id in collected:
+                out.append(f)
+                continue
+            digest_id = digest_ids.get(f.urgency)
+            earlier = known.get(f.memory_id)
+            followed = earlier is not None and earlier.status != "closed"
+            if f.urgency is not Urgency.HIGH or not (self.config.memory_issues or followed):
+                out.append(f if digest_id is None else _with_issue(f, digest_id))
+                continue
+            urgent.add(f.memory_id)
+            issue = known.get(f.memory_id)
+            if issue is None:
+                issue = self._open_issue(f)
+                counts["opened"] += 1
+            elif issue.status == "closed":
+                issue = self.tracker.update(issue.id, status="open")
+                counts["reopened"] += 1
+            else:
+                counts["tracked"] += 1
+            out.append(_with_issue(f, issue.id))
+        for memory_id, issue in known.items():
+            if issue.status != "closed" and memory_id not in urgent:
+                self.tracker.close(issue.id, self._why_resolved(memory_id, collected))
+                counts["closed"] += 1
+        return out
+
+    def _sync_digests(
+        self,
+        findings: list[DecayFinding],
+        known: dict[str, IssueView],
+        counts: Counter[str],
+        digests: list[tuple[str, str, int]],
+        now: float,
+    ) -> dict[Urgency, str]:
+        """One open digest per urgency level listing its memories; rewritten only when the list
+        changed, closed when the level is empty, reopened when it fills again."""
+        ids: dict[Urgency, str] = {}
+        for level in Urgency:
+            members = [f for f in findings if f.urgency is level]
+            issue = known.get(level.value)
+            if not members:
+                if issue is not None and issue.status != "closed":
+                    self.tracker.close(issue.id, f"no fading memories of {level.value} urgency")
+                    counts["digests_closed"] += 1
+                continue
+            memory_ids = [f.memory_id for f in members]
+            fields = self._digest_fields(level, members, now)
+            if issue is None:
+                issue = self.tracker.create(
+                    fields["title"],
+                    description=fields["description"],
+                    labels=fields["labels"],
+                    priority=fields["priority"],
+                    metadata=fields["metadata"],
+                    dedupe_key=f"decay-digest:{level.value}",
+                )
+                counts["digests_opened"] += 1
+            elif issue.status == "closed" or list(issue.metadata.get("memory_ids") or ()) != (
+                memory_ids
+            ):
+                issue = self.tracker.update(issue.id, status="open", **fields)
+                counts["digests_updated"] += 1
+            ids[level] = issue.id
+            digests.append((level.value, issue.id, len(members)))
+        return ids
+
+    def _digest_fields(
+        self, level: Urgency, members: list[DecayFinding], now: float
+    ) -> dict[str, Any]:
+        cap = self.config.digest_max_lines
+        lines = [
+            f"- {f.memory_id} score {f.score:.3f}, {f.action.value}: {f.preview}"
+            for f in members[:cap]
+        ]
+        if len(members) > cap:
+            lines.append(f"- … and {len(members) - cap} more (metadata.memory_ids lists all)")
+        actions = Counter(f.action.value for f in members)
+        return {
+            "title": f"{len(members)} fading memories, {level.value} urgency",
+            "description": (
+                f"Memories whose decay score puts them at {level.value} urgency "
+                f"({', '.join(f'{a} {n}' for a, n in sorted(actions.items()))}). Reinforce "
+                f"the ones worth keeping (touch_memory / observe_memory_usage); this digest is "
+                f"rewritten by every decay run and closed when none are left.\n\n"
+                + "\n".join(lines)
+            ),
+            "labels": (LABEL_DECAY, f"urgency:{level.value}", "decay:digest"),
+            "priority": {Urgency.HIGH: 1, Urgency.MEDIUM: 2, Urgency.LOW: 3}[level],
+            "metadata": {
+                "digest": level.value,
+                "memory_ids": [f.memory_id for f in members],
+                "count": len(members),
+                "updated_at": round(now, 3),
+            },
+        }
+
+    def _why_resolved(self, memory_id: str, collected: set[str]) -> str:
+        if memory_id in collected:
+            return f"memory {self.config.gc.value}d by gc"
+        memory = self.store.find(memory_id)
+        if memory is None:
+            return "memory deleted"
+        if memory.status is not MemoryStatus.ACTIVE:
+            return f"memory {memory.status.value}"
+        return "memory no longer fading badly (used or reinforced)"
+
+    def _open_issue(self, finding: DecayFinding) -> IssueView:
+        return self.tracker.create(
+            f"Fading memory {short(finding.memory_id)} ({finding.action.value}): "
+            f"{snippet(finding.preview, 50)}",
+            description=(
+                f"Memory {finding.memory_id} has decay score {finding.score:.3f} "
+                f"(urgency {finding.urgency.value}). Recommended: {finding.action.value}.\n\n"
+                f"> {finding.preview}"
+            ),
+            labels=(LABEL_DECAY, f"urgency:{finding.urgency.value}"),
+            priority=1,
+            metadata={
+                "memory_id": finding.memory_id,
+                "score": round(finding.score, 4),
+                "action": finding.action.value,
+            },
+            dedupe_key=f"decay:{finding.memory_id}",
+        )
+
+
+def _with_issue(finding: DecayFinding, issue_id: str) -> DecayFinding:
+    return replace(finding, issue_id=issue_id)
+
+
+__all__ = ["DecayIssues"]
