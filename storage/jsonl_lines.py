@@ -1,4 +1,4 @@
-"""Reading the store's JSONL files: parsing lines, last-line-wins records, bad lines.
+"""The store's JSONL lines: parsing them, last-line-wins records, bad lines, lines written back.
 
 Pure functions over bytes; ``storage.jsonl_store`` owns the files, the lock and the cursors.
 """
@@ -9,14 +9,17 @@ import contextlib
 import gc
 import json
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from cortexgraph.storage.models import Memory, Relation
 
 orjson: ModuleType | None
 try:  # about twice as fast as json on the lines of a big store; optional
@@ -210,6 +213,12 @@ def tombstone(record_id: str) -> str:
     return json.dumps({"id": record_id, "_deleted": True})
 
 
+def record_lines(records: Sequence[Memory | Relation]) -> list[bytes]:
+    """One line per record, oldest first (a compacted file reads in creation order)."""
+    ordered = sorted(records, key=lambda r: (r.created_at, r.id))
+    return [(json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode() for r in ordered]
+
+
 def count_lines(path: Path) -> int:
     try:
         with path.open("rb") as f:
@@ -228,5 +237,6 @@ __all__ = [
     "parse_record",
     "quarantine_path",
     "reason",
+    "record_lines",
     "tombstone",
 ]

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from filelock import FileLock
 from cortexgraph.storage.bulk_records import plain_memories
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
+from cortexgraph.storage.file_cursor import FileCursor, append_lines, file_stat, read_new_bytes
 from cortexgraph.storage.file_ops import (
     atomic_write,
     bump_generation,
@@ -53,6 +52,7 @@ from cortexgraph.storage.jsonl_lines import (
     parse_record,
     quarantine_path,
     reason,
+    record_lines,
     tombstone,
 )
 from cortexgraph.storage.memory_store import IndexedStore
@@ -66,13 +66,6 @@ from cortexgraph.storage.validation import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class _FileCursor:
-    path: Path
-    inode: int = -1
-    offset: int = 0
 
 
 class JSONLStore(IndexedStore):
@@ -95,8 +88,8 @@ class JSONLStore(IndexedStore):
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create storage directory {self.path}: {exc}") from exc
-        self._mem = _FileCursor(self.path / self.config.memories_filename)
-        self._rel = _FileCursor(self.path / self.config.relations_filename)
+        self._mem = FileCursor(self.path / self.config.memories_filename)
+        self._rel = FileCursor(self.path / self.config.relations_filename)
         self._gen_path = self.path / ".cortexgraph.generation"
         self._generation = -1
         self._flock = FileLock(str(self.path / ".cortexgraph.lock"))
@@ -121,14 +114,6 @@ class JSONLStore(IndexedStore):
             raise StorageError(f"cannot open store in {self.path}: {exc}") from exc
 
     # -- change detection ----------------------------------------------------------------------
-    @staticmethod
-    def _stat(cursor: _FileCursor) -> tuple[int, int]:
-        try:
-            st = cursor.path.stat()
-        except FileNotFoundError:
-            return (-1, 0)
-        return (st.st_ino, st.st_size)
-
     def _read_generation(self) -> int:
         return read_generation(self._gen_path)
 
@@ -139,7 +124,7 @@ class JSONLStore(IndexedStore):
     def _changed(self) -> bool:
         if self._read_generation() != self._generation:
             return True
-        return any(self._stat(c) != (c.inode, c.offset) for c in (self._mem, self._rel))
+        return any(file_stat(c) != (c.inode, c.offset) for c in (self._mem, self._rel))
 
     def _catch_up(self) -> None:
         """Caller holds the lock: apply others' appends, or reload after a rewrite."""
@@ -148,7 +133,7 @@ class JSONLStore(IndexedStore):
             self._reload_all()
             self._snapshot_due = None  # under the file lock: leave it to the next open
             return
-        stats = [(c, self._stat(c)) for c in (self._mem, self._rel)]
+        stats = [(c, file_stat(c)) for c in (self._mem, self._rel)]
         if any(ino != c.inode or size < c.offset for c, (ino, size) in stats):
             self._reload_all()
             self._snapshot_due = None
@@ -171,18 +156,6 @@ class JSONLStore(IndexedStore):
             yield
 
     # -- reading -------------------------------------------------------------------------------
-    def _read_new_bytes(self, cursor: _FileCursor) -> tuple[int, int, bytes]:
-        try:
-            with cursor.path.open("rb") as f:
-                ino = os.fstat(f.fileno()).st_ino
-                f.seek(cursor.offset if ino == cursor.inode else 0)
-                data = f.read()
-        except FileNotFoundError:
-            return (-1, 0, b"")
-        except OSError as exc:
-            raise StorageError(f"cannot read {cursor.path}: {exc}") from exc
-        return ino, (cursor.offset if ino == cursor.inode else 0) + len(data), data
-
     def _reload_all(self) -> None:
         """Read both files from the start; keep the last line per id, then index once."""
         with gc_paused():
@@ -197,9 +170,9 @@ class JSONLStore(IndexedStore):
             count_lines(quarantine_path(c.path)) for c in (self._mem, self._rel)
         )
 
-    def _read_all(self, cursor: _FileCursor, build: Callable[[Any], Any]) -> tuple[list[Any], bool]:
+    def _read_all(self, cursor: FileCursor, build: Callable[[Any], Any]) -> tuple[list[Any], bool]:
         """Live records of a whole file (bad lines quarantined), and whether there were any."""
-        ino, end, data = self._read_new_bytes(cursor)
+        ino, end, data = read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
         records, bad = self._live_records(data, build)
         if bad:
@@ -216,7 +189,7 @@ class JSONLStore(IndexedStore):
 
     def _load_memories(self) -> None:
         """From the snapshot plus the lines appended since, or else from the JSONL alone."""
-        ino, end, data = self._read_new_bytes(self._mem)
+        ino, end, data = read_new_bytes(self._mem)
         self._mem.inode, self._mem.offset = ino, end
         big = len(data) >= self.config.snapshot_min_bytes
         cached = read_snapshot(self.path, data, self._rules) if big else None
@@ -251,13 +224,13 @@ class JSONLStore(IndexedStore):
             with gc_paused():
                 write_snapshot(self.path, data, self._snapshot_state(), self._rules)
 
-    def _read_tail(self, cursor: _FileCursor, apply: Callable[[Any], None]) -> None:
+    def _read_tail(self, cursor: FileCursor, apply: Callable[[Any], None]) -> None:
         """Apply complete lines past the cursor; quarantine lines that cannot be read."""
-        ino, end, data = self._read_new_bytes(cursor)
+        ino, end, data = read_new_bytes(cursor)
         cursor.inode, cursor.offset = ino, end
         self._apply_lines(cursor, data, apply)
 
-    def _apply_lines(self, cursor: _FileCursor, data: bytes, apply: Callable[[Any], None]) -> bool:
+    def _apply_lines(self, cursor: FileCursor, data: bytes, apply: Callable[[Any], None]) -> bool:
         """Apply lines in order; quarantine those that cannot be read (True if any)."""
         # We hold the lock, so no writer is mid-line: an unterminated tail is torn for good.
         bad: list[BadLine] = []
@@ -287,10 +260,10 @@ class JSONLStore(IndexedStore):
             return
         self._index_relation(self._build_relation(obj))
 
-    def _quarantine(self, cursor: _FileCursor, bad: list[BadLine]) -> None:
+    def _quarantine(self, cursor: FileCursor, bad: list[BadLine]) -> None:
         """Move unreadable lines aside (with the reason); rewrite the file without them."""
         qpath = move_to_quarantine(cursor.path, quarantine_path(cursor.path), bad)
-        cursor.inode, cursor.offset = self._stat(cursor)
+        cursor.inode, cursor.offset = file_stat(cursor)
         self._bump_generation()
         log.warning(
             "cortexgraph: moved %d unreadable line(s) from %s to %s (first: %s)",
@@ -301,24 +274,8 @@ class JSONLStore(IndexedStore):
         )
 
     # -- writing -------------------------------------------------------------------------------
-    def _append(self, cursor: _FileCursor, lines: Sequence[str]) -> None:
-        """Caller holds the lock and has caught up, so ``cursor.offset`` is the file's end."""
-        if not lines:
-            return
-        payload = ("\n".join(lines) + "\n").encode("utf-8")
-        try:
-            with open(cursor.path, "a+b") as f:
-                end = f.seek(0, os.SEEK_END)
-                # A writer killed mid-line left no newline: start ours on a fresh line.
-                if end > 0 and os.pread(f.fileno(), 1, end - 1) != b"\n":
-                    payload = b"\n" + payload
-                f.write(payload)
-                f.flush()
-                if self.config.fsync:
-                    os.fsync(f.fileno())
-                cursor.inode, cursor.offset = os.fstat(f.fileno()).st_ino, f.tell()
-        except OSError as exc:
-            raise StorageError(f"cannot write {cursor.path}: {exc}") from exc
+    def _append(self, cursor: FileCursor, lines: Sequence[str]) -> None:
+        append_lines(cursor, lines, fsync=self.config.fsync)
 
     def _persist_memories(self, memories: Sequence[Memory], lines: Sequence[str]) -> None:
         with self._exclusive():
@@ -352,11 +309,11 @@ class JSONLStore(IndexedStore):
                 self._view_from_snapshot = False
             else:  # the view was parsed from these very files under the same rules
                 memories, relations = list(self._memories.values()), list(self._relations.values())
-            mem_lines, rel_lines = _encoded(memories), _encoded(relations)
+            mem_lines, rel_lines = record_lines(memories), record_lines(relations)
             self._atomic_write(self._mem.path, mem_lines)
             self._atomic_write(self._rel.path, rel_lines)
             for c in (self._mem, self._rel):
-                c.inode, c.offset = self._stat(c)
+                c.inode, c.offset = file_stat(c)
             after = {
                 c.path.name: (*before[c.path.name], c.inode, c.offset)
                 for c in (self._mem, self._rel)
@@ -382,7 +339,7 @@ class JSONLStore(IndexedStore):
             (self._mem, self._build_memory, self._build_memories),
             (self._rel, self._build_relation, None),
         ):
-            _, _, data = self._read_new_bytes(_FileCursor(c.path))
+            _, _, data = read_new_bytes(FileCursor(c.path))
             records, bad = self._live_records(data, build, block)
             if bad:  # caught up, so nothing the view holds; moved aside all the same
                 self._quarantine(c, bad)
@@ -409,7 +366,7 @@ class JSONLStore(IndexedStore):
             return False
         cursors = (self._mem, self._rel)
         moves = followed_cursors(
-            note, {c.path.name: ((c.inode, c.offset), self._stat(c)) for c in cursors}
+            note, {c.path.name: ((c.inode, c.offset), file_stat(c)) for c in cursors}
         )
         if moves is None:
             return False
@@ -419,13 +376,7 @@ class JSONLStore(IndexedStore):
         return True
 
     def _file_bytes(self) -> int:
-        return sum(self._stat(c)[1] for c in (self._mem, self._rel))
-
-
-def _encoded(records: Sequence[Memory | Relation]) -> list[bytes]:
-    """One line per record, oldest first (a compacted file reads in creation order)."""
-    ordered = sorted(records, key=lambda r: (r.created_at, r.id))
-    return [(json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode() for r in ordered]
+        return sum(file_stat(c)[1] for c in (self._mem, self._rel))
 
 
 __all__ = ["JSONLStore"]
