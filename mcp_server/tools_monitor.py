@@ -27,14 +27,12 @@ from cortexgraph.activation.monitor import (
     SessionLog,
     active_sessions,
     claude_md_files,
-    error_signature,
     load_directives,
     load_pattern_set,
     make_call,
     open_ledger,
     render_reminder,
 )
-from cortexgraph.activation.monitor.calls import normalize_text, similarity, tokens
 from cortexgraph.activation.monitor.engine import choose_directive
 from cortexgraph.activation.monitor.project_profile import project_profile
 from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
@@ -43,7 +41,6 @@ from cortexgraph.mcp_server.errors import quote, tool_errors
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
 ACTIVE_ALERT_SECONDS = 3600
-ERROR_SIMILARITY = 0.6  # token overlap of a queried error text with a recorded one
 
 PatternId = Annotated[
     str,
@@ -187,27 +184,12 @@ def query_pattern_history(
     patterns = patterns_of(state)
     ledger = ledger_of(state)
     found = patterns.get(signature)
-    if found is not None:
-        specs, wanted = [found], None
-    else:
-        specs, wanted = list(patterns.patterns), f"err:{error_signature(signature)}"
-    query_tokens = tokens(normalize_text(signature))
-
-    def same_error(meta: Any) -> bool:
-        if wanted is None or wanted in meta.get("signatures", []):
-            return True
-        return any(
-            similarity(tokens(e), query_tokens) >= ERROR_SIMILARITY for e in meta.get("errors", [])
-        )
-
+    # a pattern id: all its occurrences; else an error text: the patterns that recorded it
+    specs, error = ([found], None) if found is not None else (list(patterns.patterns), signature)
     out = []
     for spec in specs:
-        occ = [
-            r
-            for r in ledger.occurrences(spec.id)
-            if (context is None or r.metadata.get("context") == context) and same_error(r.metadata)
-        ]
-        if wanted is not None and not occ:
+        occ = ledger.occurrences_in(spec.id, context, error=error)
+        if error is not None and not occ:
             continue
         out.append(
             {
@@ -235,18 +217,6 @@ def query_pattern_history(
     return {"success": True, "query": signature, "context": context, "patterns": out}
 
 
-def last_error(ledger: BehaviorLedger, pattern_id: str, context: str | None) -> str:
-    """The error last recorded for this pattern (in ``context`` if given), or ''."""
-    occ = [
-        r
-        for r in ledger.occurrences(pattern_id)
-        if context is None or r.metadata.get("context") == context
-    ]
-    occ.sort(key=lambda r: r.metadata.get("last_at") or 0)
-    errors = occ[-1].metadata.get("errors") if occ else None
-    return str(errors[-1]) if errors else ""
-
-
 @tool_errors
 def request_intervention(
     ctx: ServerContext, pattern_id: PatternId, context: ContextText = None
@@ -266,7 +236,7 @@ def request_intervention(
         f"req:{spec.id}",
         "",
         "",
-        last_error(ledger, spec.id, context),
+        ledger.last_error(spec.id, context),
         spec.description.rstrip("."),
     )
     embedder = None

@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cortexgraph.activation.monitor.calls import normalize_text, short_hash
+from cortexgraph.activation.monitor.calls import (
+    error_signature,
+    normalize_text,
+    short_hash,
+    similarity,
+    tokens,
+)
 from cortexgraph.activation.monitor.patterns import PatternSpec
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryMeta, Relation, new_id
@@ -40,6 +46,9 @@ _SLUG = re.compile(r"[^a-z0-9_-]+")
 def context_slug(context: str) -> str:
     text = _SLUG.sub("-", context.lower()).strip("-")[:40]
     return f"{text or 'ctx'}-{short_hash(context)[:6]}"
+
+
+ERROR_SIMILARITY = 0.6  # token overlap of a queried error text with a recorded one
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +257,38 @@ class BehaviorLedger:
             return []
         return [r for r in self.store.relations(pid) if r.metadata.get("edge") == OCCURS_IN]
 
+    def occurrences_in(
+        self, pattern_id: str, context: str | None = None, *, error: str | None = None
+    ) -> list[Relation]:
+        """The pattern's occurrences, in ``context`` if given; with ``error`` (an error text),
+        only those that recorded the same failure: its signature, or an error whose tokens
+        overlap the text's by ``ERROR_SIMILARITY``."""
+        found = [
+            r
+            for r in self.occurrences(pattern_id)
+            if context is None or r.metadata.get("context") == context
+        ]
+        if error is None:
+            return found
+        signature = f"err:{error_signature(error)}"
+        wanted = tokens(normalize_text(error))
+
+        def same_failure(meta: Mapping[str, Any]) -> bool:
+            if signature in meta.get("signatures", []):
+                return True
+            errors = meta.get("errors", [])
+            return any(similarity(tokens(e), wanted) >= ERROR_SIMILARITY for e in errors)
+
+        return [r for r in found if same_failure(r.metadata)]
+
+    def last_error(self, pattern_id: str, context: str | None = None) -> str:
+        """The error last recorded for this pattern (in ``context`` if given), or ''."""
+        occ = sorted(
+            self.occurrences_in(pattern_id, context), key=lambda r: r.metadata.get("last_at") or 0
+        )
+        errors = occ[-1].metadata.get("errors") if occ else None
+        return str(errors[-1]) if errors else ""
+
     def effectiveness(
         self, spec: PatternSpec, context: str | None = None
     ) -> list[InterventionStats]:
@@ -283,6 +324,7 @@ class BehaviorLedger:
 
 
 __all__ = [
+    "ERROR_SIMILARITY",
     "FAILED",
     "OCCURS_IN",
     "REMEDIED_BY",
