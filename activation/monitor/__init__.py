@@ -33,12 +33,8 @@ from cortexgraph.activation.monitor.ledger_store import (
     open_ledger,
     open_ledger_store,
 )
-from cortexgraph.activation.monitor.patterns import (
-    PatternSet,
-    PatternSpec,
-    load_pattern_set,
-    load_patterns,
-)
+from cortexgraph.activation.monitor.pattern_files import load_pattern_set, load_patterns
+from cortexgraph.activation.monitor.patterns import PatternSet, PatternSpec
 from cortexgraph.activation.monitor.render import Reminder, render_reminder
 from cortexgraph.activation.monitor.session_log import SessionLog, active_sessions
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cortexgraph.activation.monitor import PatternConfigError, load_pattern_set, load_patterns
-from cortexgraph.activation.monitor.patterns import SHIPPED, parse_pattern
+from cortexgraph.activation.monitor.pattern_files import SHIPPED
+from cortexgraph.activation.monitor.pattern_parsing import parse_pattern
 
 MINIMAL = {
     "id": "my-loop",
