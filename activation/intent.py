@@ -15,7 +15,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,10 @@ def tfidf_terms(text: str) -> list[str]:
 class TfidfFeaturizer:
     vocabulary: tuple[str, ...]
     idf: np.ndarray
+    index: dict[str, int] = field(init=False, repr=False, compare=False)  # term -> column
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", {t: i for i, t in enumerate(self.vocabulary)})
 
     @classmethod
     def fit(cls, texts: Sequence[str], min_df: int = 2) -> TfidfFeaturizer:
@@ -50,10 +54,6 @@ class TfidfFeaturizer:
         n = len(texts)
         idf = np.array([math.log((1 + n) / (1 + df[t])) + 1.0 for t in vocab], dtype=np.float64)
         return cls(vocab, idf)
-
-    @property
-    def index(self) -> dict[str, int]:
-        return _index_of(self.vocabulary)
 
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         index = self.index
@@ -67,16 +67,6 @@ class TfidfFeaturizer:
             if norm > 0:
                 out[row] /= norm
         return out
-
-
-_index_cache: dict[int, dict[str, int]] = {}
-
-
-def _index_of(vocab: tuple[str, ...]) -> dict[str, int]:
-    key = id(vocab)
-    if key not in _index_cache:
-        _index_cache[key] = {t: i for i, t in enumerate(vocab)}
-    return _index_cache[key]
 
 
 @dataclass(frozen=True, slots=True)
