@@ -126,7 +126,7 @@ def test_ivf_neighbour_search_matches_exact_and_compares_far_fewer_pairs():
 
 
 def test_max_per_row_keeps_each_rows_strongest_pairs_exact_and_ivf():
-    from cortexgraph.agents.cluster_detector import strongest_per_row
+    from cortexgraph.agents.cluster_grouping import strongest_per_row
 
     x = _clustered_vectors(n_groups=60, per_group=8, noise=0.3, singles=300)
     full = radius_pairs(x, 0.5, exact_limit=10**9)

@@ -3,12 +3,8 @@ from __future__ import annotations
 import numpy as np
 from agents_helpers import NOW, add
 
-from cortexgraph.agents.cluster_detector import (
-    ClusterAction,
-    ClusterConfig,
-    ClusterDetector,
-    strongest_per_row,
-)
+from cortexgraph.agents.cluster_detector import ClusterAction, ClusterConfig, ClusterDetector
+from cortexgraph.agents.cluster_grouping import strongest_per_row
 from cortexgraph.agents.duplicates import DetailExtractor, conflict, numbers_in
 
 WORDS = "the billing team decided to use kafka for invoice events after the long review"
