@@ -26,7 +26,7 @@ _LAZY = {
     "RecallAnalysis": "cortexgraph.activation.analyze",
     "Recommendation": "cortexgraph.activation.analyze",
     "engine": "cortexgraph.activation.analyze",
-    "suggested_query": "cortexgraph.activation.analyze",
+    "suggested_query": "cortexgraph.activation.recall_query",
     "ActivationConfig": "cortexgraph.activation.config",
     "ConversationContext": "cortexgraph.activation.context",
     "DeduplicationChecker": "cortexgraph.activation.dedup",

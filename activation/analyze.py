@@ -1,141 +1,37 @@
 """The three surfaces: analyze_message, analyze_for_recall and enrich_for_save.
 
-Each component runs only if its flag is on and fails alone: an exception in one is logged,
-named in ``errors`` and the rest of the analysis goes on (a save is never blocked by it).
+Each component runs only if its flag is on and fails alone (activation.components): an
+exception in one is logged, named in ``errors`` and the rest of the analysis goes on (a save is
+never blocked by it).
 """
 
 from __future__ import annotations
 
-import logging
-import re
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
-import numpy as np
-
-from cortexgraph.activation import resources
+from cortexgraph.activation.components import ActivationComponents
 from cortexgraph.activation.config import DEFAULT_CONFIG, ActivationConfig
 from cortexgraph.activation.context import ConversationContext, is_follow_up
-from cortexgraph.activation.dedup import NO_DUPLICATE, DeduplicationChecker
-from cortexgraph.activation.entities import EntityExtractor, speaker_of
-from cortexgraph.activation.importance import ImportanceScorer
-from cortexgraph.activation.intent import IntentClassifier
+from cortexgraph.activation.dedup import NO_DUPLICATE
+from cortexgraph.activation.entities import speaker_of
 from cortexgraph.activation.intent_data import Intent
-from cortexgraph.activation.phrases import NO_SIGNALS, PhraseDetector
+from cortexgraph.activation.phrases import NO_SIGNALS
+from cortexgraph.activation.recall_query import suggested_query
 from cortexgraph.activation.results import (
     Enrichment,
     MessageAnalysis,
     RecallAnalysis,
     Recommendation,
 )
-from cortexgraph.activation.tags import TagSuggester, to_tag
+from cortexgraph.activation.tags import entity_tags
 from cortexgraph.storage.protocol import MemoryStore
-from cortexgraph.storage.text_index import STOP_WORDS
-
-log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 _SAVE_LABELS = tuple(i.value for i in Intent if i.is_save)
-_RECALL_FILLER = frozenset(
-    """what did do does you remember recall remind tell told say said decide decided discuss
-    discussed mention mentioned agree agreed again know last time we i me my our us about
-    regarding anything something note notes noted saved save memories previously before earlier
-    ever already still can could please think talked talk bring pull up find look search
-    check refresh memory why which who when where how was were is the name""".split()
-)
 
 
-class Activation:
-    """Components built once per config; models come from ``activation.resources``."""
-
-    def __init__(self, config: ActivationConfig = DEFAULT_CONFIG) -> None:
-        self.config = config
-        self.phrases = PhraseDetector()
-        self.importance = ImportanceScorer()
-        self._lazy: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def _get(self, name: str, build: Callable[[], T]) -> T:
-        with self._lock:
-            if name not in self._lazy:
-                self._lazy[name] = build()
-            return self._lazy[name]
-
-    @property
-    def embedder(self) -> Any | None:
-        return resources.embedder() if self.config.use_embeddings else None
-
-    @property
-    def nlp(self) -> Any | None:
-        return resources.spacy_pipeline(self.config.spacy_model) if self.config.use_spacy else None
-
-    @property
-    def classifier(self) -> IntentClassifier:
-        return self._get("intent", lambda: IntentClassifier(embedder=self.embedder))
-
-    @property
-    def entities(self) -> EntityExtractor:
-        return self._get("entities", lambda: EntityExtractor(self.nlp))
-
-    @property
-    def rule_entities(self) -> EntityExtractor:
-        """Names and technical terms found without spaCy (the save path's default)."""
-        return self._get("rule-entities", lambda: EntityExtractor(None))
-
-    @property
-    def tags(self) -> TagSuggester:
-        return self._get("tags", lambda: TagSuggester(self.embedder))
-
-    @property
-    def dedup(self) -> DeduplicationChecker:
-        c = self.config
-        return self._get(
-            "dedup",
-            lambda: DeduplicationChecker(
-                self.embedder, threshold=c.duplicate_threshold, merge_threshold=c.merge_threshold
-            ),
-        )
-
-    # -- component runners: each returns (value or fallback) and records failures ----------
-    def _run(
-        self, name: str, flag: str, errors: dict[str, str], fn: Callable[[], T], fallback: T
-    ) -> T:
-        if not self.config.component_enabled(flag):
-            return fallback
-        try:
-            return fn()
-        except Exception as exc:  # one component never fails the whole call
-            log.warning("activation component %s failed: %s", name, exc, exc_info=True)
-            errors[name] = f"{type(exc).__name__}: {exc}"
-            return fallback
-
-    def _vector(self, text: str, errors: dict[str, str]) -> np.ndarray | None:
-        embedder = self.embedder
-        if not self.config.enabled or embedder is None:
-            return None
-        return self._run(
-            "embedding", "use_embeddings", errors, lambda: embedder.embed([text])[0], None
-        )
-
-    def _parse(self, text: str, errors: dict[str, str]) -> Any | None:
-        """One spaCy parse shared by entities and tags."""
-        nlp = self.nlp
-        if nlp is None or not (
-            self.config.component_enabled("enable_entities")
-            or self.config.component_enabled("enable_tags")
-        ):
-            return None
-        return self._run("spacy", "use_spacy", errors, lambda: nlp(text), None)
-
-    def _entities(self, text: str, errors: dict[str, str], doc: Any = None):
-        return self._run(
-            "entities",
-            "enable_entities",
-            errors,
-            lambda: self.entities.extract(text, doc=doc),
-            None,
-        )
+class Activation(ActivationComponents):
+    """The three surfaces over one config's components (activation.components)."""
 
     def analyze_message(
         self,
@@ -225,10 +121,10 @@ class Activation:
             if not self.config.component_enabled("enable_tags"):
                 tags, methods["tags"] = (), "off"
             else:
-                tags = suggestion.tags if suggestion else _entity_tags(entity_list)
+                tags = suggestion.tags if suggestion else entity_tags(entity_list)
                 methods["tags"] = suggestion.method if suggestion else "entities"
         else:
-            tags = _entity_tags(entity_list) if self.config.component_enabled("enable_tags") else ()
+            tags = entity_tags(entity_list) if self.config.component_enabled("enable_tags") else ()
             methods["tags"] = "entities"
         strength = 1.0
         if saving or rec is Recommendation.DUPLICATE_DETECTED:
@@ -344,7 +240,7 @@ class Activation:
         ents = self._entities(text, errors, self._parse(text, errors))
         entity_list = ents.entities if ents else ()
         query = suggested_query(text)
-        tags = _entity_tags(entity_list)
+        tags = entity_tags(entity_list)
         return RecallAnalysis(should, confidence, query, entity_list, tags, tuple(reasons), errors)
 
     def enrich_for_save(
@@ -415,7 +311,7 @@ class Activation:
             out_tags = (
                 suggestion.tags
                 if suggestion is not None
-                else _entity_tags(out_entities)[: c.max_tags]
+                else entity_tags(out_entities)[: c.max_tags]
             )
             if out_tags:
                 applied.append("tags")
@@ -450,23 +346,6 @@ class Activation:
         return Enrichment(out_entities, out_tags, out_strength, tuple(applied), duplicate, errors)
 
 
-def _entity_tags(entities: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(t for t in (to_tag(e) for e in entities) if t))
-
-
-_QUERY_WORD = re.compile(r"[\w][\w'+#.-]*[\w+#]|\w")
-
-
-def suggested_query(text: str) -> str:
-    """The topic of a recall request: filler and stop words removed, order kept."""
-    words = []
-    for raw in _QUERY_WORD.findall(text.replace("\u2019", "'")):
-        word = re.sub(r"'s$", "", raw)
-        if word.lower() not in STOP_WORDS and word.lower() not in _RECALL_FILLER:
-            words.append(word)
-    return " ".join(dict.fromkeys(words))
-
-
 _engines: dict[ActivationConfig, Activation] = {}
 _engines_lock = threading.Lock()
 
@@ -487,5 +366,4 @@ __all__ = [
     "RecallAnalysis",
     "Recommendation",
     "engine",
-    "suggested_query",
 ]

@@ -39,6 +39,11 @@ def to_tag(text: str) -> str:
     return re.sub(r"-{2,}", "-", text).strip("-./")
 
 
+def entity_tags(entities: Sequence[str]) -> tuple[str, ...]:
+    """Each entity name as a tag, once, in order ('Machine Learning' -> 'machine-learning')."""
+    return tuple(dict.fromkeys(t for t in (to_tag(e) for e in entities) if t))
+
+
 @dataclass(frozen=True, slots=True)
 class TagSuggestions:
     tags: tuple[str, ...]
@@ -192,4 +197,11 @@ def _by_frequency(cands: list[str], text: str, top_n: int) -> list[tuple[str, fl
     return scored[:top_n]
 
 
-__all__ = ["TagSuggester", "TagSuggestions", "candidates", "noun_candidates", "to_tag"]
+__all__ = [
+    "TagSuggester",
+    "TagSuggestions",
+    "candidates",
+    "entity_tags",
+    "noun_candidates",
+    "to_tag",
+]
