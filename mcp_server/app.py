@@ -11,7 +11,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -23,6 +23,9 @@ from cortexgraph.storage import JSONLStore
 from cortexgraph.storage.errors import CortexGraphError, StorageError
 from cortexgraph.storage.recent_saves import RecentSaves
 from cortexgraph.user_store import open_user_store
+
+if TYPE_CHECKING:
+    from cortexgraph.mcp_server.dense_scorer import LazyDenseScorer
 
 log = logging.getLogger("cortexgraph.mcp")
 T = TypeVar("T")
@@ -50,6 +53,9 @@ class ServerState:
     subscriptions: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
     _store: JSONLStore | None = None
     _store_error: BaseException | None = None
+    # The store's dense scorer, as built here (None with embeddings off or before the store
+    # opens): the shell calls its background embedding, save and reset directly.
+    _dense: LazyDenseScorer | None = None
     _opened: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _services: dict[str, Any] = field(default_factory=dict)
@@ -69,6 +75,7 @@ class ServerState:
             # Stores from before the monitor had its own ledger hold its records as memories:
             # open_user_store moves them out first, as every other shell does.
             self._store = open_user_store(self.settings, dense)
+            self._dense = dense
             log.info(
                 "cortexgraph: opened store %s (%d memories)", self._store.path, len(self._store)
             )
@@ -103,11 +110,22 @@ class ServerState:
         window = self.settings.save_context_window_s if self.settings.save_neighbour_context else -1
         return self.service("recent-saves", lambda: RecentSaves(window))
 
+    @property
+    def dense(self) -> LazyDenseScorer | None:
+        """The store's dense scorer (waits for the store); None with embeddings off."""
+        _ = self.store
+        return self._dense
+
     def embed_soon(self, memories: list[Any]) -> None:
         """Queue just-saved memories for the background embedder (no-op without embeddings)."""
-        dense = self.store.dense
-        if dense is not None and hasattr(dense, "embed_later"):
-            dense.embed_later(memories)
+        if self.dense is not None:
+            self.dense.embed_later(memories)
+
+    def save_embeddings(self) -> None:
+        """Write the loaded vectors back to the embedding cache (at shutdown); nothing when the
+        store never opened, embeddings are off or no vector was loaded."""
+        if self._dense is not None:
+            self._dense.save()
 
     def service(self, name: str, build: Callable[[], T]) -> T:
         """Build a collaborator (vault, tracker, model ...) once, on first use."""
@@ -156,10 +174,7 @@ def build_app(settings: Settings | None = None) -> ServerApp:
                 yield state
                 hooks_endpoint.cancel_scope.cancel()
         finally:
-            if state._store is not None:
-                dense = state._store.dense
-                if dense is not None and hasattr(dense, "save"):
-                    dense.save()
+            state.save_embeddings()
 
     from cortexgraph import __version__ as server_version
 

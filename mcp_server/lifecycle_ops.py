@@ -58,7 +58,7 @@ def status_report(state: ServerState) -> dict[str, Any]:
     for entity in entities:
         kinds[entity_kind(entity)] += 1
     sizes = _files(s.storage_path)
-    dense = store.dense
+    dense = state.dense
     vault_index = s.vault_path / ".cortexgraph" / "ltm-index.jsonl"
     return {
         "storage_path": str(s.storage_path),
@@ -85,7 +85,7 @@ def status_report(state: ServerState) -> dict[str, Any]:
                 "off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)"
                 if dense is None
                 else "loaded"
-                if getattr(dense, "loaded", False)
+                if dense.loaded
                 else "not loaded yet (loads on the first semantic search)"
             ),
             "embedding_cache_bytes": sizes.get("embeddings", 0),
@@ -130,9 +130,8 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
         for path in sorted(s.storage_path.glob(pattern)):
             path.unlink(missing_ok=True)
             removed.append(path.name)
-    reset = getattr(store.dense, "reset", None)
-    if callable(reset):
-        reset()  # forget the loaded vectors, so shutdown does not write them back
+    if state.dense is not None:
+        state.dense.reset()  # forget the loaded vectors, so shutdown does not write them back
     state.service("clusters", dict).clear()
     out: dict[str, Any] = {
         "storage_path": str(s.storage_path),
