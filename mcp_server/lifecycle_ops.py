@@ -9,36 +9,9 @@ from typing import Any
 from cortexgraph.activation.entities import entity_kind
 from cortexgraph.mcp_server.app import ServerState
 from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.index_snapshot import SNAPSHOT_NAME
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.store_files import disk_bytes_by_kind, wipe
 from cortexgraph.user_store import RUNS_FILE, last_run
-
-
-def _files(directory: Path) -> dict[str, int]:
-    """Bytes per kind of file in the store's directory (git and beads history apart)."""
-    sizes: Counter[str] = Counter()
-    if not directory.is_dir():
-        return {}
-    for path in directory.rglob("*"):
-        rel = path.relative_to(directory).parts
-        if not path.is_file() or rel[0] in (".git", ".beads"):
-            continue
-        name = path.name
-        kind = (
-            "memories"
-            if name.endswith("memories.jsonl") and "quarantine" not in name
-            else "relations"
-            if name.endswith("relations.jsonl") and "quarantine" not in name
-            else "quarantine"
-            if "quarantine" in name
-            else "text_index"
-            if name == SNAPSHOT_NAME
-            else "embeddings"
-            if name.startswith(".embeddings-")
-            else "other"
-        )
-        sizes[kind] += path.stat().st_size
-    return dict(sizes)
 
 
 def _last_run(directory: Path) -> dict[str, Any] | None:
@@ -57,7 +30,7 @@ def status_report(state: ServerState) -> dict[str, Any]:
     kinds: Counter[str] = Counter()
     for entity in entities:
         kinds[entity_kind(entity)] += 1
-    sizes = _files(s.storage_path)
+    sizes = disk_bytes_by_kind(s.storage_path)
     dense = state.dense
     vault_index = s.vault_path / ".cortexgraph" / "ltm-index.jsonl"
     return {
@@ -118,26 +91,15 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
             f"memory_wipe deletes every memory in {s.storage_path}; to confirm, pass that path "
             f"as confirm (got {confirm[:200]!r}). Nothing was deleted."
         )
-    store = state.store
-    memories, relations = store.list(), store.relations()
-    for m in memories:
-        store.delete(m.id)
-    for r in store.relations():  # relations whose memories were already gone
-        store.delete_relation(r.id)
-    store.compact()
-    removed = []
-    for pattern in (SNAPSHOT_NAME, ".embeddings-*.npz", "*.quarantine.jsonl", RUNS_FILE):
-        for path in sorted(s.storage_path.glob(pattern)):
-            path.unlink(missing_ok=True)
-            removed.append(path.name)
+    wiped = wipe(state.store, s.storage_path, also_remove=(RUNS_FILE,))
     if state.dense is not None:
         state.dense.reset()  # forget the loaded vectors, so shutdown does not write them back
     state.service("clusters", dict).clear()
     out: dict[str, Any] = {
         "storage_path": str(s.storage_path),
-        "memories_deleted": len(memories),
-        "relations_deleted": len(relations),
-        "files_removed": removed,
+        "memories_deleted": wiped.memories_deleted,
+        "relations_deleted": wiped.relations_deleted,
+        "files_removed": wiped.files_removed,
         "kept": "beads issues (.beads/) and the behaviour monitor's logs",
     }
     if include_vault_notes:
