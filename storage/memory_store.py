@@ -70,6 +70,13 @@ class IndexedStore(StoreIndexes):
         """Held around read-modify-write (update, touch, delete): no other writer in between."""
         return contextlib.nullcontext()
 
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Several writes as one hold of the store (a merge: memory, relations, sources): no
+        other writer in between, and the lock is taken once instead of once a write."""
+        with self._lock, self._exclusive():
+            yield
+
     # -- memories ------------------------------------------------------------------------------
     def save(
         self,
