@@ -26,6 +26,7 @@ VaultOpt = Annotated[
     Path | None, typer.Option("--vault", help="Obsidian vault (default: LTM_VAULT_PATH).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
+MemoryIdArg = Annotated[str, typer.Argument(help="memory id")]
 
 
 def settings_for(storage_path: Path | None = None, vault: Path | None = None) -> Settings:
@@ -45,6 +46,14 @@ def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
     return open_user_store(settings, dense=dense)
 
 
+def cli_store(
+    storage_path: Path | None = None, vault: Path | None = None, *, embeddings: bool = False
+) -> tuple[Settings, Any]:
+    """The settings with --storage-path / --vault applied, and the store they name."""
+    settings = settings_for(storage_path, vault)
+    return settings, open_cli_store(settings, embeddings=embeddings)
+
+
 def read_tracker(settings: Settings) -> Any:
     """The beads tracker if it exists (never created here), else None."""
     from cortexgraph.user_store import open_configured_tracker
@@ -59,6 +68,14 @@ def read_tracker(settings: Settings) -> Any:
 
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def report_done(result: dict[str, Any], message: str, as_json: bool) -> None:
+    """A command's success: ``{"success": true, **result}`` with --json, else "✓ message"."""
+    if as_json:
+        print_json({"success": True, **result})
+    else:
+        out.print(f"[green]✓[/] {message}", highlight=False)
 
 
 @contextmanager
@@ -76,13 +93,16 @@ def cli_errors() -> Iterator[None]:
 
 __all__ = [
     "JsonOpt",
+    "MemoryIdArg",
     "StorageOpt",
     "VaultOpt",
     "cli_errors",
+    "cli_store",
     "err",
     "open_cli_store",
     "out",
     "print_json",
     "read_tracker",
+    "report_done",
     "settings_for",
 ]

@@ -21,12 +21,13 @@ from rich.table import Table
 
 from cortexgraph.cli.cli_common import (
     JsonOpt,
+    MemoryIdArg,
     StorageOpt,
     cli_errors,
-    open_cli_store,
+    cli_store,
     out,
     print_json,
-    settings_for,
+    report_done,
 )
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
@@ -70,7 +71,7 @@ def search(
 ) -> None:
     """Search short-term memories (BM25 + MiniLM, re-ranked by decay)."""
     with cli_errors():
-        store = open_cli_store(settings_for(storage_path), embeddings=embeddings)
+        _, store = cli_store(storage_path, embeddings=embeddings)
         hits = store.search(query, tags=tag, top_k=limit, now=time.time())
         rows = [_row(h.memory, h.score) for h in hits]
         print_json(rows) if as_json else _table(f"search: {query!r}", rows)
@@ -91,22 +92,23 @@ def list_memories(
             raise InvalidInputError(
                 f"unknown status {status!r}; choose {', '.join(STATUSES)} or all"
             )
-        store = open_cli_store(settings_for(storage_path))
+        _, store = cli_store(storage_path)
         chosen = None if status == "all" else MemoryStatus(status)
         found = sorted(store.list(status=chosen, tags=tag), key=lambda m: (-m.last_used, m.id))
         rows = [_row(m) for m in found[:limit]]
         print_json(rows) if as_json else _table(f"{len(found)} memories ({status})", rows)
 
 
-def show(
-    memory_id: Annotated[str, typer.Argument(help="memory id")],
-    storage_path: StorageOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+def _stored(memory_id: str, storage_path: Path | None) -> tuple[Any, Memory]:
+    """The store and the memory ``memory_id`` in it (NotFoundError when there is none)."""
+    _, store = cli_store(storage_path)
+    return store, store.get(memory_id)
+
+
+def show(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False) -> None:
     """One memory in full, with its relations."""
     with cli_errors():
-        store = open_cli_store(settings_for(storage_path))
-        memory = store.get(memory_id)
+        store, memory = _stored(memory_id, storage_path)
         rels = [r.to_json() for r in store.relations(memory_id=memory_id)]
         if as_json:
             print_json({"memory": memory.to_json(), "relations": rels})
@@ -144,15 +146,10 @@ def parse_edited(text: str, original: Memory, config: Any) -> Memory:
     return memory
 
 
-def edit(
-    memory_id: Annotated[str, typer.Argument(help="memory id")],
-    storage_path: StorageOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False) -> None:
     """Edit a memory's record in $EDITOR; it is stored only if it is still valid."""
     with cli_errors():
-        store = open_cli_store(settings_for(storage_path))
-        original = store.get(memory_id)
+        store, original = _stored(memory_id, storage_path)
         fd, name = tempfile.mkstemp(prefix=f"cortexgraph-{memory_id[:8]}-", suffix=".json")
         path = Path(name)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -176,12 +173,11 @@ def edit(
         changed = edited.to_json() != original.to_json()
         if changed:
             edited = store.put(edited)
-        if as_json:
-            print_json({"success": True, "changed": changed, "memory": edited.to_json()})
-        else:
-            out.print(
-                f"[green]✓[/] {memory_id} " + ("saved" if changed else "unchanged"), highlight=False
-            )
+        report_done(
+            {"changed": changed, "memory": edited.to_json()},
+            f"{memory_id} " + ("saved" if changed else "unchanged"),
+            as_json,
+        )
 
 
 __all__ = ["edit", "list_memories", "parse_edited", "search", "show"]

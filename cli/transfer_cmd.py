@@ -16,10 +16,12 @@ from cortexgraph.cli.cli_common import (
     StorageOpt,
     VaultOpt,
     cli_errors,
+    cli_store,
     open_cli_store,
     out,
     print_json,
     read_tracker,
+    report_done,
     settings_for,
 )
 
@@ -36,20 +38,16 @@ def export(
     from cortexgraph.storage.portable import collect_bundle, write_bundle
 
     with cli_errors():
-        settings = settings_for(storage_path, vault)
-        store = open_cli_store(settings)
+        settings, store = cli_store(storage_path, vault)
         bundle = collect_bundle(store, settings.vault_path, read_tracker(settings))
         write_bundle(bundle, output)
         counts = bundle.counts()
-        if as_json:
-            print_json({"success": True, "file": str(output), **counts})
-        else:
-            out.print(
-                f"[green]✓[/] exported {counts['memories']} memories, "
-                f"{counts['relations']} relations, {counts['notes']} notes, "
-                f"{counts['issues']} issues to {output}",
-                highlight=False,
-            )
+        report_done(
+            {"file": str(output), **counts},
+            f"exported {counts['memories']} memories, {counts['relations']} relations, "
+            f"{counts['notes']} notes, {counts['issues']} issues to {output}",
+            as_json,
+        )
 
 
 def import_(
@@ -90,13 +88,11 @@ def backup(
     with cli_errors():
         settings = settings_for(storage_path)
         n = backup_store(settings.storage_path, output)
-        if as_json:
-            print_json({"success": True, "file": str(output), "files": n})
-        else:
-            out.print(
-                f"[green]✓[/] backed up {n} files of {settings.storage_path} to {output}",
-                highlight=False,
-            )
+        report_done(
+            {"file": str(output), "files": n},
+            f"backed up {n} files of {settings.storage_path} to {output}",
+            as_json,
+        )
 
 
 def restore(
@@ -117,14 +113,12 @@ def restore(
     with cli_errors():
         settings = settings_for(storage_path)
         n, aside = restore_store(source, settings.storage_path, force=force)
-        if as_json:
-            print_json({"success": True, "files": n, "moved_aside": str(aside) if aside else None})
-        else:
-            where = f"; the previous files are in {aside}" if aside else ""
-            out.print(
-                f"[green]✓[/] restored {n} files into {settings.storage_path}{where}",
-                highlight=False,
-            )
+        where = f"; the previous files are in {aside}" if aside else ""
+        report_done(
+            {"files": n, "moved_aside": str(aside) if aside else None},
+            f"restored {n} files into {settings.storage_path}{where}",
+            as_json,
+        )
 
 
 __all__ = ["backup", "export", "import_", "restore"]

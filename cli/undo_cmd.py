@@ -5,45 +5,41 @@ agents.history and vault_sync.unpromote; the MCP tools call the same functions."
 from __future__ import annotations
 
 import time
-from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from cortexgraph.cli.cli_common import (
     JsonOpt,
+    MemoryIdArg,
     StorageOpt,
     VaultOpt,
     cli_errors,
-    open_cli_store,
+    cli_store,
     out,
     print_json,
     read_tracker,
-    settings_for,
+    report_done,
 )
 
 app = typer.Typer(
     help="Reverse an automatic change (merge, gc, archive, promotion).", no_args_is_help=True
 )
-IdArg = Annotated[str, typer.Argument(help="memory id")]
 
 
 def _report(result: dict, as_json: bool) -> None:
-    if as_json:
-        print_json({"success": True, **result})
-    else:
-        out.print(f"[green]✓[/] {result['detail']}", highlight=False)
+    report_done(result, result["detail"], as_json)
 
 
 @app.command("merge")
 def undo_merge_cmd(
-    merged_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+    merged_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Split a merged memory back into its sources (relations restored)."""
     from cortexgraph.agents.undo import undo_merge_of
 
     with cli_errors():
-        store = open_cli_store(settings_for(storage_path))
+        _, store = cli_store(storage_path)
         _report(
             undo_merge_of(
                 store, merged_id, now=time.time(), cause="cortexgraph undo merge"
@@ -54,15 +50,14 @@ def undo_merge_cmd(
 
 @app.command("gc")
 def undo_gc_cmd(
-    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+    memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Bring back a memory gc archived (grace period) or deleted (from gc-removed.jsonl)."""
     from cortexgraph.agents.undo import restore_collected
     from cortexgraph.storage.graveyard import Graveyard
 
     with cli_errors():
-        settings = settings_for(storage_path)
-        store = open_cli_store(settings)
+        settings, store = cli_store(storage_path)
         result = restore_collected(
             store,
             Graveyard(settings.storage_path),
@@ -75,7 +70,7 @@ def undo_gc_cmd(
 
 @app.command("archive")
 def undo_archive_cmd(
-    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+    memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Make an archived memory active again (same as `cortexgraph unarchive`)."""
     unarchive_cmd(memory_id, storage_path, as_json)
@@ -83,7 +78,7 @@ def undo_archive_cmd(
 
 @app.command("promote")
 def undo_promote_cmd(
-    memory_id: IdArg,
+    memory_id: MemoryIdArg,
     storage_path: StorageOpt = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -93,13 +88,13 @@ def undo_promote_cmd(
 
 
 def unarchive_cmd(
-    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+    memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Make an archived memory active again."""
     from cortexgraph.agents.undo import unarchive
 
     with cli_errors():
-        store = open_cli_store(settings_for(storage_path))
+        _, store = cli_store(storage_path)
         _report(
             unarchive(store, memory_id, now=time.time(), cause="cortexgraph unarchive").to_json(),
             as_json,
@@ -107,7 +102,7 @@ def unarchive_cmd(
 
 
 def unpromote_cmd(
-    memory_id: IdArg,
+    memory_id: MemoryIdArg,
     storage_path: StorageOpt = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -116,8 +111,7 @@ def unpromote_cmd(
     from cortexgraph.vault_sync.unpromote import unpromote_memory
 
     with cli_errors():
-        settings = settings_for(storage_path, vault)
-        store = open_cli_store(settings)
+        settings, store = cli_store(storage_path, vault)
         done = unpromote_memory(
             store,
             settings.vault_path,
@@ -133,15 +127,14 @@ def unpromote_cmd(
 
 
 def history_cmd(
-    memory_id: IdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
+    memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Every change to a memory, with time and cause (store, gc and the issues' log)."""
     from cortexgraph.agents.history import history_of
     from cortexgraph.storage.graveyard import Graveyard
 
     with cli_errors():
-        settings = settings_for(storage_path)
-        store = open_cli_store(settings)
+        settings, store = cli_store(storage_path)
         events = history_of(
             store,
             memory_id,

@@ -10,10 +10,9 @@ from cortexgraph.cli.cli_common import (
     StorageOpt,
     VaultOpt,
     cli_errors,
-    open_cli_store,
+    cli_store,
     out,
     print_json,
-    settings_for,
 )
 
 
@@ -25,8 +24,7 @@ def refresh(
     from cortexgraph.vault_sync.refresh import refresh_notes
 
     with cli_errors():
-        settings = settings_for(storage_path, vault)
-        store = open_cli_store(settings)
+        settings, store = cli_store(storage_path, vault)
         with ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder) as sink:
             report = refresh_notes(store, sink, now=time.time())
         if as_json:
