@@ -170,13 +170,11 @@ def search(
             query,
             tags=tag,
             limit=limit,
-            stm_weight=settings.search_stm_weight if stm_weight is None else stm_weight,
-            ltm_weight=settings.search_ltm_weight if ltm_weight is None else ltm_weight,
             window_days=window_days,
             min_score=min_score,
             verbose=verbose,
             embedder=embedder,
-            semantic_weight=settings.semantic_weight,
+            **settings.unified_search_weights(stm_weight, ltm_weight),
         )
     except CortexGraphError as exc:
         raise _fail(exc) from exc

@@ -13,13 +13,21 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.decay import DAY, DecayConfig, DecayModel
+
+
+class UnifiedSearchWeights(TypedDict):
+    """``search_unified``'s weight arguments (``Settings.unified_search_weights``)."""
+
+    stm_weight: float
+    ltm_weight: float
+    semantic_weight: float
 
 
 class Settings(BaseSettings):
@@ -202,6 +210,17 @@ class Settings(BaseSettings):
             "gc_grace_days": self.gc_grace_days,
         }
 
+    def unified_search_weights(
+        self, stm_weight: float | None = None, ltm_weight: float | None = None
+    ) -> UnifiedSearchWeights:
+        """``search_unified``'s weights as the CLI and MCP edges pass them: each side's weight
+        as given, else the configured one, and the configured semantic weight."""
+        return {
+            "stm_weight": self.search_stm_weight if stm_weight is None else stm_weight,
+            "ltm_weight": self.search_ltm_weight if ltm_weight is None else ltm_weight,
+            "semantic_weight": self.semantic_weight,
+        }
+
 
 # CORTEXGRAPH_* variables read outside ``Settings`` (by the hooks, the plugin wrapper, the
 # benches); every other known name comes from Settings' fields and aliases.
@@ -261,6 +280,7 @@ def load_settings(**overrides: Any) -> Settings:
 
 __all__ = [
     "Settings",
+    "UnifiedSearchWeights",
     "known_env_names",
     "load_settings",
     "unknown_env_warnings",

@@ -115,13 +115,11 @@ def search_unified(
         query or "",
         tags=list(validate_tags(tags)),
         limit=limit,
-        stm_weight=s.search_stm_weight if stm_weight is None else stm_weight,
-        ltm_weight=s.search_ltm_weight if ltm_weight is None else ltm_weight,
         window_days=window_days,
         min_score=min_score,
         verbose=verbose,
         embedder=embedder,
-        semantic_weight=s.semantic_weight,
+        **s.unified_search_weights(stm_weight, ltm_weight),
     )
     return {
         "success": True,
