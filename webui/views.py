@@ -16,7 +16,6 @@ CURVE_POINTS = 61
 def search(state: Any, query: str, limit: int) -> dict[str, Any]:
     from cortexgraph.vault_sync import search_unified
 
-    s = state.settings
     if not query.strip():
         return {"query": query, "results": []}
     hits = search_unified(
@@ -24,8 +23,9 @@ def search(state: Any, query: str, limit: int) -> dict[str, Any]:
         state.ltm_index(),
         query,
         limit=limit,
-        stm_weight=s.search_stm_weight,
-        ltm_weight=s.search_ltm_weight,
+        # the same weights as `cortexgraph vault search` and MCP search_unified (the configured
+        # semantic weight included: the web view used to fall back to the function's 0.5)
+        **state.settings.unified_search_weights(),
         verbose=True,
         embedder=state.embedder,
         now=time.time(),
