@@ -29,7 +29,7 @@ from cortexgraph.agents.cluster_grouping import (
     strongest_per_row,
 )
 from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, ReportTable, short, snippet
-from cortexgraph.agents.duplicates import DetailExtractor, Details, conflict
+from cortexgraph.agents.duplicates import DetailExtractor, Details, conflicts
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
@@ -250,8 +250,9 @@ class ClusterDetector:
         cfg = self.config
         pi, pj, ps = strongest_per_row(pi, pj, ps, 2 * cfg.max_cluster_size)
         uf = CappedUnionFind(len(memories), cfg.max_cluster_size, self._conflicts(memories))
-        for k in np.argsort(-ps, kind="stable"):
-            uf.union(int(pi[k]), int(pj[k]))
+        order = np.argsort(-ps, kind="stable")  # as Python ints at once, not a scalar a pair
+        for a, b in zip(pi[order].tolist(), pj[order].tolist(), strict=True):
+            uf.union(a, b)
         groups: dict[int, list[int]] = {}
         for idx in {int(x) for x in np.concatenate([pi, pj])}:
             groups.setdefault(uf.find(idx), []).append(idx)
@@ -332,21 +333,23 @@ class ClusterDetector:
         if not cfg.guard_details:
             return None
         extractor = DetailExtractor(memories)
-        details: dict[int, Details] = {}
-
-        def of(i: int) -> Details:  # computed only for memories that reach a candidate pair
-            if i not in details:
-                details[i] = extractor.details(memories[i])
-            return details[i]
-
+        # Filled only for memories that reach a candidate pair; a list, not a dict and a helper
+        # call: this runs for every pair the union-find tries (~145k at 10k memories).
+        details: list[Details | None] = [None] * len(memories)
+        overlap = cfg.names_min_overlap
         merges = {i for i, m in enumerate(memories) if _merged_at(m) is not None}
 
-        def conflicts(i: int, j: int) -> bool:
+        def conflicting(i: int, j: int) -> bool:
             if (i in merges or j in merges) and _judged_by_merge(memories[i], memories[j]):
                 return True
-            return conflict(of(i), of(j), cfg.names_min_overlap) is not None
+            a, b = details[i], details[j]
+            if a is None:
+                a = details[i] = extractor.details(memories[i])
+            if b is None:
+                b = details[j] = extractor.details(memories[j])
+            return conflicts(a, b, overlap)
 
-        return conflicts
+        return conflicting
 
     def _open_issue(self, cluster: Cluster, method: str) -> Cluster:
         assert self.tracker is not None

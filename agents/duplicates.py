@@ -79,4 +79,10 @@ def conflict(a: Details, b: Details, names_min_overlap: float = 0.6) -> str | No
     return None
 
 
-__all__ = ["DetailExtractor", "Details", "conflict", "numbers_in"]
+def conflicts(a: Details, b: Details, names_min_overlap: float = 0.6) -> bool:
+    """``conflict(a, b) is not None`` without the reason: the cluster detector asks this of
+    every candidate pair, and sorting and formatting the reason was half of that work."""
+    return _swapped(a.numbers, b.numbers, 1.01) or _swapped(a.names, b.names, names_min_overlap)
+
+
+__all__ = ["DetailExtractor", "Details", "conflict", "conflicts", "numbers_in"]

@@ -125,14 +125,28 @@ def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.nd
     centroids: np.ndarray = sample[rng.choice(sample.shape[0], size=k, replace=False)].copy()
     for _ in range(iters):
         assign = np.argmax(sample @ centroids.T, axis=1)
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, assign, sample)
+        sums = _cell_sums(sample, assign, k)
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         empty = norms[:, 0] == 0
         sums[~empty] /= norms[~empty]
         sums[empty] = centroids[empty]
         centroids = sums
     return centroids
+
+
+def _cell_sums(sample: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
+    """Per cell, the sum of its rows: bit for bit ``np.add.at(zeros, assign, sample)``, whose
+    float32 additions run row by row in row order, as ``np.add.accumulate`` runs them over
+    each cell's rows in a stable sort (+ 0.0: add.at starts from +0.0, never yields -0.0).
+    add.at took its slow per-element path here, ~30 ms a call on 10k x 384, 8 calls a run."""
+    order = np.argsort(assign, kind="stable")
+    rows = sample[order]
+    bounds = np.searchsorted(assign[order], np.arange(k + 1))
+    sums = np.zeros((k, sample.shape[1]), dtype=sample.dtype)
+    for c in range(k):
+        if bounds[c] < bounds[c + 1]:
+            sums[c] = np.add.accumulate(rows[bounds[c] : bounds[c + 1]], axis=0)[-1] + 0.0
+    return sums
 
 
 def _ivf(
