@@ -122,9 +122,11 @@ class ServerState:
             self.dense.embed_later(memories)
 
     def save_embeddings(self) -> None:
-        """Write the loaded vectors back to the embedding cache (at shutdown); nothing when the
-        store never opened, embeddings are off or no vector was loaded."""
+        """Stop the background embedder and write the loaded vectors back to the embedding
+        cache (at shutdown); nothing when the store never opened, embeddings are off or no
+        vector was loaded."""
         if self._dense is not None:
+            self._dense.close()
             self._dense.save()
 
     def service(self, name: str, build: Callable[[], T]) -> T:

@@ -114,6 +114,13 @@ class LazyDenseScorer:
         with self._lock:
             self._index, self._error = None, None
 
+    def close(self) -> None:
+        """Stop the background embedder (at shutdown, before ``save``)."""
+        with self._lock:
+            worker = self._worker
+        if worker is not None and not worker.close():
+            log.warning("cortexgraph: the background embedder did not stop within 10 s")
+
     def save(self) -> None:
         if self._index is not None:
             try:

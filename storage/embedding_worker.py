@@ -35,10 +35,11 @@ class EmbeddingWorker:
         self._idle.set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._stopping = False
         self.failed: str | None = None  # why embedding stopped (the model is unavailable)
 
     def submit(self, memories: Iterable[Memory]) -> None:
-        if self.failed is not None:
+        if self.failed is not None or self._stopping:
             return
         with self._lock:
             self._idle.clear()
@@ -59,15 +60,27 @@ class EmbeddingWorker:
         """True once everything submitted so far is embedded (for tests and shutdown)."""
         return self._idle.wait(timeout)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 10.0) -> bool:
+        """Stop after the batch in hand, dropping the rest of the queue (those memories are
+        embedded by a later search or process: a cache entry is lost, never a memory), and wait
+        up to ``timeout`` s for the thread. At shutdown this keeps the interpreter from
+        finalising under a thread that is inside the model's native code (ONNX Runtime then
+        aborts the process: "terminate called without an active exception"). True once the
+        thread has ended."""
         with self._lock:
-            if self._thread is not None:
+            self._stopping = True
+            thread = self._thread
+            if thread is not None:
                 self._queue.put(None)
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
 
     def _run(self) -> None:
         while True:
             first = self._queue.get()
-            if first is None:
+            if first is None or self._stopping:
                 return
             batch = [first]
             while len(batch) < self._batch:

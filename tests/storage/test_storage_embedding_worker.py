@@ -46,6 +46,34 @@ def test_a_failing_model_stops_the_worker_without_raising() -> None:
     assert worker.wait_idle(1)
 
 
+def test_close_stops_after_the_batch_in_hand_and_drops_the_queue() -> None:
+    started, release = threading.Event(), threading.Event()
+    batches: list[int] = []
+
+    def prefetch(memories):
+        started.set()
+        release.wait(5)  # the first batch is "inside the model" when close is called
+        batches.append(len(memories))
+
+    worker = EmbeddingWorker(prefetch, batch=4)
+    worker.submit(_memories(1))
+    assert started.wait(5)
+    worker.submit(_memories(40))  # queued behind the batch in hand
+    closer = threading.Thread(target=lambda: results.append(worker.close(timeout=5)))
+    results: list[bool] = []
+    closer.start()
+    release.set()
+    closer.join(10)
+    assert results == [True]  # the thread ended: nothing runs into interpreter shutdown
+    assert batches == [1]  # the 40 queued were dropped, not embedded first
+    worker.submit(_memories(2))  # a closed worker takes nothing more
+    assert batches == [1]
+
+
+def test_close_without_a_thread_is_immediate() -> None:
+    assert EmbeddingWorker(lambda memories: None).close(timeout=0) is True
+
+
 def test_the_previous_save_counts_only_within_the_window() -> None:
     recent = RecentSaves(window_s=60)
     recent.record("chat", Neighbour("a", "x" * 2000, 1000.0))
