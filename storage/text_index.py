@@ -20,11 +20,11 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Container, Iterable
-from itertools import chain
 from typing import TYPE_CHECKING
 
+from cortexgraph.storage.bulk_terms import doc_term_ids
 from cortexgraph.storage.postings import PostingsField, build_segment
-from cortexgraph.storage.terms import _TOKEN_RE, STOP_WORDS, raw_words, term_cache, tokenize, words
+from cortexgraph.storage.terms import STOP_WORDS, raw_words, tokenize, words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,35 +35,6 @@ if TYPE_CHECKING:
 
 # Tells one TextIndex (and its journal) from another; id() can be reused once one is freed.
 _SERIALS = itertools.count(1)
-
-
-class _TermIds(dict[str, tuple[int, ...]]):
-    """Whitespace-separated chunk ('node.js,') -> ids of its terms in a vocabulary being built.
-
-    No token spans whitespace, so a text's terms are its chunks' terms in order; splitting on
-    whitespace is several times quicker than the token regex over the whole text, and the
-    regex then runs once per distinct chunk."""
-
-    __slots__ = ("terms_of", "vocab")
-
-    def __init__(self, vocab: dict[str, int], stem: bool) -> None:
-        super().__init__()
-        self.vocab = vocab
-        self.terms_of = term_cache(stem)
-
-    def __missing__(self, chunk: str) -> tuple[int, ...]:
-        vocab, terms_of = self.vocab, self.terms_of
-        if chunk.isalnum():  # one word (\w is exactly str.isalnum plus '_'), one term or none
-            terms = terms_of[chunk]
-            ids: tuple[int, ...] = (vocab.setdefault(terms[0], len(vocab)),) if terms else ()
-        else:
-            ids = tuple(
-                vocab.setdefault(t, len(vocab))
-                for w in _TOKEN_RE.findall(chunk)
-                for t in terms_of[w]
-            )
-        self[chunk] = ids
-        return ids
 
 
 class TextIndex:
@@ -162,55 +133,27 @@ class TextIndex:
             return
         import numpy as np
 
-        ids: list[str] = []
-        contexts: dict[str, str] = {}
-        # Lists of the cached ids (no new int objects); array('i') converts each, slower.
-        main_ids: list[int] = []
-        ctx_ids: list[int] = []
-        main_lens: list[int] = []
-        ctx_lens: list[int] = []
-        vocab: dict[str, int] = {}
-        get = _TermIds(vocab, self.stem).__getitem__
-        tail_ids: dict[str | None, tuple[int, ...]] = {None: ()}
-        seen: set[str] = set()
+        docs = list(docs)
+        ids = [doc[0] for doc in docs]
         repeats: list[tuple[str, str, str | None, str | None]] = []
-        for doc_id, head, tail, context in docs:
-            if doc_id in seen:  # a repeated id replaces the first through ``add`` below
-                repeats.append((doc_id, head, tail, context))
-                continue
-            seen.add(doc_id)
-            ids.append(doc_id)
-            n0 = len(main_ids)
-            # "\n" is whitespace: the joined text's terms are the head's, then the tail's.
-            main_ids.extend(chain.from_iterable(map(get, head.lower().split())))
-            tail_terms = tail_ids.get(tail)
-            if tail_terms is None:
-                tail_terms = tail_ids[tail] = tuple(
-                    chain.from_iterable(map(get, tail.lower().split()))  # type: ignore[union-attr]
-                )
-            main_ids.extend(tail_terms)
-            main_lens.append(len(main_ids) - n0)
-            if context:
-                contexts[doc_id] = context
-                n0 = len(ctx_ids)
-                ctx_ids.extend(chain.from_iterable(map(get, context.lower().split())))
-                ctx_lens.append(len(ctx_ids) - n0)
-            else:
-                ctx_lens.append(0)
+        if len(set(ids)) < len(ids):  # a repeated id replaces the first through ``add`` below
+            seen: set[str] = set()
+            firsts: list[tuple[str, str, str | None, str | None]] = []
+            for doc in docs:
+                (repeats if doc[0] in seen else firsts).append(doc)
+                seen.add(doc[0])
+            docs, ids = firsts, [doc[0] for doc in firsts]
         if not ids:
             return
+        _, heads, tails, context_of = zip(*docs, strict=True)
+        vocab, main_ids, lens, ctx_ids, c_lens = doc_term_ids(heads, tails, context_of, self.stem)
+        contexts = {doc_id: c for doc_id, c in zip(ids, context_of, strict=True) if c}
         n = len(ids)
-        lens = np.array(main_lens, np.int64)
-        c_lens = np.array(ctx_lens, np.int64)
-        segment, n_docs, total = build_segment(
-            np.array(main_ids, np.int64), lens, np.ones(n, bool), vocab
-        )
+        segment, n_docs, total = build_segment(main_ids, lens, np.ones(n, bool), vocab)
         self._main.set_segment(segment, n_docs, total)
         if contexts:
             has_context = np.fromiter((i in contexts for i in ids), bool, n)
-            segment, n_docs, total = build_segment(
-                np.array(ctx_ids, np.int64), c_lens, has_context, vocab
-            )
+            segment, n_docs, total = build_segment(ctx_ids, c_lens, has_context, vocab)
             self._context.set_segment(segment, n_docs, total)
         self._context_text = contexts
         capacity = max(64, n)
