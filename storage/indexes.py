@@ -114,14 +114,12 @@ class StoreIndexes:
         self._memories.update(fresh)
         # searchable_text in two parts: content, and tags and entities (one string per group)
         labels = {key[:2]: _label_text(*key[:2]) for key in groups}
-        self._text.add_many_parts(
-            zip(
-                fresh,
-                map(_CONTENT, fresh.values()),
-                map(labels.__getitem__, map(_LABELS, fresh.values())),
-                map(_CONTEXT, fresh.values()),
-                strict=True,
-            )
+        loaded = fresh.values()
+        self._text.add_many_columns(
+            list(fresh),
+            list(map(_CONTENT, loaded)),
+            list(map(labels.__getitem__, map(_LABELS, loaded))),
+            list(map(_CONTEXT, loaded)),
         )
         for r in relations:
             self._index_relation(r)

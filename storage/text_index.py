@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from cortexgraph.storage.bulk_terms import doc_term_ids
@@ -127,25 +127,35 @@ class TextIndex:
         """``add_many`` of (id, head, tail, context): the text is ``f"{head}\\n{tail}"`` (or
         the head alone when tail is None). Memories share few tails (their tags and
         entities): each distinct tail is tokenised once, and no joined text is built."""
+        columns = tuple(zip(*docs, strict=True))
+        if columns:
+            self.add_many_columns(*columns)
+
+    def add_many_columns(
+        self,
+        ids: Sequence[str],
+        heads: Sequence[str],
+        tails: Sequence[str | None],
+        context_of: Sequence[str | None],
+    ) -> None:
+        """``add_many_parts`` given a column per part (what opening a store has at hand,
+        without a tuple per document)."""
         if self._slot_ids:
-            for doc_id, head, tail, context in docs:
+            for doc_id, head, tail, context in zip(ids, heads, tails, context_of, strict=True):
                 self.add(doc_id, head if tail is None else f"{head}\n{tail}", context)
             return
         import numpy as np
 
-        docs = list(docs)
-        ids = [doc[0] for doc in docs]
         repeats: list[tuple[str, str, str | None, str | None]] = []
         if len(set(ids)) < len(ids):  # a repeated id replaces the first through ``add`` below
             seen: set[str] = set()
             firsts: list[tuple[str, str, str | None, str | None]] = []
-            for doc in docs:
+            for doc in zip(ids, heads, tails, context_of, strict=True):
                 (repeats if doc[0] in seen else firsts).append(doc)
                 seen.add(doc[0])
-            docs, ids = firsts, [doc[0] for doc in firsts]
+            ids, heads, tails, context_of = zip(*firsts, strict=True)
         if not ids:
             return
-        _, heads, tails, context_of = zip(*docs, strict=True)
         vocab, main_ids, lens, ctx_ids, c_lens = doc_term_ids(heads, tails, context_of, self.stem)
         contexts = {doc_id: c for doc_id, c in zip(ids, context_of, strict=True) if c}
         n = len(ids)
