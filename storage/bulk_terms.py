@@ -164,7 +164,7 @@ def block_term_ids(
         # The case mapping is per character but for the Greek final sigma, whose context
         # stops at the newline around a marker as at the end of a text: lower() of each.
         chunks = text.lower().split()
-        blocks.append(np.fromiter(map(get, chunks), np.int64, len(chunks)))
+        blocks.append(np.fromiter(map(get, chunks), np.int32, len(chunks)))
     codes = np.concatenate(blocks)
     distinct = list(code_of)  # the markers, then the chunks in order of first sight
     terms = _chunk_terms(distinct, stem)
@@ -175,15 +175,21 @@ def block_term_ids(
     flat_ids = np.fromiter(map(vocab.__getitem__, flat), np.int64, len(flat))
     n_terms = np.fromiter(map(len, terms), np.int64, len(terms))
     starts = np.cumsum(n_terms) - n_terms
-    counts = n_terms[codes]  # terms of each chunk of the stream (none for a marker)
-    ends = np.cumsum(counts)
-    # The terms up to each marker end a field: main and context of each document in turn.
-    field_lens = np.diff(ends[np.flatnonzero(codes < 2)], prepend=0)
     if n_terms.max(initial=0) <= 1:  # no compound: a chunk has one term or none
-        term_ids = flat_ids[starts[codes[counts.astype(bool)]]]
+        # one gather over the stream: each chunk's term id, or -1 for none (stop word, marker)
+        of_chunk = np.full(len(terms), -1, np.int64)
+        one = n_terms == 1
+        of_chunk[one] = flat_ids[starts[one]]
+        ids = of_chunk[codes]
+        has = ids >= 0
+        term_ids, ends = ids[has], np.cumsum(has)
     else:
+        counts = n_terms[codes]  # terms of each chunk of the stream
+        ends = np.cumsum(counts)
         gather = np.repeat(starts[codes] - (ends - counts), counts)
         term_ids = flat_ids[gather + np.arange(len(gather))]
+    # The terms up to each marker end a field: main and context of each document in turn.
+    field_lens = np.diff(ends[np.flatnonzero(codes < 2)], prepend=0)
     lens = field_lens.reshape(n, 2)
     main_lens, ctx_lens = lens[:, 0].copy(), lens[:, 1].copy()
     if not ctx_lens.any():
