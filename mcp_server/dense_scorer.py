@@ -63,8 +63,11 @@ class LazyDenseScorer:
         removed: Any = (),
         embed_limit: int | None = None,
         backlog_limit: int = 2_000,
+        prefer: Any = None,
     ) -> list[Memory]:
-        left: list[Memory] = self._call("sync", memories, removed, embed_limit, backlog_limit)
+        left: list[Memory] = self._call(
+            "sync", memories, removed, embed_limit, backlog_limit, prefer
+        )
         if left:
             self.embed_later(left)
         return left

@@ -198,6 +198,7 @@ class MatrixDenseIndex:
         removed: Iterable[str] | None = (),
         embed_limit: int | None = None,
         backlog_limit: int = 2_000,
+        prefer: Sequence[str] | None = None,
     ) -> list[Memory]:
         """Make the rows of ``memories`` current and drop the rows of ``removed`` ids
         (``None``: ``memories`` are the whole store, drop the row of any other id).
@@ -205,7 +206,9 @@ class MatrixDenseIndex:
         ``embed_limit``: embed at most this many texts the cache lacks now, and none when
         more than ``backlog_limit`` are missing (a search right after a burst of saves, or on
         a store opened without its cache, must not wait: a background embedder fills the
-        cache). Returns the memories left out for that reason, to sync later."""
+        cache). ``prefer``: of the texts the cache lacks, embed now only those of these ids,
+        in this order (a search passes its lexical hits, best first: the rows that can change
+        this question's ranking; the background embedder has the rest). Returns the memories left out, to sync later."""
         with self._lock:
             if removed is None:
                 current = {m.id for m in memories}
@@ -236,7 +239,14 @@ class MatrixDenseIndex:
                 # Up to embed_limit now (fresh saves catch up in a few searches); a backlog
                 # past backlog_limit (a store opened without its cache) is left whole to the
                 # background embedder, so no search pays for it.
-                over = waiting if len(waiting) > backlog_limit else waiting[embed_limit:]
+                if len(waiting) > backlog_limit:
+                    over = waiting
+                elif prefer is not None:
+                    slot = {changed[i].id: i for i in waiting}
+                    now = [slot[m] for m in prefer if m in slot][:embed_limit]
+                    over = sorted(set(waiting) - set(now))
+                else:
+                    over = waiting[embed_limit:]
                 if over:
                     skip = set(over)
                     stale = [i for i in stale if i not in skip]
@@ -249,6 +259,7 @@ class MatrixDenseIndex:
                         [*self._reset(), *changed],
                         embed_limit=embed_limit,
                         backlog_limit=backlog_limit,
+                        prefer=prefer,
                     )
                 for i, vec in zip(stale, vecs, strict=True):
                     self._put_row(changed[i].id, keys[i], vec)

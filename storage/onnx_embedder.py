@@ -40,7 +40,13 @@ log = logging.getLogger(__name__)
 
 ONNX_FILE = "model_qint8.onnx"
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
-BATCH = 32  # texts per run; sorted by length, so padding stays small
+BATCH = 32  # texts per run at most; sorted by length, so padding stays small
+# Padded tokens per run at most (rows x the longest row). Past about this size the run's
+# activations (rows x width x 1,536 in the FFN) outgrow the core's cache and every token costs
+# more: on LoCoMo turns saved with their context (~104 tokens) batches of 32 cost 19.5 ms a
+# text of CPU against 14.4 ms under this budget, on short turns (~41 tokens) 5.6 against 5.1
+# (bench/embed_bench.py has the row). A text longer than the budget runs alone.
+TOKEN_BUDGET = 512
 _EXPORT_VERSION = "3"  # bump when the export or quantisation recipe changes
 
 
@@ -134,6 +140,7 @@ class OnnxEmbedder:
         graph_level: str = "all",
         spinning: bool = False,
         batch: int = BATCH,
+        token_budget: int = TOKEN_BUDGET,
     ) -> None:
         self.name = name
         self.model_dir = Path(model_dir)
@@ -146,11 +153,22 @@ class OnnxEmbedder:
         self.graph_level = graph_level
         self.spinning = spinning
         self.batch = max(1, int(batch))
+        self.token_budget = max(1, int(token_budget))
         self._user_cache = user_cache
 
     def with_threads(self, threads: int) -> OnnxEmbedder:
         """The same model with another thread count (its own session, shared per count)."""
-        return OnnxEmbedder(self.model_dir, self.name, threads=threads, user_cache=self._user_cache)
+        return OnnxEmbedder(
+            self.model_dir,
+            self.name,
+            threads=threads,
+            user_cache=self._user_cache,
+            sort_by_length=self.sort_by_length,
+            graph_level=self.graph_level,
+            spinning=self.spinning,
+            batch=self.batch,
+            token_budget=self.token_budget,
+        )
 
     def load(self) -> None:
         """Export if needed and open the session now (raises OnnxUnavailableError)."""
@@ -167,8 +185,7 @@ class OnnxEmbedder:
             np.argsort(lengths, kind="stable") if self.sort_by_length else np.arange(len(lengths))
         )
         out = np.empty((len(texts), 0), dtype=np.float32)
-        for start in range(0, len(order), self.batch):
-            rows = order[start : start + self.batch]
+        for rows in self._runs(order, lengths):
             width = max(len(encodings[i].ids) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -188,6 +205,22 @@ class OnnxEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         unit: np.ndarray = (out / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
+
+    def _runs(self, order: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
+        """``order`` cut into runs of at most ``batch`` texts and ``token_budget`` padded
+        tokens (rows x the run's longest text)."""
+        runs: list[np.ndarray] = []
+        start = 0
+        while start < len(order):
+            end, width = start + 1, lengths[order[start]]
+            while end < len(order) and end - start < self.batch:
+                wider = max(width, lengths[order[end]])
+                if (end - start + 1) * wider > self.token_budget:
+                    break
+                end, width = end + 1, wider
+            runs.append(order[start:end])
+            start = end
+        return runs
 
     def _session(self) -> Any:
         key = (str(self.model_dir), self.threads, self.graph_level, self.spinning)

@@ -62,10 +62,12 @@ class DenseIndex(Protocol):
         removed: Iterable[str] | None = (),
         embed_limit: int | None = None,
         backlog_limit: int = 2_000,
+        prefer: Sequence[str] | None = None,
     ) -> builtins.list[Memory]:
         """Make the rows of ``memories`` current and drop the rows of the ``removed`` ids
         (``None``: ``memories`` are all there is, drop every other row). Returns the memories
-        left for the background embedder (``embed_limit``, ``backlog_limit``)."""
+        left for the background embedder (``embed_limit``, ``backlog_limit``; with ``prefer``,
+        only those ids are embedded now, best first, e.g. a question's lexical hits)."""
         ...
 
     def ranked(self, query: str, k: int, allowed: Container[str] | None = None) -> dict[str, float]:

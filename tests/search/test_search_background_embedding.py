@@ -20,8 +20,8 @@ class BackgroundDense(MatrixDenseIndex):
         super().__init__(cache)
         self.queued: list[str] = []
 
-    def sync(self, memories, removed=(), embed_limit=None, backlog_limit=2_000):
-        left = super().sync(memories, removed, embed_limit, backlog_limit)
+    def sync(self, memories, removed=(), embed_limit=None, backlog_limit=2_000, prefer=None):
+        left = super().sync(memories, removed, embed_limit, backlog_limit, prefer)
         self.queued.extend(m.id for m in left)
         return left
 
@@ -52,3 +52,17 @@ def test_a_burst_of_saves_catches_up_a_few_per_search(embedder, monkeypatch) -> 
     store.search("billing ledger", top_k=3, now=NOW)
     store.search("billing ledger", top_k=3, now=NOW)
     assert {m.id for m in fresh} <= set(dense._row)  # caught up within three searches
+
+
+def test_a_search_embeds_its_own_lexical_hits_first(embedder, monkeypatch) -> None:
+    """Of a burst of unembedded saves, a search embeds the ones its question's words reach
+    (their cosine can change the ranking) and leaves the others to the background."""
+    monkeypatch.setattr(search, "SEARCH_EMBED_LIMIT", 4)
+    store, dense = _store(embedder)
+    other = [store.save(f"note {i} about gardening tools", now=NOW) for i in range(20)]
+    hits = [store.save(f"fresh note {i} on the billing ledger", now=NOW) for i in range(3)]
+    results = store.search("billing ledger", top_k=3, now=NOW)
+    assert {m.id for m in hits} <= set(dense._row)  # embedded now, though saved last
+    assert not {m.id for m in other} & set(dense._row)  # the background embedder's
+    assert {m.id for m in other} <= set(dense.queued)
+    assert {r.memory.id for r in results} == {m.id for m in hits}

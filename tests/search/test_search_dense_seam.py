@@ -33,9 +33,10 @@ class Wrapped:
         removed: Iterable[str] | None = (),
         embed_limit: int | None = None,
         backlog_limit: int = 2_000,
+        prefer: Sequence[str] | None = None,
     ) -> list[Memory]:
         self.synced += 1
-        return self._index.sync(memories, removed, embed_limit, backlog_limit)
+        return self._index.sync(memories, removed, embed_limit, backlog_limit, prefer)
 
     def ranked(self, query: str, k: int, allowed: Container[str] | None = None) -> dict[str, float]:
         return self._index.ranked(query, k, allowed)
