@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -121,10 +120,8 @@ def apply_plan(
         meta=MemoryMeta(merged.tags, merged.meta.source, merged.meta.context, extra)
     )
     # One hold of the store for the merge's writes (a JSONL store's lock once, not once per
-    # write: ~7 acquires a merge were half of a 10k merge's CPU); a store without it writes
-    # one by one.
-    writing = getattr(store, "writing", None)
-    with writing() if callable(writing) else nullcontext():
+    # write: ~7 acquires a merge were half of a 10k merge's CPU).
+    with store.writing():
         links = _write_merge(store, merged, plan, moves, provenance["cohesion"], now)
     return AppliedMerge(tuple(r.id for r in links), sum(new is not None for _, new in moves))
 

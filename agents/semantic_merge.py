@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, cast
+from typing import Any
 
 from cortexgraph.agents.cluster_detector import Cluster, ClusterAction, cluster_id_for
 from cortexgraph.agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
@@ -173,10 +173,9 @@ class SemanticMerge:
         JSONL store's file lock once a merge was a sixth of the 10k merge's CPU. Held for tens
         of milliseconds, so other writers wait no longer than that; the issue lock is taken
         inside it, never the other way round. A preview writes nothing and holds nothing."""
-        writing = getattr(self.store, "writing", None)
-        if mode is MergeMode.PREVIEW or not callable(writing):
+        if mode is MergeMode.PREVIEW:
             return nullcontext()
-        return cast(AbstractContextManager[object], writing())
+        return self.store.writing()
 
     def _pending(self, clusters: Iterable[Cluster]) -> list[_Work]:
         work: dict[str, _Work] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Container, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -132,6 +133,10 @@ class MemoryStore(Protocol):
     def find(self, memory_id: str) -> Memory | None: ...
     def update(self, memory_id: str, **changes: Any) -> Memory: ...
     def delete(self, memory_id: str) -> None: ...
+    def writing(self) -> AbstractContextManager[None]:
+        """Several writes as one hold of the store: no other writer in between."""
+        ...
+
     def list(
         self, status: MemoryStatus | None = None, tags: Iterable[str] | None = None
     ) -> list[Memory]: ...
