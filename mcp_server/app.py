@@ -118,8 +118,9 @@ class ServerState:
 
     def embed_soon(self, memories: list[Any]) -> None:
         """Queue just-saved memories for the background embedder (no-op without embeddings)."""
-        if self.dense is not None:
-            self.dense.embed_later(memories)
+        dense = self.dense
+        if dense is not None:
+            dense.embed_later(memories)
 
     def save_embeddings(self) -> None:
         """Stop the background embedder and write the loaded vectors back to the embedding

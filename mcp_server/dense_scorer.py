@@ -63,7 +63,7 @@ class LazyDenseScorer:
         removed: Any = (),
         embed_limit: int | None = None,
         backlog_limit: int = 2_000,
-        prefer: Any = None,
+        prefer: Sequence[str] | None = None,
     ) -> list[Memory]:
         left: list[Memory] = self._call(
             "sync", memories, removed, embed_limit, backlog_limit, prefer

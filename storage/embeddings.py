@@ -208,7 +208,8 @@ class MatrixDenseIndex:
         a store opened without its cache, must not wait: a background embedder fills the
         cache). ``prefer``: of the texts the cache lacks, embed now only those of these ids,
         in this order (a search passes its lexical hits, best first: the rows that can change
-        this question's ranking; the background embedder has the rest). Returns the memories left out, to sync later."""
+        this question's ranking; the background embedder has the rest). Returns the memories
+        left out, to sync later."""
         with self._lock:
             if removed is None:
                 current = {m.id for m in memories}
@@ -243,8 +244,8 @@ class MatrixDenseIndex:
                     over = waiting
                 elif prefer is not None:
                     slot = {changed[i].id: i for i in waiting}
-                    now = [slot[m] for m in prefer if m in slot][:embed_limit]
-                    over = sorted(set(waiting) - set(now))
+                    chosen = set([slot[m] for m in prefer if m in slot][:embed_limit])
+                    over = [i for i in waiting if i not in chosen]
                 else:
                     over = waiting[embed_limit:]
                 if over:
