@@ -61,12 +61,15 @@ class WipeReport:
 def wipe(store: MemoryStore, directory: Path, also_remove: Sequence[str] = ()) -> WipeReport:
     """Delete every memory and relation of ``store``, compact its files, then remove the derived
     files (``DERIVED_FILES``) and the files matching ``also_remove`` in ``directory``."""
-    memories, relations = store.list(), store.relations()
-    for m in memories:
-        store.delete(m.id)
-    for r in store.relations():  # relations whose memories were already gone
-        store.delete_relation(r.id)
-    store.compact()
+    # One hold of the store for the deletes (a JSONL store's file lock once, not once a record)
+    # and no other writer between them and the compaction.
+    with store.writing():
+        memories, relations = store.list(), store.relations()
+        for m in memories:
+            store.delete(m.id)
+        for r in store.relations():  # relations whose memories were already gone
+            store.delete_relation(r.id)
+        store.compact()
     removed = []
     for pattern in (*DERIVED_FILES, *also_remove):
         for path in sorted(directory.glob(pattern)):
