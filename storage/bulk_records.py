@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from itertools import chain, repeat
 from typing import Any, TypeVar
@@ -171,4 +171,34 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
     )
 
 
-__all__ = ["plain_memories"]
+# The index snapshot keeps memories as one list per field (meta's as "meta.tags" ...): the
+# C unpickler reads lists of plain values about 4x quicker than 100k constructor calls, each
+# of which sets a frozen dataclass's fields one by one in bytecode (__reduce__ on Memory).
+_MEMORY_COLUMNS = tuple(f.name for f in fields(Memory) if f.name != "meta")
+_META_COLUMNS = tuple(f.name for f in fields(MemoryMeta))
+_META = operator.attrgetter("meta")
+
+
+def memory_columns(memories: Sequence[Memory]) -> dict[str, list[Any]]:
+    """One list per field of ``memories`` (``memories_from_columns`` builds them back)."""
+    metas = list(map(_META, memories))
+    columns = {name: list(map(operator.attrgetter(name), memories)) for name in _MEMORY_COLUMNS}
+    for name in _META_COLUMNS:
+        columns[f"meta.{name}"] = list(map(operator.attrgetter(name), metas))
+    return columns
+
+
+def memories_from_columns(columns: Mapping[str, Sequence[Any]]) -> list[Memory]:
+    """The memories ``memory_columns`` took apart; TypeError if the columns are not those
+    (a snapshot written by another version: the caller loads the JSONL instead)."""
+    names = {*_MEMORY_COLUMNS, *(f"meta.{name}" for name in _META_COLUMNS)}
+    if set(columns) != names:
+        raise TypeError(f"memory columns must be exactly {sorted(names)}")
+    n = len(columns["id"])
+    if any(len(column) != n for column in columns.values()):
+        raise TypeError("memory columns of different lengths")
+    metas = _instances(MemoryMeta, n, **{name: columns[f"meta.{name}"] for name in _META_COLUMNS})
+    return _instances(Memory, n, meta=metas, **{name: columns[name] for name in _MEMORY_COLUMNS})
+
+
+__all__ = ["memories_from_columns", "memory_columns", "plain_memories"]

@@ -21,6 +21,7 @@ _KEYS = operator.attrgetter("meta.tags", "entities", "status")
 _LABELS = operator.attrgetter("meta.tags", "entities")
 _CONTENT = operator.attrgetter("content")
 _CONTEXT = operator.attrgetter("meta.context")
+_Keys = tuple[tuple[str, ...], tuple[str, ...], MemoryStatus]  # tags, entities, status
 
 
 class DenseSyncState:
@@ -95,22 +96,7 @@ class StoreIndexes:
         else:  # opening: the C loops of dict(zip(...)) (last record per id, first position)
             memories = list(memories)
             fresh = dict(zip(map(_ID, memories), memories, strict=True))
-        # Memories sharing tags, entities and status (most of a big store) are indexed as one
-        # group: a set update per key instead of a set add per memory and key.
-        groups: dict[tuple[tuple[str, ...], tuple[str, ...], MemoryStatus], list[str]] = {}
-        for mid, key in zip(fresh, map(_KEYS, fresh.values()), strict=True):
-            group = groups.get(key)
-            if group is None:
-                groups[key] = [mid]
-            else:
-                group.append(mid)
-        by_tag, by_entity, by_status = self._by_tag, self._by_entity, self._by_status
-        for (tags, entities, status), ids in groups.items():
-            for tag in tags:
-                by_tag.setdefault(tag.lower(), set()).update(ids)
-            for ent in entities:
-                by_entity.setdefault(ent.lower(), set()).update(ids)
-            by_status[status].update(ids)
+        groups = self._index_keys(fresh)
         self._memories.update(fresh)
         # searchable_text in two parts: content, and tags and entities (one string per group)
         labels = {key[:2]: _label_text(*key[:2]) for key in groups}
@@ -123,6 +109,27 @@ class StoreIndexes:
         )
         for r in relations:
             self._index_relation(r)
+
+    def _index_keys(self, memories: Mapping[str, Memory]) -> dict[_Keys, list[str]]:
+        """Add many memories to the tag, entity and status indexes; their ids by keys.
+
+        Memories sharing tags, entities and status (most of a big store) are indexed as one
+        group: a set update per key instead of a set add per memory and key."""
+        groups: dict[_Keys, list[str]] = {}
+        for mid, key in zip(memories, map(_KEYS, memories.values()), strict=True):
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [mid]
+            else:
+                group.append(mid)
+        by_tag, by_entity, by_status = self._by_tag, self._by_entity, self._by_status
+        for (tags, entities, status), ids in groups.items():
+            for tag in tags:
+                by_tag.setdefault(tag.lower(), set()).update(ids)
+            for ent in entities:
+                by_entity.setdefault(ent.lower(), set()).update(ids)
+            by_status[status].update(ids)
+        return groups
 
     def _index_memory(self, memory: Memory) -> None:
         old = self._memories.get(memory.id)

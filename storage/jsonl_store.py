@@ -41,7 +41,12 @@ from cortexgraph.storage.file_ops import (
     remove_stale_temp_files,
     write_compaction_note,
 )
-from cortexgraph.storage.index_snapshot import read_snapshot, write_snapshot
+from cortexgraph.storage.index_snapshot import (
+    read_snapshot,
+    snapshot_state,
+    snapshot_view,
+    write_snapshot,
+)
 from cortexgraph.storage.jsonl_lines import (
     BAD_LINE_ERRORS,
     BadLine,
@@ -219,14 +224,13 @@ class JSONLStore(IndexedStore):
         # Written by __init__/reload once the file lock is released (a second at 100k).
         self._snapshot_due = data if stale and not quarantined else None
 
-    def _snapshot_state(self) -> tuple[Any, ...]:
-        return (self._memories, self._text, self._by_tag, self._by_entity, self._by_status)
-
     def _install_snapshot(self, state: Any) -> bool:
-        expected = tuple(type(x) for x in self._snapshot_state())
-        if not isinstance(state, tuple) or tuple(type(x) for x in state) != expected:
+        """Caller has cleared the indexes. False: the state is not this version's."""
+        view = snapshot_view(state)
+        if view is None:
             return False
-        self._memories, self._text, self._by_tag, self._by_entity, self._by_status = state
+        self._memories, self._text = view
+        self._index_keys(self._memories)  # tags, entities, status: quicker than unpickling
         return True
 
     def _write_snapshot_if_due(self) -> None:
@@ -234,7 +238,9 @@ class JSONLStore(IndexedStore):
         data, self._snapshot_due = self._snapshot_due, None
         if data is not None:
             with gc_paused():
-                write_snapshot(self.path, data, self._snapshot_state(), self._rules)
+                write_snapshot(
+                    self.path, data, snapshot_state(self._memories, self._text), self._rules
+                )
 
     def _read_tail(self, cursor: FileCursor, apply: Callable[[Any], None]) -> None:
         """Apply complete lines past the cursor; quarantine lines that cannot be read."""

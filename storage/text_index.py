@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, KeysView, Sequence
 from typing import TYPE_CHECKING
 
 from cortexgraph.storage.bulk_terms import doc_term_ids
@@ -67,11 +67,18 @@ class TextIndex:
         self.serial = next(_SERIALS)
 
     def __getstate__(self) -> dict[str, object]:
-        # A copy (snapshot) starts a journal of its own: followers resync from scratch.
-        return {**self.__dict__, "_journal": [], "_journal_base": 0}
+        # A copy (snapshot) starts a journal of its own: followers resync from scratch. The
+        # id -> slot map is rebuilt from the slots on load, quicker than unpickling a dict.
+        state = {**self.__dict__, "_journal": [], "_journal_base": 0}
+        del state["_slot_of"]
+        return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
+        ids = self._slot_ids  # free slots hold None
+        self._slot_of = dict(
+            zip(filter(None, ids), itertools.compress(range(len(ids)), ids), strict=True)
+        )
         self.serial = next(_SERIALS)
 
     def __len__(self) -> int:
@@ -79,6 +86,10 @@ class TextIndex:
 
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._slot_of
+
+    def doc_ids(self) -> KeysView[str]:
+        """The ids of the indexed documents (a live view)."""
+        return self._slot_of.keys()
 
     @property
     def version(self) -> int:

@@ -7,7 +7,6 @@ embedding cache row is dropped and re-embedded, never a crash or a distorted sea
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -59,7 +58,8 @@ def test_a_snapshot_with_a_forged_checksum_still_cannot_change_the_jsonl(tmp_pat
     rules = repr(SNAP.record_limits())
     state, _ = read_snapshot(tmp_path, data, rules)
     victim = saved[7].id
-    state[0][victim] = replace(state[0][victim], content="forged content")
+    columns = state[0]  # the memories, one list per field
+    columns["content"][columns["id"].index(victim)] = "forged content"
     write_snapshot(tmp_path, data, state, rules)  # checksum recomputed: a deliberate forgery
     store = open_store(tmp_path, SNAP)
     store.compact()

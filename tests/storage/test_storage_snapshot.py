@@ -12,8 +12,16 @@ import storage_workers
 
 import cortexgraph.storage.jsonl_store as jsonl_store
 from cortexgraph.storage import JSONLStore, StoreConfig
-from cortexgraph.storage.index_snapshot import FORMAT, SNAPSHOT_NAME, digest
-from cortexgraph.storage.models import Memory, MemoryMeta
+from cortexgraph.storage.bulk_records import memories_from_columns, memory_columns
+from cortexgraph.storage.index_snapshot import (
+    FORMAT,
+    SNAPSHOT_NAME,
+    digest,
+    read_snapshot,
+    write_snapshot,
+)
+from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus
+from cortexgraph.storage.text_index import TextIndex
 from cortexgraph.storage.validation import loaded_memory
 
 NOW = 1_700_000_000
@@ -190,3 +198,66 @@ def test_processes_reopening_from_snapshots_while_compacting_lose_nothing(tmp_pa
     expected = sorted(["seed"] + [f"reopener {w} memory {i}" for w in range(3) for i in range(40)])
     assert sorted(m.content for m in JSONLStore(path, config=ALWAYS).list()) == expected
     assert sorted(m.content for m in JSONLStore(path).list()) == expected
+
+
+def test_memory_columns_give_back_the_same_memories_exactly() -> None:
+    odd = [
+        Memory(
+            id="m1",
+            content="x",
+            meta=MemoryMeta(tags=("a", "b"), source="s", context="c", extra={"k": [1]}),
+            entities=("E",),
+            created_at=5,
+            last_used=6,
+            use_count=2,
+            strength=1.5,
+            status=MemoryStatus.PROMOTED,
+            promoted_at=7,
+            promoted_to="vault/x.md",
+            review_priority=0.25,
+            last_review_at=8,
+            review_count=3,
+            cross_domain_count=1,
+            unknown={"future_field": 1},
+        ),
+        Memory(id="m2", content="plain"),
+    ]
+    back = memories_from_columns(pickle.loads(pickle.dumps(memory_columns(odd), protocol=5)))
+    assert back == odd
+    assert [m.unknown for m in back] == [{"future_field": 1}, {}]  # not compared by ==
+    assert back[0].meta.extra == {"k": [1]} and back[0].status is MemoryStatus.PROMOTED
+
+
+@pytest.mark.parametrize("damage", ["a column missing", "a short column", "an id not indexed"])
+def test_snapshot_whose_memories_disagree_with_its_index_is_not_used(
+    built, json_loads, damage: str
+) -> None:
+    path, saved = built
+    data = (path / "memories.jsonl").read_bytes()
+    rules = repr(ALWAYS.record_limits())
+    (columns, text), _ = read_snapshot(path, data, rules)
+    if damage == "a column missing":
+        del columns["meta.context"]
+    elif damage == "a short column":
+        columns["strength"].pop()
+    else:
+        columns["id"][3] = "not-in-the-text-index"
+    write_snapshot(path, data, (columns, text), rules)  # a valid checksum: the shape is wrong
+    store = JSONLStore(path, config=ALWAYS)
+    assert json_loads == [len(saved)]
+    assert sorted(m.id for m in store.list()) == sorted(m.id for m in saved)
+
+
+def test_text_index_with_free_slots_survives_a_snapshot() -> None:
+    index = TextIndex()
+    index.add_many([(f"d{i}", f"word{i} kayak", None) for i in range(10)])
+    index.remove("d3")
+    index.remove("d7")
+    index.add("d10", "word10 canoe")  # takes a freed slot
+    back = pickle.loads(pickle.dumps(index, protocol=5))
+    kept = {f"d{i}" for i in range(11)} - {"d3", "d7"}
+    assert set(back.doc_ids()) == set(index.doc_ids()) == kept
+    assert back.top("kayak", 20) == index.top("kayak", 20)
+    assert list(back.top("canoe", 5)) == list(index.top("canoe", 5)) == ["d10"]
+    back.add("d11", "kayak again")  # the free slots still work after the round trip
+    assert "d11" in back and len(back) == len(index) + 1
