@@ -39,10 +39,12 @@ def run_json(
     isolated: bool = False,
     cwd: Path | None = None,
     timeout: float = 1800,
+    env: dict[str, str] | None = None,
 ) -> dict:
-    """Run ``script`` and parse the JSON object it prints on its last stdout line."""
+    """Run ``script`` and parse the JSON object it prints on its last stdout line (``env``:
+    variables set for it beside this process's own)."""
     cmd = [str(python), *(["-I"] if isolated else []), str(script), *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
     proc = subprocess.run(
         cmd,
         capture_output=True,

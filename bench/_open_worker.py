@@ -1,0 +1,49 @@
+"""One store open in a fresh process, for bench/open_bench.py (prints one JSON line).
+
+    python _open_worker.py cold|first|reopen STORE_DIR QUERY
+
+cold: the JSONL alone (no index snapshot read or written); first: the JSONL, then the snapshot
+written, as a big store's first open does; reopen: from the snapshot. The imports (numpy and
+the storage package) are timed apart from the open.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+
+def main() -> None:
+    mode, path, query = sys.argv[1:4]
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    import numpy  # noqa: F401  # the open needs it; timed with the imports
+
+    import cortexgraph.storage
+    from cortexgraph.storage import JSONLStore, StoreConfig
+
+    cpu1, wall1 = time.process_time(), time.perf_counter()
+    config = StoreConfig(snapshot_min_bytes=2**62) if mode == "cold" else StoreConfig()
+    store = JSONLStore(path, config)
+    cpu2, wall2 = time.process_time(), time.perf_counter()
+    store.search(query, top_k=10, use_embeddings=False)
+    first_search = time.perf_counter() - wall2
+    print(
+        json.dumps(
+            {
+                "import_cpu": cpu1 - cpu0,
+                "import_wall": wall1 - wall0,
+                "open_cpu": cpu2 - cpu1,
+                "open_wall": wall2 - wall1,
+                "first_search_ms": first_search * 1e3,
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "memories": len(store),
+                "code": cortexgraph.storage.__file__,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""Opening a big store, cold (JSONL only) and from its index snapshot, in fresh processes.
+
+    python bench/open_bench.py [--sizes 10000 100000] [--runs 5] [--baseline REV]
+
+Each size: a store of ``storage_bench.make_dataset`` memories (12-40 words, two tags, ~584
+bytes a line) written once; then ``--runs`` rounds of a cold open (the JSONL alone: records
+parsed and built, the BM25 index tokenised), one first open (cold, then the snapshot written),
+and ``--runs`` rounds of a reopen from the snapshot, each a fresh process
+(bench/_open_worker.py). With ``--baseline REV`` the code of that git revision runs the same
+opens on its own copy of the store, in turn with today's in every round, so the machine's load
+hits both alike; the ratio column is baseline / now of the best CPU seconds.
+
+CPU seconds of the open alone (``time.process_time`` around ``JSONLStore(path)``; the imports
+of numpy and the package are timed apart) are the steadier figure on a shared machine; wall
+seconds are what a user waits. Issue 20's goals: cold open of 100k under 1 s, reopen from a
+valid snapshot under 0.7 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import machine_line
+from _reference import run_json
+from storage_bench import make_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKER = Path(__file__).resolve().parent / "_open_worker.py"
+
+
+def build_store(n: int, work: Path) -> tuple[Path, str]:
+    """A store of ``n`` memories (the JSONL only) and a query for the first search."""
+    from cortexgraph.storage import JSONLStore, StoreConfig
+    from cortexgraph.storage.models import Memory, MemoryMeta
+
+    dataset = work / f"dataset-{n}.json"
+    make_dataset(n, 1, dataset)
+    data = json.loads(dataset.read_text())
+    path = work / f"store-{n}"
+    JSONLStore(path, StoreConfig(snapshot_min_bytes=2**62)).put_many(
+        Memory(
+            id=r["id"],
+            content=r["content"],
+            meta=MemoryMeta(tags=tuple(r["tags"])),
+            created_at=r["t"],
+            last_used=r["t"],
+        )
+        for r in data["memories"]
+    )
+    dataset.unlink()
+    return path, data["queries"][0]
+
+
+def baseline_code(rev: str, work: Path) -> Path:
+    """A folder to put on PYTHONPATH that imports ``cortexgraph`` as revision ``rev`` has it:
+    the revision's tree, its folders laid out under their import names (as .ci/mypy does)."""
+    src = work / "baseline-src"
+    src.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    package_dir = tomllib.loads((src / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"
+    ]
+    top = work / "baseline-path" / "cortexgraph"
+    top.mkdir(parents=True)
+    for f in (src / package_dir["cortexgraph"]).iterdir():
+        (top / f.name).symlink_to(f)
+    for name, folder in package_dir.items():
+        parts = name.split(".")
+        if len(parts) == 2 and parts[0] == "cortexgraph":
+            (top / parts[1]).symlink_to(src / folder, target_is_directory=True)
+    return top.parent
+
+
+def open_once(mode: str, store: Path, query: str, code: Path | None) -> dict:
+    env = {"PYTHONPATH": str(code)} if code is not None else {}
+    out = run_json(sys.executable, WORKER, mode, str(store), query, env=env)
+    expected = code if code is not None else ROOT
+    if not Path(out["code"]).is_relative_to(expected):  # the layout's symlinks, unresolved
+        raise RuntimeError(f"the worker imported {out['code']}, not the code under {expected}")
+    return out
+
+
+def span(values: list[float], digits: int = 2) -> str:
+    return f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--runs", type=int, default=5, help="rounds of cold opens and of reopens")
+    ap.add_argument("--baseline", metavar="REV", help="also run this git revision's code")
+    args = ap.parse_args()
+    console = Console(width=180)
+    table = Table(
+        title=f"Opening a store, fresh processes, min / median of {args.runs} "
+        f"(seconds; {machine_line()})"
+    )
+    for col in (
+        "memories",
+        "code",
+        "cold open CPU",
+        "cold open wall",
+        "first open wall (+ snapshot write)",
+        "reopen CPU (snapshot)",
+        "reopen wall",
+        "first search after reopen ms",
+        "imports CPU",
+        "peak RSS MB (reopen)",
+        "x baseline (CPU: cold, reopen)",
+    ):
+        table.add_column(col, justify="right")
+    with tempfile.TemporaryDirectory(prefix="cg-open-") as tmp:
+        work = Path(tmp)
+        codes: list[tuple[str, Path | None]] = [("now", None)]
+        if args.baseline:
+            codes.append((f"baseline {args.baseline}", baseline_code(args.baseline, work)))
+        for n in args.sizes:
+            console.print(f"[dim]{n:,} memories: writing the store ...[/]")
+            source, query = build_store(n, work)
+            stores = {}
+            for label, _ in codes:
+                stores[label] = work / f"{n}-{label.replace(' ', '-')}"
+                shutil.copytree(source, stores[label])
+            shutil.rmtree(source)
+            results: dict[str, dict[str, list[dict]]] = {label: {} for label, _ in codes}
+            # cold opens first (no snapshot yet), then the one that writes it, then reopens
+            for mode, rounds in (("cold", args.runs), ("first", 1), ("reopen", args.runs)):
+                for r in range(rounds):
+                    for label, code in codes:
+                        console.print(f"[dim]  {mode} {r + 1}/{rounds}: {label}[/]")
+                        out = open_once(mode, stores[label], query, code)
+                        if out["memories"] != n:
+                            raise RuntimeError(f"{label} opened {out['memories']} memories")
+                        results[label].setdefault(mode, []).append(out)
+            best = {
+                label: {m: min(o["open_cpu"] for o in runs) for m, runs in by_mode.items()}
+                for label, by_mode in results.items()
+            }
+            for label, by_mode in results.items():
+                base = best[codes[-1][0]] if len(codes) > 1 and label == "now" else None
+                table.add_row(
+                    f"{n:,}",
+                    label,
+                    span([o["open_cpu"] for o in by_mode["cold"]]),
+                    span([o["open_wall"] for o in by_mode["cold"]]),
+                    f"{by_mode['first'][0]['open_wall']:.2f}",
+                    span([o["open_cpu"] for o in by_mode["reopen"]]),
+                    span([o["open_wall"] for o in by_mode["reopen"]]),
+                    span([o["first_search_ms"] for o in by_mode["reopen"]], 1),
+                    span([o["import_cpu"] for o in by_mode["cold"] + by_mode["reopen"]]),
+                    f"{max(o['peak_rss_mb'] for o in by_mode['reopen']):.0f}",
+                    "-"
+                    if base is None
+                    else f"{base['cold'] / best[label]['cold']:.2f}x, "
+                    f"{base['reopen'] / best[label]['reopen']:.2f}x",
+                )
+            table.add_section()
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
