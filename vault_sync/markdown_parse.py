@@ -9,12 +9,24 @@ to stdout on bad YAML; it is never handed frontmatter here, so nothing reaches t
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
+from typing import Any
 
-try:  # private helpers; if a release renames them the fallback regex below takes over
-    from obsidiantools.md_utils import _get_unique_wikilinks_from_source_text as _ot_wikilinks
-except ImportError:  # pragma: no cover
-    _ot_wikilinks = None
+
+@functools.cache
+def _obsidiantools_wikilinks() -> Callable[..., Any] | None:
+    """obsidiantools' link extractor, imported on first use: the package imports pandas (about
+    0.8 s of a process's start here), which a process that never reads a note's links (a CLI
+    command, the MCP server until a vault search) should not pay. A private helper: if a
+    release renames it, the fallback regex in ``wikilinks`` takes over."""
+    try:
+        from obsidiantools.md_utils import _get_unique_wikilinks_from_source_text
+    except ImportError:  # pragma: no cover
+        return None
+    return _get_unique_wikilinks_from_source_text  # type: ignore[no-any-return]
+
 
 _FENCED = re.compile(r"^(```|~~~)[^\n]*\n.*?(?:^\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -32,9 +44,10 @@ def wikilinks(text: str) -> list[str]:
     """Unique link targets in order, aliases and headings removed ('[[A#h|x]]' -> 'A');
     embeds ('![[img.png]]') are not links."""
     src = strip_code(text)
-    if _ot_wikilinks is not None:
+    extract = _obsidiantools_wikilinks()
+    if extract is not None:
         try:
-            links = _ot_wikilinks(src, remove_aliases=True, exclude_canvas=True)
+            links = extract(src, remove_aliases=True, exclude_canvas=True)
             return [link.strip() for link in links if link.strip()]
         except Exception:  # a library bug must not stop indexing
             pass

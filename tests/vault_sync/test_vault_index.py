@@ -3,7 +3,10 @@ reason, rebuilds are incremental, nothing is printed."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from cortexgraph.vault_sync import LTMIndex, check_vault
@@ -132,3 +135,20 @@ def test_index_never_lives_inside_notes(messy_vault: Path) -> None:
     LTMIndex(messy_vault).refresh()
     again = LTMIndex.open(messy_vault)
     assert all(not p.startswith(".cortexgraph") for p in again.notes)
+
+
+def test_obsidiantools_loads_with_the_first_link_read_not_with_the_package() -> None:
+    # obsidiantools imports pandas (~0.8 s): the CLI and the flow import the vault package
+    # on every run, and most runs never read a note's links.
+    code = (
+        "import json, sys\n"
+        "import cortexgraph.vault_sync\n"
+        "at_import = [m for m in ('obsidiantools', 'pandas') if m in sys.modules]\n"
+        "from cortexgraph.vault_sync.markdown_parse import wikilinks\n"
+        "links = wikilinks('see [[A#h|x]] and [[B]] ![[img.png]]')\n"
+        "print(json.dumps([at_import, links, 'obsidiantools' in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(out.stdout) == [[], ["A", "B"], True]
