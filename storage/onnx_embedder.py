@@ -1,11 +1,17 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime with int8 weights: the default embedder (about 4x torch).
+"""all-MiniLM-L6-v2 on ONNX Runtime with int8 weights: the default embedder (1.8-4.9x torch).
+
+How much faster than torch fp32 depends on the CPU's int8 instructions (bench/embed_bench.py,
+docs/storage.md): on a 2-core VM with AVX-512 it measured 3.6x torch fp32 per CPU second
+(4.9x in wall time), on a 2-core AMD EPYC with AVX2 only (no VNNI) 1.8x per thread (190
+against 104 texts a second) and 2.8x in wall time with both cores; there an int8 matrix
+product runs only about 1.8x faster than an fp32 one.
 
 The graph is exported once, locally, from the shipped model (torch's exporter, then
 ``onnxruntime.quantization.quantize_dynamic``: per-channel int8 weights of every MatMul but
 the FFN output projections, activations quantised on the fly)
 and cached where sentence-transformers keeps its ONNX files, ``<model>/onnx/``, or, when the
 package folder is read-only, in ``~/.cache/cortexgraph/onnx/``. Nothing is downloaded. Vectors
-agree with the torch fp32 model to a mean cosine of 0.996 (bench/embed_bench.py), so they
+agree with the torch fp32 model to a mean cosine of 0.995 (bench/embed_bench.py), so they
 share its name and its embedding cache.
 
 Texts are tokenised with the model's own ``tokenizer.json``, sorted by length and run in
@@ -14,8 +20,9 @@ normalisation are the sentence-transformers modules' own. Activations are quanti
 run, so a text's vector moves a little with its batchmates (cosine > 0.98 to the same text
 embedded alone); the embedding cache keeps the first vector of a text, so a store's vectors
 stay put. ``threads`` is ONNX Runtime's
-intra-op thread count: 1 for interactive paths (a query must not wait for a busy pool), the
-core count for batch jobs (the pipeline's embedding warm-up), with idle pool threads that
+intra-op thread count: 1 for interactive paths (a query must not wait for a busy pool); the
+flow's embedding warm-up, a batch job, runs two tasks at once with half the cores each
+(``flows.embedding_tasks.batch_threads``: one thread each on 2 cores); idle pool threads
 sleep rather than spin.
 """
 
