@@ -38,6 +38,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _machine import machine_line
 from _pipeline_data import NOW, demo_labelled, merged_groups, pair_quality, synthetic
 
 from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path
@@ -93,7 +94,8 @@ def throughput(path: Path, texts: list[str], threads: list[int], rounds: int) ->
     torch.set_num_threads(1)
     table = Table(
         title=f"Embedding {len(texts):,} texts (synthetic memories, mean "
-        f"{np.mean([len(t) for t in texts]):.0f} chars), best of {rounds} interleaved rounds"
+        f"{np.mean([len(t) for t in texts]):.0f} chars), best of {rounds} interleaved rounds; "
+        f"{machine_line()}"
     )
     for col in (
         "embedder",

@@ -35,6 +35,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _machine import machine_line
 from _pipeline_data import NOW, demo_labelled, merged_groups, pair_quality, synthetic
 
 from cortexgraph.agents.cluster_detector import ClusterConfig
@@ -162,7 +163,9 @@ def build_cache(n: int, cache_dir: Path) -> None:
 def scale_table(
     sizes: list[int], cold_max: int, cache_dir: Path, vault_max: int, memory_tracker: bool = False
 ) -> None:
-    table = Table(title="Consolidation pipeline, live run of all five agents (JSONL store)")
+    table = Table(
+        title=f"Consolidation pipeline, live run of all five agents (JSONL store); {machine_line()}"
+    )
     for col in (
         "memories",
         "cache",
