@@ -13,8 +13,8 @@ The JSONL stays the only source of truth: deleting the snapshot loses nothing.
 
 The check values are CRC-32s (3.7 GB/s here against blake2b's 0.8): they are there to notice
 an edited file or a torn write (an accidental match is one in four billion), not an attacker,
-who could write a matching digest of any kind. What keeps a planted file harmless is the unpickler:
-only classes of this package, numpy arrays and builtin containers are unpickled
+who could write a matching digest of any kind. What keeps a planted file harmless is the
+unpickler: only classes of this package, numpy arrays and builtin containers are unpickled
 (``_SnapshotUnpickler.find_class``), so a planted file cannot run code.
 """
 
@@ -67,7 +67,9 @@ def digest(data: bytes | memoryview) -> str:
     return f"{zlib.crc32(data):08x}"
 
 
-def snapshot_state(memories: dict[str, Memory], text: TextIndex) -> tuple[Any, ...]:
+def snapshot_state(
+    memories: dict[str, Memory], text: TextIndex
+) -> tuple[dict[str, list[Any]], TextIndex]:
     """What a snapshot of a store holding ``memories`` and ``text`` pickles."""
     return memory_columns(list(memories.values())), text
 
