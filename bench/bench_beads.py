@@ -150,16 +150,16 @@ def batch_table(n: int) -> Table:
 def cli_table(n: int) -> Table:
     """The real CLI on a fresh synthetic store, cold, default settings (see the docstring)."""
     import os
-    import resource
     import subprocess
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _pipeline_data import synthetic
+    from _machine import machine_line
 
-    from cortexgraph.storage import open_store
-
-    table = Table(title=f"cortexgraph-consolidate --json on synthetic({n:,}), cold, defaults")
+    table = Table(
+        title=f"cortexgraph-consolidate --json on synthetic({n:,}), cold, defaults; "
+        f"{machine_line()}"
+    )
     for col in (
         "memories",
         "wall s",
@@ -175,20 +175,38 @@ def cli_table(n: int) -> Table:
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory() as tmp:
         store, vault = Path(tmp) / "store", Path(tmp) / "vault"
-        open_store(store).put_many(synthetic(n)[0])
+        # Written by a child: a child's peak RSS (ru_maxrss) starts from its parent's RSS at
+        # the fork, so this process must not hold the store when the CLI starts.
+        bench_dir = str(Path(__file__).resolve().parent)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import sys; sys.path.insert(0, {bench_dir!r})\n"
+                "from _pipeline_data import synthetic\n"
+                "from cortexgraph.storage import open_store\n"
+                f"open_store({str(store)!r}).put_many(synthetic({n})[0])",
+            ],
+            check=True,
+        )
         exe = Path(sys.executable).with_name("cortexgraph-consolidate")
         env = {
             **os.environ,
             "CORTEXGRAPH_STORAGE_PATH": str(store),
             "CORTEXGRAPH_LTM_VAULT_PATH": str(vault),
         }
-        t = time.perf_counter()
-        done = subprocess.run([str(exe), "--json"], env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - t
-        if done.returncode != 0:
-            raise SystemExit(f"cortexgraph-consolidate failed:\n{done.stderr[-2000:]}")
-        report = json.loads(done.stdout.strip().splitlines()[-1])
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        out_path, err_path = Path(tmp) / "out", Path(tmp) / "err"
+        with out_path.open("w") as out, err_path.open("w") as err:
+            t = time.perf_counter()
+            cli = subprocess.Popen([str(exe), "--json"], env=env, stdout=out, stderr=err)
+            # this child's own rusage (RUSAGE_CHILDREN would be the peak of every child)
+            _, status, usage = os.wait4(cli.pid, 0)
+            wall = time.perf_counter() - t
+        cli.returncode = os.waitstatus_to_exitcode(status)
+        if cli.returncode != 0:
+            raise SystemExit(f"cortexgraph-consolidate failed:\n{err_path.read_text()[-2000:]}")
+        report = json.loads(out_path.read_text().strip().splitlines()[-1])
+        peak = usage.ru_maxrss / 1024
         tracker = open_tracker(store, search_parents=False, init=False)
         seconds = report["seconds"]
         table.add_row(
