@@ -12,10 +12,12 @@ same run on the same disk. Ratio = tracked / baseline.
 ``--batch N``: N creates in one ``tracker.batch``, then N claims and N closes in another (what
 the decay, cluster and merge agents do): seconds, changes per second, commits made.
 
-``--cli N``: a fresh store of ``synthetic(N)`` memories (bench/_pipeline_data.py), an empty
-embedding cache, a fresh vault, default settings, then the installed ``cortexgraph-consolidate
---json`` in a child process (the real beads tracker, as a user runs it): wall time, the
-child's peak RSS, per-agent seconds from its JSON, issues and git commits made.
+``--cli N``: a fresh store of ``synthetic(N)`` memories (bench/_pipeline_data.py), dated
+relative to the clock as pipeline_bench dates them relative to its run (up to 30 days old, so
+promotion writes notes into the vault), an empty embedding cache, a fresh vault, default
+settings, then the installed ``cortexgraph-consolidate --json`` in a child process (the real
+beads tracker, as a user runs it): wall time, the child's peak RSS, per-agent seconds from its
+JSON, the vault's notes (promoted memories and entity notes), issues and git commits made.
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ def cli_table(n: int) -> Table:
     from _machine import machine_line
 
     table = Table(
-        title=f"cortexgraph-consolidate --json on synthetic({n:,}), cold, defaults; "
+        title=f"cortexgraph-consolidate --json on synthetic({n:,}) dated up to 30 days ago, "
+        f"cold, defaults; "
         f"{machine_line()}"
     )
     for col in (
@@ -169,6 +172,7 @@ def cli_table(n: int) -> Table:
         "merge",
         "promote",
         "relations",
+        "vault notes",
         "issues",
         "git commits",
     ):
@@ -182,10 +186,13 @@ def cli_table(n: int) -> Table:
             [
                 sys.executable,
                 "-c",
-                f"import sys; sys.path.insert(0, {bench_dir!r})\n"
-                "from _pipeline_data import synthetic\n"
+                f"import sys, time; sys.path.insert(0, {bench_dir!r})\n"
+                "from _pipeline_data import NOW, synthetic\n"
                 "from cortexgraph.storage import open_store\n"
-                f"open_store({str(store)!r}).put_many(synthetic({n})[0])",
+                # as old, relative to the clock, as pipeline_bench's memories at its run time
+                "shift = int(time.time()) - (NOW + 3600)\n"
+                f"open_store({str(store)!r}).put_many(m.with_changes(created_at=m.created_at"
+                f" + shift, last_used=m.last_used + shift) for m in synthetic({n})[0])",
             ],
             check=True,
         )
@@ -217,6 +224,7 @@ def cli_table(n: int) -> Table:
                 f"{seconds.get(a, 0):.1f}"
                 for a in ("decay", "cluster", "merge", "promote", "relations")
             ),
+            f"{sum(1 for _ in vault.rglob('*.md')):,}",
             f"{len(tracker.query()):,}",
             str(len(list(tracker.repo.iter_commits()))),
         )
