@@ -34,6 +34,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_line
 from _reference import run_json
+from _storage_worker import Ours
 from storage_bench import make_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,24 +42,13 @@ WORKER = Path(__file__).resolve().parent / "_open_worker.py"
 
 
 def build_store(n: int, work: Path) -> tuple[Path, str]:
-    """A store of ``n`` memories (the JSONL only) and a query for the first search."""
-    from cortexgraph.storage import JSONLStore, StoreConfig
-    from cortexgraph.storage.models import Memory, MemoryMeta
-
+    """A store of ``n`` memories (the JSONL only: an empty store's open writes no snapshot)
+    and a query for the first search."""
     dataset = work / f"dataset-{n}.json"
     make_dataset(n, 1, dataset)
     data = json.loads(dataset.read_text())
     path = work / f"store-{n}"
-    JSONLStore(path, StoreConfig(snapshot_min_bytes=2**62)).put_many(
-        Memory(
-            id=r["id"],
-            content=r["content"],
-            meta=MemoryMeta(tags=tuple(r["tags"])),
-            created_at=r["t"],
-            last_used=r["t"],
-        )
-        for r in data["memories"]
-    )
+    Ours(str(path)).save_batch(data["memories"])  # as storage_bench writes its stores
     dataset.unlink()
     return path, data["queries"][0]
 
