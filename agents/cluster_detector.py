@@ -338,16 +338,25 @@ class ClusterDetector:
         details: list[Details | None] = [None] * len(memories)
         overlap = cfg.names_min_overlap
         merges = {i for i, m in enumerate(memories) if _merged_at(m) is not None}
+        # The verdict is symmetric and a refused join is tried again as its sets grow: half of
+        # the ~145k pairs asked at 10k memories are repeats.
+        verdicts: dict[tuple[int, int], bool] = {}
 
         def conflicting(i: int, j: int) -> bool:
+            key = (i, j) if i < j else (j, i)
+            known = verdicts.get(key)
+            if known is not None:
+                return known
             if (i in merges or j in merges) and _judged_by_merge(memories[i], memories[j]):
+                verdicts[key] = True
                 return True
             a, b = details[i], details[j]
             if a is None:
                 a = details[i] = extractor.details(memories[i])
             if b is None:
                 b = details[j] = extractor.details(memories[j])
-            return conflicts(a, b, overlap)
+            verdict = verdicts[key] = conflicts(a, b, overlap)
+            return verdict
 
         return conflicting
 

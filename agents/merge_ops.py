@@ -136,20 +136,17 @@ def _write_merge(
 ) -> list[Relation]:
     """The merged memory, its provenance links, the moved relations, the archived sources."""
     store.put(merged)
-    links = [
-        store.add_relation(
-            merged.id,
-            source.id,
-            "consolidated_from",
-            strength=1.0,
-            metadata={"cohesion": cohesion},
-            now=now,
+    # One append for the provenance links and the moved relations: an append per relation
+    # was a fifth of a 10k merge run's time.
+    provenance = [
+        Relation(
+            new_id(), merged.id, s.id, "consolidated_from", 1.0, int(now), {"cohesion": cohesion}
         )
-        for source in plan.sources
+        for s in plan.sources
     ]
-    for old, new in moves:
-        if new is not None:
-            store.put_relation(new)
+    written = store.put_relations([*provenance, *(new for _, new in moves if new is not None)])
+    links = written[: len(provenance)]
+    for old, _ in moves:
         store.delete_relation(old.id)
     store.put_many(
         s.with_changes(

@@ -216,13 +216,21 @@ class IndexedStore(StoreIndexes):
 
     def put_relation(self, relation: Relation) -> Relation:
         """Insert or replace a relation between two existing memories."""
-        relation, line = checked_relation(relation, self.config)
+        return self.put_relations([relation])[0]
+
+    def put_relations(self, relations: Iterable[Relation]) -> builtins.list[Relation]:
+        """``put_relation`` for many under one lock and one append: all are validated, and
+        every end is checked to exist, before anything is written."""
+        pairs = [checked_relation(r, self.config) for r in relations]
+        checked = [r for r, _ in pairs]
         with self._lock, self._exclusive():
-            self.get(relation.from_memory_id)
-            self.get(relation.to_memory_id)
-            self._persist_relations([relation], [line])
-            self._index_relation(relation)
-        return relation
+            for relation in checked:
+                self.get(relation.from_memory_id)
+                self.get(relation.to_memory_id)
+            self._persist_relations(checked, [line for _, line in pairs])
+            for relation in checked:
+                self._index_relation(relation)
+        return checked
 
     def relations(
         self, memory_id: str | None = None, relation_type: str | None = None

@@ -9,8 +9,10 @@ from cortexgraph.storage import (
     MemoryNotFoundError,
     MemoryStatus,
     MemoryStore,
+    Relation,
     RelationNotFoundError,
 )
+from cortexgraph.storage.models import new_id
 from cortexgraph.storage.decay import DAY, memory_score
 
 
@@ -156,6 +158,33 @@ def test_relations_query_and_delete(store, reopen, now):
     assert [r.id for r in reopen(store).relations()] == [r2.id]
     with pytest.raises(MemoryNotFoundError):
         store.add_relation(a.id, "00000000-0000-4000-8000-000000000000")
+
+
+def test_put_relations_writes_all_or_none(store, reopen, now):
+    a, b, c = (store.save(t, now=now) for t in ("alpha", "beta", "gamma"))
+    ok = [
+        Relation(new_id(), a.id, b.id, "supports", 0.5, int(now), {"why": "x"}),
+        Relation(new_id(), a.id, c.id, "related", 1.0, int(now), {}),
+    ]
+    assert [r.id for r in store.put_relations(ok)] == [r.id for r in ok]
+    assert sorted(r.id for r in reopen(store).relations(memory_id=a.id)) == sorted(
+        r.id for r in ok
+    )
+    missing = "00000000-0000-4000-8000-000000000000"
+    dangling = [
+        Relation(new_id(), b.id, c.id, "related", 1.0, int(now), {}),
+        Relation(new_id(), b.id, missing, "related", 1.0, int(now), {}),
+    ]
+    with pytest.raises(MemoryNotFoundError):
+        store.put_relations(dangling)
+    bad = [
+        Relation(new_id(), b.id, c.id, "related", 1.0, int(now), {}),
+        Relation(new_id(), b.id, c.id, "no-such-type", 1.0, int(now), {}),
+    ]
+    with pytest.raises(InvalidInputError):
+        store.put_relations(bad)
+    assert store.relations(memory_id=b.id) == reopen(store).relations(memory_id=b.id)
+    assert [r.id for r in reopen(store).relations(memory_id=b.id)] == [ok[0].id]
 
 
 def test_stats_counts_statuses_relations_and_decay_bands(store, now):
