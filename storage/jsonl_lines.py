@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.json_text import dumps_compact
 
 if TYPE_CHECKING:
     from cortexgraph.storage.models import Memory, Relation
@@ -216,7 +217,7 @@ def tombstone(record_id: str) -> str:
 def record_lines(records: Sequence[Memory | Relation]) -> list[bytes]:
     """One line per record, oldest first (a compacted file reads in creation order)."""
     ordered = sorted(records, key=lambda r: (r.created_at, r.id))
-    return [(json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode() for r in ordered]
+    return [(dumps_compact(r.to_json()) + "\n").encode() for r in ordered]
 
 
 def count_lines(path: Path) -> int:

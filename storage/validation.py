@@ -16,6 +16,8 @@ from typing import Any
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.errors import ContentTooLargeError, InvalidInputError
 from cortexgraph.storage.field_rules import short_repr
+from cortexgraph.storage.json_text import dumps_compact
+from cortexgraph.storage.jsonl_lines import parse_line
 from cortexgraph.storage.models import (
     RELATION_TYPES,
     Memory,
@@ -59,7 +61,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 def encode_record(record: dict[str, Any], what: str) -> str:
     try:
-        return json.dumps(record, ensure_ascii=False, allow_nan=False)
+        return dumps_compact(record)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInputError(
             f"{what} cannot be stored as JSON ({short_repr(str(exc), 120)}); "
@@ -332,8 +334,8 @@ def checked_memory(memory: Memory, config: StoreConfig) -> tuple[Memory, str]:
     validate_id(memory.id)
     validate_strength(memory.strength)
     line = encode_record(memory.to_json(), "memory")
-    line_bytes(line, config, "memory")
-    return Memory.from_json(json.loads(line)), line
+    # Built back from its line, so what the store holds is what a reload gives.
+    return Memory.from_json(parse_line(line_bytes(line, config, "memory"))), line
 
 
 def checked_relation(relation: Relation, config: StoreConfig | None = None) -> tuple[Relation, str]:
@@ -343,8 +345,7 @@ def checked_relation(relation: Relation, config: StoreConfig | None = None) -> t
     config = config or StoreConfig()
     check_relation_fields(relation, config)
     line = encode_record(relation.to_json(), "relation")
-    line_bytes(line, config, "relation")
-    return Relation.from_json(json.loads(line)), line
+    return Relation.from_json(parse_line(line_bytes(line, config, "relation"))), line
 
 
 def apply_changes(memory: Memory, changes: dict[str, Any]) -> Memory:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cortexgraph.storage.beads.errors import IssueRecordError
+from cortexgraph.storage.json_text import dumps_compact
 
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")  # both trackers', one list
 # The metadata key holding an issue's dedupe key (``create(..., dedupe_key=...)``).
@@ -322,7 +323,7 @@ def issue_to_record(issue: BeadsIssue) -> dict[str, Any]:
 
 
 def issue_to_line(issue: BeadsIssue) -> str:
-    text = json.dumps(issue_to_record(issue), ensure_ascii=False, separators=(",", ":"))
+    text = dumps_compact(issue_to_record(issue), allow_nan=True)
     return escape_unsafe_chars(text)
 
 

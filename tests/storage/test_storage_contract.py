@@ -12,8 +12,8 @@ from cortexgraph.storage import (
     Relation,
     RelationNotFoundError,
 )
-from cortexgraph.storage.models import new_id
 from cortexgraph.storage.decay import DAY, memory_score
+from cortexgraph.storage.models import new_id
 
 
 def test_store_satisfies_protocol(store):
@@ -167,9 +167,7 @@ def test_put_relations_writes_all_or_none(store, reopen, now):
         Relation(new_id(), a.id, c.id, "related", 1.0, int(now), {}),
     ]
     assert [r.id for r in store.put_relations(ok)] == [r.id for r in ok]
-    assert sorted(r.id for r in reopen(store).relations(memory_id=a.id)) == sorted(
-        r.id for r in ok
-    )
+    assert sorted(r.id for r in reopen(store).relations(memory_id=a.id)) == sorted(r.id for r in ok)
     missing = "00000000-0000-4000-8000-000000000000"
     dangling = [
         Relation(new_id(), b.id, c.id, "related", 1.0, int(now), {}),
