@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover - json alone writes the same text
 # here: type() is exact). Floats are plain only when finite.
 _PLAIN_LEAVES = frozenset({str, int, bool, type(None)})
 _CONTAINERS = frozenset({dict, list, tuple})
+_JSON_KINDS = _PLAIN_LEAVES | _CONTAINERS | {float}
 # Deeper than any record the store accepts (validation.MAX_JSON_DEPTH is 32) and below
 # orjson's own recursion limit (254).
 _MAX_LEVELS = 64
@@ -34,26 +35,23 @@ _MAX_LEVELS = 64
 def plain_json(value: Any) -> bool:
     """True if ``value`` holds only dicts, lists, tuples, str, int, bool, None and finite
     floats (exact types), no deeper than ``_MAX_LEVELS``: what orjson and json write alike."""
+    kind = type(value)
+    if kind not in _CONTAINERS:
+        return kind in _PLAIN_LEAVES or (kind is float and math.isfinite(value))
     level = [value]
     for _ in range(_MAX_LEVELS):
-        nested = []
+        nested: list[Any] = []
         for node in level:
-            kind = type(node)
-            if kind in _PLAIN_LEAVES:
-                continue
-            if kind is float:
-                if not math.isfinite(node):
-                    return False
-                continue
-            if kind not in _CONTAINERS:
-                return False
-            children = node.values() if kind is dict else node
-            kinds = set(map(type, children))
+            children = node.values() if type(node) is dict else node
+            kinds = set(map(type, children))  # one C pass a container: records have few
             if kinds <= _PLAIN_LEAVES:
                 continue
-            if not kinds <= _PLAIN_LEAVES | _CONTAINERS | {float}:
+            if not kinds <= _JSON_KINDS:
                 return False
-            nested.extend(c for c in children if type(c) is not str)
+            if float in kinds and not all(math.isfinite(c) for c in children if type(c) is float):
+                return False
+            if not kinds.isdisjoint(_CONTAINERS):
+                nested += [c for c in children if type(c) in _CONTAINERS]
         if not nested:
             return True
         level = nested
