@@ -8,6 +8,7 @@ this module does not type (beads has many: tombstones, gates, agent fields ...) 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -58,6 +59,7 @@ def parse_time(value: Any, field_name: str = "time") -> datetime:
     return dt.astimezone(UTC)
 
 
+@functools.lru_cache(maxsize=8192)  # every change re-writes its issue's created_at
 def format_time(dt: datetime) -> str:
     """UTC RFC 3339 with trailing fractional zeros trimmed, as Go's time.Time marshals."""
     dt = dt.astimezone(UTC)

@@ -124,3 +124,27 @@ def test_batches_in_racing_processes_give_each_issue_to_exactly_one(tmp_path: Pa
     assert len(git_cmd(store, "log", "--format=%s").splitlines()) <= 4  # one per batch at most
     assert git_cmd(store, "status", "--porcelain") == ""
     git_cmd(store, "fsck", "--strict")
+
+
+def test_two_open_batches_in_turn_each_see_the_others_appends(tmp_path: Path, git_cmd, clock):
+    # An append leaves the generation token alone (batch.py): the other holder must still
+    # notice it, whichever of the two appended last and however many times in a row.
+    store = tmp_path / "store"
+    first = open_tracker(store, search_parents=False, clock=clock)
+    ids = [first.create(f"cluster {i}").id for i in range(6)]
+    second = open_tracker(store, search_parents=False, clock=clock)
+    with first.batch("merge-a"), second.batch("merge-b"):
+        assert first.claim(ids[0], "a") is not None
+        assert first.claim(ids[1], "a") is not None  # two appends in a row by one holder
+        assert second.claim(ids[0], "b") is None and second.claim(ids[1], "b") is None
+        assert second.claim(ids[2], "b") is not None
+        assert first.claim(ids[2], "a") is None
+        made = second.create("found by b")
+        assert first.get(made.id).title == "found by b"
+        first.close(ids[0], "done by a")
+        assert second.claim(ids[0], "b") is None
+        assert second.get(ids[0]).status == "closed"
+    fresh = open_tracker(store, search_parents=False)
+    assert [fresh.get(i).assignee for i in ids[:3]] == ["a", "a", "b"]
+    assert sorted(_ids_on_lines(fresh.path)) == sorted([*ids, made.id])
+    assert git_cmd(store, "status", "--porcelain") == ""
