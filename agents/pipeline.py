@@ -8,6 +8,7 @@ collaborators (they only read), and the merge step previews the clusters found i
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
@@ -159,7 +160,7 @@ class Pipeline:
 
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         """Run one agent; its issue changes are one batch (one git commit with beads)."""
-        with self._issue_batch(name):
+        with self._issue_batch(name), gc_frozen():
             return self._run(name, now=now, dry_run=dry_run, previous=previous)
 
     @contextmanager
@@ -179,6 +180,21 @@ class Pipeline:
         if name not in AGENT_ORDER or agent is None:
             raise InvalidInputError(f"unknown agent {name!r}")
         return agent.run(now=now, dry_run=dry_run)
+
+
+@contextmanager
+def gc_frozen() -> Iterator[None]:
+    """Leave what exists now out of the cyclic collector's full passes while an agent runs.
+
+    An agent allocates enough to set off several full collections, and each one walked the
+    whole open store (~0.12 s apiece at 10k memories, ~0.45 s of a 10k run): frozen objects
+    are skipped. ``unfreeze`` hands them back afterwards, so a process that runs the pipeline
+    again and again (a Prefect worker, the MCP server's consolidation tools) still collects them."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 StepListener = Callable[[str, Any, float], None]
@@ -268,6 +284,7 @@ __all__ = [
     "PipelineRun",
     "StepListener",
     "StepRunner",
+    "gc_frozen",
     "pipeline_config",
     "run_agents",
     "select_agents",

@@ -53,3 +53,20 @@ def test_select_agents():
     assert select_agents(["relations", "DECAY"]) == ("decay", "relations")
     with pytest.raises(InvalidInputError):
         select_agents(["nope"])
+
+
+def test_agents_run_with_the_store_frozen_out_of_gc_and_hand_it_back(store, tracker, embedder):
+    import gc
+
+    _seed(store)
+    during = []
+
+    class Watching(RecordingSink):
+        def write_note(self, *args, **kwargs):
+            during.append(gc.get_freeze_count())
+            return super().write_note(*args, **kwargs)
+
+    assert gc.get_freeze_count() == 0
+    run_agents(Pipeline(store, embedder=embedder, sink=Watching(), tracker=tracker), now=NOW)
+    assert during and all(n > 0 for n in during)  # the store's objects were left out
+    assert gc.get_freeze_count() == 0  # and handed back for the next collection
