@@ -84,6 +84,9 @@ def run(
                     {"skipped": True, "reason": f"last run {age / 3600:.2f} h ago (< {hours:g} h)"},
                 )
                 return
+        from cortexgraph.flows.local_server import start_local_server
+
+        start_local_server()  # Prefect's server comes up while the pipeline loads (if needed)
         from cortexgraph.agents.pipeline import select_agents
         from cortexgraph.flows.pipeline_setup import RunOptions
 

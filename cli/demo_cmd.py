@@ -103,6 +103,9 @@ def demo(
 
     console = Console()
     try:
+        from cortexgraph.flows.local_server import start_local_server
+
+        start_local_server()  # Prefect's server comes up while the demo seeds and searches
         directory = directory.resolve()
         _prepare(directory, keep)
         settings = load_settings(

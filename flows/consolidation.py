@@ -194,20 +194,23 @@ def make_task_runner(kind: str, workers: int = 2, address: str | None = None) ->
 def run_pipeline(settings: Settings, options: RunOptions | None = None) -> PipelineReport:
     """Run the ``consolidate`` flow in this process (on ``options.task_runner``) and return
     its report."""
+    from cortexgraph.flows.local_server import local_prefect_api
+
     options = options or RunOptions()
     runner = make_task_runner(options.task_runner, address=options.dask_address)
-    return consolidate.with_options(task_runner=runner)(
-        storage_path=str(settings.storage_path),
-        vault_path=str(settings.vault_path),
-        dry_run=options.dry_run,
-        agents=list(options.agents),
-        merge_mode=options.merge_mode,
-        gc=options.gc,
-        use_embeddings=options.use_embeddings,
-        now=options.now,
-        embed_batch_size=options.embed_batch_size,
-        on_step=options.on_step,
-    )
+    with local_prefect_api():  # Prefect's own server when none is configured (local_server.py)
+        return consolidate.with_options(task_runner=runner)(
+            storage_path=str(settings.storage_path),
+            vault_path=str(settings.vault_path),
+            dry_run=options.dry_run,
+            agents=list(options.agents),
+            merge_mode=options.merge_mode,
+            gc=options.gc,
+            use_embeddings=options.use_embeddings,
+            now=options.now,
+            embed_batch_size=options.embed_batch_size,
+            on_step=options.on_step,
+        )
 
 
 __all__ = [

@@ -64,7 +64,8 @@ def dumps_compact(value: Any, *, allow_nan: bool = False) -> str:
     exception, at orjson's speed for plain values."""
     if orjson is not None and plain_json(value):
         try:
-            return orjson.dumps(value).decode()
+            text: bytes = orjson.dumps(value)
+            return text.decode()
         except TypeError:  # orjson.JSONEncodeError: a huge int, a non-str key, a surrogate
             pass
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)

@@ -1,0 +1,158 @@
+"""Prefect's own server for in-process flow runs when no Prefect API is configured.
+
+Without ``PREFECT_API_URL``, Prefect starts a temporary server on a process's first flow run.
+The process first imports the whole server, which takes about 3 s on a 2-core machine, only to
+start it in a subprocess. That subprocess imports it again and comes up about 5 s later. This
+was 8 of the CLI's 13 s on an empty store.
+
+Here ``prefect server start --no-services --no-ui`` runs in a subprocess instead, so the parent
+never imports the server. A caller that starts it early (the CLI does, first thing) loads the
+pipeline while the server comes up on the other core. Like Prefect's temporary server, there
+is one server per process: every run in the process uses it, and it stops when the process
+exits. If it does not come up, the run falls back to Prefect's temporary server, and the log
+says why.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_server: PrefectServerProcess | None = None
+
+
+class PrefectServerProcess:
+    """``prefect server start`` on a free loopback port, as a child of this process."""
+
+    def __init__(self) -> None:
+        with socket.socket() as s:  # a free port now; a race lost shows as an early exit
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.api_url = f"http://127.0.0.1:{self.port}/api"
+        # the server's output, read only if it fails to come up (closed by stop)
+        self._log: IO[bytes] = tempfile.TemporaryFile(prefix="cortexgraph-prefect-server-")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "prefect",
+                "server",
+                "start",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--no-services",
+                "--no-ui",
+                "--analytics-off",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        self.ready = False
+
+    def wait_ready(self, timeout: float) -> bool:
+        """True once the API answers its health check; False if the server exited or
+        ``timeout`` seconds passed."""
+        deadline = time.monotonic() + timeout
+        while not self.ready and time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            try:
+                with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as answer:
+                    self.ready = answer.status == 200
+            except OSError:
+                time.sleep(0.1)
+        return self.ready
+
+    def output_tail(self, chars: int = 600) -> str:
+        self._log.seek(0)
+        return self._log.read().decode("utf-8", "replace")[-chars:].strip()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # uvicorn shuts down on SIGTERM
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+def _needed() -> bool:
+    """True where Prefect would start its temporary server: no API URL is configured (by the
+    environment, a profile or a test harness) and that mode is allowed."""
+    from prefect.settings import get_current_settings
+
+    settings = get_current_settings()
+    return not settings.api.url and settings.server.ephemeral.enabled
+
+
+def start_local_server() -> None:
+    """Start this process's server now if a flow run would need one (returns at once)."""
+    global _server
+    with _lock:
+        if _server is None and _needed():
+            _server = PrefectServerProcess()
+            atexit.register(_stop)
+            log.info("starting Prefect's server for this process's flow runs: %s", _server.api_url)
+
+
+def _stop() -> None:
+    global _server
+    with _lock:
+        server, _server = _server, None
+    if server is not None:
+        server.stop()
+
+
+@contextmanager
+def local_prefect_api() -> Iterator[str | None]:
+    """Flow runs inside use this process's server (started here if need be): yields its API
+    URL, or None where an API is configured or the server did not come up (then Prefect
+    starts its temporary server, as it would without this)."""
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_UI_URL,
+        get_current_settings,
+        temporary_settings,
+    )
+
+    start_local_server()
+    with _lock:
+        server = _server
+    if server is None:
+        yield None
+        return
+    timeout = get_current_settings().server.ephemeral.startup_timeout_seconds
+    if not server.wait_ready(timeout):
+        log.warning(
+            "Prefect's server (prefect server start) did not come up in %s s; using Prefect's "
+            "temporary server instead. Its output: %s",
+            timeout,
+            server.output_tail() or "(none)",
+        )
+        _stop()
+        yield None
+        return
+    # No UI is served (--no-ui), so no "View at" link to one.
+    with temporary_settings(updates={PREFECT_API_URL: server.api_url, PREFECT_UI_URL: ""}):
+        yield server.api_url
+
+
+__all__ = ["PrefectServerProcess", "local_prefect_api", "start_local_server"]

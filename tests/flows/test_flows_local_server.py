@@ -1,0 +1,95 @@
+"""Flow runs without a configured Prefect API use ``prefect server start`` in a child process
+(flows/local_server.py), and fall back to Prefect's temporary server if it does not come up."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+from cortexgraph.flows import local_server
+
+
+@pytest.fixture
+def no_api():
+    """Prefect settings as a user without a server has them (the tests' harness sets one)."""
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        assert not PREFECT_API_URL.value()
+        yield
+    local_server._stop()
+
+
+@pytest.mark.slow
+def test_a_run_without_an_api_gets_its_own_server_and_the_process_reuses_it(no_api):
+    with local_server.local_prefect_api() as url:
+        assert url and PREFECT_API_URL.value() == url
+        with urllib.request.urlopen(f"{url}/health", timeout=10) as answer:
+            assert answer.status == 200
+        server = local_server._server
+        assert server is not None and server.process.poll() is None
+    assert not PREFECT_API_URL.value()  # the setting is only for what ran inside
+    with local_server.local_prefect_api() as again:
+        assert again == url  # one server per process
+    local_server._stop()
+    assert server.process.poll() is not None  # stopped (at exit, or here)
+
+
+def test_a_configured_api_is_used_as_it_is(no_api):
+    with (
+        temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}),
+        local_server.local_prefect_api() as url,
+    ):
+        assert url is None and PREFECT_API_URL.value() == "http://127.0.0.1:9/api"
+    assert local_server._server is None  # nothing was started
+
+
+def test_a_server_that_does_not_come_up_falls_back_with_its_output_logged(
+    no_api, monkeypatch, caplog
+):
+    real_popen = subprocess.Popen
+
+    def failing(args, **kwargs):
+        return real_popen(
+            [sys.executable, "-c", "print('port taken'); raise SystemExit(3)"], **kwargs
+        )
+
+    monkeypatch.setattr(local_server.subprocess, "Popen", failing)
+    with (
+        caplog.at_level(logging.WARNING, logger=local_server.__name__),
+        local_server.local_prefect_api() as url,
+    ):
+        assert url is None and not PREFECT_API_URL.value()
+    assert "did not come up" in caplog.text and "port taken" in caplog.text
+    assert local_server._server is None
+
+
+@pytest.mark.slow
+def test_the_cli_runs_its_flow_on_prefects_own_server(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cortexgraph.cli.consolidate",
+            "--storage-path",
+            str(tmp_path / "store"),
+            "--vault",
+            str(tmp_path / "vault"),
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "Beginning flow run" in out.stderr
+    assert "temporary server" not in out.stderr  # ours came up, Prefect's was not needed
+    assert '"agents": ["decay", "cluster", "merge", "promote", "relations"]' in out.stdout
