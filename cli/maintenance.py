@@ -82,7 +82,7 @@ def stats(storage_path: PathOption = None, as_json: JsonOption = False) -> None:
 def compaction_hint(store) -> dict:  # a JSONLStore
     """Live records against lines on disk, and what ``compact`` would reclaim (computed the way
     compact writes: one JSON line per live record)."""
-    from cortexgraph.storage.jsonl_lines import count_lines
+    from cortexgraph.storage.jsonl_lines import count_lines, record_lines
 
     files = [
         store.path / store.config.memories_filename,
@@ -92,9 +92,7 @@ def compaction_hint(store) -> dict:  # a JSONLStore
     on_disk = sum(f.stat().st_size for f in files if f.is_file())
     records = [*store.list(), *store.relations()]
     live = len(records)
-    after = sum(
-        len((json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8")) for r in records
-    )
+    after = sum(map(len, record_lines(records)))
     reclaim_lines, reclaim_bytes = max(0, lines - live), max(0, on_disk - after)
     return {
         "live_records": live,
