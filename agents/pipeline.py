@@ -189,7 +189,8 @@ def gc_frozen() -> Iterator[None]:
     An agent allocates enough to set off several full collections, and each one walked the
     whole open store (~0.12 s apiece at 10k memories, ~0.45 s of a 10k run): frozen objects
     are skipped. ``unfreeze`` hands them back afterwards, so a process that runs the pipeline
-    again and again (a Prefect worker, the MCP server's consolidation tools) still collects them."""
+    again and again (a Prefect worker, the MCP server's consolidation tools) still collects
+    them."""
     gc.freeze()
     try:
         yield

@@ -42,8 +42,10 @@ class PrefectServerProcess:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.api_url = f"http://127.0.0.1:{self.port}/api"
-        # the server's output, read only if it fails to come up (closed by stop)
-        self._log: IO[bytes] = tempfile.TemporaryFile(prefix="cortexgraph-prefect-server-")  # noqa: SIM115
+        # The server's output, read only if it does not come up; closed by stop().
+        self._log: IO[bytes] = tempfile.TemporaryFile(  # noqa: SIM115
+            prefix="cortexgraph-prefect-server-"
+        )
         self.process = subprocess.Popen(
             [
                 sys.executable,

@@ -124,8 +124,8 @@ class BatchState:
         self.changes.append(subject)
         # No new generation token: an append always grows the file, which every other holder's
         # ``_unchanged`` sees in its (inode, size, mtime) check, and any holder that took the
-        # lock since our last token made us reload (and stamp) in ``current``. A token write a
-        # change was a sixth of a batched change's cost.
+        # lock since our last token made us reload (and stamp) in ``current``. Writing a token
+        # on every change was a sixth of a batched change's cost.
         self._seen = (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def message(self) -> str:
