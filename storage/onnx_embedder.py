@@ -35,7 +35,8 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -81,6 +82,24 @@ def cached_model_file(model_dir: Path, user_cache: Path | None = None) -> Path:
     return beside if _writable(beside.parent) else user
 
 
+@contextlib.contextmanager
+def root_logger_left_alone() -> Iterator[None]:
+    """The quantiser warns through ``logging.warning()`` ("consider pre-processing"), which
+    configures the root logger on the spot when it has no handler: every later log line of the
+    process then printed in logging's bare format ("INFO:prefect.flow_runs:..."), the demo's
+    first run included. A handler for the duration leaves the root logger as it was."""
+    root = logging.getLogger()
+    if root.handlers:
+        yield
+        return
+    quiet = logging.NullHandler()
+    root.addHandler(quiet)
+    try:
+        yield
+    finally:
+        root.removeHandler(quiet)
+
+
 def export_int8(model_dir: Path, target: Path) -> Path:
     """Export the shipped model to ONNX and quantise its weights to int8 (about 20 s, once)."""
     try:
@@ -101,7 +120,13 @@ def export_int8(model_dir: Path, target: Path) -> Path:
             sample = torch.ones((2, 8), dtype=torch.long)
             names = ["input_ids", "attention_mask", "token_type_ids"]
             axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
-            with torch.no_grad():
+            # The tracer warns that a negative index, or a mask that is sometimes absent, would
+            # export wrongly: ours never is (the embedder always passes the mask), and the graph
+            # is held to torch fp32's vectors (tests/search/test_search_onnx_embedder.py). A
+            # first run should not print "incorrect results" on the way.
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
+                warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
                 torch.onnx.export(
                     model,
                     (sample, sample, torch.zeros_like(sample)),
@@ -116,14 +141,15 @@ def export_int8(model_dir: Path, target: Path) -> Path:
             # Per-channel weights on the MatMuls only, the FFN down-projections left fp32:
             # per-tensor int8 everywhere gave a mean cosine of 0.958 to torch fp32, per-channel
             # 0.992, and this 0.996 (docs/storage.md), which the merge thresholds need.
-            quantize_dynamic(
-                str(fp32),
-                str(quantised),
-                weight_type=QuantType.QInt8,
-                op_types_to_quantize=["MatMul"],
-                per_channel=True,
-                nodes_to_exclude=_ffn_outputs(fp32),
-            )
+            with root_logger_left_alone():
+                quantize_dynamic(
+                    str(fp32),
+                    str(quantised),
+                    weight_type=QuantType.QInt8,
+                    op_types_to_quantize=["MatMul"],
+                    per_channel=True,
+                    nodes_to_exclude=_ffn_outputs(fp32),
+                )
             os.replace(quantised, target)
     return target
 

@@ -95,3 +95,21 @@ def test_a_damaged_cached_graph_falls_back_to_torch(tmp_path, monkeypatch) -> No
     assert model is not None
     assert model.embed(TEXTS[:2]).shape == (2, 384)
     assert model.backend.startswith("torch-fp32 (onnx-int8 unavailable: cannot open")
+
+
+def test_the_quantisers_warning_does_not_configure_the_root_logger():
+    # onnxruntime's quantize_dynamic calls logging.warning(); with no handler on the root
+    # logger that would call basicConfig() and change how every later log line prints.
+    import logging
+
+    from cortexgraph.storage.onnx_embedder import root_logger_left_alone
+
+    root = logging.getLogger()
+    kept = root.handlers[:]
+    root.handlers.clear()
+    try:
+        with root_logger_left_alone():
+            logging.warning("Please consider to run pre-processing before quantization.")
+        assert root.handlers == []
+    finally:
+        root.handlers[:] = kept
