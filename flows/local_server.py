@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import signal
 import socket
 import subprocess
 import sys
@@ -112,7 +113,24 @@ def start_local_server() -> None:
         if _server is None and _needed():
             _server = PrefectServerProcess()
             atexit.register(_stop)
+            _stop_on_termination()
             log.info("starting Prefect's server for this process's flow runs: %s", _server.api_url)
+
+
+def _stop_on_termination() -> None:
+    """Make SIGTERM and SIGHUP end this process through ``sys.exit``, so that the exit handlers
+    stop the server: by default they end it at once, and the server would outlive it (a cron
+    job's timeout, a closed terminal). Only where the process has not chosen a handler itself,
+    and only from the main thread, the one place Python allows it."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _exit_on_signal)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _stop() -> None:

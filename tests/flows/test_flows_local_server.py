@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -19,10 +20,13 @@ from cortexgraph.flows import local_server
 @pytest.fixture
 def no_api():
     """Prefect settings as a user without a server has them (the tests' harness sets one)."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
         assert not PREFECT_API_URL.value()
         yield
     local_server._stop()
+    for signum, handler in handlers.items():  # starting a server set its own
+        signal.signal(signum, handler)
 
 
 @pytest.mark.slow
@@ -93,3 +97,29 @@ def test_the_cli_runs_its_flow_on_prefects_own_server(tmp_path: Path):
     assert "Beginning flow run" in out.stderr
     assert "temporary server" not in out.stderr  # ours came up, Prefect's was not needed
     assert '"agents": ["decay", "cluster", "merge", "promote", "relations"]' in out.stdout
+
+
+def test_a_terminated_process_takes_its_server_with_it(tmp_path: Path):
+    # SIGTERM would end the process without its exit handlers; the server must not outlive it.
+    import time
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    script = (
+        "import time\n"
+        "from cortexgraph.flows import local_server\n"
+        "local_server.start_local_server()\n"
+        "print(local_server._server.process.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True
+    )
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGTERM)
+    assert parent.wait(30) == 128 + signal.SIGTERM
+    parent.stdout.close()
+    deadline = time.monotonic() + 15
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{child}").exists(), "the server outlived its process"
