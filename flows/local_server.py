@@ -3,7 +3,7 @@
 Without ``PREFECT_API_URL``, Prefect starts a temporary server on a process's first flow run.
 The process first imports the whole server, which takes about 3 s on a 2-core machine, only to
 start it in a subprocess. That subprocess imports it again and comes up about 5 s later. This
-was 8 of the CLI's 13 s on an empty store.
+was 8 of the 13-16 s the CLI took on an empty store.
 
 Here ``prefect server start --no-services --no-ui`` runs in a subprocess instead, so the parent
 never imports the server. A caller that starts it early (the CLI does, first thing) loads the
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _server: PrefectServerProcess | None = None
+_gave_up = False  # one that did not come up: later runs go straight to the temporary server
 
 
 class PrefectServerProcess:
@@ -110,7 +111,7 @@ def start_local_server() -> None:
     """Start this process's server now if a flow run would need one (returns at once)."""
     global _server
     with _lock:
-        if _server is None and _needed():
+        if _server is None and not _gave_up and _needed():
             _server = PrefectServerProcess()
             atexit.register(_stop)
             _stop_on_termination()
@@ -161,6 +162,8 @@ def local_prefect_api() -> Iterator[str | None]:
         return
     timeout = get_current_settings().server.ephemeral.startup_timeout_seconds
     if not server.wait_ready(timeout):
+        global _gave_up
+        _gave_up = True
         log.warning(
             "Prefect's server (prefect server start) did not come up in %s s; using Prefect's "
             "temporary server instead. Its output: %s",

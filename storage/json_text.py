@@ -17,9 +17,9 @@ from types import ModuleType
 from typing import Any
 
 orjson: ModuleType | None
-try:
+try:  # a dependency (reads a big store's lines ~2x as fast as json too; jsonl_lines)
     import orjson
-except ImportError:  # pragma: no cover - json alone writes the same text
+except ImportError:  # pragma: no cover
     orjson = None
 
 # Exact types whose JSON text is the same from both encoders (bool is not an int subclass
@@ -71,4 +71,4 @@ def dumps_compact(value: Any, *, allow_nan: bool = False) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)
 
 
-__all__ = ["dumps_compact", "plain_json"]
+__all__ = ["dumps_compact", "orjson", "plain_json"]

@@ -13,20 +13,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.json_text import dumps_compact
+from cortexgraph.storage.json_text import dumps_compact, orjson  # orjson may be None
 
 if TYPE_CHECKING:
     from cortexgraph.storage.models import Memory, Relation
-
-orjson: ModuleType | None
-try:  # about twice as fast as json on the lines of a big store; optional
-    import orjson
-except ImportError:  # pragma: no cover - json alone reads the same records
-    orjson = None
 
 # A line that cannot be read may raise anything: json (ValueError, RecursionError on deep
 # nesting), not an object / no id (TypeError, KeyError, AttributeError), a bad field

@@ -25,6 +25,7 @@ def no_api():
         assert not PREFECT_API_URL.value()
         yield
     local_server._stop()
+    local_server._gave_up = False
     for signum, handler in handlers.items():  # starting a server set its own
         signal.signal(signum, handler)
 
@@ -57,8 +58,10 @@ def test_a_server_that_does_not_come_up_falls_back_with_its_output_logged(
     no_api, monkeypatch, caplog
 ):
     real_popen = subprocess.Popen
+    spawned = []
 
     def failing(args, **kwargs):
+        spawned.append(args)
         return real_popen(
             [sys.executable, "-c", "print('port taken'); raise SystemExit(3)"], **kwargs
         )
@@ -71,6 +74,9 @@ def test_a_server_that_does_not_come_up_falls_back_with_its_output_logged(
         assert url is None and not PREFECT_API_URL.value()
     assert "did not come up" in caplog.text and "port taken" in caplog.text
     assert local_server._server is None
+    with local_server.local_prefect_api() as again:  # later runs don't wait for it again
+        assert again is None
+    assert len(spawned) == 1
 
 
 @pytest.mark.slow
