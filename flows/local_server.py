@@ -147,6 +147,7 @@ def local_prefect_api() -> Iterator[str | None]:
     """Flow runs inside use this process's server (started here if need be): yields its API
     URL, or None where an API is configured or the server did not come up (then Prefect
     starts its temporary server, as it would without this)."""
+    global _gave_up
     from prefect.settings import (
         PREFECT_API_URL,
         PREFECT_UI_URL,
@@ -162,7 +163,6 @@ def local_prefect_api() -> Iterator[str | None]:
         return
     timeout = get_current_settings().server.ephemeral.startup_timeout_seconds
     if not server.wait_ready(timeout):
-        global _gave_up
         _gave_up = True
         log.warning(
             "Prefect's server (prefect server start) did not come up in %s s; using Prefect's "

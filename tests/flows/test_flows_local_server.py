@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -12,9 +11,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from child_env import child_env, run_module
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from cortexgraph.flows import local_server
+
+
+def _no_api_env(tmp_path: Path) -> dict[str, str]:
+    """A child's environment with no Prefect API configured, in a Prefect home of its own."""
+    env = child_env(PREFECT_HOME=str(tmp_path / "prefect-home"))
+    return {k: v for k, v in env.items() if not k.startswith("PREFECT_API")}
 
 
 @pytest.fixture
@@ -81,22 +87,14 @@ def test_a_server_that_does_not_come_up_falls_back_with_its_output_logged(
 
 @pytest.mark.slow
 def test_the_cli_runs_its_flow_on_prefects_own_server(tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
-    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cortexgraph.cli.consolidate",
-            "--storage-path",
-            str(tmp_path / "store"),
-            "--vault",
-            str(tmp_path / "vault"),
-            "--json",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    out = run_module(
+        "cortexgraph.cli.consolidate",
+        "--storage-path",
+        str(tmp_path / "store"),
+        "--vault",
+        str(tmp_path / "vault"),
+        "--json",
+        env=_no_api_env(tmp_path),
         timeout=600,
     )
     assert out.returncode == 0, out.stderr[-3000:]
@@ -109,8 +107,7 @@ def test_a_terminated_process_takes_its_server_with_it(tmp_path: Path):
     # SIGTERM would end the process without its exit handlers; the server must not outlive it.
     import time
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
-    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    env = _no_api_env(tmp_path)
     script = (
         "import time\n"
         "from cortexgraph.flows import local_server\n"
