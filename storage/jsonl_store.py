@@ -316,36 +316,46 @@ class JSONLStore(IndexedStore):
 
         A view that came from the index snapshot is not trusted for this: the records are then
         parsed from the files themselves, so whatever a snapshot held, compaction writes only
-        what the JSONL holds."""
-        with self._lock, self._flock:
-            self._catch_up()
-            before = {c.path.name: (c.inode, c.offset) for c in (self._mem, self._rel)}
-            before_lines = sum(count_lines(c.path) for c in (self._mem, self._rel))
-            before_bytes = self._file_bytes()
-            if self._view_from_snapshot:  # a cache's word is not enough to rewrite the truth
-                memories, relations = self._records_in_files()
-                self._view_from_snapshot = False
-            else:  # the view was parsed from these very files under the same rules
-                memories, relations = list(self._memories.values()), list(self._relations.values())
-            mem_lines, rel_lines = record_lines(memories), record_lines(relations)
-            self._atomic_write(self._mem.path, mem_lines)
-            self._atomic_write(self._rel.path, rel_lines)
-            for c in (self._mem, self._rel):
-                c.inode, c.offset = file_stat(c)
-            after = {
-                c.path.name: (*before[c.path.name], c.inode, c.offset)
-                for c in (self._mem, self._rel)
-            }
-            write_compaction_note(self.path, self._read_generation() + 1, after, self._rules)
-            self._bump_generation()
-            return CompactionReport(
-                memories_kept=len(mem_lines),
-                relations_kept=len(rel_lines),
-                lines_before=before_lines,
-                lines_after=len(mem_lines) + len(rel_lines),
-                bytes_before=before_bytes,
-                bytes_after=self._file_bytes(),
-            )
+        what the JSONL holds. A big store's view is then snapshotted, once the file lock is
+        released: the next process to open it reads the snapshot (0.6-0.9 s at 100k memories)
+        instead of parsing every line (3-4 s with the snapshot write) while a user waits."""
+        with self._lock:
+            with self._flock:
+                report = self._rewrite_files()
+            self._write_snapshot_if_due()
+            return report
+
+    def _rewrite_files(self) -> CompactionReport:
+        """Caller holds both locks: the live records written out, in creation order."""
+        self._catch_up()
+        before = {c.path.name: (c.inode, c.offset) for c in (self._mem, self._rel)}
+        before_lines = sum(count_lines(c.path) for c in (self._mem, self._rel))
+        before_bytes = self._file_bytes()
+        if self._view_from_snapshot:  # a cache's word is not enough to rewrite the truth
+            memories, relations = self._records_in_files()
+            self._view_from_snapshot = False
+        else:  # the view was parsed from these very files under the same rules
+            memories, relations = list(self._memories.values()), list(self._relations.values())
+        mem_lines, rel_lines = record_lines(memories), record_lines(relations)
+        self._atomic_write(self._mem.path, mem_lines)
+        self._atomic_write(self._rel.path, rel_lines)
+        for c in (self._mem, self._rel):
+            c.inode, c.offset = file_stat(c)
+        after = {
+            c.path.name: (*before[c.path.name], c.inode, c.offset) for c in (self._mem, self._rel)
+        }
+        write_compaction_note(self.path, self._read_generation() + 1, after, self._rules)
+        self._bump_generation()
+        data = b"".join(mem_lines)
+        self._snapshot_due = data if len(data) >= self.config.snapshot_min_bytes else None
+        return CompactionReport(
+            memories_kept=len(mem_lines),
+            relations_kept=len(rel_lines),
+            lines_before=before_lines,
+            lines_after=len(mem_lines) + len(rel_lines),
+            bytes_before=before_bytes,
+            bytes_after=self._file_bytes(),
+        )
 
     def _records_in_files(self) -> tuple[list[Memory], list[Relation]]:
         """Caller holds the lock and has caught up: the live records the JSONL files hold.

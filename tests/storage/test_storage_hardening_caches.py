@@ -65,6 +65,8 @@ def test_a_snapshot_with_a_forged_checksum_still_cannot_change_the_jsonl(tmp_pat
     store.compact()
     assert _meaning(tmp_path) == before
     assert store.get(victim).content == saved[7].content  # the view was rebuilt from the files
+    # and the snapshot the compaction wrote is of the files, not of the forgery
+    assert open_store(tmp_path, SNAP).get(victim).content == saved[7].content
 
 
 # -- medium 7: the embedding cache is checked on load; a bad row never breaks search ---------

@@ -105,6 +105,36 @@ def test_compaction_makes_the_snapshot_stale(built, json_loads) -> None:
     assert len(store) == len(saved)
 
 
+def test_compaction_of_a_big_store_leaves_a_snapshot_of_what_it_wrote(built, json_loads) -> None:
+    path, saved = built
+    compacting = JSONLStore(path, config=ALWAYS)
+    later = compacting.save("one more kayak note", context="word7", now=NOW - 50)
+    compacting.delete(saved[3].id)
+    compacting.compact()
+    json_loads.clear()
+    from_snapshot = JSONLStore(path, config=ALWAYS)
+    assert json_loads == []  # the snapshot served the first open after the compaction
+    from_jsonl = JSONLStore(path)  # below the default threshold: JSONL only
+    assert json_loads == [len(saved)]
+    assert from_snapshot.get(later.id).content == "one more kayak note"
+    assert saved[3].id not in from_snapshot
+    # The next process sees exactly the compacting process's view, its order and its
+    # ranking of the 29 equal "kayak" scores included ...
+    for view in (lambda s: [m.id for m in s.list()], _kayak_ranking):
+        assert view(from_snapshot) == view(compacting)
+    # ... and the same records and scores as parsing the file the compaction wrote.
+    assert _view(from_snapshot)[0::2] == _view(from_jsonl)[0::2]
+    assert sorted(_kayak_scores(from_snapshot)) == sorted(_kayak_scores(from_jsonl))
+
+
+def _kayak_ranking(store: JSONLStore) -> list[str]:
+    return [r.memory.id for r in store.search("kayak", top_k=40, now=NOW)]
+
+
+def _kayak_scores(store: JSONLStore) -> list[tuple[str, float]]:
+    return [(r.memory.id, r.score) for r in store.search("kayak", top_k=40, now=NOW)]
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "other format", "empty"])
 def test_damaged_snapshot_is_ignored_and_rewritten(built, json_loads, damage: str) -> None:
     path, saved = built
