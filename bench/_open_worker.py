@@ -1,10 +1,11 @@
 """One store open in a fresh process, for bench/open_bench.py (prints one JSON line).
 
-    python _open_worker.py cold|first|reopen STORE_DIR QUERY
+    python _open_worker.py cold|first|reopen|compact STORE_DIR QUERY
 
 cold: the JSONL alone (no index snapshot read or written); first: the JSONL, then the snapshot
-written, as a big store's first open does; reopen: from the snapshot. The imports (numpy and
-the storage package) are timed apart from the open.
+written, as a big store's first open does; reopen: from the snapshot; compact: an open, then
+one memory in 100 touched, then ``compact()`` as ``cortexgraph-maintenance compact`` runs it
+(timed apart: ``compact_cpu``, ``compact_wall``). The imports (numpy and the storage package) are timed apart from the open.
 """
 
 from __future__ import annotations
@@ -42,9 +43,23 @@ def main() -> None:
     cpu2, wall2 = time.process_time(), time.perf_counter()
     store.search(query, top_k=10, use_embeddings=False)
     first_search = time.perf_counter() - wall2
+    compact = {}
+    if mode == "compact":
+        # Something for it to drop, as in use: one memory in 100 used since (a whole new line
+        # each), so the rewrite differs from the file and the old snapshot no longer fits it.
+        with store.writing():
+            for memory in store.list()[::100]:
+                store.touch(memory.id)
+        cpu3, wall3 = time.process_time(), time.perf_counter()
+        store.compact()
+        compact = {
+            "compact_cpu": time.process_time() - cpu3,
+            "compact_wall": time.perf_counter() - wall3,
+        }
     print(
         json.dumps(
             {
+                **compact,
                 "import_cpu": cpu1 - cpu0,
                 "import_wall": wall1 - wall0,
                 "open_cpu": cpu2 - cpu1,

@@ -6,7 +6,9 @@ Each size: a store of ``storage_bench.make_dataset`` memories (12-40 words, two 
 bytes a line) written once; then ``--runs`` rounds of a cold open (the JSONL alone: records
 parsed and built, the BM25 index tokenised), one first open (cold, then the snapshot written),
 and ``--runs`` rounds of a reopen from the snapshot, each a fresh process
-(bench/_open_worker.py). With ``--baseline REV`` the code of that git revision runs the same
+(bench/_open_worker.py); then ``--runs`` rounds of one memory in 100 touched and ``compact()`` (as
+``cortexgraph-maintenance compact`` runs it), followed by the next process's open: the first
+open a user meets after a compaction. With ``--baseline REV`` the code of that git revision runs the same
 opens on its own copy of the store, in turn with today's in every round, so the machine's load
 hits both alike; the ratio column is baseline / now of the best CPU seconds.
 
@@ -111,6 +113,8 @@ def main() -> None:
         "first search after reopen ms",
         "imports CPU",
         "peak RSS MB (reopen)",
+        "compact wall",
+        "first open after compact, wall",
         "x baseline (CPU: cold, reopen)",
     ):
         table.add_column(col, justify="right")
@@ -129,14 +133,18 @@ def main() -> None:
             shutil.rmtree(source)
             results: dict[str, dict[str, list[dict]]] = {label: {} for label, _ in codes}
             # cold opens first (no snapshot yet), then the one that writes it, then reopens
-            for mode, rounds in (("cold", args.runs), ("first", 1), ("reopen", args.runs)):
+            plan = [("cold", args.runs), ("first", 1), ("reopen", args.runs)]
+            plan.append((("compact", "after compact"), args.runs))
+            for modes, rounds in plan:
                 for r in range(rounds):
                     for label, code in codes:
-                        console.print(f"[dim]  {mode} {r + 1}/{rounds}: {label}[/]")
-                        out = open_once(mode, stores[label], query, code)
-                        if out["memories"] != n:
-                            raise RuntimeError(f"{label} opened {out['memories']} memories")
-                        results[label].setdefault(mode, []).append(out)
+                        for mode in (modes,) if isinstance(modes, str) else modes:
+                            console.print(f"[dim]  {mode} {r + 1}/{rounds}: {label}[/]")
+                            worker_mode = "reopen" if mode == "after compact" else mode
+                            out = open_once(worker_mode, stores[label], query, code)
+                            if out["memories"] != n:
+                                raise RuntimeError(f"{label} opened {out['memories']} memories")
+                            results[label].setdefault(mode, []).append(out)
             best = {
                 label: {m: min(o["open_cpu"] for o in runs) for m, runs in by_mode.items()}
                 for label, by_mode in results.items()
@@ -154,6 +162,8 @@ def main() -> None:
                     span([o["first_search_ms"] for o in by_mode["reopen"]], 1),
                     span([o["import_cpu"] for o in by_mode["cold"] + by_mode["reopen"]]),
                     f"{max(o['peak_rss_mb'] for o in by_mode['reopen']):.0f}",
+                    span([o["compact_wall"] for o in by_mode["compact"]]),
+                    span([o["open_wall"] for o in by_mode["after compact"]]),
                     "-"
                     if base is None
                     else f"{base['cold'] / best[label]['cold']:.2f}x, "
