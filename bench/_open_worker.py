@@ -5,7 +5,8 @@
 cold: the JSONL alone (no index snapshot read or written); first: the JSONL, then the snapshot
 written, as a big store's first open does; reopen: from the snapshot; compact: an open, then
 one memory in 100 touched, then ``compact()`` as ``cortexgraph-maintenance compact`` runs it
-(timed apart: ``compact_cpu``, ``compact_wall``). The imports (numpy and the storage package) are timed apart from the open.
+(timed apart: ``compact_cpu``, ``compact_wall``). The imports (numpy and the storage package)
+are timed apart from the open.
 """
 
 from __future__ import annotations
