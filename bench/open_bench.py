@@ -6,11 +6,12 @@ Each size: a store of ``storage_bench.make_dataset`` memories (12-40 words, two 
 bytes a line) written once; then ``--runs`` rounds of a cold open (the JSONL alone: records
 parsed and built, the BM25 index tokenised), one first open (cold, then the snapshot written),
 and ``--runs`` rounds of a reopen from the snapshot, each a fresh process
-(bench/_open_worker.py); then ``--runs`` rounds of one memory in 100 touched and ``compact()`` (as
-``cortexgraph-maintenance compact`` runs it), followed by the next process's open: the first
-open a user meets after a compaction. With ``--baseline REV`` the code of that git revision runs the same
-opens on its own copy of the store, in turn with today's in every round, so the machine's load
-hits both alike; the ratio column is baseline / now of the best CPU seconds.
+(bench/_open_worker.py); then ``--runs`` rounds of one memory in 100 touched and ``compact()``
+(as ``cortexgraph-maintenance compact`` runs it), followed by the next process's open: the
+first open a user meets after a compaction. With ``--baseline REV`` the code of that git
+revision runs the same opens on its own copy of the store, in turn with today's in every
+round, so the machine's load hits both alike; the ratio column is baseline / now of the best
+CPU seconds.
 
 CPU seconds of the open alone (``time.process_time`` around ``JSONLStore(path)``; the imports
 of numpy and the package are timed apart) are the steadier figure on a shared machine; wall
@@ -133,12 +134,17 @@ def main() -> None:
             shutil.rmtree(source)
             results: dict[str, dict[str, list[dict]]] = {label: {} for label, _ in codes}
             # cold opens first (no snapshot yet), then the one that writes it, then reopens
-            plan = [("cold", args.runs), ("first", 1), ("reopen", args.runs)]
-            plan.append((("compact", "after compact"), args.runs))
+            # and last, rounds of a compaction and the first open after it
+            plan = [
+                (("cold",), args.runs),
+                (("first",), 1),
+                (("reopen",), args.runs),
+                (("compact", "after compact"), args.runs),
+            ]
             for modes, rounds in plan:
                 for r in range(rounds):
                     for label, code in codes:
-                        for mode in (modes,) if isinstance(modes, str) else modes:
+                        for mode in modes:
                             console.print(f"[dim]  {mode} {r + 1}/{rounds}: {label}[/]")
                             worker_mode = "reopen" if mode == "after compact" else mode
                             out = open_once(worker_mode, stores[label], query, code)
