@@ -213,16 +213,18 @@ class JSONLStore(IndexedStore):
         self._view_from_snapshot = cached is not None and self._install_snapshot(cached[0])
         if cached is not None and self._view_from_snapshot:
             size = cached[1]
-            quarantined = self._apply_lines(self._mem, data[size:], self._apply_memory)
+            # True when lines of the tail were quarantined: ``data`` is then not the file
+            rewritten = self._apply_lines(self._mem, data[size:], self._apply_memory)
             stale = len(data) - size > size // 4  # many appends since: refresh it
         else:
             memories, bad = self._live_records(data, self._build_memory, self._build_memories)
-            if bad:
+            if bad:  # moved aside, the file rewritten without them: it loads to this view
                 self._quarantine(self._mem, bad)
+                data = self._mem.path.read_bytes()
             self._load(memories, ())
-            quarantined, stale = bool(bad), big
+            rewritten, stale = len(data) != self._mem.offset, big
         # Written by __init__/reload once the file lock is released (a second at 100k).
-        self._snapshot_due = data if stale and not quarantined else None
+        self._snapshot_due = data if stale and not rewritten else None
 
     def _install_snapshot(self, state: Any) -> bool:
         """Caller has cleared the indexes. False: the state is not this version's."""

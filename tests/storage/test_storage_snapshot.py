@@ -158,6 +158,21 @@ def test_damaged_snapshot_is_ignored_and_rewritten(built, json_loads, damage: st
     assert json_loads == [len(saved)]  # rewritten: the next open used it
 
 
+def test_a_cold_open_that_quarantines_still_leaves_a_snapshot(built, json_loads) -> None:
+    path, saved = built
+    (path / SNAPSHOT_NAME).unlink()
+    with (path / "memories.jsonl").open("ab") as f:
+        f.write(b'{"id": "broken", "content": \n')
+    store = JSONLStore(path, config=ALWAYS)  # parses, quarantines the line, writes a snapshot
+    assert json_loads == [len(saved)]
+    assert store.quarantined_lines == 1
+    json_loads.clear()
+    again = JSONLStore(path, config=ALWAYS)
+    assert json_loads == []  # the snapshot of the rewritten file served
+    assert _view(again) == _view(store)
+    assert _view(again) == _view(JSONLStore(path))  # and it is what the file loads to
+
+
 class _Planted:
     def __reduce__(self):
         import os
