@@ -80,6 +80,8 @@ class PrefectServerProcess:
                 with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as answer:
                     self.ready = answer.status == 200
             except OSError:
+                pass
+            if not self.ready:  # refused (not listening yet) or not healthy yet: ask again soon
                 time.sleep(0.1)
         return self.ready
 
