@@ -79,13 +79,20 @@ def baseline_code(rev: str, work: Path) -> Path:
     return top.parent
 
 
-def open_once(mode: str, store: Path, query: str, code: Path | None) -> dict:
+def run_with_code(script: Path, args: list[str], code: Path | None) -> dict:
+    """Run a worker ``script`` that prints one JSON line with the folder it imported
+    ``cortexgraph`` from ("code"), on ``code`` (a ``baseline_code`` folder; None: this tree),
+    and check that it ran that code."""
     env = {"PYTHONPATH": str(code)} if code is not None else {}
-    out = run_json(sys.executable, WORKER, mode, str(store), query, env=env)
+    out = run_json(sys.executable, script, *args, env=env)
     expected = code if code is not None else ROOT
     if not Path(out["code"]).is_relative_to(expected):  # the layout's symlinks, unresolved
         raise RuntimeError(f"the worker imported {out['code']}, not the code under {expected}")
     return out
+
+
+def open_once(mode: str, store: Path, query: str, code: Path | None) -> dict:
+    return run_with_code(WORKER, [mode, str(store), query], code)
 
 
 def span(values: list[float], digits: int = 2) -> str:

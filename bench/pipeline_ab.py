@@ -31,8 +31,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_line
-from _reference import run_json
-from open_bench import baseline_code
+from open_bench import baseline_code, run_with_code
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("wall", "cpu", "decay", "cluster", "merge", "promote", "relations", "refresh")
@@ -83,25 +82,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cg-ab-code-") as tmp:
         codes = {"now": None, f"baseline {args.baseline}": baseline_code(args.baseline, Path(tmp))}
         results: dict[str, list[dict]] = {label: [] for label in codes}
+        worker_args = ["--worker", "--n", str(args.n), "--cache-dir", str(args.cache_dir)]
         for r in range(args.rounds):
             order = list(codes.items()) if r % 2 == 0 else list(codes.items())[::-1]
             for label, code in order:
                 console.print(f"[dim]  round {r + 1}/{args.rounds}: {label}[/]")
-                env = {"PYTHONPATH": str(code)} if code is not None else {}
-                out = run_json(
-                    sys.executable,
-                    script,
-                    "--worker",
-                    "--n",
-                    str(args.n),
-                    "--cache-dir",
-                    str(args.cache_dir),
-                    env=env,
-                )
-                expected = code if code is not None else ROOT
-                if not Path(out["code"]).is_relative_to(expected):
-                    raise RuntimeError(f"{label} ran the code in {out['code']}, not {expected}")
-                results[label].append(out)
+                results[label].append(run_with_code(script, worker_args, code))
     table = Table(
         title=f"{args.n:,} memories, warm cache, real vault and beads: min / median of "
         f"{args.rounds} (seconds; {machine_line()})"
