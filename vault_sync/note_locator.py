@@ -13,9 +13,10 @@ import os
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from cortexgraph.vault_sync.note_format import parse_note_text
+from cortexgraph.vault_sync.note_format import ParsedNote, parse_note_text
 from cortexgraph.vault_sync.paths import SKIPPED_DIRS
 
 HEAD_BYTES = 8192  # an id further down than this is not looked for (as before)
@@ -49,14 +50,33 @@ def read_head(path: Path) -> bytes | None:
         return None
 
 
-def note_id(path: Path) -> str | None:
-    """The frontmatter ``id`` of the note at ``path`` (None: no note, no id, or broken YAML)."""
+@dataclass(frozen=True, slots=True)
+class ReadNote:
+    """A note as read once: its frontmatter ``id`` and, when the file is valid UTF-8, its
+    parse, which a caller about to update the note uses instead of reading it again."""
+
+    id: str | None
+    parsed: ParsedNote | None  # None: bytes that are not UTF-8 (an update reads them strictly)
+
+
+def read_note(path: Path) -> ReadNote | None:
+    """The note at ``path`` read and parsed once; None if it cannot be read."""
     try:
-        parsed = parse_note_text(path.read_text(encoding="utf-8", errors="replace"))
+        try:
+            parsed, strict = parse_note_text(path.read_text(encoding="utf-8")), True
+        except UnicodeDecodeError:  # the id is still found; the text is not fit to write back
+            text = path.read_text(encoding="utf-8", errors="replace")
+            parsed, strict = parse_note_text(text), False
     except OSError:
         return None
     value = parsed.metadata.get("id")
-    return str(value) if value is not None else None
+    return ReadNote(str(value) if value is not None else None, parsed if strict else None)
+
+
+def note_id(path: Path) -> str | None:
+    """The frontmatter ``id`` of the note at ``path`` (None: no note, no id, or broken YAML)."""
+    read = read_note(path)
+    return read.id if read is not None else None
 
 
 def _stat_key(path: Path) -> tuple[int, int] | None:
@@ -122,4 +142,4 @@ class NoteLocator:
         return note_id(path)
 
 
-__all__ = ["NoteLocator", "iter_markdown_files", "note_id", "read_head"]
+__all__ = ["NoteLocator", "ReadNote", "iter_markdown_files", "note_id", "read_head", "read_note"]

@@ -52,11 +52,14 @@ def update_existing_note(
     now: float,
     *,
     durable: bool = True,
+    parsed: ParsedNote | None = None,
 ) -> tuple[WrittenNote, bool]:
     """Update ``existing`` (the note carrying ``memory_id``) to ``rendered``; returns what was
-    written and whether the note itself was rewritten (False: broken frontmatter, untouched)."""
+    written and whether the note itself was rewritten (False: broken frontmatter, untouched).
+    ``parsed``: the note as the caller just read it under the same write lock (else read)."""
     rel = relative_posix(vault, existing)
-    parsed = parse_note_text(existing.read_text(encoding="utf-8"))
+    if parsed is None:
+        parsed = parse_note_text(existing.read_text(encoding="utf-8"))
     entry = ledger.get(memory_id)
     current_sum = body_checksum(parsed.body)
     new_sum = body_checksum(rendered.body)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cortexgraph.vault_sync.note_locator as note_locator_module
 import cortexgraph.vault_sync.note_sink as note_sink_module
+import cortexgraph.vault_sync.note_update as note_update_module
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
@@ -166,7 +168,9 @@ def test_refreshing_right_after_promoting_reads_only_notes_whose_links_changed(
         parsed.append(text)
         return real_parse(text)
 
-    monkeypatch.setattr(note_sink_module, "parse_note_text", counting_parse)
+    # a note is parsed where it is read: finding it (note_locator) or rereading it (note_sink)
+    for module in (note_sink_module, note_locator_module):
+        monkeypatch.setattr(module, "parse_note_text", counting_parse)
     with ObsidianNoteSink(vault, batch=True) as sink:
         paths = [promote_memory(store, sink, i, now=NOW, force=True).path for i in ids]
         report = refresh_notes(store, sink, now=NOW)  # what the pipeline does next
@@ -176,3 +180,32 @@ def test_refreshing_right_after_promoting_reads_only_notes_whose_links_changed(
     assert report.related_updated == 2 and len(parsed) == 2
     first = (vault / paths[0]).read_text(encoding="utf-8")
     assert f"[[{Path(paths[1]).stem}]] (supports)" in first
+
+
+def test_promoting_again_parses_each_note_once_and_keeps_what_a_person_added(
+    tmp_path: Path, monkeypatch
+) -> None:
+    store, ids = _store(["Sam chose PostgreSQL for billing.", "Sam moved the ledger to Rust."])
+    vault = tmp_path / "vault"
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        paths = [promote_memory(store, sink, i, now=NOW, force=True).path for i in ids]
+    note = vault / paths[0]
+    edited = note.read_text(encoding="utf-8").replace("---\n", "---\nrating: 5\n", 1)
+    note.write_text(edited, encoding="utf-8")  # a key of the person's own, read by the update
+    for memory_id in ids:
+        store.update(memory_id, context="moved in Q3")  # a change each note must show
+    parsed: list[str] = []
+    real_parse = note_sink_module.parse_note_text
+
+    def counting_parse(text: str):
+        parsed.append(text)
+        return real_parse(text)
+
+    for module in (note_sink_module, note_locator_module, note_update_module):
+        monkeypatch.setattr(module, "parse_note_text", counting_parse)
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        again = [promote_memory(store, sink, i, now=NOW + 60, force=True) for i in ids]
+    assert [a.path for a in again] == paths and not any(a.created for a in again)
+    assert len(parsed) == 2  # found and updated from one read each
+    text = note.read_text(encoding="utf-8")
+    assert "rating: 5" in text and "moved in Q3" in text
