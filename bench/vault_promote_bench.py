@@ -9,18 +9,30 @@ ledger (one atomic, fsynced write per note), so the ratio is what vault_sync add
 Two sinks, each into a fresh copy of the vault: the interactive one (entity notes written with
 each note) and the pipeline's (``batch=True``: each entity note written once per flush, and
 one file-system sync per flush instead of an fsync per note).
+
+``--baseline REV`` also runs a git revision's vault_sync (laid out as ``open_bench.py
+--baseline`` does), both codes in fresh processes, in turn, for ``--rounds`` rounds, and prints
+the median of each pass per code and their ratio: this VM's file-system speed moves by more
+than a change to the code does (docs/pipeline.md, "Seventh round"), so only codes measured in
+the same minutes compare.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from open_bench import baseline_code, run_with_code
 
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
@@ -87,17 +99,57 @@ def run(notes: int, memories: int) -> list[tuple[str, float, float]]:
     return rows
 
 
+def worker(notes: int, memories: int) -> None:
+    """``run`` in this process; prints one JSON line (the passes' walls, the code it ran)."""
+    import cortexgraph
+
+    rows = run(notes, memories)
+    print(json.dumps({"rows": rows, "code": str(Path(cortexgraph.__file__).parent)}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--notes", type=int, default=2000, help="the person's notes already there")
     ap.add_argument("--memories", type=int, default=2000, help="memories to promote")
+    ap.add_argument("--baseline", metavar="REV", help="also run this git revision's code")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per code with --baseline")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    rows = run(args.notes, args.memories)
-    table = Table(title=f"Promote {args.memories:,} memories into a {args.notes:,}-note vault")
+    if args.worker:
+        worker(args.notes, args.memories)
+        return
+    title = f"Promote {args.memories:,} memories into a {args.notes:,}-note vault"
+    if not args.baseline:
+        print_table(title, run(args.notes, args.memories), args.memories)
+        return
+    console = Console(width=120)
+    script = Path(__file__).resolve()
+    worker_args = ["--worker", "--notes", str(args.notes), "--memories", str(args.memories)]
+    with tempfile.TemporaryDirectory(prefix="cg-promote-code-") as tmp:
+        codes = {"now": None, args.baseline: baseline_code(args.baseline, Path(tmp))}
+        walls: dict[str, dict[str, list[float]]] = {label: {} for label in codes}
+        for r in range(args.rounds):
+            order = list(codes.items()) if r % 2 == 0 else list(codes.items())[::-1]
+            for label, code in order:
+                console.print(f"[dim]  round {r + 1}/{args.rounds}: {label}[/]")
+                for name, wall, _ in run_with_code(script, worker_args, code)["rows"]:
+                    walls[label].setdefault(name, []).append(wall)
+    table = Table(title=f"{title}: median of {args.rounds} rounds per code, in turn")
+    for col in ("pass", "now ms / note", f"{args.baseline} ms / note", f"{args.baseline} / now"):
+        table.add_column(col, justify="right")
+    for name, now_walls in walls["now"].items():
+        now = statistics.median(now_walls) * 1000 / args.memories
+        then = statistics.median(walls[args.baseline][name]) * 1000 / args.memories
+        table.add_row(name, f"{now:.2f}", f"{then:.2f}", f"{then / now:.2f}x")
+    console.print(table)
+
+
+def print_table(title: str, rows: list[tuple[str, float, float]], memories: int) -> None:
+    table = Table(title=title)
     for col in ("pass", "wall s", "ms / note", "x floor"):
         table.add_column(col, justify="right")
     for label, wall, ratio in rows:
-        ms = f"{1000 * wall / args.memories:.2f}"
+        ms = f"{1000 * wall / memories:.2f}"
         table.add_row(label, f"{wall:.2f}", ms, f"{ratio:.1f}")
     Console().print(table)
 
