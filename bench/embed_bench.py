@@ -7,8 +7,9 @@ The same texts (``synthetic(n)`` memories from bench/_pipeline_data.py) through 
 sentence-transformers on torch fp32 (today's baseline, one thread, as the product ran it), and
 the int8 ONNX graph exported locally from the shipped model (storage/onnx_embedder.py) with
 length-sorted batches padded to their own longest text, at each thread count, and one row per
-ablation: unsorted batches, other batch sizes, ONNX Runtime's lower graph optimisation levels,
-pool threads that spin. Every row: texts per second, the best of ``--rounds`` rounds
+ablation: unsorted batches, the FFN output projections quantised too (one thread, and two
+tasks of one thread as the flow runs them), other batch sizes, ONNX Runtime's lower graph optimisation
+levels, pool threads that spin. Every row: texts per second, the best of ``--rounds`` rounds
 that run every option once in turn (a shared machine's load then hits them alike), its ratio
 to the baseline's best round in the same run, the same per CPU second of this process (what
 other jobs on the cores disturb least; for one thread it is the work a text costs, for more
@@ -94,6 +95,16 @@ def throughput(path: Path, texts: list[str], threads: list[int], rounds: int) ->
             "  ablation: unsorted batches (padded to each batch's longest)",
             1,
             onnx(sort_by_length=False),
+        ),
+        (
+            "  ablation: FFN output projections int8 too (outside the quality bounds)",
+            1,
+            onnx(int8_ffn_output=True),
+        ),
+        (
+            "  ablation: FFN output projections int8 too, 2 embed-batch tasks x 1 thread",
+            1,
+            _TwoTasks(onnx(1, int8_ffn_output=True)),
         ),
         ("  ablation: batches of 8", 1, onnx(batch=8)),
         ("  ablation: batches of 128", 1, onnx(batch=128)),

@@ -63,10 +63,17 @@ REFRESH_SECONDS: dict[int, float] = {}  # id(report) -> the vault refresh after 
 
 
 def default_embedder():
-    """The product's default embedder, or torch fp32 with ``--backend torch`` (for comparing
-    merge quality between backends; give each its own --cache-dir)."""
+    """The product's default embedder, torch fp32 with ``--backend torch``, or the int8 graph
+    with the FFN output projections quantised too with ``--backend onnx-int8-ffn`` (for
+    comparing merge quality between backends; give each its own --cache-dir)."""
     if BACKEND == "torch":
         return _embeddings.SentenceTransformerEmbedder(_embeddings.model_path())
+    if BACKEND == "onnx-int8-ffn":
+        from cortexgraph.storage.onnx_embedder import OnnxEmbedder
+
+        return OnnxEmbedder(
+            _embeddings.model_path(), _embeddings.DEFAULT_MODEL, int8_ffn_output=True
+        )
     return _embeddings.default_embedder()
 
 
@@ -334,9 +341,10 @@ def main() -> None:
     )
     ap.add_argument(
         "--backend",
-        choices=["default", "torch"],
+        choices=["default", "torch", "onnx-int8-ffn"],
         default="default",
-        help="torch: MiniLM on torch fp32 (compare with the default int8 ONNX)",
+        help="torch: MiniLM on torch fp32; onnx-int8-ffn: the int8 graph with the FFN output "
+        "projections int8 too (an ablation); compare with the default",
     )
     args = ap.parse_args()
     global BACKEND

@@ -89,7 +89,7 @@ def test_a_damaged_cached_graph_falls_back_to_torch(tmp_path, monkeypatch) -> No
 
     bad = tmp_path / "broken.onnx"
     bad.write_bytes(b"not a graph")
-    monkeypatch.setattr(oe, "cached_model_file", lambda model_dir, user_cache=None: bad)
+    monkeypatch.setattr(oe, "cached_model_file", lambda model_dir, user_cache=None, **recipe: bad)
     monkeypatch.setattr(OnnxEmbedder, "_sessions", {})
     model = default_embedder()
     assert model is not None
@@ -113,3 +113,26 @@ def test_the_quantisers_warning_does_not_configure_the_root_logger():
         assert root.handlers == []
     finally:
         root.handlers[:] = kept
+
+
+@needs_model
+def test_the_default_graph_keeps_the_ffn_output_projections_fp32() -> None:
+    """The recipe the quality bounds were measured on (docs/storage.md): int8 on the FFN
+    output projections too is quicker and moves the labelled merges, so it is only an
+    ablation, with a graph (and a cache key) of its own."""
+    import re
+
+    import onnx
+
+    from cortexgraph.storage.onnx_embedder import cached_model_file
+
+    path = model_path()
+    assert path is not None
+    OnnxEmbedder(path, "all-MiniLM-L6-v2").load()  # exports the default graph if it is missing
+    graph = onnx.load(str(cached_model_file(path)), load_external_data=False).graph
+    matmuls = [(n.op_type, n.name) for n in graph.node if "MatMul" in n.op_type]
+    ffn_out = [op for op, name in matmuls if re.search(r"layer\.\d+/output/dense/", name)]
+    assert ffn_out == ["MatMul"] * 6  # fp32, one a layer
+    assert [op for op, _ in matmuls].count("MatMulInteger") == 30  # the other weights' MatMuls
+    ablation = cached_model_file(path, int8_ffn_output=True)
+    assert ablation != cached_model_file(path) and ablation.parent == cached_model_file(path).parent
