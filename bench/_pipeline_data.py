@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import uuid
 from itertools import combinations
 
-from cortexgraph.storage.models import Memory, MemoryMeta, new_id
+from cortexgraph.storage.models import Memory, MemoryMeta
 
 NOW = 1_760_000_000
 FIRST = [
@@ -133,6 +134,10 @@ def people_for(n: int) -> list[str]:
 def synthetic(n: int, seed: int = 7) -> tuple[list[Memory], dict[str, int]]:
     """``n`` memories and the near-duplicate group of each grouped memory id."""
     rng = random.Random(seed)
+    # Ids from a generator of their own: the same store in every process (the cluster
+    # detector orders memories by id, and its approximate neighbour search samples rows by
+    # position), so two codes in an A/B bench see one store; the texts are as they were.
+    id_rng = random.Random(f"{seed}:ids")
     people = people_for(n)
     out: list[Memory] = []
     group_of: dict[str, int] = {}
@@ -142,7 +147,7 @@ def synthetic(n: int, seed: int = 7) -> tuple[list[Memory], dict[str, int]]:
     def emit(text: str, p: str, t: str, x: str, group: int | None) -> None:
         age = rng.uniform(0, 30)
         m = Memory(
-            id=new_id(),
+            id=str(uuid.UUID(int=id_rng.getrandbits(128), version=4)),
             content=text,
             meta=MemoryMeta(tags=(x.replace(" ", "-"),)),
             entities=(p, t, x),
