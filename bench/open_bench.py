@@ -91,6 +91,28 @@ def run_with_code(script: Path, args: list[str], code: Path | None) -> dict:
     return out
 
 
+def runs_in_turn(
+    script: Path,
+    args: list[str],
+    rev: str,
+    work: Path,
+    rounds: int,
+    console: Console,
+    label: str,
+) -> dict[str, list[dict]]:
+    """``script`` run ``rounds`` times on this tree ("now") and on revision ``rev``'s code
+    (``label``), the two in turn in fresh processes, the first of each round alternating (a
+    shared machine's slow minutes then hit both alike): each one's outputs, in round order."""
+    codes = {"now": None, label: baseline_code(rev, work)}
+    results: dict[str, list[dict]] = {name: [] for name in codes}
+    for r in range(rounds):
+        order = list(codes.items()) if r % 2 == 0 else list(codes.items())[::-1]
+        for name, code in order:
+            console.print(f"[dim]  round {r + 1}/{rounds}: {name}[/]")
+            results[name].append(run_with_code(script, args, code))
+    return results
+
+
 def open_once(mode: str, store: Path, query: str, code: Path | None) -> dict:
     return run_with_code(WORKER, [mode, str(store), query], code)
 

@@ -31,7 +31,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_line
-from open_bench import baseline_code, run_with_code
+from open_bench import runs_in_turn
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("wall", "cpu", "decay", "cluster", "merge", "promote", "relations", "refresh")
@@ -79,15 +79,12 @@ def main() -> None:
         check=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
+    worker_args = ["--worker", "--n", str(args.n), "--cache-dir", str(args.cache_dir)]
     with tempfile.TemporaryDirectory(prefix="cg-ab-code-") as tmp:
-        codes = {"now": None, f"baseline {args.baseline}": baseline_code(args.baseline, Path(tmp))}
-        results: dict[str, list[dict]] = {label: [] for label in codes}
-        worker_args = ["--worker", "--n", str(args.n), "--cache-dir", str(args.cache_dir)]
-        for r in range(args.rounds):
-            order = list(codes.items()) if r % 2 == 0 else list(codes.items())[::-1]
-            for label, code in order:
-                console.print(f"[dim]  round {r + 1}/{args.rounds}: {label}[/]")
-                results[label].append(run_with_code(script, worker_args, code))
+        label = f"baseline {args.baseline}"
+        results = runs_in_turn(
+            script, worker_args, args.baseline, Path(tmp), args.rounds, console, label
+        )
     table = Table(
         title=f"{args.n:,} memories, warm cache, real vault and beads: min / median of "
         f"{args.rounds} (seconds; {machine_line()})"

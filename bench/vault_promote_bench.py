@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from open_bench import baseline_code, run_with_code
+from open_bench import runs_in_turn
 
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
@@ -126,14 +126,14 @@ def main() -> None:
     script = Path(__file__).resolve()
     worker_args = ["--worker", "--notes", str(args.notes), "--memories", str(args.memories)]
     with tempfile.TemporaryDirectory(prefix="cg-promote-code-") as tmp:
-        codes = {"now": None, args.baseline: baseline_code(args.baseline, Path(tmp))}
-        walls: dict[str, dict[str, list[float]]] = {label: {} for label in codes}
-        for r in range(args.rounds):
-            order = list(codes.items()) if r % 2 == 0 else list(codes.items())[::-1]
-            for label, code in order:
-                console.print(f"[dim]  round {r + 1}/{args.rounds}: {label}[/]")
-                for name, wall, _ in run_with_code(script, worker_args, code)["rows"]:
-                    walls[label].setdefault(name, []).append(wall)
+        runs = runs_in_turn(
+            script, worker_args, args.baseline, Path(tmp), args.rounds, console, args.baseline
+        )
+    walls: dict[str, dict[str, list[float]]] = {label: {} for label in runs}
+    for label, outputs in runs.items():
+        for out in outputs:
+            for name, wall, _ in out["rows"]:
+                walls[label].setdefault(name, []).append(wall)
     table = Table(title=f"{title}: median of {args.rounds} rounds per code, in turn")
     for col in ("pass", "now ms / note", f"{args.baseline} ms / note", f"{args.baseline} / now"):
         table.add_column(col, justify="right")
