@@ -285,10 +285,10 @@ class OnnxEmbedder:
             import onnxruntime as ort
         except ImportError as e:
             raise OnnxUnavailableError(f"onnxruntime is not installed: {e}") from e
-        recipe = {"int8_ffn_output": self.int8_ffn_output}
-        path = cached_model_file(self.model_dir, self._user_cache, **recipe)
+        int8_ffn = self.int8_ffn_output
+        path = cached_model_file(self.model_dir, self._user_cache, int8_ffn_output=int8_ffn)
         if not path.is_file():
-            export_int8(self.model_dir, path, **recipe)
+            export_int8(self.model_dir, path, int8_ffn_output=int8_ffn)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
