@@ -106,10 +106,12 @@ def run_once(
     config: PipelineConfig | None = None,
     tracker=None,
     real_vault: bool = True,
+    model=None,
 ):
     """One live pipeline run on a fresh store, as the flow runs it (the agents, then the
     vault's refresh of promoted notes, then the sink's close); (wall s, peak RSS growth MiB,
-    report). The refresh's seconds go to REFRESH_SECONDS."""
+    report). The refresh's seconds go to REFRESH_SECONDS. ``model``: the embedder, else
+    ``default_embedder()``."""
     from cortexgraph.vault_sync import ObsidianNoteSink
     from cortexgraph.vault_sync.refresh import refresh_notes
 
@@ -120,7 +122,7 @@ def run_once(
         from cortexgraph.storage.beads import open_tracker
 
         tracker = open_tracker(root / "store", search_parents=False)
-    model = default_embedder()
+    model = model or default_embedder()
     rss0 = _rss_mib()
     t0 = time.perf_counter()
     store = open_store(root / "store")

@@ -104,15 +104,45 @@ def root_logger_left_alone() -> Iterator[None]:
         root.removeHandler(quiet)
 
 
+def export_fp32(model_dir: Path, target: Path) -> Path:
+    """The shipped model as an fp32 ONNX graph (torch's exporter): what ``export_int8``
+    quantises, and what bench/int8_recipe_bench.py builds its other recipes from."""
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as e:
+        raise OnnxUnavailableError(f"cannot export to ONNX here: {e}") from e
+    model = _HiddenStates(AutoModel.from_pretrained(str(model_dir))).eval()
+    sample = torch.ones((2, 8), dtype=torch.long)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
+    # The tracer warns that a negative index, or a mask that is sometimes absent, would export
+    # wrongly: ours never is (the embedder always passes the mask), and the graph is held to
+    # torch fp32's vectors (tests/search/test_search_onnx_embedder.py). A first run should not
+    # print "incorrect results" on the way.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        torch.onnx.export(
+            model,
+            (sample, sample, torch.zeros_like(sample)),
+            str(target),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    return target
+
+
 def export_int8(model_dir: Path, target: Path, *, int8_ffn_output: bool = False) -> Path:
     """Export the shipped model to ONNX and quantise its weights to int8 (about 20 s, once).
     ``int8_ffn_output``: each layer's FFN output projection int8 too (bench/embed_bench.py's
     ablation: quicker, and outside the quality bounds, see below)."""
     try:
-        import torch
         from filelock import FileLock
         from onnxruntime.quantization import QuantType, quantize_dynamic
-        from transformers import AutoModel
     except ImportError as e:
         raise OnnxUnavailableError(f"cannot export to ONNX here: {e}") from e
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,35 +151,16 @@ def export_int8(model_dir: Path, target: Path, *, int8_ffn_output: bool = False)
             return target
         log.info("exporting %s to int8 ONNX at %s (once)", model_dir.name, target)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            fp32 = Path(tmp) / "model.onnx"
-            model = _HiddenStates(AutoModel.from_pretrained(str(model_dir))).eval()
-            sample = torch.ones((2, 8), dtype=torch.long)
-            names = ["input_ids", "attention_mask", "token_type_ids"]
-            axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
-            # The tracer warns that a negative index, or a mask that is sometimes absent, would
-            # export wrongly: ours never is (the embedder always passes the mask), and the graph
-            # is held to torch fp32's vectors (tests/search/test_search_onnx_embedder.py). A
-            # first run should not print "incorrect results" on the way.
-            with torch.no_grad(), warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
-                warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
-                torch.onnx.export(
-                    model,
-                    (sample, sample, torch.zeros_like(sample)),
-                    str(fp32),
-                    input_names=names,
-                    output_names=["last_hidden_state"],
-                    dynamic_axes=axes,
-                    opset_version=17,
-                    dynamo=False,
-                )
+            fp32 = export_fp32(model_dir, Path(tmp) / "model.onnx")
             quantised = Path(tmp) / ONNX_FILE
             # Per-channel weights on the MatMuls only, the FFN down-projections left fp32:
             # per-tensor int8 everywhere gave a mean cosine of 0.958 to torch fp32, per-channel
             # 0.992, and this 0.995-0.996 (docs/storage.md). Quantising the down-projections
             # too runs ~15% quicker (their fp32 MatMuls are 37% of this graph's time) but moves
             # the demo set's labelled merges off torch's (P 0.960 / R 0.453 against 0.926 /
-            # 0.472; this recipe gives torch's exactly): outside issue 20's 0.01 bound.
+            # 0.472; this recipe gives torch's exactly): outside issue 20's 0.01 bound. Keeping
+            # just their largest input channels fp32 is as quick and moves them too
+            # (bench/int8_recipe_bench.py).
             with root_logger_left_alone():
                 quantize_dynamic(
                     str(fp32),
@@ -167,7 +178,7 @@ class OnnxEmbedder:
     """Texts to L2-normalised float32 vectors through the int8 ONNX graph (see module doc)."""
 
     backend = "onnx-int8"
-    _sessions: ClassVar[dict[tuple[str, int, str, bool, bool], Any]] = {}
+    _sessions: ClassVar[dict[tuple[str, int, str, bool, bool, str], Any]] = {}
     _tokenizers: ClassVar[dict[str, Any]] = {}
     _lock = threading.Lock()
 
@@ -184,6 +195,7 @@ class OnnxEmbedder:
         batch: int = BATCH,
         token_budget: int = TOKEN_BUDGET,
         int8_ffn_output: bool = False,
+        graph: Path | None = None,
     ) -> None:
         self.name = name
         self.model_dir = Path(model_dir)
@@ -198,6 +210,8 @@ class OnnxEmbedder:
         self.batch = max(1, int(batch))
         self.token_budget = max(1, int(token_budget))
         self.int8_ffn_output = int8_ffn_output  # True only for the benches' ablation rows
+        # A graph file to run instead of the cached recipe's: bench/int8_recipe_bench.py's recipes
+        self.graph = Path(graph) if graph is not None else None
         self._user_cache = user_cache
 
     def with_threads(self, threads: int) -> OnnxEmbedder:
@@ -213,6 +227,7 @@ class OnnxEmbedder:
             batch=self.batch,
             token_budget=self.token_budget,
             int8_ffn_output=self.int8_ffn_output,
+            graph=self.graph,
         )
 
     def load(self) -> None:
@@ -274,6 +289,7 @@ class OnnxEmbedder:
             self.graph_level,
             self.spinning,
             self.int8_ffn_output,
+            str(self.graph or ""),
         )
         with self._lock:
             if key not in self._sessions:
@@ -286,8 +302,10 @@ class OnnxEmbedder:
         except ImportError as e:
             raise OnnxUnavailableError(f"onnxruntime is not installed: {e}") from e
         int8_ffn = self.int8_ffn_output
-        path = cached_model_file(self.model_dir, self._user_cache, int8_ffn_output=int8_ffn)
-        if not path.is_file():
+        path = self.graph or cached_model_file(
+            self.model_dir, self._user_cache, int8_ffn_output=int8_ffn
+        )
+        if self.graph is None and not path.is_file():
             export_int8(self.model_dir, path, int8_ffn_output=int8_ffn)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
@@ -379,6 +397,7 @@ __all__ = [
     "OnnxEmbedder",
     "OnnxUnavailableError",
     "cached_model_file",
+    "export_fp32",
     "export_int8",
     "onnx_available",
 ]

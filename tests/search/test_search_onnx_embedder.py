@@ -136,3 +136,27 @@ def test_the_default_graph_keeps_the_ffn_output_projections_fp32() -> None:
     assert [op for op, _ in matmuls].count("MatMulInteger") == 30  # the other weights' MatMuls
     ablation = cached_model_file(path, int8_ffn_output=True)
     assert ablation != cached_model_file(path) and ablation.parent == cached_model_file(path).parent
+
+
+@needs_model
+def test_an_embedder_given_a_graph_runs_that_file_and_never_exports_one(tmp_path) -> None:
+    """bench/int8_recipe_bench.py runs graphs it built itself through the product's embedder: the
+    file given is the one run (the default graph copied elsewhere gives the default's vectors,
+    and kept by ``with_threads``), and a missing one is an error, not an export to that path."""
+    import shutil
+
+    from cortexgraph.storage.onnx_embedder import cached_model_file
+
+    path = model_path()
+    assert path is not None
+    default = OnnxEmbedder(path, "all-MiniLM-L6-v2")
+    expected = default.embed(TEXTS)
+    copy = tmp_path / "copy.onnx"
+    shutil.copyfile(cached_model_file(path), copy)
+    given = OnnxEmbedder(path, "all-MiniLM-L6-v2", graph=copy)
+    assert np.array_equal(given.embed(TEXTS), expected)
+    assert given.with_threads(2).graph == copy
+    missing = tmp_path / "missing.onnx"
+    with pytest.raises(OnnxUnavailableError, match="cannot open"):
+        OnnxEmbedder(path, "all-MiniLM-L6-v2", graph=missing).embed(TEXTS)
+    assert not missing.exists()
