@@ -51,7 +51,7 @@ from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmb
 from cortexgraph.storage.onnx_embedder import (
     OnnxEmbedder,
     export_fp32,
-    root_logger_left_alone,
+    quantise_int8,
 )
 
 console = Console(width=200)
@@ -104,7 +104,6 @@ def split_outliers(fp32: Path, peak: np.ndarray, k: int, target: Path, scratch: 
     Slices feed the two MatMuls, whose sum replaces the original's output."""
     import onnx
     from onnx import helper, numpy_helper
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model = onnx.load(str(fp32))
     inits = {t.name: t for t in model.graph.initializer}
@@ -156,15 +155,7 @@ def split_outliers(fp32: Path, peak: np.ndarray, k: int, target: Path, scratch: 
     model.graph.initializer.extend(live)
     edited = scratch / f"split{k}_fp32.onnx"
     onnx.save(model, str(edited))
-    with root_logger_left_alone():
-        quantize_dynamic(
-            str(edited),
-            str(target),
-            weight_type=QuantType.QInt8,
-            op_types_to_quantize=["MatMul"],
-            per_channel=True,
-            nodes_to_exclude=keep_fp32,
-        )
+    quantise_int8(edited, target, keep_fp32=keep_fp32)
     edited.unlink()
     return target
 

@@ -142,7 +142,6 @@ def export_int8(model_dir: Path, target: Path, *, int8_ffn_output: bool = False)
     ablation: quicker, and outside the quality bounds, see below)."""
     try:
         from filelock import FileLock
-        from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as e:
         raise OnnxUnavailableError(f"cannot export to ONNX here: {e}") from e
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -161,16 +160,28 @@ def export_int8(model_dir: Path, target: Path, *, int8_ffn_output: bool = False)
             # 0.472; this recipe gives torch's exactly): outside issue 20's 0.01 bound. Keeping
             # just their largest input channels fp32 is as quick and moves them too
             # (bench/int8_recipe_bench.py).
-            with root_logger_left_alone():
-                quantize_dynamic(
-                    str(fp32),
-                    str(quantised),
-                    weight_type=QuantType.QInt8,
-                    op_types_to_quantize=["MatMul"],
-                    per_channel=True,
-                    nodes_to_exclude=[] if int8_ffn_output else _ffn_outputs(fp32),
-                )
+            quantise_int8(fp32, quantised, keep_fp32=[] if int8_ffn_output else _ffn_outputs(fp32))
             os.replace(quantised, target)
+    return target
+
+
+def quantise_int8(fp32: Path, target: Path, *, keep_fp32: Sequence[str]) -> Path:
+    """Per-channel int8 weights on every MatMul of ``fp32`` but the nodes named in
+    ``keep_fp32``, activations quantised per run (the recipe of ``export_int8``, and of the
+    graphs bench/int8_recipe_bench.py builds)."""
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as e:
+        raise OnnxUnavailableError(f"cannot quantise here: {e}") from e
+    with root_logger_left_alone():
+        quantize_dynamic(
+            str(fp32),
+            str(target),
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul"],
+            per_channel=True,
+            nodes_to_exclude=list(keep_fp32),
+        )
     return target
 
 
@@ -400,4 +411,5 @@ __all__ = [
     "export_fp32",
     "export_int8",
     "onnx_available",
+    "quantise_int8",
 ]
