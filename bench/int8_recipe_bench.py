@@ -21,8 +21,9 @@ Columns: texts per CPU second on one thread and texts per second as the flow run
 recipe in turn, each as a ratio to torch's best in the same run; the mean and minimum cosine
 to torch's vector of the same text; the mean |change| of the cosine of the demo set's pairs
 that torch puts within 0.1 of the cluster agent's link threshold (the pairs whose merge a
-recipe can flip); and the demo set's labelled merges, pipeline_bench.py's live "after" run
-(real beads tracker, a fresh embedding cache per recipe, warmed with all texts in one call).
+recipe can flip), and its mean signed change; and the demo set's labelled merges,
+pipeline_bench.py's live "after" run (real beads tracker, a fresh embedding cache per recipe,
+warmed with all texts in one call).
 """
 
 from __future__ import annotations
@@ -176,12 +177,16 @@ def labelled_merges(model) -> tuple[float, float]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def near_threshold_drift(ref: np.ndarray, vecs: np.ndarray, threshold: float) -> float:
-    """Mean |cosine change| over the pairs torch puts within 0.1 of ``threshold``."""
+def near_threshold_drift(
+    ref: np.ndarray, vecs: np.ndarray, threshold: float
+) -> tuple[float, float]:
+    """The mean |cosine change| and the mean signed change over the pairs torch puts within
+    0.1 of ``threshold`` (a negative mean: the recipe pushes those pairs apart, links are lost)."""
     upper = np.triu_indices(len(ref), 1)
     before, after = (ref @ ref.T)[upper], (vecs @ vecs.T)[upper]
     near = np.abs(before - threshold) < 0.1
-    return float(np.abs(after - before)[near].mean())
+    change = (after - before)[near]
+    return float(np.abs(change).mean()), float(change.mean())
 
 
 def main() -> None:
@@ -283,11 +288,13 @@ def recipe_table(recipes: list[tuple[str, object]], texts: list[str], rounds: in
         "mean cos",
         "min cos",
         f"|Δ sim| near {threshold}",
+        "Δ sim (signed)",
         "merge P",
         "merge R",
         "within 0.01",
     ):
         table.add_column(col, justify="right")
+    drift = [near_threshold_drift(demo_vecs[0], v, threshold) for v in demo_vecs]
     p0, r0 = merges[0]
     for k, (label, _) in enumerate(recipes):
         cos = np.sum(vectors[k] * vectors[0], axis=1)
@@ -300,7 +307,8 @@ def recipe_table(recipes: list[tuple[str, object]], texts: list[str], rounds: in
             "-" if k == 0 else f"{flow[k] / wall[0]:.2f}",
             f"{cos.mean():.4f}",
             f"{cos.min():.4f}",
-            f"{near_threshold_drift(demo_vecs[0], demo_vecs[k], threshold):.4f}",
+            f"{drift[k][0]:.4f}",
+            f"{drift[k][1]:+.4f}",
             f"{p:.3f}",
             f"{r:.3f}",
             "reference" if k == 0 else ("yes" if max(abs(p - p0), abs(r - r0)) <= 0.01 else "no"),
