@@ -140,9 +140,9 @@ def test_the_default_graph_keeps_the_ffn_output_projections_fp32() -> None:
 
 @needs_model
 def test_an_embedder_given_a_graph_runs_that_file_and_never_exports_one(tmp_path) -> None:
-    """bench/int8_recipe_bench.py runs graphs it built itself through the product's embedder: the
-    file given is the one run (the default graph copied elsewhere gives the default's vectors,
-    and kept by ``with_threads``), and a missing one is an error, not an export to that path."""
+    """bench/int8_recipe_bench.py runs graphs it built itself through the product's embedder.
+    The file given is the one run, and ``with_threads`` keeps it: the default graph copied
+    elsewhere gives the default's vectors. A missing one is an error, not an export to it."""
     import shutil
 
     from cortexgraph.storage.onnx_embedder import cached_model_file
