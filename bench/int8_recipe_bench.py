@@ -200,6 +200,8 @@ def main() -> None:
 
     torch.set_num_threads(1)
     path = model_path()
+    if path is None:
+        raise SystemExit("no embedding model installed (the MiniLM package)")
     texts = [m.content for m in synthetic(args.n)[0]]
     measured = set(texts)
     pool = (m.content for m in synthetic(args.n + 4 * args.calibration)[0])
