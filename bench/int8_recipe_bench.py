@@ -52,20 +52,12 @@ from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmb
 from cortexgraph.storage.onnx_embedder import (
     OnnxEmbedder,
     export_fp32,
+    ffn_output_matmuls,
     quantise_int8,
 )
 
 console = Console(width=200)
 HIDDEN = 1536  # MiniLM's FFN width: the FFN output projection's input channels
-
-
-def _ffn_output_matmuls(model) -> dict[int, object]:
-    """Layer -> the MatMul node of its FFN output projection (``layer.N/output/dense``)."""
-    return {
-        int(n.name.split("layer.")[1].split("/")[0]): n
-        for n in model.graph.node
-        if n.op_type == "MatMul" and "/output/dense/" in n.name and "attention" not in n.name
-    }
 
 
 def calibrate(fp32: Path, texts: list[str], tokenizer, scratch: Path) -> np.ndarray:
@@ -76,7 +68,7 @@ def calibrate(fp32: Path, texts: list[str], tokenizer, scratch: Path) -> np.ndar
     from onnx import TensorProto, helper
 
     model = onnx.load(str(fp32))
-    matmuls = _ffn_output_matmuls(model)
+    matmuls = ffn_output_matmuls(model)
     for layer in sorted(matmuls):
         model.graph.output.append(
             helper.make_tensor_value_info(matmuls[layer].input[0], TensorProto.FLOAT, None)
@@ -110,7 +102,7 @@ def split_outliers(fp32: Path, peak: np.ndarray, k: int, target: Path, scratch: 
     inits = {t.name: t for t in model.graph.initializer}
     nodes = {n.name: n for n in model.graph.node}
     keep_fp32 = []
-    for layer, matmul in sorted(_ffn_output_matmuls(model).items()):
+    for layer, matmul in sorted(ffn_output_matmuls(model).items()):
         outliers = np.sort(np.argsort(-peak[layer])[:k])
         perm = np.concatenate([np.setdiff1d(np.arange(HIDDEN), outliers), outliers])
         pre = f"/inner/encoder/layer.{layer}/intermediate/dense"

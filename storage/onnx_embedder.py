@@ -369,16 +369,27 @@ class _HiddenStates:
         return Wrapped(model)
 
 
+_FFN_OUTPUT = re.compile(r"layer\.(\d+)/output/dense/")  # not attention/output/dense
+
+
+def ffn_output_matmuls(model: Any) -> dict[int, Any]:
+    """Layer -> the MatMul node of its FFN output projection (``layer.N/output/dense``) in an
+    exported graph (an ``onnx.ModelProto``): the nodes the default recipe keeps fp32, and the
+    ones bench/int8_recipe_bench.py splits."""
+    found: dict[int, Any] = {}
+    for node in model.graph.node:
+        match = _FFN_OUTPUT.search(node.name) if node.op_type == "MatMul" else None
+        if match:
+            found[int(match.group(1))] = node
+    return found
+
+
 def _ffn_outputs(graph: Path) -> list[str]:
-    """The MatMul nodes of each layer's FFN output projection (``layer.N/output/dense``)."""
+    """The names of ``ffn_output_matmuls`` in the graph file ``graph``."""
     import onnx
 
     model = onnx.load(str(graph), load_external_data=False)
-    return [
-        n.name
-        for n in model.graph.node
-        if n.op_type == "MatMul" and re.search(r"layer\.\d+/output/dense/", n.name)
-    ]
+    return [node.name for node in ffn_output_matmuls(model).values()]
 
 
 def _model_key(model_dir: Path, int8_ffn_output: bool = False) -> str:
@@ -410,6 +421,7 @@ __all__ = [
     "cached_model_file",
     "export_fp32",
     "export_int8",
+    "ffn_output_matmuls",
     "onnx_available",
     "quantise_int8",
 ]
