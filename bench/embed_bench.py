@@ -9,11 +9,11 @@ the int8 ONNX graph exported locally from the shipped model (storage/onnx_embedd
 length-sorted batches padded to their own longest text, at each thread count, and one row per
 ablation: unsorted batches, the FFN output projections quantised too (one thread, and two
 tasks of one thread as the flow runs them), other batch sizes, ONNX Runtime's lower graph
-optimisation levels, pool threads that spin. Every row: texts per second, the best of ``--rounds`` rounds
-that run every option once in turn (a shared machine's load then hits them alike), its ratio
-to the baseline's best round in the same run, the same per CPU second of this process (what
-other jobs on the cores disturb least; for one thread it is the work a text costs, for more
-it hides what the threads gain), and the cosine of each vector to the torch fp32
+optimisation levels, pool threads that spin. Every row: texts per second, the best of
+``--rounds`` rounds that run every option once in turn (a shared machine's load then hits them
+alike), its ratio to the baseline's best round in the same run, the same per CPU second of this
+process (what other jobs on the cores disturb least; for one thread it is the work a text
+costs, for more it hides what the threads gain), and the cosine of each vector to the torch fp32
 vector of the same text (mean and minimum). The interactive table embeds one text at a
 time (a search's query): p50/p95 latency per thread count.
 
