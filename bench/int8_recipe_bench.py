@@ -49,12 +49,8 @@ from pipeline_bench import run_once
 from cortexgraph.agents.cluster_detector import ClusterConfig
 from cortexgraph.storage.embedding_cache import EmbeddingCache
 from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path
-from cortexgraph.storage.onnx_embedder import (
-    OnnxEmbedder,
-    export_fp32,
-    ffn_output_matmuls,
-    quantise_int8,
-)
+from cortexgraph.storage.onnx_embedder import OnnxEmbedder
+from cortexgraph.storage.onnx_export import export_fp32, ffn_output_matmuls, quantise_int8
 
 console = Console(width=200)
 HIDDEN = 1536  # MiniLM's FFN width: the FFN output projection's input channels
@@ -203,7 +199,7 @@ def main() -> None:
         default = OnnxEmbedder(path, DEFAULT_MODEL)
         console.print("exporting the fp32 graph and calibrating ...")
         fp32 = export_fp32(path, scratch / "fp32.onnx")
-        peak = calibrate(fp32, calibration, default._tokenizer(), scratch)
+        peak = calibrate(fp32, calibration, default.tokenizer(), scratch)
         recipes: list[tuple[str, object]] = [
             ("torch fp32 (reference)", SentenceTransformerEmbedder(path)),
             ("int8, FFN out fp32 (default)", default),

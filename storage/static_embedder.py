@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cortexgraph.storage.errors import CortexGraphError
-from cortexgraph.storage.onnx_embedder import cached_model_file
+from cortexgraph.storage.onnx_export import cached_model_file
 
 log = logging.getLogger(__name__)
 

@@ -102,7 +102,7 @@ def test_the_quantisers_warning_does_not_configure_the_root_logger():
     # logger that would call basicConfig() and change how every later log line prints.
     import logging
 
-    from cortexgraph.storage.onnx_embedder import root_logger_left_alone
+    from cortexgraph.storage.onnx_export import root_logger_left_alone
 
     root = logging.getLogger()
     kept = root.handlers[:]
@@ -124,7 +124,7 @@ def test_the_default_graph_keeps_the_ffn_output_projections_fp32() -> None:
 
     import onnx
 
-    from cortexgraph.storage.onnx_embedder import cached_model_file
+    from cortexgraph.storage.onnx_export import cached_model_file
 
     path = model_path()
     assert path is not None
@@ -145,7 +145,7 @@ def test_an_embedder_given_a_graph_runs_that_file_and_never_exports_one(tmp_path
     elsewhere gives the default's vectors. A missing one is an error, not an export to it."""
     import shutil
 
-    from cortexgraph.storage.onnx_embedder import cached_model_file
+    from cortexgraph.storage.onnx_export import cached_model_file
 
     path = model_path()
     assert path is not None
