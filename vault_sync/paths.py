@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from functools import lru_cache
 from pathlib import Path
 
 from cortexgraph.vault_sync.errors import UnsafePathError
@@ -51,7 +52,7 @@ def safe_folder(folder: str) -> Path:
 
 def ensure_inside(vault: Path, path: Path) -> Path:
     """``path`` resolved, if it lies inside ``vault`` (symlinks followed); else UnsafePathError."""
-    root = vault.resolve()
+    root = _resolved_root(vault)
     full = (root / path).resolve()
     if full != root and root not in full.parents:
         raise UnsafePathError(f"{path} resolves outside the vault {root}")
@@ -79,7 +80,21 @@ def unique_note_path(
 
 def relative_posix(vault: Path, path: Path) -> str:
     """Vault-relative path with forward slashes (what Obsidian and the index store)."""
-    return path.resolve().relative_to(vault.resolve()).as_posix()
+    return path.resolve().relative_to(_resolved_root(vault)).as_posix()
+
+
+@lru_cache(maxsize=64)
+def _absolute_root(vault: Path) -> Path:
+    return vault.resolve()
+
+
+def _resolved_root(vault: Path) -> Path:
+    """``vault.resolve()``, once per process for an absolute root. Promoting one note resolved
+    its vault's root 4-8 times (the note, each link, the ledger's path): ~8% of a re-promotion
+    (bench/vault_promote_bench.py). The sink and the index pin their roots when they start
+    anyway, so a root moved under a running process is followed by neither. A relative root
+    depends on the working directory: resolved each time."""
+    return _absolute_root(vault) if vault.is_absolute() else vault.resolve()
 
 
 def _truncate_utf8(text: str, max_bytes: int) -> str:
