@@ -126,7 +126,31 @@ def export_int8(model_dir: Path, target: Path, *, int8_ffn_output: bool = False)
             # (bench/int8_recipe_bench.py).
             quantise_int8(fp32, quantised, keep_fp32=[] if int8_ffn_output else _ffn_outputs(fp32))
             os.replace(quantised, target)
+        if target.parent == model_dir / "onnx":
+            remove_stale_graphs(model_dir)
     return target
+
+
+def remove_stale_graphs(model_dir: Path) -> list[Path]:
+    """Delete the graphs an earlier recipe or model exported beside ``model_dir`` (each ~60 MB,
+    left behind by every upgrade that changes the key), keeping this version's default and
+    ablation graphs; returns what it deleted. Only the folder beside the model: the user cache
+    (``~/.cache/cortexgraph/onnx``) may be shared by installs of other versions, which would
+    export theirs again."""
+    folder = model_dir / "onnx"
+    keep = {f"{_model_key(model_dir, ablation)}-{ONNX_FILE}" for ablation in (False, True)}
+    removed = []
+    for graph in sorted(folder.glob(f"*-{ONNX_FILE}")):
+        key = graph.name.removesuffix(f"-{ONNX_FILE}")
+        if graph.name in keep or not _KEY.fullmatch(key):
+            continue
+        for path in (graph, graph.with_name(graph.name + ".lock")):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        removed.append(graph)
+    if removed:
+        log.info("removed %d ONNX graph(s) of earlier versions from %s", len(removed), folder)
+    return removed
 
 
 def quantise_int8(fp32: Path, target: Path, *, keep_fp32: Sequence[str]) -> Path:
@@ -193,6 +217,9 @@ def _ffn_outputs(graph: Path) -> list[str]:
     return [node.name for node in ffn_output_matmuls(model).values()]
 
 
+_KEY = re.compile(r"[0-9a-f]{12}")  # _model_key's form: other files in the folder are not ours
+
+
 def _model_key(model_dir: Path, int8_ffn_output: bool = False) -> str:
     """Changes when the shipped weights or our recipe change (size and config, not a hash of
     90 MB on every start)."""
@@ -224,5 +251,6 @@ __all__ = [
     "export_int8",
     "ffn_output_matmuls",
     "quantise_int8",
+    "remove_stale_graphs",
     "root_logger_left_alone",
 ]

@@ -160,3 +160,31 @@ def test_an_embedder_given_a_graph_runs_that_file_and_never_exports_one(tmp_path
     with pytest.raises(OnnxUnavailableError, match="cannot open"):
         OnnxEmbedder(path, "all-MiniLM-L6-v2", graph=missing).embed(TEXTS)
     assert not missing.exists()
+
+
+def test_an_export_leaves_only_this_versions_graphs_beside_the_model(tmp_path) -> None:
+    """Every upgrade that changes the cache key exported a new ~60 MB graph and left the old
+    one. After an export the graphs of other keys go, with their locks; this version's default
+    and ablation graphs stay, and so does any file not named like one of ours."""
+    from cortexgraph.storage.onnx_export import ONNX_FILE, cached_model_file, remove_stale_graphs
+
+    model = tmp_path / "model"
+    (model / "onnx").mkdir(parents=True)
+    (model / "config.json").write_text('{"hidden_size": 384}')
+    (model / "tokenizer.json").write_text("{}")
+    default = cached_model_file(model)
+    ablation = cached_model_file(model, int8_ffn_output=True)
+    stale = model / "onnx" / f"0123456789ab-{ONNX_FILE}"
+    theirs = [model / "onnx" / "model.onnx", model / "onnx" / f"mine-{ONNX_FILE}"]
+    for path in (default, ablation, stale, *theirs):
+        path.write_bytes(b"graph")
+    for path in (default, stale):
+        path.with_name(path.name + ".lock").write_bytes(b"")
+
+    assert remove_stale_graphs(model) == [stale]
+    left = sorted(p.name for p in (model / "onnx").iterdir())
+    assert left == sorted(
+        [default.name, default.name + ".lock", ablation.name, *(p.name for p in theirs)]
+    )
+    (model / "config.json").write_text('{"hidden_size": 768}')  # another model: another key
+    assert sorted(remove_stale_graphs(model)) == sorted([default, ablation])
