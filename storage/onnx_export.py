@@ -144,9 +144,12 @@ def remove_stale_graphs(model_dir: Path) -> list[Path]:
         key = graph.name.removesuffix(f"-{ONNX_FILE}")
         if graph.name in keep or not _KEY.fullmatch(key):
             continue
-        for path in (graph, graph.with_name(graph.name + ".lock")):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        try:  # tidying is best effort: an export that worked does not fail on it
+            graph.unlink(missing_ok=True)
+            graph.with_name(graph.name + ".lock").unlink(missing_ok=True)
+        except OSError as e:
+            log.warning("could not remove an earlier version's ONNX graph %s: %s", graph, e)
+            continue
         removed.append(graph)
     if removed:
         log.info("removed %d ONNX graph(s) of earlier versions from %s", len(removed), folder)
