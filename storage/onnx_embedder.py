@@ -6,7 +6,7 @@ docs/storage.md): on a 2-core VM with AVX-512 it measured 3.6x torch fp32 per CP
 against 104 texts a second) and 2.8x in wall time with both cores; there an int8 matrix
 product runs only about 1.8x faster than an fp32 one.
 
-The graph is exported once, locally, from the shipped model, and cached beside it
+The graph is exported once, locally, from the shipped model, and cached
 (storage/onnx_export.py: int8 weights on every MatMul but the FFN output projections; nothing
 is downloaded). Vectors agree with the torch fp32 model to a mean cosine of 0.995
 (bench/embed_bench.py), so they share its name and its embedding cache.

@@ -1,8 +1,8 @@
 """The int8 ONNX graph of the shipped MiniLM: exported once, locally, and cached.
 
-torch's exporter writes the fp32 graph (``export_fp32``); ``onnxruntime.quantization.
-quantize_dynamic`` turns it into per-channel int8 weights on every MatMul but the FFN output
-projections, activations quantised on the fly (``export_int8``, ``quantise_int8``).
+torch's exporter writes the fp32 graph (``export_fp32``); ONNX Runtime's ``quantize_dynamic``
+turns it into per-channel int8 weights on every MatMul but the FFN output projections,
+activations quantised on the fly (``export_int8``, ``quantise_int8``).
 Quantising those too is ~15% quicker and an ablation only, ``int8_ffn_output``: it moves the
 labelled merges off torch's (docs/storage.md; bench/int8_recipe_bench.py measures this recipe
 beside the others). The graph is cached where sentence-transformers keeps its ONNX files,
