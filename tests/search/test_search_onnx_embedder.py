@@ -192,3 +192,32 @@ def test_an_export_leaves_only_this_versions_graphs_beside_the_model(tmp_path) -
     stuck = model / "onnx" / f"fedcba987654-{ONNX_FILE}"
     stuck.mkdir()  # unlink() of a folder raises, even for root
     assert remove_stale_graphs(model) == [] and stuck.is_dir()
+
+
+def test_a_distillation_leaves_only_this_versions_static_model_beside_the_model(tmp_path) -> None:
+    """The static models (the 'static' extra) share the ONNX graphs' key, so each upgrade left
+    a distilled folder behind too. Folders of other keys go, with their locks; this version's
+    stays, and so does anything not named like ours. Needs no model2vec: folders only."""
+    from cortexgraph.storage.static_embedder import cached_static_dir, remove_stale_static_models
+
+    model = tmp_path / "model"
+    (model / "onnx").mkdir(parents=True)
+    (model / "config.json").write_text('{"hidden_size": 384}')
+    (model / "tokenizer.json").write_text("{}")
+    current = cached_static_dir(model)
+    stale = model / "onnx" / "0123456789ab-model2vec"
+    theirs = model / "onnx" / "my-model2vec"
+    for folder in (current, stale, theirs):
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+    stale.with_name(stale.name + ".lock").write_bytes(b"")
+
+    assert current.parent == model / "onnx"
+    assert remove_stale_static_models(model) == [stale]
+    assert sorted(p.name for p in (model / "onnx").iterdir()) == sorted([current.name, theirs.name])
+    (model / "config.json").write_text('{"hidden_size": 768}')  # another model: another key
+    assert remove_stale_static_models(model) == [current]
+    # What cannot be removed stays: a file named like a folder of ours makes rmtree raise.
+    stuck = model / "onnx" / "fedcba987654-model2vec"
+    stuck.write_bytes(b"")
+    assert remove_stale_static_models(model) == [] and stuck.is_file()
