@@ -17,14 +17,12 @@ AGENTS = ("decay", "cluster", "merge", "promote", "relations")
 def reference_table(console, cache_dir: Path, n: int = 1000) -> None:
     from _pipeline_data import synthetic
     from _reference import reference_python, run_json
-    from pipeline_bench import run_once
+    from pipeline_bench import run_once, warm_cache
 
-    from cortexgraph.storage.embeddings import EmbeddingCache, default_embedder
+    from cortexgraph.storage.embeddings import default_embedder
 
     memories, _ = synthetic(n)
-    cache = EmbeddingCache(default_embedder(), cache_dir)
-    vectors = cache.embed([m.content for m in memories])
-    cache.save()
+    vectors = warm_cache(default_embedder(), cache_dir, memories)
     root = Path(tempfile.mkdtemp(prefix="cgbench-ref-"))
     dataset = root / "dataset.json"
     dataset.write_text(

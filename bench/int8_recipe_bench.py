@@ -44,10 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_line
 from _pipeline_data import demo_labelled, merged_groups, pair_quality, synthetic
 from embed_bench import _TwoTasks
-from pipeline_bench import run_once
+from pipeline_bench import run_once, warm_cache
 
 from cortexgraph.agents.cluster_detector import ClusterConfig
-from cortexgraph.storage.embedding_cache import EmbeddingCache
 from cortexgraph.storage.embeddings import DEFAULT_MODEL, SentenceTransformerEmbedder, model_path
 from cortexgraph.storage.onnx_embedder import OnnxEmbedder
 from cortexgraph.storage.onnx_export import export_fp32, ffn_output_matmuls, quantise_int8
@@ -155,9 +154,7 @@ def labelled_merges(model) -> tuple[float, float]:
     cache_dir = Path(tempfile.mkdtemp(prefix="cgrecipe-cache-"))
     root = Path(tempfile.mkdtemp(prefix="cgrecipe-run-"))
     try:
-        warm = EmbeddingCache(model, cache_dir)
-        warm.embed([m.content for m in memories])
-        warm.save()
+        warm_cache(model, cache_dir, memories)
         _, _, report = run_once(root, memories, cache_dir, None, None, model=model)
         return pair_quality(merged_groups(report), group_of)
     finally:

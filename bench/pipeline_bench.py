@@ -144,6 +144,15 @@ def run_once(
     return time.perf_counter() - t0, _rss_mib() - rss0, report
 
 
+def warm_cache(model, cache_dir: Path, memories):
+    """Embed ``memories`` into the cache at ``cache_dir`` and save it, so a run starts warm;
+    returns their vectors."""
+    cache = EmbeddingCache(model, cache_dir)
+    vectors = cache.embed([m.content for m in memories])
+    cache.save()
+    return vectors
+
+
 def build_cache(n: int, cache_dir: Path) -> None:
     model = default_embedder()
     if model is None:
@@ -253,9 +262,7 @@ def demo_tables(cache_dir: Path) -> None:
     from cortexgraph.user_store import open_issue_tracker
 
     ms, group_of, half_a, half_b = demo_labelled()
-    warm = EmbeddingCache(default_embedder(), cache_dir)  # both rows start from a warm cache
-    warm.embed([m.content for m in ms])
-    warm.save()
+    warm_cache(default_embedder(), cache_dir, ms)  # both rows start from a warm cache
     table = Table(
         title=f"Demo set ({len(ms)} memories, {len(set(group_of.values()))} labelled "
         "near-duplicate groups), live run with the beads tracker"
