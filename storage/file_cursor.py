@@ -7,12 +7,15 @@ rewrite).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cortexgraph.storage.errors import StorageError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -45,24 +48,69 @@ def read_new_bytes(cursor: FileCursor) -> tuple[int, int, bytes]:
     return ino, (cursor.offset if ino == cursor.inode else 0) + len(data), data
 
 
+def append_whole(
+    path: Path, payload: bytes, *, fsync: bool, fresh_line: bool = False
+) -> os.stat_result:
+    """Append ``payload`` whole or not at all; the file's stat after it. Caller holds the lock.
+
+    A full disk is a short write, then ENOSPC: the bytes that landed would be read back as
+    records (a batch the caller was told failed, half saved) and the cut line as corruption.
+    So on any error the file is cut back to where it ended. Raw ``os.write`` calls: a buffered
+    file would write its leftover bytes again when closed, after the cut. ``fresh_line``: a
+    writer killed mid-line left no newline, so ours starts on a new line."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        if fresh_line and end > 0 and os.pread(fd, 1, end - 1) != b"\n":
+            payload = b"\n" + payload
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+            if fsync:
+                os.fsync(fd)
+        except OSError:
+            _cut_back(fd, end, path)
+            raise
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def _cut_back(fd: int, end: int, path: Path) -> None:
+    try:
+        os.ftruncate(fd, end)
+    except OSError as e:  # the reader then quarantines the cut line: still nothing lost
+        log.warning("could not cut %s back to %d bytes after a failed append: %s", path, end, e)
+
+
 def append_lines(cursor: FileCursor, lines: Sequence[str], *, fsync: bool) -> None:
     """Caller holds the lock and has caught up, so ``cursor.offset`` is the file's end."""
     if not lines:
         return
     payload = ("\n".join(lines) + "\n").encode("utf-8")
     try:
-        with open(cursor.path, "a+b") as f:
-            end = f.seek(0, os.SEEK_END)
-            # A writer killed mid-line left no newline: start ours on a fresh line.
-            if end > 0 and os.pread(f.fileno(), 1, end - 1) != b"\n":
-                payload = b"\n" + payload
-            f.write(payload)
-            f.flush()
-            if fsync:
-                os.fsync(f.fileno())
-            cursor.inode, cursor.offset = os.fstat(f.fileno()).st_ino, f.tell()
+        st = append_whole(cursor.path, payload, fsync=fsync, fresh_line=True)
     except OSError as exc:
         raise StorageError(f"cannot write {cursor.path}: {exc}") from exc
+    cursor.inode, cursor.offset = st.st_ino, st.st_size
 
 
-__all__ = ["FileCursor", "append_lines", "file_stat", "read_new_bytes"]
+def truncate_to(cursor: FileCursor, size: int) -> None:
+    """Undo this process's last append (caller holds the lock): the file cut back to ``size``,
+    the cursor with it."""
+    try:
+        os.truncate(cursor.path, size)
+    except OSError as exc:
+        raise StorageError(f"cannot undo the append to {cursor.path}: {exc}") from exc
+    cursor.inode, cursor.offset = file_stat(cursor)
+
+
+__all__ = [
+    "FileCursor",
+    "append_lines",
+    "append_whole",
+    "file_stat",
+    "read_new_bytes",
+    "truncate_to",
+]

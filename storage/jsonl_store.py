@@ -30,7 +30,13 @@ from filelock import FileLock
 from cortexgraph.storage.bulk_records import plain_memories
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
-from cortexgraph.storage.file_cursor import FileCursor, append_lines, file_stat, read_new_bytes
+from cortexgraph.storage.file_cursor import (
+    FileCursor,
+    append_lines,
+    file_stat,
+    read_new_bytes,
+    truncate_to,
+)
 from cortexgraph.storage.file_ops import (
     atomic_write,
     bump_generation,
@@ -307,8 +313,14 @@ class JSONLStore(IndexedStore):
 
     def _persist_deletions(self, memory_ids: Sequence[str], relation_ids: Sequence[str]) -> None:
         with self._exclusive():
+            rel_end = self._rel.offset  # caught up: the file's end
             self._append(self._rel, [tombstone(r) for r in relation_ids])
-            self._append(self._mem, [tombstone(m) for m in memory_ids])
+            try:
+                self._append(self._mem, [tombstone(m) for m in memory_ids])
+            except StorageError:  # a memory kept with its links gone is worse than neither
+                if relation_ids:
+                    truncate_to(self._rel, rel_end)
+                raise
 
     def _atomic_write(self, path: Path, chunks: Sequence[bytes]) -> None:
         atomic_write(path, chunks)

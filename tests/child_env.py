@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +45,36 @@ def hook_process(
     """``python -m cortexgraph.hooks EVENT`` with the event's JSON on stdin, as Claude Code runs it."""
     stdin = body if isinstance(body, str) else json.dumps(body)
     return run_module("cortexgraph.hooks", event, env=env, stdin=stdin, timeout=60)
+
+
+# A full disk, as the kernel enforces a file-size limit: a short write, then an error
+# (EFBIG; SIGXFSZ ignored so the process is not killed). ``room_for(path, n)`` lets files
+# grow to n bytes past ``path``'s size now; ``unlimited()`` lifts it.
+_FILE_SIZE_LIMIT = """
+import json, resource, signal, sys
+from pathlib import Path
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+def room_for(path, extra):
+    limit = Path(path).stat().st_size + extra
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+def unlimited():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+"""
+
+
+def run_with_file_size_limit(script: str, *args: str) -> dict[str, Any]:
+    """Run ``script`` (Python, with ``room_for`` and ``unlimited`` defined, ``args`` in
+    ``sys.argv[1:]``) in a child; its last line of output, parsed as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FILE_SIZE_LIMIT + textwrap.dedent(script), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=child_env(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result

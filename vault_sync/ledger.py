@@ -16,6 +16,7 @@ Writers hold the sink's cross-process lock around ``refresh``/``set``/``flush``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -123,12 +124,23 @@ class WriteLedger:
 
     # -- writing --------------------------------------------------------------------------------
     def set(self, memory_id: str, entry: LedgerEntry) -> None:
-        self.entries[memory_id] = entry
+        """Record ``entry`` (caller holds the vault's write lock)."""
         line = json.dumps({"id": memory_id, **_fields(entry)}, ensure_ascii=False) + "\n"
         # Opened per line: another process may compact (truncate) the journal between writes.
-        with _open_in_folder(self.journal, "ab") as fh:
-            fh.write(line.encode("utf-8"))
+        # Unbuffered, and cut back on an error: a full disk writes part of the line, and the
+        # next line appended to that part would be read as one damaged line and lost.
+        with _open_in_folder(self.journal, "ab", buffering=0) as fh:
+            end = fh.seek(0, os.SEEK_END)
+            try:
+                view = memoryview(line.encode("utf-8"))
+                while view:
+                    view = view[fh.write(view) :]
+            except OSError:
+                with contextlib.suppress(OSError):  # not cut: read as a line still being written
+                    fh.truncate(end)
+                raise
             self._journal_offset = fh.tell()
+        self.entries[memory_id] = entry
         self._journal_lines += 1
 
     def save(self) -> None:
@@ -161,14 +173,14 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
         raise
 
 
-def _open_in_folder(path: Path, mode: str) -> IO[Any]:
+def _open_in_folder(path: Path, mode: str, buffering: int = -1) -> IO[Any]:
     """``open(path, mode)``, making its folder first if it is missing (not a mkdir per write)."""
     encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
     try:
-        return open(path, mode, encoding=encoding, newline=newline)
+        return open(path, mode, buffering, encoding=encoding, newline=newline)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, mode, encoding=encoding, newline=newline)
+        return open(path, mode, buffering, encoding=encoding, newline=newline)
 
 
 def sync_filesystem(path: Path) -> None:

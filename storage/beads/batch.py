@@ -26,6 +26,7 @@ from cortexgraph.storage.beads.errors import IssueRecordError
 from cortexgraph.storage.beads.issue_file import IssueFile, ParsedIssueFile
 from cortexgraph.storage.beads.schema import DEDUPE_KEY, BeadsIssue, issue_from_line, issue_to_line
 from cortexgraph.storage.errors import StorageError
+from cortexgraph.storage.file_cursor import append_whole
 
 
 def compacted(snap: ParsedIssueFile) -> ParsedIssueFile:
@@ -107,6 +108,10 @@ class BatchState:
         snap = self.snapshot
         assert snap is not None
         text = issue_to_line(issue)
+        try:  # the file first: a change that could not be written is not committed either
+            st = append_whole(file.path, text.encode("utf-8") + b"\n", fsync=False)
+        except OSError as e:
+            raise StorageError(f"cannot write {file.path}: {e}") from e
         if issue.id in snap.line_of:
             snap.lines[snap.line_of[issue.id]] = text
         else:
@@ -114,13 +119,6 @@ class BatchState:
             snap.lines.append(text)
         snap.issues[issue.id] = issue
         self._index(issue)
-        try:
-            with open(file.path, "ab") as fh:
-                fh.write(text.encode("utf-8") + b"\n")
-                fh.flush()
-                st = os.fstat(fh.fileno())
-        except OSError as e:
-            raise StorageError(f"cannot write {file.path}: {e}") from e
         self.changes.append(subject)
         # No new generation token: an append always grows the file, which every other holder's
         # ``_unchanged`` sees in its (inode, size, mtime) check, and any holder that took the

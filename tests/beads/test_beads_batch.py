@@ -7,6 +7,7 @@ import multiprocessing as mp
 from pathlib import Path
 
 import pytest
+from child_env import run_with_file_size_limit
 
 from cortexgraph.storage.beads import open_tracker
 
@@ -148,3 +149,41 @@ def test_two_open_batches_in_turn_each_see_the_others_appends(tmp_path: Path, gi
     assert [fresh.get(i).assignee for i in ids[:3]] == ["a", "a", "b"]
     assert sorted(_ids_on_lines(fresh.path)) == sorted([*ids, made.id])
     assert git_cmd(store, "status", "--porcelain") == ""
+
+
+def test_a_change_that_runs_out_of_space_is_neither_left_in_the_file_nor_committed(
+    tmp_path: Path, git_cmd
+):
+    """A full disk mid-batch (the kernel's file-size limit: a short write, then an error): the
+    caller is told, the cut line is not left in issues.jsonl, and the batch's commit lists only
+    the changes that were written. The batch used to keep the failed change in its snapshot and
+    commit it at the end."""
+    store = tmp_path / "store"
+    out = run_with_file_size_limit(
+        """
+        from cortexgraph.storage.beads import open_tracker
+        from cortexgraph.storage.errors import StorageError
+        tracker = open_tracker(Path(sys.argv[1]), search_parents=False)
+        with tracker.batch("decay-analyzer"):
+            kept = tracker.create("kept finding").id
+            room_for(tracker.path, 40)
+            try:
+                tracker.create("lost finding " + "x" * 200)
+                refused = ""
+            except StorageError as e:
+                refused = str(e)
+            unlimited()
+            after = tracker.create("written once there was room").id
+            seen = sorted(i.title for i in tracker.query())
+        print(json.dumps({"kept": kept, "after": after, "refused": refused, "seen": seen}))
+        """,
+        str(store),
+    )
+    assert "cannot write" in out["refused"]
+    assert out["seen"] == ["kept finding", "written once there was room"]
+    tracker = open_tracker(store, search_parents=False)
+    assert _ids_on_lines(tracker.path) == [out["kept"], out["after"]]
+    assert tracker.unreadable_lines() == []
+    assert "lost finding" not in git_cmd(store, "log", "-p")
+    subjects = git_cmd(store, "log", "--format=%s").splitlines()
+    assert subjects == ["decay-analyzer: 2 issue changes (opened 2)"]

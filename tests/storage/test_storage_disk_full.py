@@ -1,0 +1,89 @@
+"""A write that runs out of space: the caller is told, and the file is as it was.
+
+A full disk is met as a short write (some bytes land, then ENOSPC). Appending those bytes and
+leaving them made the next catch-up read the failed batch's complete lines back as another
+process's records (memories the caller was told were not saved), and its cut line quarantined
+as corruption. Each test runs in a child process under a file-size limit, which the kernel
+enforces as it does a full disk: a short write, then an error (``child_env``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from child_env import run_with_file_size_limit
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+
+
+def test_a_save_that_runs_out_of_space_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    out = run_with_file_size_limit(
+        """
+        from cortexgraph.storage import JSONLStore
+        from cortexgraph.storage.errors import StorageError
+        store = JSONLStore(Path(sys.argv[1]))
+        kept = [store.save(f"kept memory {i}", now=1_700_000_000).id for i in range(3)]
+        mem = Path(sys.argv[1]) / "memories.jsonl"
+        before = mem.read_bytes()
+        room_for(mem, 300)  # about one and a half of the five lines below
+        from cortexgraph.storage.validation import new_memory
+        try:
+            store.put_many([new_memory("lost " + "x" * 150 + str(i)) for i in range(5)])
+            refused = ""
+        except StorageError as e:
+            refused = str(e)
+        unlimited()
+        same = mem.read_bytes() == before
+        after = store.save("saved once there was room", now=1_700_000_001).id
+        print(json.dumps({"kept": kept, "after": after, "refused": refused, "same": same,
+                          "seen": sorted(m.id for m in store.list())}))
+        """,
+        str(tmp_path),
+    )
+    assert "cannot write" in out["refused"]
+    assert out["same"], "the failed batch's bytes were left in memories.jsonl"
+    expected = sorted([*out["kept"], out["after"]])
+    assert out["seen"] == expected  # the writer's own view: no half of the failed batch
+
+    from cortexgraph.storage import JSONLStore
+
+    reopened = JSONLStore(tmp_path)
+    assert sorted(m.id for m in reopened.list()) == expected
+    assert reopened.quarantined_lines == 0
+    assert not list(tmp_path.glob("*.quarantine.jsonl"))
+
+
+def test_a_deletion_that_runs_out_of_space_deletes_nothing(tmp_path: Path) -> None:
+    """A deletion appends the relations' tombstones, then the memory's: the second failing
+    must not leave the first, or the memory would stay with its links gone."""
+    out = run_with_file_size_limit(
+        """
+        from cortexgraph.storage import JSONLStore
+        from cortexgraph.storage.errors import StorageError
+        store = JSONLStore(Path(sys.argv[1]))
+        a = store.save("Sam chose PostgreSQL", now=1_700_000_000)
+        b = store.save("Sam's ledger runs on PostgreSQL", now=1_700_000_000)
+        rel = store.add_relation(a.id, b.id, "related")
+        mem = Path(sys.argv[1]) / "memories.jsonl"
+        room_for(mem, 0)  # relations.jsonl has room, memories.jsonl has none
+        try:
+            store.delete(a.id)
+            refused = ""
+        except StorageError as e:
+            refused = str(e)
+        unlimited()
+        print(json.dumps({"refused": refused, "a": a.id, "rel": rel.id,
+                          "relations": [r.id for r in store.relations(a.id)]}))
+        """,
+        str(tmp_path),
+    )
+    assert "cannot write" in out["refused"]
+    assert out["relations"] == [out["rel"]]
+
+    from cortexgraph.storage import JSONLStore
+
+    reopened = JSONLStore(tmp_path)
+    assert reopened.get(out["a"])
+    assert [r.id for r in reopened.relations(out["a"])] == [out["rel"]]
