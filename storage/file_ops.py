@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from cortexgraph.storage.errors import StorageError
-from cortexgraph.storage.jsonl_lines import BadLine
+from cortexgraph.storage.file_cursor import FileCursor, file_stat
+from cortexgraph.storage.jsonl_lines import BadLine, count_lines, record_lines
+from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.storage.protocol import CompactionReport
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +168,38 @@ def write_compaction_note(
         log.info("cortexgraph: could not write the compaction note: %s", exc)
 
 
+def rewrite_compacted(
+    directory: Path,
+    cursors: tuple[FileCursor, FileCursor],
+    records: tuple[Sequence[Memory], Sequence[Relation]],
+    *,
+    generation: int,
+    rules: str,
+) -> tuple[CompactionReport, bytes]:
+    """Rewrite the memories and relations files with one line per live record (fsync, atomic
+    replace), point their cursors at the new files, and leave the note of the compaction that
+    makes ``generation``. Caller holds the lock, has caught up, and bumps the generation after.
+    Returns the report and the memories file's new bytes (what a snapshot is taken of)."""
+    before = {c.path.name: (c.inode, c.offset) for c in cursors}
+    lines_before = sum(count_lines(c.path) for c in cursors)
+    bytes_before = sum(file_stat(c)[1] for c in cursors)
+    lines = [record_lines(r) for r in records]
+    for c, chunk in zip(cursors, lines, strict=True):
+        atomic_write(c.path, chunk)
+        c.inode, c.offset = file_stat(c)
+    after = {c.path.name: (*before[c.path.name], c.inode, c.offset) for c in cursors}
+    write_compaction_note(directory, generation, after, rules)
+    report = CompactionReport(
+        memories_kept=len(lines[0]),
+        relations_kept=len(lines[1]),
+        lines_before=lines_before,
+        lines_after=len(lines[0]) + len(lines[1]),
+        bytes_before=bytes_before,
+        bytes_after=sum(file_stat(c)[1] for c in cursors),
+    )
+    return report, b"".join(lines[0])
+
+
 def read_compaction_note(directory: Path, generation: int, rules: str) -> dict[str, Any] | None:
     """The note of the compaction that made ``generation``, if it is that one and readable."""
     try:
@@ -215,5 +250,6 @@ __all__ = [
     "read_compaction_note",
     "read_generation",
     "remove_stale_temp_files",
+    "rewrite_compacted",
     "write_compaction_note",
 ]

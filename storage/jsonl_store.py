@@ -38,14 +38,13 @@ from cortexgraph.storage.file_cursor import (
     truncate_to,
 )
 from cortexgraph.storage.file_ops import (
-    atomic_write,
     bump_generation,
     followed_cursors,
     move_to_quarantine,
     read_compaction_note,
     read_generation,
     remove_stale_temp_files,
-    write_compaction_note,
+    rewrite_compacted,
 )
 from cortexgraph.storage.index_snapshot import (
     read_snapshot,
@@ -63,7 +62,6 @@ from cortexgraph.storage.jsonl_lines import (
     parse_record,
     quarantine_path,
     reason,
-    record_lines,
     tombstone,
 )
 from cortexgraph.storage.memory_store import IndexedStore
@@ -322,9 +320,6 @@ class JSONLStore(IndexedStore):
                     truncate_to(self._rel, rel_end)
                 raise
 
-    def _atomic_write(self, path: Path, chunks: Sequence[bytes]) -> None:
-        atomic_write(path, chunks)
-
     def compact(self) -> CompactionReport:
         """Rewrite both files with one line per live record (fsync + atomic replace).
 
@@ -342,34 +337,21 @@ class JSONLStore(IndexedStore):
     def _rewrite_files(self) -> CompactionReport:
         """Caller holds both locks: the live records written out, in creation order."""
         self._catch_up()
-        before = {c.path.name: (c.inode, c.offset) for c in (self._mem, self._rel)}
-        before_lines = sum(count_lines(c.path) for c in (self._mem, self._rel))
-        before_bytes = self._file_bytes()
         if self._view_from_snapshot:  # a cache's word is not enough to rewrite the truth
             memories, relations = self._records_in_files()
             self._view_from_snapshot = False
         else:  # the view was parsed from these very files under the same rules
             memories, relations = list(self._memories.values()), list(self._relations.values())
-        mem_lines, rel_lines = record_lines(memories), record_lines(relations)
-        self._atomic_write(self._mem.path, mem_lines)
-        self._atomic_write(self._rel.path, rel_lines)
-        for c in (self._mem, self._rel):
-            c.inode, c.offset = file_stat(c)
-        after = {
-            c.path.name: (*before[c.path.name], c.inode, c.offset) for c in (self._mem, self._rel)
-        }
-        write_compaction_note(self.path, self._read_generation() + 1, after, self._rules)
-        self._bump_generation()
-        data = b"".join(mem_lines)
-        self._snapshot_due = data if len(data) >= self.config.snapshot_min_bytes else None
-        return CompactionReport(
-            memories_kept=len(mem_lines),
-            relations_kept=len(rel_lines),
-            lines_before=before_lines,
-            lines_after=len(mem_lines) + len(rel_lines),
-            bytes_before=before_bytes,
-            bytes_after=self._file_bytes(),
+        report, data = rewrite_compacted(
+            self.path,
+            (self._mem, self._rel),
+            (memories, relations),
+            generation=self._read_generation() + 1,
+            rules=self._rules,
         )
+        self._bump_generation()
+        self._snapshot_due = data if len(data) >= self.config.snapshot_min_bytes else None
+        return report
 
     def _records_in_files(self) -> tuple[list[Memory], list[Relation]]:
         """Caller holds the lock and has caught up: the live records the JSONL files hold.
