@@ -20,7 +20,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,22 +137,32 @@ def remove_stale_graphs(model_dir: Path) -> list[Path]:
     ablation graphs; returns what it deleted. Only the folder beside the model: the user cache
     (``~/.cache/cortexgraph/onnx``) may be shared by installs of other versions, which would
     export theirs again."""
-    folder = model_dir / "onnx"
     keep = {f"{_model_key(model_dir, ablation)}-{ONNX_FILE}" for ablation in (False, True)}
+    return remove_stale_beside(
+        model_dir, ONNX_FILE, keep, lambda p: p.unlink(missing_ok=True), "ONNX graph"
+    )
+
+
+def remove_stale_beside(
+    model_dir: Path, suffix: str, keep: Container[str], remove: Callable[[Path], object], what: str
+) -> list[Path]:
+    """Delete the ``<key>-<suffix>`` entries (with their locks) in ``model_dir/onnx`` whose name
+    is not in ``keep``, each with ``remove``; returns what it deleted. Names of another form are
+    not ours and stay. Best effort: an entry that cannot be removed is logged and kept."""
+    folder = model_dir / "onnx"
     removed = []
-    for graph in sorted(folder.glob(f"*-{ONNX_FILE}")):
-        key = graph.name.removesuffix(f"-{ONNX_FILE}")
-        if graph.name in keep or not _KEY.fullmatch(key):
+    for entry in sorted(folder.glob(f"*-{suffix}")):
+        if entry.name in keep or not _KEY.fullmatch(entry.name.removesuffix(f"-{suffix}")):
             continue
-        try:  # tidying is best effort: an export that worked does not fail on it
-            graph.unlink(missing_ok=True)
-            graph.with_name(graph.name + ".lock").unlink(missing_ok=True)
+        try:  # tidying never fails the export or distillation that asked for it
+            remove(entry)
+            entry.with_name(entry.name + ".lock").unlink(missing_ok=True)
         except OSError as e:
-            log.warning("could not remove an earlier version's ONNX graph %s: %s", graph, e)
+            log.warning("could not remove an earlier version's %s %s: %s", what, entry, e)
             continue
-        removed.append(graph)
+        removed.append(entry)
     if removed:
-        log.info("removed %d ONNX graph(s) of earlier versions from %s", len(removed), folder)
+        log.info("removed %d %s(s) of earlier versions from %s", len(removed), what, folder)
     return removed
 
 
@@ -254,6 +264,7 @@ __all__ = [
     "export_int8",
     "ffn_output_matmuls",
     "quantise_int8",
+    "remove_stale_beside",
     "remove_stale_graphs",
     "root_logger_left_alone",
 ]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -30,14 +29,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cortexgraph.storage.errors import CortexGraphError
-from cortexgraph.storage.onnx_export import cached_model_file
+from cortexgraph.storage.onnx_export import cached_model_file, remove_stale_beside
 
 log = logging.getLogger(__name__)
 
 STATIC_SUFFIX = "model2vec"
 PCA_DIMS = 256  # model2vec's default; the candidate search needs no more
-# cached_static_dir's form (the ONNX cache key, then the suffix): other folders are not ours
-_STATIC_NAME = re.compile(rf"[0-9a-f]{{12}}-{STATIC_SUFFIX}")
 
 
 class StaticUnavailableError(CortexGraphError, RuntimeError):
@@ -98,22 +95,8 @@ def remove_stale_static_models(model_dir: Path) -> list[Path]:
     each, left behind by every upgrade that changes the ONNX key they share), keeping this
     version's; returns what it deleted. As with the ONNX graphs, only the folder beside the
     model: the user cache may be shared by installs of other versions."""
-    folder = model_dir / "onnx"
-    keep = cached_static_dir(model_dir).name
-    removed = []
-    for static in sorted(folder.glob(f"*-{STATIC_SUFFIX}")):
-        if static.name == keep or not _STATIC_NAME.fullmatch(static.name):
-            continue
-        try:  # tidying is best effort: a distillation that worked does not fail on it
-            shutil.rmtree(static)
-            static.with_name(static.name + ".lock").unlink(missing_ok=True)
-        except OSError as e:
-            log.warning("could not remove an earlier version's static model %s: %s", static, e)
-            continue
-        removed.append(static)
-    if removed:
-        log.info("removed %d static model(s) of earlier versions from %s", len(removed), folder)
-    return removed
+    keep = {cached_static_dir(model_dir).name}
+    return remove_stale_beside(model_dir, STATIC_SUFFIX, keep, shutil.rmtree, "static model")
 
 
 class StaticEmbedder:
