@@ -6,19 +6,16 @@ Every function here is called with the store's inter-process lock held (``storag
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
 import logging
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from cortexgraph.storage.errors import StorageError
 from cortexgraph.storage.file_cursor import FileCursor, file_stat
-from cortexgraph.storage.jsonl_lines import BadLine, count_lines, record_lines
+from cortexgraph.storage.jsonl_lines import count_lines, record_lines
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.storage.protocol import CompactionReport
 
@@ -115,41 +112,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def quarantine_entry(bad: BadLine, filename: str, now: int) -> dict[str, Any]:
-    """A quarantine line: ``line_base64`` holds the original bytes exactly; ``line`` repeats
-    them as text when they are valid UTF-8 (never a copy with replacement characters)."""
-    entry: dict[str, Any] = {"quarantined_at": now, "file": filename, "reason": bad.reason}
-    with contextlib.suppress(UnicodeDecodeError):
-        entry["line"] = bad.raw.decode("utf-8")
-    entry["line_base64"] = base64.b64encode(bad.raw).decode("ascii")
-    return entry
-
-
-def append_quarantine(qpath: Path, entries: Sequence[dict[str, Any]]) -> None:
-    lines = [json.dumps(e) + "\n" for e in entries]  # ASCII: any reason text is safe to write
-    try:
-        with qpath.open("a", encoding="utf-8") as q:
-            q.writelines(lines)
-            q.flush()
-            os.fsync(q.fileno())
-    except OSError as exc:
-        raise StorageError(f"cannot write quarantine file {qpath}: {exc}") from exc
-
-
-def move_to_quarantine(path: Path, qpath: Path, bad: Sequence[BadLine]) -> Path:
-    """Append ``bad`` lines to ``qpath`` (fsynced), then rewrite ``path`` without them."""
-    now = int(time.time())
-    append_quarantine(qpath, [quarantine_entry(b, path.name, now) for b in bad])
-    bad_lines = {b.raw for b in bad}
-    kept = [
-        line + b"\n"
-        for line in path.read_bytes().split(b"\n")
-        if line.strip() and line not in bad_lines
-    ]
-    atomic_write(path, kept)
-    return qpath
-
-
 # -- the compaction note ---------------------------------------------------------------------
 # A compaction rewrites the files with the live records of their first ``before`` bytes. A
 # process that had read exactly those bytes already holds exactly those records: it moves its
@@ -241,12 +203,9 @@ def followed_cursors(
 
 __all__ = [
     "COMPACTION_NOTE",
-    "append_quarantine",
     "atomic_write",
     "bump_generation",
     "followed_cursors",
-    "move_to_quarantine",
-    "quarantine_entry",
     "read_compaction_note",
     "read_generation",
     "remove_stale_temp_files",

@@ -40,7 +40,6 @@ from cortexgraph.storage.file_cursor import (
 from cortexgraph.storage.file_ops import (
     bump_generation,
     followed_cursors,
-    move_to_quarantine,
     read_compaction_note,
     read_generation,
     remove_stale_temp_files,
@@ -67,6 +66,7 @@ from cortexgraph.storage.jsonl_lines import (
 from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.storage.protocol import CompactionReport, DenseScorer
+from cortexgraph.storage.quarantine import StoreQuarantine
 from cortexgraph.storage.validation import (
     check_loaded_line,
     lines_pass_rules,
@@ -112,6 +112,7 @@ class JSONLStore(IndexedStore):
         self._rules = repr(self.config.record_limits())
         self._snapshot_due: bytes | None = None
         self._view_from_snapshot = False
+        self._unreadable = StoreQuarantine()
         try:
             with self._lock:
                 with self._flock:
@@ -181,6 +182,7 @@ class JSONLStore(IndexedStore):
         """Read both files from the start; keep the last line per id, then index once."""
         with gc_paused():
             self._clear_indexes()
+            self._unreadable.pending.clear()  # still in the files: read, and found, again
             self._generation = self._read_generation()
             for c in (self._mem, self._rel):
                 c.inode, c.offset = -1, 0
@@ -222,11 +224,11 @@ class JSONLStore(IndexedStore):
             stale = len(data) - size > size // 4  # many appends since: refresh it
         else:
             memories, bad = self._live_records(data, self._build_memory, self._build_memories)
-            if bad:  # moved aside, the file rewritten without them: it loads to this view
-                self._quarantine(self._mem, bad)
-                data = self._mem.path.read_bytes()
+            if bad and self._quarantine(self._mem, bad):
+                data = self._mem.path.read_bytes()  # without them: it loads to this view
             self._load(memories, ())
-            rewritten, stale = len(data) != self._mem.offset, big
+            # lines not moved aside: no snapshot of the bytes that hold them (a reopen retries)
+            rewritten, stale = len(data) != self._mem.offset or bool(self._unreadable.pending), big
         # Written by __init__/reload once the file lock is released (a second at 100k).
         self._snapshot_due = data if stale and not rewritten else None
 
@@ -265,8 +267,7 @@ class JSONLStore(IndexedStore):
                 apply(parse_record(raw, self._check_line))
             except BAD_LINE_ERRORS as exc:
                 bad.append(BadLine(raw, reason(exc)))
-        if bad:
-            self._quarantine(cursor, bad)
+        if bad and self._quarantine(cursor, bad):
             self.quarantined_lines += len(bad)
         return bool(bad)
 
@@ -284,18 +285,20 @@ class JSONLStore(IndexedStore):
             return
         self._index_relation(self._build_relation(obj))
 
-    def _quarantine(self, cursor: FileCursor, bad: list[BadLine]) -> None:
-        """Move unreadable lines aside (with the reason); rewrite the file without them."""
-        qpath = move_to_quarantine(cursor.path, quarantine_path(cursor.path), bad)
-        cursor.inode, cursor.offset = file_stat(cursor)
-        self._bump_generation()
-        log.warning(
-            "cortexgraph: moved %d unreadable line(s) from %s to %s (first: %s)",
-            len(bad),
-            cursor.path,
-            qpath,
-            bad[0].reason,
-        )
+    def _quarantine(self, cursor: FileCursor, bad: list[BadLine]) -> bool:
+        """Caller holds the lock: ``bad`` moved aside (False: a full disk kept them in place,
+        left out of the view, see ``StoreQuarantine``)."""
+        moved = self._unreadable.move(cursor, bad)
+        if moved:
+            self._bump_generation()
+        return moved
+
+    def _move_unmoved(self) -> None:
+        """Caller holds the lock: before a compaction writes the files from the view."""
+        moved = self._unreadable.move_pending()
+        if moved:
+            self._bump_generation()
+            self.quarantined_lines += moved
 
     # -- writing -------------------------------------------------------------------------------
     def _append(self, cursor: FileCursor, lines: Sequence[str]) -> None:
@@ -342,6 +345,7 @@ class JSONLStore(IndexedStore):
             self._view_from_snapshot = False
         else:  # the view was parsed from these very files under the same rules
             memories, relations = list(self._memories.values()), list(self._relations.values())
+        self._move_unmoved()
         report, data = rewrite_compacted(
             self.path,
             (self._mem, self._rel),

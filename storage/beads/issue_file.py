@@ -32,8 +32,8 @@ from cortexgraph.storage.beads.schema import (
     issue_to_line,
 )
 from cortexgraph.storage.errors import StorageError
-from cortexgraph.storage.file_ops import quarantine_entry
 from cortexgraph.storage.jsonl_lines import BadLine, quarantine_path
+from cortexgraph.storage.quarantine import append_quarantine, quarantine_entry
 
 log = logging.getLogger(__name__)
 
@@ -250,17 +250,14 @@ class IssueFile:
         """Append each line's original bytes and why (the memory store's quarantine entry),
         fsynced before the issue file loses them."""
         now = int(time.time())
-        entries = []
-        for q in lines:
-            entry = quarantine_entry(BadLine(q.raw, q.reason), self.path.name, now)
-            entries.append(json.dumps({**entry, "line_number": q.number}) + "\n")
-        try:
-            with self.quarantine_path.open("a", encoding="utf-8") as fh:
-                fh.writelines(entries)
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as e:
-            raise StorageError(f"cannot write {self.quarantine_path}: {e.strerror or e}") from e
+        entries = [
+            {
+                **quarantine_entry(BadLine(q.raw, q.reason), self.path.name, now),
+                "line_number": q.number,
+            }
+            for q in lines
+        ]
+        append_quarantine(self.quarantine_path, entries)  # whole or not at all, fsynced
         log.warning(
             "moved %d line(s) that are not UTF-8 from %s to %s",
             len(lines),

@@ -87,3 +87,75 @@ def test_a_deletion_that_runs_out_of_space_deletes_nothing(tmp_path: Path) -> No
     reopened = JSONLStore(tmp_path)
     assert reopened.get(out["a"])
     assert [r.id for r in reopened.relations(out["a"])] == [out["rel"]]
+
+
+def _store_with_a_torn_line(path: Path) -> list[str]:
+    from cortexgraph.storage import JSONLStore
+
+    store = JSONLStore(path)
+    ids = [
+        store.save(f"memory {i} about the billing ledger", now=1_700_000_000).id for i in range(20)
+    ]
+    with (path / "memories.jsonl").open("ab") as f:
+        f.write(b'{"id": "torn by a crash", "con\n')
+    return sorted(ids)
+
+
+def test_a_store_with_an_unreadable_line_still_opens_on_a_full_disk(tmp_path: Path) -> None:
+    """Moving an unreadable line aside rewrites the file, which a full disk refuses: the store
+    used to refuse to open, so every tool failed. Now it opens without the line, leaves the
+    file as it is, and the first open with room moves the line (once)."""
+    good = _store_with_a_torn_line(tmp_path)
+    before = (tmp_path / "memories.jsonl").read_bytes()
+    out = run_with_file_size_limit(
+        """
+        from cortexgraph.storage import JSONLStore, StoreConfig
+        room_for(Path(sys.argv[1]) / "memories.jsonl", -100)  # less than it holds without the line
+        store = JSONLStore(Path(sys.argv[1]), StoreConfig(snapshot_min_bytes=1))
+        print(json.dumps({"ids": sorted(m.id for m in store.list())}))
+        """,
+        str(tmp_path),
+    )
+    assert out["ids"] == good
+    assert (tmp_path / "memories.jsonl").read_bytes() == before
+    assert not (tmp_path / "memories.quarantine.jsonl").exists()  # its entry taken back out
+    assert not (tmp_path / ".cortexgraph-index.pickle").exists()  # no snapshot of those bytes
+
+    from cortexgraph.storage import JSONLStore
+
+    store = JSONLStore(tmp_path)
+    assert sorted(m.id for m in store.list()) == good
+    assert store.quarantined_lines == 1
+    assert b"torn by a crash" not in (tmp_path / "memories.jsonl").read_bytes()
+
+
+def test_a_compaction_on_a_full_disk_fails_before_it_drops_an_unmoved_line(
+    tmp_path: Path,
+) -> None:
+    """A compaction writes the files from the view, which leaves the unmoved line out: it must
+    move the line aside first, or fail and lose nothing."""
+    good = _store_with_a_torn_line(tmp_path)
+    out = run_with_file_size_limit(
+        """
+        from cortexgraph.storage import JSONLStore
+        from cortexgraph.storage.errors import StorageError
+        mem = Path(sys.argv[1]) / "memories.jsonl"
+        room_for(mem, -100)
+        store = JSONLStore(Path(sys.argv[1]))
+        try:
+            store.compact()
+            refused = ""
+        except StorageError as e:
+            refused = str(e)
+        torn_kept = b"torn by a crash" in mem.read_bytes()
+        unlimited()
+        report = store.compact()
+        print(json.dumps({"refused": refused, "torn_kept": torn_kept,
+                          "kept": report.memories_kept, "quarantined": store.quarantined_lines}))
+        """,
+        str(tmp_path),
+    )
+    assert out["refused"] and out["torn_kept"]
+    assert out["kept"] == len(good) and out["quarantined"] == 1
+    lines = (tmp_path / "memories.quarantine.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and "torn by a crash" in lines[0]
