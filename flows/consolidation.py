@@ -31,6 +31,11 @@ from cortexgraph.agents.pipeline import (
     select_agents,
 )
 from cortexgraph.flows.embedding_tasks import warm_embeddings
+from cortexgraph.flows.orchestration_errors import (
+    OrchestrationError,
+    orchestration_message,
+    prefect_failed,
+)
 from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
 from cortexgraph.flows.wiring import Collaborators
 from cortexgraph.settings import Settings, load_settings
@@ -198,22 +203,28 @@ def run_pipeline(settings: Settings, options: RunOptions | None = None) -> Pipel
 
     options = options or RunOptions()
     runner = make_task_runner(options.task_runner, address=options.dask_address)
-    with local_prefect_api():  # Prefect's own server when none is configured (local_server.py)
-        return consolidate.with_options(task_runner=runner)(
-            storage_path=str(settings.storage_path),
-            vault_path=str(settings.vault_path),
-            dry_run=options.dry_run,
-            agents=list(options.agents),
-            merge_mode=options.merge_mode,
-            gc=options.gc,
-            use_embeddings=options.use_embeddings,
-            now=options.now,
-            embed_batch_size=options.embed_batch_size,
-            on_step=options.on_step,
-        )
+    with local_prefect_api() as ours:  # Prefect's own server when none is configured
+        try:
+            return consolidate.with_options(task_runner=runner)(
+                storage_path=str(settings.storage_path),
+                vault_path=str(settings.vault_path),
+                dry_run=options.dry_run,
+                agents=list(options.agents),
+                merge_mode=options.merge_mode,
+                gc=options.gc,
+                use_embeddings=options.use_embeddings,
+                now=options.now,
+                embed_batch_size=options.embed_batch_size,
+                on_step=options.on_step,
+            )
+        except Exception as exc:
+            if not prefect_failed(exc):
+                raise
+            raise OrchestrationError(orchestration_message(exc, ours)) from exc
 
 
 __all__ = [
+    "OrchestrationError",
     "RunOptions",
     "consolidate",
     "make_task_runner",

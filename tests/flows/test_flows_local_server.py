@@ -126,3 +126,53 @@ def test_a_terminated_process_takes_its_server_with_it(tmp_path: Path):
     while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{child}").exists(), "the server outlived its process"
+
+
+def test_an_unreachable_prefect_api_is_one_line_of_error_not_a_traceback(tmp_path: Path):
+    """A configured Prefect server that is not running (a user's most likely Prefect failure)
+    printed a 70-line traceback and, with --json, nothing on stdout. Now: exit 1, one error
+    that names the API and what to do, as JSON with --json, and the store untouched."""
+    import json
+    import socket
+
+    from cortexgraph.storage import open_store
+
+    open_store(tmp_path / "store").save("Sam prefers PostgreSQL", now=1_700_000_000)
+    before = (tmp_path / "store" / "memories.jsonl").read_bytes()
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    api = f"http://127.0.0.1:{port}/api"
+    env = _no_api_env(tmp_path) | {"PREFECT_API_URL": api, "PREFECT_CLIENT_MAX_RETRIES": "0"}
+    out = run_module(
+        "cortexgraph.cli.consolidate",
+        "--storage-path",
+        str(tmp_path / "store"),
+        "--vault",
+        str(tmp_path / "vault"),
+        "--no-embeddings",
+        "--json",
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert "Traceback" not in out.stderr
+    error = json.loads(out.stdout)["error"]
+    assert error.startswith("Prefect could not run the consolidation flow: ")
+    assert f"Failed to reach API at {api}" in error and "Unset PREFECT_API_URL" in error
+    assert (tmp_path / "store" / "memories.jsonl").read_bytes() == before
+
+
+def test_only_prefects_own_failures_become_an_orchestration_error():
+    import httpx
+
+    from cortexgraph.flows.orchestration_errors import prefect_failed
+    from cortexgraph.storage.errors import StorageError
+
+    unreachable = RuntimeError("Failed to reach API at http://127.0.0.1:9/api/")
+    unreachable.__cause__ = httpx.ConnectError("Connection refused")
+    ours = StorageError("cannot write memories.jsonl")
+    ours.__cause__ = httpx.ConnectError("an HTTP call inside our own code")
+    assert prefect_failed(unreachable)
+    assert not prefect_failed(ours)  # our typed errors are said as they are
+    assert not prefect_failed(RuntimeError("a bug"))  # a bug keeps its traceback
