@@ -11,6 +11,7 @@ distorted search.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -166,14 +167,24 @@ class EmbeddingCache:
             return np.stack([served[k] if k in served else self._vectors[k] for k in keys])
 
     def save(self) -> None:
+        """Write the vectors to the cache file (atomic replace). Best effort: a cache costs
+        time, never a failure, so a full disk or a read-only folder is a warning, the half
+        written temp file is removed (it was tens of MB left on a full disk) and the next save
+        tries again."""
         if self._file is None or not self._dirty:
             return
         with self._lock:
             keys = np.array(list(self._vectors), dtype=object).astype(str)
             vecs = np.stack(list(self._vectors.values())) if self._vectors else np.zeros((0, 384))
             tmp = self._file.with_name(f"{self._file.name}.{os.getpid()}.tmp.npz")
-            np.savez(tmp, keys=keys, vectors=vecs.astype(np.float32))
-            os.replace(tmp, self._file)
+            try:
+                np.savez(tmp, keys=keys, vectors=vecs.astype(np.float32))
+                os.replace(tmp, self._file)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
+                log.warning("cortexgraph: cannot save embedding cache %s: %s", self._file, exc)
+                return
             self._dirty = False
 
 

@@ -159,3 +159,36 @@ def test_a_compaction_on_a_full_disk_fails_before_it_drops_an_unmoved_line(
     assert out["kept"] == len(good) and out["quarantined"] == 1
     lines = (tmp_path / "memories.quarantine.jsonl").read_text().splitlines()
     assert len(lines) == 1 and "torn by a crash" in lines[0]
+
+
+def test_an_embedding_cache_that_cannot_be_saved_is_a_warning_and_leaves_no_temp_file(
+    tmp_path: Path,
+) -> None:
+    """The vector cache is an optimisation: on a full disk its save warns instead of failing
+    the search or the run that called it (unified search saved it, and raised), removes the
+    half-written temp file, and saves at the next chance."""
+    out = run_with_file_size_limit(
+        """
+        import logging
+        logging.basicConfig(level=logging.WARNING, format="%(message)s")
+        sys.path.insert(0, "tests")
+        from fakes import HashingEmbedder
+        from cortexgraph.storage.embedding_cache import EmbeddingCache
+        folder = Path(sys.argv[1])
+        cache = EmbeddingCache(HashingEmbedder(), folder)
+        cache.embed([f"text number {i} about the billing ledger" for i in range(200)])
+        (folder / "room").write_bytes(b"")
+        room_for(folder / "room", 20_000)  # less than 200 rows of 384 floats
+        cache.save()
+        left_while_full = sorted(p.name for p in folder.iterdir())
+        unlimited()
+        cache.save()
+        print(json.dumps({"full": left_while_full,
+                          "after": sorted(p.name for p in folder.iterdir()),
+                          "rows": len(EmbeddingCache(HashingEmbedder(), folder))}))
+        """,
+        str(tmp_path),
+    )
+    assert out["full"] == ["room"]  # no cache file, no temp file
+    assert out["after"] == [".embeddings-hashing-test.npz", "room"]
+    assert out["rows"] == 200
