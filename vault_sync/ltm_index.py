@@ -214,7 +214,10 @@ class LTMIndex:
                     if rel in self.notes:
                         text.add(rel, _searchable(self.notes[rel]))
                 self._text = text
-            self.save()
+            try:
+                self.save()
+            except OSError as exc:  # a cache of the notes: searching them must not fail on it
+                log.warning("cannot save the LTM index %s (rebuilt next time): %s", self.file, exc)
         return IndexReport(
             notes=len(self.notes),
             reparsed=len(changed),
