@@ -16,13 +16,14 @@ Writers hold the sink's cross-process lock around ``refresh``/``set``/``flush``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from cortexgraph.storage.file_cursor import append_whole
 
 log = logging.getLogger(__name__)
 
@@ -127,19 +128,13 @@ class WriteLedger:
         """Record ``entry`` (caller holds the vault's write lock)."""
         line = json.dumps({"id": memory_id, **_fields(entry)}, ensure_ascii=False) + "\n"
         # Opened per line: another process may compact (truncate) the journal between writes.
-        # Unbuffered, and cut back on an error: a full disk writes part of the line, and the
-        # next line appended to that part would be read as one damaged line and lost.
-        with _open_in_folder(self.journal, "ab", buffering=0) as fh:
-            end = fh.seek(0, os.SEEK_END)
-            try:
-                view = memoryview(line.encode("utf-8"))
-                while view:
-                    view = view[fh.write(view) :]
-            except OSError:
-                with contextlib.suppress(OSError):  # not cut: read as a line still being written
-                    fh.truncate(end)
-                raise
-            self._journal_offset = fh.tell()
+        # Whole or not at all: on a full disk a cut line joined the next one, which was lost.
+        try:
+            st = append_whole(self.journal, line.encode("utf-8"), fsync=False)
+        except FileNotFoundError:  # the state folder, made on the first write only
+            self.journal.parent.mkdir(parents=True, exist_ok=True)
+            st = append_whole(self.journal, line.encode("utf-8"), fsync=False)
+        self._journal_offset = st.st_size
         self.entries[memory_id] = entry
         self._journal_lines += 1
 
@@ -173,14 +168,14 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
         raise
 
 
-def _open_in_folder(path: Path, mode: str, buffering: int = -1) -> IO[Any]:
+def _open_in_folder(path: Path, mode: str) -> IO[Any]:
     """``open(path, mode)``, making its folder first if it is missing (not a mkdir per write)."""
     encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
     try:
-        return open(path, mode, buffering, encoding=encoding, newline=newline)
+        return open(path, mode, encoding=encoding, newline=newline)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, mode, buffering, encoding=encoding, newline=newline)
+        return open(path, mode, encoding=encoding, newline=newline)
 
 
 def sync_filesystem(path: Path) -> None:

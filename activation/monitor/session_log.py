@@ -24,6 +24,7 @@ from filelock import FileLock, Timeout
 
 from cortexgraph.activation.monitor.calls import ToolCall
 from cortexgraph.activation.monitor.errors import MonitorError
+from cortexgraph.storage.file_cursor import append_whole
 
 DEFAULT_CAP = 200
 LOCK_TIMEOUT_S = 2.0
@@ -102,9 +103,8 @@ class SessionLog:
             tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_bytes(b"\n".join(kept) + b"\n")
             tmp.replace(self.path)
-        else:
-            with open(self.path, "ab") as fh:
-                fh.write(line)
+        else:  # whole or not at all: a cut line (a full disk) would swallow the next call's
+            append_whole(self.path, line, fsync=False)
         calls = self._parse(lines[-(keep - 1) :]) if keep > 1 else []
         return Appended((*calls, call), self.read_state())
 
