@@ -23,6 +23,19 @@ def _no_api_env(tmp_path: Path) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith("PREFECT_API")}
 
 
+def _consolidate(
+    tmp_path: Path, *options: str, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``cortexgraph-consolidate --json`` on the store and vault under ``tmp_path``."""
+    store, vault = str(tmp_path / "store"), str(tmp_path / "vault")
+    return run_module(
+        "cortexgraph.cli.consolidate",
+        *("--storage-path", store, "--vault", vault, *options, "--json"),
+        env=env,
+        timeout=timeout,
+    )
+
+
 @pytest.fixture
 def no_api():
     """Prefect settings as a user without a server has them (the tests' harness sets one)."""
@@ -87,16 +100,7 @@ def test_a_server_that_does_not_come_up_falls_back_with_its_output_logged(
 
 @pytest.mark.slow
 def test_the_cli_runs_its_flow_on_prefects_own_server(tmp_path: Path):
-    out = run_module(
-        "cortexgraph.cli.consolidate",
-        "--storage-path",
-        str(tmp_path / "store"),
-        "--vault",
-        str(tmp_path / "vault"),
-        "--json",
-        env=_no_api_env(tmp_path),
-        timeout=600,
-    )
+    out = _consolidate(tmp_path, env=_no_api_env(tmp_path), timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Beginning flow run" in out.stderr
     assert "temporary server" not in out.stderr  # ours came up, Prefect's was not needed
@@ -144,17 +148,7 @@ def test_an_unreachable_prefect_api_is_one_line_of_error_not_a_traceback(tmp_pat
         port = s.getsockname()[1]
     api = f"http://127.0.0.1:{port}/api"
     env = _no_api_env(tmp_path) | {"PREFECT_API_URL": api, "PREFECT_CLIENT_MAX_RETRIES": "0"}
-    out = run_module(
-        "cortexgraph.cli.consolidate",
-        "--storage-path",
-        str(tmp_path / "store"),
-        "--vault",
-        str(tmp_path / "vault"),
-        "--no-embeddings",
-        "--json",
-        env=env,
-        timeout=300,
-    )
+    out = _consolidate(tmp_path, "--no-embeddings", env=env, timeout=300)
     assert out.returncode == 1, out.stderr[-3000:]
     assert "Traceback" not in out.stderr
     error = json.loads(out.stdout)["error"]
