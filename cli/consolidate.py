@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cortexgraph.process_env import prepare_process
+from cortexgraph.process_env import prepare_process, settings_or_exit
 from cortexgraph.storage.errors import CortexGraphError
-from cortexgraph.user_store import last_run, record_run
+from cortexgraph.user_store import last_run
 
 if TYPE_CHECKING:  # the flow's modules load when a run starts, not for `status`
     from cortexgraph.flows.pipeline_setup import RunOptions
@@ -99,9 +99,7 @@ def run(
             task_runner=task_runner,
             dask_address=dask_address,
         )
-        report = run_with_progress(settings, options, quiet=as_json)
-        if not dry_run:
-            record_run(settings.storage_path, report, time.time())
+        report = run_with_progress(settings, options, quiet=as_json)  # the flow records it
     except CortexGraphError as exc:
         _fail(as_json, str(exc))
     if as_json:
@@ -203,6 +201,7 @@ def main() -> None:
     from cortexgraph.settings import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
+    settings_or_exit("cortexgraph-consolidate")  # a bad value: one line and exit 2
     app(prog_name="cortexgraph-consolidate")
 
 

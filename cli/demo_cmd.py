@@ -98,7 +98,7 @@ def demo(
     from cortexgraph.demo_data import seed_store
     from cortexgraph.flows.pipeline_setup import RunOptions
     from cortexgraph.storage.embeddings import default_cache
-    from cortexgraph.user_store import open_issue_tracker, record_run
+    from cortexgraph.user_store import open_issue_tracker
     from cortexgraph.vault_sync import LTMIndex, search_unified
 
     console = Console()
@@ -141,8 +141,7 @@ def demo(
         report = run_with_progress(
             settings, RunOptions(use_embeddings=not no_embeddings), console=console
         )
-        record_run(settings.storage_path, report, time.time())
-        print_report_tables(report, console=console)
+        print_report_tables(report, console=console)  # the flow recorded the run
 
         console.rule("what it left behind")
         _show_notes(console, settings.vault_path, settings.ltm_promoted_folder)
@@ -167,7 +166,9 @@ def demo(
         console.print(
             f"\nOpen [bold]{settings.vault_path}[/] in Obsidian; "
             f"`git -C {settings.storage_path} log --oneline` shows the issue history; "
-            f"`cortexgraph issues list --repo {settings.storage_path}` lists them.",
+            f"`cortexgraph issues list --storage-path {settings.storage_path}` lists them; "
+            f"add `--storage-path {settings.storage_path}` to `cortexgraph search`, `list` ... "
+            f"to read this store.",
             highlight=False,
         )
     except CortexGraphError as exc:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cortexgraph.settings import Settings
 
 DEFAULTS = {
-    # Agents log through logging.getLogger("agents..."); Prefect shows them in the run log.
-    "PREFECT_LOGGING_EXTRA_LOGGERS": "agents",
+    # Agents log through logging.getLogger("cortexgraph.agents..."); Prefect shows them in the
+    # run log (flows.consolidation.AGENT_LOGGER, prefect.yaml's job environment: the same name).
+    "PREFECT_LOGGING_EXTRA_LOGGERS": "cortexgraph.agents",
     # ...and outside a flow run (MCP tools, plain Python) those logs stay local, without a warning.
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
     # No telemetry from the CLI or its temporary in-process server (and no failed DNS lookups).
@@ -29,4 +35,17 @@ def prepare_process() -> None:
         os.environ.setdefault(key, value)
 
 
-__all__ = ["prepare_process"]
+def settings_or_exit(prog: str, **overrides: Any) -> Settings:
+    """The settings, read where a program starts; a value that is not allowed is one line on
+    stderr (``prog: NAME='value' is not allowed: what is``) and exit code 2, not a traceback.
+    The four programs call it before they do anything else."""
+    from cortexgraph.settings import SettingsError, load_settings
+
+    try:
+        return load_settings(**overrides)
+    except SettingsError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+__all__ = ["prepare_process", "settings_or_exit"]

@@ -5,7 +5,9 @@ collaborators, so none is cached (NO_CACHE); only the steps that write to disk o
 retry. Before clustering, the flow embeds what the embedding cache lacks as mapped tasks, so a
 Dask task runner (``task_runner="dask"``) spreads the model work over processes or machines.
 The run's tables are published as a markdown artifact; agents log through their own loggers,
-routed to the Prefect run log when the flow starts (never at import time).
+routed to the Prefect run log when the flow starts (never at import time). A live run appends
+its record to ``consolidation-runs.jsonl`` itself, so a deployment's run is recorded like the
+CLI's.
 
 The flow's parameters are the deployments' (prefect.yaml); the flow turns them into one
 ``RunOptions`` at its start. ``run_pipeline(settings, RunOptions(...))`` runs the same flow
@@ -39,6 +41,7 @@ from cortexgraph.flows.orchestration_errors import (
 from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
 from cortexgraph.flows.wiring import Collaborators
 from cortexgraph.settings import Settings, load_settings
+from cortexgraph.user_store import record_run
 
 
 @task(name="decay", cache_policy=NO_CACHE)
@@ -71,11 +74,15 @@ def relations_task(pipeline: Pipeline, now: float, dry_run: bool) -> Any:
     return pipeline.step("relations", now=now, dry_run=dry_run, previous={})
 
 
+AGENT_LOGGER = "cortexgraph.agents"  # the agents' loggers are getLogger(__name__) below it
+
+
 def _route_agent_logs() -> None:
-    """What PREFECT_LOGGING_EXTRA_LOGGERS=agents does, for runs that did not set it."""
+    """What PREFECT_LOGGING_EXTRA_LOGGERS=cortexgraph.agents does, for runs that did not set
+    it (a worker started without prefect.yaml's environment)."""
     from prefect.logging.handlers import APILogHandler
 
-    logger = logging.getLogger("agents")
+    logger = logging.getLogger(AGENT_LOGGER)
     if not any(isinstance(h, APILogHandler) for h in logger.handlers):
         logger.addHandler(APILogHandler())
     if logger.level == logging.NOTSET or logger.level > logging.INFO:
@@ -94,7 +101,8 @@ def _embed_then_cluster(
 
 
 def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport:
-    """The flow's body: the chosen agents in pipeline order, each a task."""
+    """The flow's body: the chosen agents in pipeline order, each a task; a live run is
+    recorded (user_store.record_run)."""
     started = time.perf_counter()
     pipeline, collab = build_pipeline(settings, options)
     now = time.time() if options.now is None else float(options.now)
@@ -118,7 +126,12 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
         # Notes promoted earlier: short titles, and Related lists that follow new relations.
         collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=now).summary()}")
     collab.finish()
-    return run.report(collab.notes)
+    report = run.report(collab.notes)
+    if not options.dry_run:
+        # The run's record belongs to the flow, however it was started (a deployment, the
+        # CLI, run_pipeline): status, memory_status and --scheduled read it.
+        record_run(settings.storage_path, report, time.time())
+    return report
 
 
 @flow(name="consolidate", log_prints=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from cortexgraph.agents.pipeline import AGENT_ORDER
 from cortexgraph.storage import open_store
+from cortexgraph.user_store import recent_runs
 
 REPO = Path(__file__).resolve().parents[2]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
@@ -117,6 +120,13 @@ def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path):
         assert len(store.relations()) > relations_before  # relationship discovery wrote
         assert any(m.promoted_to for m in store.list())  # promotion wrote notes
         assert list((vault).rglob("*.md"))
+        # the flow recorded its run (status, memory_status and --scheduled read it) ...
+        assert [r["agents"] for r in recent_runs(store_dir, 5)] == [list(AGENT_ORDER)]
+        # ... and the agents' log lines are in the run's logs on the server
+        run_id = re.search(r"UUID: ([0-9a-f-]{36})", out)
+        assert run_id, out
+        logs = cli("flow-run", "logs", run_id.group(1))
+        assert "decay: " in logs and "scanned" in logs, logs
     finally:
         if worker is not None:
             _stop(worker)  # the worker first, then the server it talks to
