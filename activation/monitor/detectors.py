@@ -8,6 +8,7 @@ declared preventive), or nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -67,8 +68,26 @@ def _applies(spec: PatternSpec, call: ToolCall) -> bool:
     return (not t.tools or call.tool in t.tools) and call.tool not in t.ignore_tools
 
 
+# A Python traceback's header, and the exception line its last line gives (pytest's "E   "
+# prefix allowed): "ValueError: bad price", "requests.exceptions.ConnectionError: ...".
+_TRACEBACK_HEADER = re.compile(r"^traceback \(most recent call last\):?$", re.I)
+_EXCEPTION_LINE = re.compile(
+    r"^(?:E\s+)?(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)"
+    r"(?::|$)"
+)
+
+
 def first_error(call: ToolCall) -> str:
-    return call.excerpt.split(" | ")[0][:160]
+    """The line that names the failure: a traceback's exception line (the last one, after
+    chained ones), else the first error line that is not a traceback header."""
+    lines = [ln for ln in call.excerpt.split(" | ") if ln]
+    if not lines:
+        return ""
+    exceptions = [ln for ln in lines if _EXCEPTION_LINE.match(ln)]
+    if exceptions:
+        return exceptions[-1][:160]
+    rest = [ln for ln in lines if not _TRACEBACK_HEADER.match(ln)]
+    return (rest or lines)[0][:160]
 
 
 def repeated_call(calls: Sequence[ToolCall], spec: PatternSpec) -> Detection | None:

@@ -150,6 +150,8 @@ class Monitor:
                 state["last_alert_n"] = n
                 if alert.stage in (LOOP, KNOWN):
                     state["shown"][f"{key}|warning"] = n
+                if alert.stage == KNOWN:  # a loop of this error later is an escalation
+                    state["shown"][f"known|{alert.signature}"] = n
                 pending = [
                     *state.get("pending", []),
                     {
@@ -171,9 +173,11 @@ class Monitor:
                         "context": context,
                     },
                 ][-MAX_ALERTS_KEPT:]
-                if known is not None and alert.signature.startswith("err:") and alert.stage == LOOP:
+                if known is not None and alert.stage == LOOP and call.failed and call.error_sig:
+                    # Any loop on a failing call (same error, rapid retry, same call) makes its
+                    # error known: the next session is warned at first sight of it.
                     known.record(
-                        alert.signature,
+                        f"err:{call.error_sig}",
                         pattern_id=spec.id,
                         error=alert.error,
                         session=session.session_id,
@@ -255,7 +259,9 @@ class Monitor:
             last = shown.get(f"{key}|{d.stage}")
             if last is not None and n - int(last) < self.config.cooldown_calls:
                 continue
-            escalation = d.stage == LOOP and f"{key}|warning" in shown
+            escalation = d.stage == LOOP and (
+                f"{key}|warning" in shown or f"known|{d.signature}" in shown
+            )
             if recent_alert and not escalation:
                 continue
             return d
