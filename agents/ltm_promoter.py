@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cortexgraph.agents.common import LABEL_PROMOTE, AgentError, ReportTable, short, snippet
 from cortexgraph.agents.protocols import IssueTracker, NoteSink
+from cortexgraph.agents.undo import held_by_undo
 from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import Memory, MemoryStatus
@@ -133,6 +134,8 @@ class LTMPromoter:
                 and memory.use_count < self.config.score_min_uses
             ):
                 reason = None
+            if reason is not None and held_by_undo(memory):
+                reason = None  # unpromoted by a person, not used since: stays in STM
             if reason is None and memory.id in forced:
                 reason = "forced"
             if reason is not None:

@@ -22,6 +22,7 @@ from cortexgraph.agents.cluster_detector import Cluster, ClusterAction, cluster_
 from cortexgraph.agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
 from cortexgraph.agents.merge_ops import MergePlan, apply_plan, link_members, plan_merge, undo_merge
 from cortexgraph.agents.protocols import IssueTracker, IssueView
+from cortexgraph.agents.undo import held_by_undo
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
@@ -220,7 +221,8 @@ class SemanticMerge:
         live = [
             m
             for m in map(self.store.find, work.memory_ids)
-            if m is not None and m.status is MemoryStatus.ACTIVE
+            # a merge a person undid is not redone until a source is used again
+            if m is not None and m.status is MemoryStatus.ACTIVE and not held_by_undo(m)
         ]
         if len(live) < 2:
             return MergeOutcome(

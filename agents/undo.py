@@ -48,6 +48,17 @@ def with_extra(memory: Memory, drop: Sequence[str] = (), **extra: Any) -> Memory
     return MemoryMeta(memory.tags, memory.meta.source, memory.meta.context, {**kept, **extra})
 
 
+def held_by_undo(memory: Memory) -> bool:
+    """True while a person's undo stands: the memory carries an undo marker and has not been
+    used since. The agents leave such a memory as the undo left it (no promotion, merge or gc
+    of it) until it changes again; then it is judged like any other."""
+    marker = memory.meta.extra.get(UNDO_KEY)
+    if not isinstance(marker, dict):
+        return False
+    at = marker.get("at")
+    return isinstance(at, int | float) and memory.last_used <= at
+
+
 def _marker(event: str, now: float, cause: str) -> dict[str, Any]:
     return {"event": event, "at": int(now), "cause": cause}
 
@@ -74,21 +85,26 @@ def undo_merge_of(
 def unarchive(
     store: MemoryStore, memory_id: str, *, now: float, cause: str = "undo by a person"
 ) -> UndoResult:
-    """An archived memory active again (archived by gc or by hand; merges are undone whole)."""
-    memory = store.get(memory_id)
-    if memory.status is not MemoryStatus.ARCHIVED:
-        raise AgentError(
-            f"memory {memory_id} is {memory.status.value}, not archived; nothing to unarchive"
-        )
-    into = memory.meta.extra.get("merged_into")
-    if into:
-        raise AgentError(
-            f"memory {memory_id} was archived by the merge into {into}; undo "
-            f"merge {into} to restore all of its sources"
-        )
-    marker = _marker("unarchived", now, cause)
-    meta = with_extra(memory, (GC_KEY,), **{UNDO_KEY: marker})
-    store.put(memory.with_changes(status=MemoryStatus.ACTIVE, meta=meta))
+    """An archived memory active again (archived by gc or by hand; merges are undone whole).
+    Checked and written under one hold of the store's lock, so a change made meanwhile by
+    another process is neither lost nor undone blind."""
+
+    def change(memory: Memory) -> Memory:
+        if memory.status is not MemoryStatus.ARCHIVED:
+            raise AgentError(
+                f"memory {memory_id} is {memory.status.value}, not archived; nothing to unarchive"
+            )
+        into = memory.meta.extra.get("merged_into")
+        if into:
+            raise AgentError(
+                f"memory {memory_id} was archived by the merge into {into}; undo "
+                f"merge {into} to restore all of its sources"
+            )
+        marker = _marker("unarchived", now, cause)
+        meta = with_extra(memory, (GC_KEY,), **{UNDO_KEY: marker})
+        return memory.with_changes(status=MemoryStatus.ACTIVE, meta=meta)
+
+    store.modify(memory_id, change)
     return UndoResult("archive", (memory_id,), f"memory {memory_id} is active again")
 
 
@@ -144,6 +160,16 @@ class GcResult:
     purged: tuple[str, ...]  # deleted this run (archived by gc longer than the grace period)
 
 
+def _gc_due(memory: Memory, cutoff: float) -> bool:
+    """Archived by gc at or before ``cutoff`` (and still archived)."""
+    mark = memory.meta.extra.get(GC_KEY)
+    return (
+        memory.status is MemoryStatus.ARCHIVED
+        and isinstance(mark, dict)
+        and float(mark.get("archived_at", cutoff + 1)) <= cutoff
+    )
+
+
 def collect_garbage(
     store: MemoryStore,
     candidates: Sequence[str],
@@ -159,34 +185,36 @@ def collect_garbage(
     due = []
     if delete:
         cutoff = now - grace_days * DAY
-        for m in store.list(status=MemoryStatus.ARCHIVED):
-            mark = m.meta.extra.get(GC_KEY)
-            if isinstance(mark, dict) and float(mark.get("archived_at", now)) <= cutoff:
-                due.append(m)
+        due = [m for m in store.list(status=MemoryStatus.ARCHIVED) if _gc_due(m, cutoff)]
     if dry_run:
         return GcResult(tuple(candidates), tuple(m.id for m in due))
-    archived = []
-    for memory_id in candidates:
-        memory = store.find(memory_id)
-        if memory is None or memory.status is not MemoryStatus.ACTIVE:
-            continue
-        mark = {"archived_at": int(now), "mode": "delete" if delete else "archive"}
-        store.put(
-            memory.with_changes(
-                status=MemoryStatus.ARCHIVED, meta=with_extra(memory, (), **{GC_KEY: mark})
-            )
+    mode = "delete" if delete else "archive"
+
+    def archive(memory: Memory) -> Memory | None:
+        if memory.status is not MemoryStatus.ACTIVE or held_by_undo(memory):
+            return None
+        mark = {"archived_at": int(now), "mode": mode}
+        return memory.with_changes(
+            status=MemoryStatus.ARCHIVED, meta=with_extra(memory, (), **{GC_KEY: mark})
         )
-        archived.append(memory_id)
+
+    # Each record is read and written under one hold of the lock: a memory used (or
+    # unarchived) by another process meanwhile is judged as it is now, never written back stale.
+    archived = [m.id for m in store.modify_many(candidates, archive)]
     purged = []
-    for memory in due:
-        if graveyard is not None:
-            graveyard.bury(
-                memory,
-                store.relations(memory_id=memory.id),
-                now=now,
-                cause=f"gc: archived {int(grace_days)}+ days below the forget threshold",
-            )
-        store.delete(memory.id)
+    for stale in due:
+        with store.writing():
+            memory = store.find(stale.id)
+            if memory is None or not _gc_due(memory, now - grace_days * DAY):
+                continue
+            if graveyard is not None:
+                graveyard.bury(
+                    memory,
+                    store.relations(memory_id=memory.id),
+                    now=now,
+                    cause=f"gc: archived {int(grace_days)}+ days below the forget threshold",
+                )
+            store.delete(memory.id)
         purged.append(memory.id)
     return GcResult(tuple(archived), tuple(purged))
 
@@ -198,6 +226,7 @@ __all__ = [
     "Graveyard",
     "UndoResult",
     "collect_garbage",
+    "held_by_undo",
     "restore_collected",
     "unarchive",
     "undo_merge_of",

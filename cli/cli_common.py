@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.storage.errors import CortexGraphError, NotFoundError
@@ -84,10 +85,10 @@ def cli_errors() -> Iterator[None]:
     try:
         yield
     except NotFoundError as exc:
-        err.print(f"[red]not found:[/] {exc}", highlight=False)
+        err.print(f"[red]not found:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(1) from exc
     except CortexGraphError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
 
 

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from cortexgraph.cli.cli_common import (
     JsonOpt,
@@ -29,6 +31,7 @@ from cortexgraph.cli.cli_common import (
     print_json,
     report_done,
 )
+from cortexgraph.cli.memory_ids import resolve_memory_id
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
 
@@ -50,12 +53,13 @@ def _row(memory: Memory, score: float | None = None) -> dict[str, Any]:
 
 
 def _table(title: str, rows: list[dict[str, Any]]) -> None:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")
     cols = ["id", "status", "tags", "content"] + (["score"] if rows and "score" in rows[0] else [])
     for col in cols:
         table.add_column(col, overflow="fold", max_width=70 if col == "content" else None)
     for r in rows:
-        table.add_row(*(str(r[c]) if c != "tags" else ", ".join(r[c]) for c in cols))
+        # Text, not str: stored text such as "[/INST]" is printed as it is, never as markup.
+        table.add_row(*(Text(str(r[c]) if c != "tags" else ", ".join(r[c])) for c in cols))
     out.print(table)
 
 
@@ -100,29 +104,28 @@ def list_memories(
 
 
 def _stored(memory_id: str, storage_path: Path | None) -> tuple[Any, Memory]:
-    """The store and the memory ``memory_id`` in it (NotFoundError when there is none)."""
+    """The store and the memory ``memory_id`` (a full id or a unique prefix of 6+ characters)
+    names in it (NotFoundError when there is none)."""
     _, store = cli_store(storage_path)
-    return store, store.get(memory_id)
+    return store, store.get(resolve_memory_id(store, memory_id))
 
 
 def show(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False) -> None:
     """One memory in full, with its relations."""
     with cli_errors():
         store, memory = _stored(memory_id, storage_path)
-        rels = [r.to_json() for r in store.relations(memory_id=memory_id)]
+        rels = [r.to_json() for r in store.relations(memory_id=memory.id)]
         if as_json:
             print_json({"memory": memory.to_json(), "relations": rels})
             return
-        out.print(f"[bold]{memory.id}[/] [{memory.status.value}]", highlight=False)
-        out.print(memory.content, highlight=False)
+        # Stored text is printed as text (escaped), never read as markup or a live link.
+        out.print(f"[bold]{escape(memory.id)}[/] \\[{memory.status.value}]", highlight=False)
+        out.print(Text(memory.content))
         for key, value in memory.to_json().items():
             if key not in ("id", "content"):
-                out.print(f"  {key}: {json.dumps(value, ensure_ascii=False)}", highlight=False)
+                out.print(Text(f"  {key}: {json.dumps(value, ensure_ascii=False)}"))
         for r in rels:
-            out.print(
-                f"  ↔ {r['relation_type']} {r['from_memory_id']} → {r['to_memory_id']}",
-                highlight=False,
-            )
+            out.print(Text(f"  ↔ {r['relation_type']} {r['from_memory_id']} → {r['to_memory_id']}"))
 
 
 def editor_command() -> list[str]:
@@ -130,26 +133,47 @@ def editor_command() -> list[str]:
 
 
 def parse_edited(text: str, original: Memory, config: Any) -> Memory:
-    """The edited record, if it is a valid memory with the same id (InvalidInputError if not)."""
+    """The edited record, if it is a valid memory with the same id and no key the original did
+    not have (``_deleted`` would be read as a deletion); InvalidInputError if not."""
     from cortexgraph.storage.validation import check_memory_fields
 
     try:
         obj = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInputError(f"the record is not valid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise InvalidInputError(f"the record is not valid JSON: {str(exc)[:200]}") from exc
     if not isinstance(obj, dict):
         raise InvalidInputError("the record must be a JSON object")
     if obj.get("id") != original.id:
         raise InvalidInputError(f"the id cannot change (was {original.id!r})")
+    unknown = sorted(set(obj) - set(original.to_json()))
+    if unknown:
+        names = ", ".join(repr(k[:40]) for k in unknown[:5])
+        raise InvalidInputError(f"unknown field(s) {names}: only the record's own fields")
     memory = Memory.from_json(obj)
     check_memory_fields(memory, config)
     return memory
 
 
+def _read_edited(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"the edited file is not UTF-8 (byte {exc.start}); nothing changed (your text is "
+            f"in {path})"
+        ) from exc
+    except OSError as exc:
+        raise InvalidInputError(
+            f"cannot read the edited file {path} ({exc.strerror}); nothing changed"
+        ) from exc
+
+
 def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False) -> None:
-    """Edit a memory's record in $EDITOR; it is stored only if it is still valid."""
+    """Edit a memory's record in $EDITOR; it is stored only if it is still valid and nobody
+    changed it while the editor was open (else nothing is saved and your text is kept)."""
     with cli_errors():
         store, original = _stored(memory_id, storage_path)
+        memory_id = original.id
         fd, name = tempfile.mkstemp(prefix=f"cortexgraph-{memory_id[:8]}-", suffix=".json")
         path = Path(name)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -164,18 +188,30 @@ def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonO
                 f"the editor exited with {done.returncode}; nothing "
                 f"changed (your text is in {path})"
             )
-        text = path.read_text(encoding="utf-8")
+        text = _read_edited(path)
         try:
             edited = parse_edited(text, original, store.config)
         except InvalidInputError as exc:
             raise InvalidInputError(f"{exc}; nothing changed (your text is in {path})") from exc
-        path.unlink(missing_ok=True)
         changed = edited.to_json() != original.to_json()
+
+        def save_if_unchanged(current: Memory) -> Memory | None:
+            # Compared and written under one hold of the store's lock: a use, an archive or a
+            # merge recorded while the editor was open is never overwritten.
+            if current.to_json() != original.to_json():
+                raise InvalidInputError(
+                    f"memory {memory_id} changed while the editor was open (now "
+                    f"{current.status.value}, used {current.use_count} times); nothing "
+                    f"saved: run edit again (your text is in {path})"
+                )
+            return edited
+
         if changed:
-            edited = store.put(edited)
+            edited = store.modify(memory_id, save_if_unchanged)
+        path.unlink(missing_ok=True)
         report_done(
             {"changed": changed, "memory": edited.to_json()},
-            f"{memory_id} " + ("saved" if changed else "unchanged"),
+            f"{escape(memory_id)} " + ("saved" if changed else "unchanged"),
             as_json,
         )
 

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from cortexgraph.cli.cli_common import (
     JsonOpt,
@@ -45,7 +47,7 @@ def export(
         report_done(
             {"file": str(output), **counts},
             f"exported {counts['memories']} memories, {counts['relations']} relations, "
-            f"{counts['notes']} notes, {counts['issues']} issues to {output}",
+            f"{counts['notes']} notes, {counts['issues']} issues to {escape(str(output))}",
             as_json,
         )
 
@@ -74,7 +76,7 @@ def import_(
         if report.skipped:
             out.print(f"[yellow]{len(report.skipped)} not imported:[/]", highlight=False)
             for s in report.skipped[:50]:
-                out.print(f"  {s['kind']} {s['id']}: {s['why']}", highlight=False)
+                out.print(Text(f"  {s['kind']} {s['id']}: {s['why']}"))
 
 
 def backup(
@@ -90,7 +92,7 @@ def backup(
         n = backup_store(settings.storage_path, output)
         report_done(
             {"file": str(output), "files": n},
-            f"backed up {n} files of {settings.storage_path} to {output}",
+            escape(f"backed up {n} files of {settings.storage_path} to {output}"),
             as_json,
         )
 
@@ -116,7 +118,7 @@ def restore(
         where = f"; the previous files are in {aside}" if aside else ""
         report_done(
             {"files": n, "moved_aside": str(aside) if aside else None},
-            f"restored {n} files into {settings.storage_path}{where}",
+            escape(f"restored {n} files into {settings.storage_path}{where}"),
             as_json,
         )
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import time
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from cortexgraph.cli.cli_common import (
     JsonOpt,
@@ -21,6 +23,7 @@ from cortexgraph.cli.cli_common import (
     read_tracker,
     report_done,
 )
+from cortexgraph.cli.memory_ids import resolve_memory_id
 
 app = typer.Typer(
     help="Reverse an automatic change (merge, gc, archive, promotion).", no_args_is_help=True
@@ -28,7 +31,7 @@ app = typer.Typer(
 
 
 def _report(result: dict, as_json: bool) -> None:
-    report_done(result, result["detail"], as_json)
+    report_done(result, escape(result["detail"]), as_json)
 
 
 @app.command("merge")
@@ -40,6 +43,7 @@ def undo_merge_cmd(
 
     with cli_errors():
         _, store = cli_store(storage_path)
+        merged_id = resolve_memory_id(store, merged_id)
         _report(
             undo_merge_of(
                 store, merged_id, now=time.time(), cause="cortexgraph undo merge"
@@ -58,9 +62,11 @@ def undo_gc_cmd(
 
     with cli_errors():
         settings, store = cli_store(storage_path)
+        graveyard = Graveyard(settings.storage_path)
+        memory_id = resolve_memory_id(store, memory_id, also=graveyard.entries())
         result = restore_collected(
             store,
-            Graveyard(settings.storage_path),
+            graveyard,
             memory_id,
             now=time.time(),
             cause="cortexgraph undo gc",
@@ -95,6 +101,7 @@ def unarchive_cmd(
 
     with cli_errors():
         _, store = cli_store(storage_path)
+        memory_id = resolve_memory_id(store, memory_id)
         _report(
             unarchive(store, memory_id, now=time.time(), cause="cortexgraph unarchive").to_json(),
             as_json,
@@ -112,6 +119,7 @@ def unpromote_cmd(
 
     with cli_errors():
         settings, store = cli_store(storage_path, vault)
+        memory_id = resolve_memory_id(store, memory_id)
         done = unpromote_memory(
             store,
             settings.vault_path,
@@ -135,21 +143,26 @@ def history_cmd(
 
     with cli_errors():
         settings, store = cli_store(storage_path)
+        graveyard = Graveyard(settings.storage_path)
+        memory_id = resolve_memory_id(store, memory_id, also=graveyard.entries())
         events = history_of(
             store,
             memory_id,
             tracker=read_tracker(settings),
-            graveyard=Graveyard(settings.storage_path),
+            graveyard=graveyard,
         )
         if as_json:
             print_json({"memory_id": memory_id, "events": [e.to_json() for e in events]})
             return
-        table = Table(title=f"history of {memory_id}", title_justify="left")
+        table = Table(title=Text(f"history of {memory_id}"), title_justify="left")
         for col in ("time", "event", "cause", "from"):
             table.add_column(col, overflow="fold")
         for e in events:
             data = e.to_json()
-            table.add_row(data["time"] or "?", e.event, e.cause, e.source)
+            # Text cells: causes quote stored text and ids, printed as text, never as markup.
+            table.add_row(
+                *(Text(str(x)) for x in (data["time"] or "?", e.event, e.cause, e.source))
+            )
         out.print(table)
 
 

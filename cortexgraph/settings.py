@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     max_context_chars: int = Field(default=20_000, ge=1)
     max_extra_bytes: int = Field(default=64_000, ge=2)
     max_record_bytes: int = Field(default=1_000_000, ge=1_000)
+    # Secrets (cloud keys, tokens, private keys, password=...) become "[redacted: <kind>]"
+    # before a memory is written (storage.secrets). CORTEXGRAPH_REDACT_SECRETS=false keeps them.
+    redact_secrets: bool = True
 
     # Decay (names as in cortexgraph 1.x)
     decay_model: DecayModel = DecayModel.POWER_LAW
@@ -193,6 +196,7 @@ class Settings(BaseSettings):
             relations_filename=self.relations_filename,
             review_blend_ratio=self.review_blend_ratio,
             semantic_weight=self.semantic_weight,
+            redact_secrets=self.redact_secrets,
         )
 
     def pipeline_options(self) -> dict[str, Any]:

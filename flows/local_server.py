@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import signal
 import socket
 import subprocess
@@ -25,7 +26,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
@@ -48,11 +49,16 @@ class PrefectServerProcess:
         self._log: IO[bytes] = tempfile.TemporaryFile(  # noqa: SIM115
             prefix="cortexgraph-prefect-server-"
         )
+        # The server dies with this process, however it ends (kill -9 included): on Linux
+        # the kernel sends it SIGTERM when its parent dies (PR_SET_PDEATHSIG, set between fork
+        # and exec), and everywhere a watchdog thread in the child ends it once its parent
+        # pid changes (_serve_child).
         self.process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "prefect",
+                "-c",
+                _CHILD_CODE,
+                str(os.getpid()),
                 "server",
                 "start",
                 "--host",
@@ -66,6 +72,7 @@ class PrefectServerProcess:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
+            preexec_fn=_parent_death_signal(),
         )
         self.ready = False
 
@@ -98,6 +105,50 @@ class PrefectServerProcess:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+
+
+_CHILD_CODE = "from cortexgraph.flows.local_server import _serve_child; _serve_child()"
+_PR_SET_PDEATHSIG = 1
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking Linux to SIGTERM the child when this process dies, or None
+    elsewhere. Only from the main thread: the kernel sends it when the creating *thread*
+    ends, and the main thread ends with the process."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here, not after the fork
+    except (OSError, AttributeError):
+        return None
+
+    def set_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+    return set_signal
+
+
+def _serve_child() -> None:
+    """The server process: ``python -c _CHILD_CODE PARENT_PID server start ...``. A watchdog
+    thread ends it when its parent is gone (reparented), then Prefect's CLI runs here."""
+    import runpy
+
+    parent = int(sys.argv[1])
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    sys.argv = ["prefect", *sys.argv[2:]]
+    runpy.run_module("prefect", run_name="__main__", alter_sys=True)
+
+
+def _watch_parent(parent: int, every: float = 0.5) -> None:
+    while os.getppid() == parent:
+        time.sleep(every)
+    os.kill(os.getpid(), signal.SIGTERM)  # uvicorn shuts down on SIGTERM
+    time.sleep(10)
+    os._exit(1)
 
 
 def _needed() -> bool:

@@ -89,19 +89,17 @@ def record_usage(runtime: HookRuntime, inp: HookInput, now: float) -> dict[str, 
 
     store = open_store(runtime.storage_path, runtime.store_config)
     ts = int(now)
-    found = [m for m in (store.find(i) for i in ids) if m is not None]
-    store.put_many(
-        [
-            replace(
-                m,
-                last_used=ts,
-                use_count=m.use_count + 1,
-                last_review_at=ts,
-                review_count=m.review_count + 1,
-                review_priority=0.0,
-            )
-            for m in found
-        ]
+    # Read and written under one hold of the store's lock (no touch in between is lost).
+    found = store.modify_many(
+        ids,
+        lambda m: replace(
+            m,
+            last_used=ts,
+            use_count=m.use_count + 1,
+            last_review_at=ts,
+            review_count=m.review_count + 1,
+            review_priority=0.0,
+        ),
     )
     opened = list(dict.fromkeys([*opened_before, *(m.id for m in found)]))
     linked = link_co_accessed(

@@ -17,6 +17,7 @@ from cortexgraph.hooks.runtime import HookRuntime
 from cortexgraph.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import Memory
+from cortexgraph.storage.secrets import redact_secrets
 from cortexgraph.storage.text_index import tokenize
 
 RECALL_TOP_K = 5
@@ -68,7 +69,11 @@ def server_entries(runtime: HookRuntime, query: str) -> list[Entry] | None:
 
 
 def save_reminder(prompt: str, runtime: HookRuntime, limit: int) -> str:
-    """A reminder with pre-filled save_memory arguments (JSON, so the prompt stays data)."""
+    """A reminder with pre-filled save_memory arguments (JSON, so the prompt stays data).
+    Secrets in the prompt are redacted here too (storage.secrets): the hook's output is a
+    transcript others may read."""
+    if runtime.store_config.redact_secrets:
+        prompt = redact_secrets(prompt).text
     params: dict[str, Any] = {
         "content": clip(" ".join(prompt.split()), SAVE_CONTENT_CHARS),
         "tags": suggest_tags(prompt, runtime.project_name),

@@ -27,6 +27,7 @@ from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import RELATION_TYPES, validate_id, validate_tags
 from cortexgraph.storage.recent_saves import Neighbour, clip
 from cortexgraph.storage.reinforcement import observe_use
+from cortexgraph.storage.secrets import REDACTED_KEY, redact_secrets
 
 MAX_META_JSON = 10_000
 
@@ -121,6 +122,11 @@ def save_memory(
         raise InvalidInputError("content is empty; pass the text to remember")
     tags_t = None if tags is None else validate_tags(tags)
     extra = _meta(meta)
+    if state.store.config.redact_secrets:  # before analysis: no secret becomes an entity
+        found = redact_secrets(content)
+        content = found.text
+        if found.kinds:
+            extra[REDACTED_KEY] = list(found.kinds)
     enrichment = activation.enrich_for_save(
         content,
         tags=tags_t,
@@ -151,6 +157,7 @@ def save_memory(
     return {
         "success": True,
         "memory_id": memory.id,
+        "redacted": list(memory.meta.extra.get(REDACTED_KEY, ())),  # kinds of secret removed
         "tags": list(memory.tags),
         "entities": list(memory.entities),
         "strength": memory.strength,
@@ -225,12 +232,20 @@ def observe_memory_usage(
     store = state.store
     ids = unique_ids(memory_ids)
     context = validate_tags(context_tags, "context_tags")
-    memories = [store.find(i) for i in ids]
-    missing = [i for i, m in zip(ids, memories, strict=True) if m is None]
+    missing = [i for i in ids if store.find(i) is None]
     if missing:
         raise MemoryNotFoundError(f"no memory with id(s) {missing}; nothing was recorded")
     now = int(time.time())
-    uses = [observe_use(m, context, now) for m in memories if m is not None]
+    observed: dict[str, Any] = {}
+
+    def observe(memory: Any) -> Any:
+        observed[memory.id] = observe_use(memory, context, now)
+        return observed[memory.id].memory
+
+    # Read and written under one hold of the store's lock: a touch from another process
+    # between the read and the write would otherwise be lost.
+    store.modify_many(ids, observe)
+    uses = [observed[i] for i in ids if i in observed]
     report = [
         {
             "id": u.memory.id,
@@ -245,7 +260,6 @@ def observe_memory_usage(
         }
         for u in uses
     ]
-    store.put_many([u.memory for u in uses])
     return {
         "success": True,
         "reinforced": True,

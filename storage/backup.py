@@ -24,6 +24,8 @@ LOCK_NAME = ".cortexgraph.lock"
 GENERATION_NAME = ".cortexgraph.generation"
 _NOT_COPIED = {LOCK_NAME}
 _GEN_WIDTH = 20
+_STORE_FILES = {"memories.jsonl", "relations.jsonl", GENERATION_NAME}
+MAX_MEMBERS = 1_000_000
 
 
 def _lock(directory: Path, timeout: float) -> FileLock:
@@ -61,7 +63,12 @@ def backup_store(directory: Path, target: Path, *, timeout: float = 30.0) -> int
 
 
 def restore_store(
-    archive: Path, directory: Path, *, force: bool = False, timeout: float = 30.0
+    archive: Path,
+    directory: Path,
+    *,
+    force: bool = False,
+    timeout: float = 30.0,
+    max_members: int = MAX_MEMBERS,
 ) -> tuple[int, Path | None]:
     """Replace ``directory``'s contents with the backup ``archive``. A directory that holds
     memories is replaced only with ``force``; its old contents are moved aside (returned)."""
@@ -77,18 +84,19 @@ def restore_store(
             "replace them (its files are moved aside, not deleted)"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=directory.parent))
+    # Staged inside the store folder (not beside it): the archive is checked member by member
+    # first, and holds only plain files and folders, so nothing can point out of the store.
+    staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=directory))
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            members = [m for m in tar.getmembers() if m.name.startswith("store/")]
-            if not members:
-                raise InvalidInputError(f"{archive} is not a cortexgraph backup")
+            members = _checked_members(tar, archive, directory, max_members=max_members)
             tar.extractall(staging, members=members, filter="data")
         source = staging / "store"
+        _refuse_links(source, archive)
         aside = None
         with _lock(directory, timeout):
             old_gen = _read_generation(directory)
-            entries = [p for p in directory.iterdir() if p.name != LOCK_NAME]
+            entries = [p for p in directory.iterdir() if p.name != LOCK_NAME and p != staging]
             if entries:
                 aside = directory.with_name(
                     f"{directory.name}.before-restore-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -97,7 +105,7 @@ def restore_store(
                 for p in entries:
                     os.replace(p, aside / p.name)
             count = 0
-            for p in source.iterdir():
+            for p in source.iterdir() if source.is_dir() else ():
                 os.replace(p, directory / p.name)
                 count += sum(1 for _ in (directory / p.name).rglob("*")) if p.is_dir() else 1
             gen = max(old_gen, _read_generation(directory)) + 1
@@ -109,6 +117,52 @@ def restore_store(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return count, aside
+
+
+def _checked_members(
+    tar: tarfile.TarFile, archive: Path, directory: Path, *, max_members: int
+) -> list[tarfile.TarInfo]:
+    """The ``store/`` members, if every one is a plain file or folder with a safe name, the
+    store's own files are files, and all of them fit on the disk; else InvalidInputError.
+    Only the headers are read (nothing is unpacked)."""
+    members: list[tarfile.TarInfo] = []
+    total = 0
+    for n, m in enumerate(tar, start=1):
+        if n > max_members:
+            raise InvalidInputError(f"{archive} has more than {max_members:,} members")
+        if not (m.name == "store" or m.name.startswith("store/")):
+            continue
+        parts = m.name.split("/")
+        if m.issym() or m.islnk():
+            raise InvalidInputError(
+                f"{archive} is refused: {m.name} is a link (a store holds no links)"
+            )
+        if not (m.isfile() or m.isdir()):
+            raise InvalidInputError(f"{archive} is refused: {m.name} is not a file or a folder")
+        if any(p in ("..", "") for p in parts[1:]) or m.name.startswith("/"):
+            raise InvalidInputError(f"{archive} is refused: unsafe member name {m.name!r}")
+        if m.isdir() and parts[-1] in _STORE_FILES:
+            raise InvalidInputError(f"{archive} is refused: {m.name} is a folder, not a file")
+        total += m.size
+        members.append(m)
+    if not members:
+        raise InvalidInputError(f"{archive} is not a cortexgraph backup")
+    free = shutil.disk_usage(directory).free
+    if total > free:
+        raise InvalidInputError(
+            f"{archive} unpacks to {total:,} bytes; {directory} has {free:,} bytes free"
+        )
+    return members
+
+
+def _refuse_links(source: Path, archive: Path) -> None:
+    """Belt and braces after unpacking: no link of any kind under ``source``."""
+    for root, dirs, files in os.walk(source):
+        for name in dirs + files:
+            path = Path(root, name)
+            st = path.lstat()
+            if path.is_symlink() or (not path.is_dir() and st.st_nlink > 1):
+                raise InvalidInputError(f"{archive} is refused: {name} is a link")
 
 
 def _read_generation(directory: Path) -> int:

@@ -32,6 +32,9 @@ class StoreConfig:
     # How much decay re-ranks relevance: final = relevance * (1 - w + w * min(decay, 1)).
     decay_rerank_weight: float = 0.15
     fsync: bool = False
+    # Secrets (cloud keys, tokens, private keys, password=...) are replaced by
+    # "[redacted: <kind>]" before a record is written (storage.secrets); False keeps them.
+    redact_secrets: bool = True
     # A memories file at least this big gets an index snapshot beside it (storage.index_snapshot),
     # so the next open skips parsing and indexing what it already covers.
     snapshot_min_bytes: int = 1_000_000

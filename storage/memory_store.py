@@ -11,7 +11,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
@@ -138,6 +138,27 @@ class IndexedStore(StoreIndexes):
         """``update`` for many memories (id -> changes) under one lock and one append."""
         with self._lock, self._exclusive():
             return self.put_many([apply_changes(self.get(i), dict(c)) for i, c in changes.items()])
+
+    def modify(self, memory_id: str, change: Callable[[Memory], Memory | None]) -> Memory:
+        """Read-modify-write of one memory under one hold of the write lock: ``change`` gets
+        the record as stored now (other processes' writes included) and returns the new one,
+        or None to leave it; no other writer can come in between. Returns what is stored."""
+        with self.writing():
+            current = self.get(memory_id)
+            new = change(current)
+            if new is None or new == current:
+                return current
+            return self.put(new)
+
+    def modify_many(
+        self, memory_ids: Iterable[str], change: Callable[[Memory], Memory | None]
+    ) -> builtins.list[Memory]:
+        """``modify`` for each of ``memory_ids`` that is stored (unknown ids are skipped),
+        under one hold of the lock and one append; returns the records written."""
+        with self.writing():
+            found = [m for m in map(self.find, dict.fromkeys(memory_ids)) if m is not None]
+            changed = [n for m in found if (n := change(m)) is not None and n != m]
+            return self.put_many(changed) if changed else []
 
     def delete(self, memory_id: str) -> None:
         """Delete a memory and every relation that touches it."""

@@ -19,17 +19,21 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import tarfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from cortexgraph.storage.errors import InvalidInputError, StorageError
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
 from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.storage.validation import checked_memory
 
 FORMAT = 1
+MAX_IMPORT_BYTES = 256 * 1024 * 1024  # the export file, and what its archive unpacks to
+MAX_IMPORT_MEMBERS = 200_000
 _SKIP_DIRS = {".cortexgraph", ".obsidian", ".git", ".trash"}
 
 
@@ -124,15 +128,24 @@ def write_bundle(bundle: Bundle, path: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def read_bundle(path: Path) -> Bundle:
+def read_bundle(path: Path, *, max_bytes: int = MAX_IMPORT_BYTES) -> Bundle:
+    """The export at ``path``. Sizes are checked before anything is read: the file, and for an
+    archive every member's size from its header and their total, at most ``max_bytes``."""
     path = Path(path)
     if not path.is_file():
         raise InvalidInputError(f"no export file at {path}")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise InvalidInputError(
+            f"{path} is {size:,} bytes; an import is at most {max_bytes:,} (MAX_IMPORT_BYTES)"
+        )
     try:
         if path.name.endswith(".tar.gz"):
-            return _read_tar(path)
+            return _read_tar(path, max_bytes)
         if path.suffix == ".jsonl":
             return _read_jsonl(path)
+    except RecursionError as exc:
+        raise InvalidInputError(f"{path} is not a cortexgraph export: nested too deeply") from exc
     except (OSError, tarfile.TarError, ValueError, KeyError, TypeError) as exc:
         raise InvalidInputError(f"{path} is not a cortexgraph export: {exc}") from exc
     raise InvalidInputError(f"{path}: import a .jsonl or a .tar.gz file made by export")
@@ -142,13 +155,13 @@ def _read_jsonl(path: Path) -> Bundle:
     bundle = Bundle()
     with path.open(encoding="utf-8") as fh:
         header = json.loads(fh.readline() or "{}")
-        if header.get("cortexgraph_export") != FORMAT:
+        if not isinstance(header, dict) or header.get("cortexgraph_export") != FORMAT:
             raise ValueError("missing the cortexgraph_export header line")
         for n, line in enumerate(fh, start=2):
             if not line.strip():
                 continue
             obj = json.loads(line)
-            kind = obj.get("kind")
+            kind = obj.get("kind") if isinstance(obj, dict) else None
             if kind == "note":
                 bundle.notes[str(obj["path"])] = str(obj["text"])
             elif kind in ("memory", "relation", "issue"):
@@ -160,12 +173,27 @@ def _read_jsonl(path: Path) -> Bundle:
     return bundle
 
 
-def _read_tar(path: Path) -> Bundle:
+def _read_tar(path: Path, max_bytes: int) -> Bundle:
     bundle = Bundle()
     with tarfile.open(path, "r:gz") as tar:
-        files = {m.name: m for m in tar.getmembers() if m.isfile()}
+        files: dict[str, tarfile.TarInfo] = {}
+        total = 0
+        for n, m in enumerate(tar, start=1):  # headers only: nothing is read into memory yet
+            if n > MAX_IMPORT_MEMBERS:
+                raise ValueError(f"more than {MAX_IMPORT_MEMBERS:,} members")
+            if not m.isfile():
+                continue
+            if m.name in files:
+                raise ValueError(f"two members named {m.name!r}")
+            total += m.size
+            if total > max_bytes:
+                raise ValueError(
+                    f"its files hold more than {max_bytes:,} bytes (MAX_IMPORT_BYTES); "
+                    f"{m.name} alone is {m.size:,}"
+                )
+            files[m.name] = m
         manifest = json.loads(_text(tar, files["manifest.json"]))
-        if manifest.get("cortexgraph_export") != FORMAT:
+        if not isinstance(manifest, dict) or manifest.get("cortexgraph_export") != FORMAT:
             raise ValueError("manifest.json is not a cortexgraph export manifest")
         for name, rows in (
             ("memories.jsonl", bundle.memories),
@@ -185,9 +213,22 @@ def import_bundle(
 ) -> ImportReport:
     """Add what ``bundle`` holds that the store, vault and tracker lack; report the rest."""
     report = ImportReport()
+    # Every record is read and checked before anything is written: a bad record is skipped
+    # with its reason, never left to stop the import halfway.
+    memories = []
+    for n, raw in enumerate(bundle.memories, start=1):
+        try:
+            memories.append(checked_memory(Memory.from_json(raw), store.config)[0])
+        except InvalidInputError as exc:
+            report.skip("memory", _raw_id(raw, n), f"invalid record: {exc}")
+    relations = []
+    for n, raw in enumerate(bundle.relations, start=1):
+        try:
+            relations.append(Relation.from_json(raw))
+        except InvalidInputError as exc:
+            report.skip("relation", _raw_id(raw, n), f"invalid record: {exc}")
     by_content = {m.content: m.id for m in store.list()}
-    for raw in bundle.memories:
-        memory = Memory.from_json(raw)
+    for memory in memories:
         existing = store.find(memory.id)
         if existing is not None:
             same = existing.to_json() == memory.to_json()
@@ -207,8 +248,7 @@ def import_bundle(
         by_content[memory.content] = memory.id
         report.added["memories"] += 1
     known_rel = {r.id: r for r in store.relations()}
-    for raw in bundle.relations:
-        rel = Relation.from_json(raw)
+    for rel in relations:
         if rel.id in known_rel:
             same = known_rel[rel.id].to_json() == rel.to_json()
             report.skip(
@@ -235,27 +275,83 @@ def import_bundle(
     return report
 
 
+_NOTE_PART_BAD = re.compile(r"[\x00-\x1f\x7f\\:]")
+
+
+def note_path_problem(rel: str) -> str | None:
+    """Why ``rel`` may not be imported as a note, or None. A note is a ``.md`` file under
+    visible folders: nothing hidden (``.obsidian``, ``.git``, ``.cortexgraph``, ``.trash``:
+    the folders the vault sync skips), no ``..``, no absolute path, no control character,
+    backslash or colon (a separator or drive on Windows)."""
+    if not rel or rel.startswith("/") or _NOTE_PART_BAD.search(rel):
+        return "unsafe path"
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "unsafe path"
+    if any(p.startswith(".") for p in parts):
+        return "unsafe path: hidden files and folders (.obsidian, .git, ...) are not notes"
+    if not parts[-1].endswith(".md") or parts[-1] == ".md":
+        return "not a note: only .md files are imported"
+    return None
+
+
 def _import_notes(notes: dict[str, str], vault: Path, report: ImportReport) -> None:
+    if notes:
+        vault.mkdir(parents=True, exist_ok=True)
     root = vault.resolve()
     for rel, text in notes.items():
-        parts = PurePosixPath(rel).parts
-        if not parts or rel.startswith("/") or ".." in parts:
-            report.skip("note", rel, "unsafe path")
-            continue
-        target = root.joinpath(*parts)
-        if target.exists():
+        problem = note_path_problem(rel)
+        if problem is None:
+            problem = _write_note(root, rel.split("/"), text)
+        if problem == "added":
+            report.added["notes"] += 1
+        else:
+            report.skip("note", rel, problem)
+
+
+def _write_note(root: Path, parts: list[str], text: str) -> str:
+    """Create ``root/parts`` without following any symlink on the way; returns "added" or why
+    not. Folders are created one at a time (each checked to be a real folder) and the file
+    with O_EXCL | O_NOFOLLOW, so a link planted meanwhile is refused, not followed."""
+    folder = root
+    for part in parts[:-1]:
+        folder = folder / part
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            return f"cannot create its folder: {exc.strerror}"
+        if folder.is_symlink() or not folder.is_dir():
+            return "unsafe path: goes through a symlink or a file"
+    target = folder / parts[-1]
+    if target.is_symlink():
+        return "unsafe path: the note is a symlink"
+    if target.exists():
+        try:
             same = target.read_text(encoding="utf-8", errors="replace") == text
-            report.skip(
-                "note",
-                rel,
-                "identical note exists"
-                if same
-                else "conflict: a different note exists at this path (kept as it is)",
-            )
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        report.added["notes"] += 1
+        except OSError:
+            same = False
+        return (
+            "identical note exists"
+            if same
+            else "conflict: a different note exists at this path (kept as it is)"
+        )
+    if root not in target.parent.resolve().parents and target.parent.resolve() != root:
+        return "unsafe path: resolves outside the vault"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as exc:
+        return f"cannot write: {exc.strerror}"
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return "added"
+
+
+def _raw_id(raw: Any, n: int) -> str:
+    ident = raw.get("id") if isinstance(raw, dict) else None
+    return ident[:80] if isinstance(ident, str) else f"record {n}"
 
 
 def _import_issues(issues: Iterable[dict[str, Any]], tracker: Any, report: ImportReport) -> None:
@@ -269,27 +365,42 @@ def _import_issues(issues: Iterable[dict[str, Any]], tracker: Any, report: Impor
         if issues
         else {}
     )
-    for raw in issues:
-        old_id = str(raw.get("id"))
-        if tracker.find(old_id) is not None:
-            report.skip("issue", old_id, "an issue with this id exists")
-            continue
-        if old_id in known:
-            report.skip("issue", old_id, f"imported before, as {known[old_id]}")
-            continue
-        meta = dict(raw.get("metadata") or {})
-        meta["imported_from"] = old_id
-        issue = tracker.create(
-            str(raw.get("title") or old_id),
-            description=str(raw.get("description") or ""),
-            labels=list(raw.get("labels") or ()),
-            priority=int(raw.get("priority", 2)),
-            metadata=meta,
-            dedupe_key=f"import:{old_id}",
-        )
-        if raw.get("status") == "closed" and issue.status != "closed":
-            tracker.close(issue.id, str(raw.get("close_reason") or "closed before export"))
-        report.added["issues"] += 1
+    for n, raw in enumerate(issues, start=1):
+        try:
+            _import_issue(raw, tracker, known, report)
+        except (AttributeError, TypeError, ValueError, OverflowError, CortexGraphError) as exc:
+            report.skip("issue", _raw_id(raw, n), f"invalid issue: {str(exc)[:200]}")
+
+
+def _import_issue(
+    raw: dict[str, Any], tracker: Any, known: dict[str, str], report: ImportReport
+) -> None:
+    old_id = str(raw.get("id"))
+    if tracker.find(old_id) is not None:
+        report.skip("issue", old_id, "an issue with this id exists")
+        return
+    if old_id in known:
+        report.skip("issue", old_id, f"imported before, as {known[old_id]}")
+        return
+    meta = dict(raw.get("metadata") or {})
+    meta["imported_from"] = old_id
+    labels = raw.get("labels") or []
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise ValueError("labels must be a list of strings")
+    priority = raw.get("priority", 2)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise ValueError(f"priority must be a whole number, got {str(priority)[:40]!r}")
+    issue = tracker.create(
+        str(raw.get("title") or old_id),
+        description=str(raw.get("description") or ""),
+        labels=labels,
+        priority=priority,
+        metadata=meta,
+        dedupe_key=f"import:{old_id}",
+    )
+    if raw.get("status") == "closed" and issue.status != "closed":
+        tracker.close(issue.id, str(raw.get("close_reason") or "closed before export"))
+    report.added["issues"] += 1
 
 
 def _line(obj: Any) -> str:
@@ -312,6 +423,7 @@ def _text(tar: tarfile.TarFile, member: tarfile.TarInfo) -> str:
 
 __all__ = [
     "FORMAT",
+    "MAX_IMPORT_BYTES",
     "Bundle",
     "ImportReport",
     "collect_bundle",

@@ -9,7 +9,7 @@ Agents, flows and the MCP server program against ``MemoryStore``; ``IndexedStore
 from __future__ import annotations
 
 import builtins
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -132,6 +132,13 @@ class MemoryStore(Protocol):
     def get(self, memory_id: str) -> Memory: ...
     def find(self, memory_id: str) -> Memory | None: ...
     def update(self, memory_id: str, **changes: Any) -> Memory: ...
+    def modify(self, memory_id: str, change: Callable[[Memory], Memory | None]) -> Memory:
+        """Read-modify-write under one hold of the write lock (``change``: current -> new)."""
+        ...
+
+    def modify_many(
+        self, memory_ids: Iterable[str], change: Callable[[Memory], Memory | None]
+    ) -> builtins.list[Memory]: ...
     def delete(self, memory_id: str) -> None: ...
     def writing(self) -> AbstractContextManager[None]:
         """Several writes as one hold of the store: no other writer in between."""

@@ -29,6 +29,7 @@ from cortexgraph.storage.models import (
     validate_strength,
     validate_tags,
 )
+from cortexgraph.storage.secrets import redact_memory
 
 # Fields ``update`` may change directly; tags, source, context and extra change the meta.
 UPDATABLE_FIELDS = frozenset(
@@ -326,6 +327,12 @@ def loaded_relation(obj: Any, config: StoreConfig) -> Relation:
     return relation
 
 
+def reserved_keys(data: Mapping[str, Any]) -> list[str]:
+    """The keys of ``data`` that belong to the store's line format (``_deleted``...), quoted
+    short; a memory record may not carry them."""
+    return [short_repr(k) for k in sorted(k for k in data if str(k).startswith("_"))[:5]]
+
+
 def checked_memory(memory: Memory, config: StoreConfig) -> tuple[Memory, str]:
     """The memory as it will be stored, and its JSON line."""
     if not isinstance(memory, Memory):
@@ -333,6 +340,18 @@ def checked_memory(memory: Memory, config: StoreConfig) -> tuple[Memory, str]:
     check_memory_fields(memory, config)
     validate_id(memory.id)
     validate_strength(memory.strength)
+    if config.redact_secrets:
+        # Nothing a secret detector recognises touches disk (storage.secrets): every write of
+        # a record (save, put, import, edit, update) goes through here.
+        redacted = redact_memory(memory)
+        if redacted is not memory:
+            memory = redacted
+            check_memory_fields(memory, config)
+    reserved = reserved_keys(memory.unknown)
+    if reserved:
+        # "_deleted" is the store's tombstone marker: a record carrying it would be read back
+        # as a deletion. Keys starting with "_" are the store's own, never a memory's.
+        raise InvalidInputError(f"reserved key(s) in a memory record: {', '.join(reserved)}")
     line = encode_record(memory.to_json(), "memory")
     # Built back from its line, so what the store holds is what a reload gives.
     return Memory.from_json(parse_line(line_bytes(line, config, "memory"))), line

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.models import MemoryMeta, MemoryStatus
+from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
 from cortexgraph.vault_sync.paths import relative_posix, unique_note_path
@@ -59,15 +59,18 @@ def unpromote_memory(
         "at": int(now),
         "cause": f"{cause}; note moved to {trashed}" if trashed else cause,
     }
-    extra = {**memory.meta.extra, "undo": marker}
-    store.put(
-        memory.with_changes(
+
+    def active_again(current: Memory) -> Memory:
+        # The record as stored now, under the lock: a use recorded meanwhile is kept.
+        extra = {**current.meta.extra, "undo": marker}
+        return current.with_changes(
             status=MemoryStatus.ACTIVE,
             promoted_at=None,
             promoted_to=None,
-            meta=MemoryMeta(memory.tags, memory.meta.source, memory.meta.context, extra),
+            meta=MemoryMeta(current.tags, current.meta.source, current.meta.context, extra),
         )
-    )
+
+    store.modify(memory_id, active_again)
     return UnpromoteOutcome(memory_id, trashed, memory.promoted_to)
 
 

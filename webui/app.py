@@ -67,6 +67,15 @@ def create_app(settings: Settings, *, use_embeddings: bool = True) -> FastAPI:
     state = WebState(settings, use_embeddings)
     app = FastAPI(title="cortexgraph", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOCAL_HOSTS)
+
+    @app.middleware("http")
+    async def _no_framing(request: Request, call_next: Any) -> Any:
+        # No other origin may frame the page (Approve/Reject could be clickjacked).
+        response = await call_next(request)
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+        return response
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.state.cortexgraph = state
 

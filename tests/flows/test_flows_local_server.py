@@ -170,3 +170,43 @@ def test_only_prefects_own_failures_become_an_orchestration_error():
     assert prefect_failed(unreachable)
     assert not prefect_failed(ours)  # our typed errors are said as they are
     assert not prefect_failed(RuntimeError("a bug"))  # a bug keeps its traceback
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or only its zombie (reaped by init once reparented)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_a_killed_process_takes_its_server_with_it(tmp_path: Path):
+    # Issue 30, Medium 9: kill -9 of cortexgraph-consolidate left its server running (5 of 5
+    # trials, ~230 MB each). No exit handler runs on SIGKILL: the server must notice itself.
+    import time
+
+    script = (
+        "import time\n"
+        "from cortexgraph.flows import local_server\n"
+        "local_server.start_local_server()\n"
+        "print(local_server._server.process.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=_no_api_env(tmp_path),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait(30)
+    parent.stdout.close()
+    deadline = time.monotonic() + 20
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not _gone(child):
+        import os
+
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the server outlived its killed parent")

@@ -45,3 +45,12 @@ def test_changes_need_the_header_and_a_local_host(seeded):
     again = client.post(f"/api/reviews/{seeded['issue']}/reject", headers={"X-CortexGraph": "1"})
     assert again.status_code == 400 and "already closed" in again.json()["error"]
     assert client.get("/api/reviews").json()["reviews"] == []
+
+
+def test_no_other_origin_may_frame_the_page(seeded):
+    # Issue 30 (Low): Approve/Reject could be clickjacked from a page that framed the view.
+    client = _client(seeded)
+    for path in ("/", "/api/reviews"):
+        answer = client.get(path)
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]
