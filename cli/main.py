@@ -17,7 +17,7 @@ from cortexgraph.cli import (
     vault_cmd,
     vault_refresh_cmd,
 )
-from cortexgraph.process_env import prepare_process
+from cortexgraph.process_env import prepare_process, settings_or_exit
 
 app = typer.Typer(
     help="cortexgraph: temporal memory for AI assistants.",
@@ -55,6 +55,7 @@ def main() -> None:
     from cortexgraph.settings import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
+    settings_or_exit("cortexgraph")  # a bad value: one line and exit 2, before any command
     app(prog_name="cortexgraph")
 
 

@@ -130,10 +130,12 @@ def compact(storage_path: PathOption = None, as_json: JsonOption = False) -> Non
 
 
 def main() -> None:
+    from cortexgraph.process_env import settings_or_exit
     from cortexgraph.settings import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
-    app()
+    settings_or_exit("cortexgraph-maintenance")  # a bad value: one line and exit 2
+    app(prog_name="cortexgraph-maintenance")
 
 
 if __name__ == "__main__":

@@ -15,11 +15,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO, TypedDict
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.decay import DAY, DecayConfig, DecayModel
+from cortexgraph.storage.errors import CortexGraphError
+
+
+class SettingsError(CortexGraphError, ValueError):
+    """A setting's value is not allowed. The message is one line naming the variable, the
+    value and what is allowed (``describe_invalid``); the programs print it and exit 2."""
 
 
 class UnifiedSearchWeights(TypedDict):
@@ -223,6 +229,7 @@ class Settings(BaseSettings):
             "stm_weight": self.search_stm_weight if stm_weight is None else stm_weight,
             "ltm_weight": self.search_ltm_weight if ltm_weight is None else ltm_weight,
             "semantic_weight": self.semantic_weight,
+            "archive_weight": self.search_archive_weight,
         }
 
 

@@ -29,14 +29,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
-    from cortexgraph.process_env import prepare_process
-    from cortexgraph.settings import load_settings
+    from cortexgraph.process_env import prepare_process, settings_or_exit
 
     prepare_process()
     from cortexgraph.settings import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
-    settings = load_settings(
+    settings = settings_or_exit(  # a bad value: one line on stderr and exit 2
+        "cortexgraph-mcp",
         storage_path=args.storage_path,
         log_level=args.log_level,
         http_host=args.host,
