@@ -14,7 +14,14 @@ from typing import Any, Protocol
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY, undo_merge
 from cortexgraph.storage.decay import DAY
-from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus, Relation
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import (
+    Memory,
+    MemoryMeta,
+    MemoryStatus,
+    Relation,
+    validate_id,
+)
 from cortexgraph.storage.protocol import MemoryStore
 
 UNDO_KEY = "undo"
@@ -77,9 +84,39 @@ def undo_merge_of(
             f"memory {merged_id} was promoted to the vault since; unpromote "
             f"{merged_id} first, then undo the merge"
         )
+    _check_merge_record(store, merged)
     marker = _marker("merge undone", now, f"{cause}: merge {merged_id} reversed")
     sources = undo_merge(store, merged_id, now=now, dry_run=False, mark={UNDO_KEY: marker})
     return UndoResult("merge", sources, f"merge {merged_id} undone; {len(sources)} sources back")
+
+
+def _check_merge_record(store: MemoryStore, merged: Memory) -> None:
+    """The merge record is well formed and every source it names was archived by this merge
+    (``merged_into`` = the merged id): a forged record (an imported memory, say) cannot make an
+    undo change unrelated memories."""
+    provenance = merged.meta.extra.get(PROVENANCE_KEY)
+    entries = provenance.get("sources") if isinstance(provenance, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise AgentError(f"memory {merged.id} has no readable merge record; nothing undone")
+    for entry in entries:
+        sid = entry.get("id") if isinstance(entry, dict) else None
+        status = entry.get("status") if isinstance(entry, dict) else None
+        if not isinstance(sid, str) or status not in {s.value for s in MemoryStatus}:
+            raise AgentError(f"memory {merged.id}'s merge record is damaged; nothing undone")
+        source = store.find(sid) if _well_formed_id(sid) else None
+        if source is not None and source.meta.extra.get("merged_into") != merged.id:
+            raise AgentError(
+                f"memory {merged.id}'s merge record names {sid}, which was not merged into "
+                "it; nothing undone"
+            )
+
+
+def _well_formed_id(text: str) -> bool:
+    try:
+        validate_id(text)
+    except InvalidInputError:
+        return False
+    return True
 
 
 def unarchive(

@@ -10,8 +10,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.storage.errors import CortexGraphError
@@ -42,7 +44,7 @@ def _settings(vault: Path | None, storage_path: Path | None) -> Settings:
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    err.print(f"[red]error:[/red] {exc}")
+    err.print(f"[red]error:[/red] {escape(str(exc))}")
     return typer.Exit(2)
 
 
@@ -78,7 +80,7 @@ def index_cmd(
     )
     reasons = Counter(s.reason for s in report.skipped)
     for reason, n in reasons.most_common():
-        out.print(f"  skipped {n}: {reason}")
+        out.print(Text(f"  skipped {n}: {reason}"))
 
 
 @app.command()
@@ -128,14 +130,14 @@ def promote(
     except CortexGraphError as exc:
         raise _fail(exc) from exc
     if not outcome.promoted:
-        err.print(f"not promoted: {outcome.reason}")
+        err.print(Text(f"not promoted: {outcome.reason}"))
         raise typer.Exit(1)
     verb = "would promote" if dry_run else ("created" if outcome.created else "updated")
-    out.print(f"{verb} {outcome.path or memory_id} ({outcome.reason})")
+    out.print(Text(f"{verb} {outcome.path or memory_id} ({outcome.reason})"))
     if outcome.conflict_path:
         out.print(
             f"[yellow]the note was edited by hand; cortexgraph's version is in "
-            f"{outcome.conflict_path}[/yellow]"
+            f"{escape(str(outcome.conflict_path))}[/yellow]"
         )
 
 
@@ -191,7 +193,7 @@ def search(
         row = [f"{r.score:.3f}", r.source, r.title, r.preview[:80]]
         if verbose:
             row.append(" ".join(x for x in (r.memory_id, r.note_path) if x))
-        table.add_row(*row)
+        table.add_row(*map(Text, row))  # note titles and text are printed as text, not markup
     out.print(table)
     if embedder is None:
         err.print("(keyword search only: the embedding model is not installed or is disabled)")
@@ -208,6 +210,6 @@ def check(vault: VaultOpt = None) -> None:
         return
     table = Table("note", "problem", "detail", title=f"{len(issues)} problems")
     for issue in issues:
-        table.add_row(issue.path, issue.kind, issue.detail)
+        table.add_row(Text(issue.path), Text(issue.kind), Text(issue.detail))
     out.print(table)
     raise typer.Exit(1)

@@ -81,11 +81,13 @@ def collect_bundle(store: Any, vault: Path | None = None, tracker: Any = None) -
     """Everything to export, read from the open ``store``, the ``vault`` and the ``tracker``."""
     from cortexgraph.storage.beads import issue_as_json
 
+    # Memories and relations read under one hold of the store's lock: a snapshot, where a
+    # writer between the two reads left relations pointing at memories not in the file.
+    with store.writing():
+        memories, relations = store.list(), store.relations()
     return Bundle(
-        memories=[m.to_json() for m in sorted(store.list(), key=lambda m: (m.created_at, m.id))],
-        relations=[
-            r.to_json() for r in sorted(store.relations(), key=lambda r: (r.created_at, r.id))
-        ],
+        memories=[m.to_json() for m in sorted(memories, key=lambda m: (m.created_at, m.id))],
+        relations=[r.to_json() for r in sorted(relations, key=lambda r: (r.created_at, r.id))],
         notes=dict(vault_notes(vault)),
         issues=[issue_as_json(i) for i in tracker.query()] if tracker is not None else [],
     )

@@ -295,3 +295,14 @@ def test_import_with_bad_issue_fields_or_a_nul_note_path_answers_in_one_line(cli
         "memory",
         "note",
     ]
+
+
+def test_vault_commands_print_note_titles_and_text_as_text(cli):
+    cli.store()
+    cli.vault.mkdir(parents=True)
+    (cli.vault / "Prompt [INST] format.md").write_text(
+        "# [/INST] and [/usr/local/bin]\n\nThe prompt ends with [/INST] [link=http://x]y[/link].\n"
+    )
+    done = cli("vault", "search", "prompt ends", "--no-embeddings", ok=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[/INST]" in done.stdout and "Traceback" not in done.stderr

@@ -52,3 +52,29 @@ def test_modify_reads_the_record_as_stored_now_and_writes_under_the_lock(tmp_pat
     assert second.modify(m.id, lambda cur: None) == after
     assert second.modify_many([m.id, "0" * 32], lambda cur: cur) == []
     assert (tmp_path / "memories.jsonl").stat().st_size == size
+
+
+def test_an_export_during_writes_is_a_snapshot(tmp_path):
+    # Issue 30 (Low): memories and relations were read at two moments, so an export taken
+    # while another process wrote held relations to memories missing from the file.
+    from cortexgraph.storage.portable import collect_bundle
+
+    path = tmp_path / "store"
+    store = JSONLStore(path)
+    anchor = store.save("the anchor every new memory relates to", now=update_workers.NOW).id
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(2)
+    writer = ctx.Process(
+        target=update_workers.save_and_relate, args=(str(path), anchor, 300, start)
+    )
+    writer.start()
+    start.wait()
+    dangling = 0
+    while writer.is_alive():
+        bundle = collect_bundle(JSONLStore(path))
+        ids = {m["id"] for m in bundle.memories}
+        dangling += sum(
+            r["from_memory_id"] not in ids or r["to_memory_id"] not in ids for r in bundle.relations
+        )
+    writer.join(60)
+    assert writer.exitcode == 0 and dangling == 0

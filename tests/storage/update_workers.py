@@ -57,3 +57,14 @@ def open_hook(path: str, memory_id: str, times: int, start: Any) -> None:
             tool_response={"memories": [{"id": memory_id, "content": "x"}]},
         )
         record_usage(runtime, inp, NOW + i)
+
+
+def save_and_relate(path: str, anchor_id: str, times: int, start: Any) -> None:
+    """New memories, each related to ``anchor_id`` right after it is saved."""
+    from cortexgraph.storage import JSONLStore
+
+    store = JSONLStore(Path(path))
+    start.wait()
+    for i in range(times):
+        m = store.save(f"memory {i} written during an export", now=NOW + i)
+        store.add_relation(m.id, anchor_id, "related", now=NOW + i)
