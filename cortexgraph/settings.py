@@ -229,7 +229,6 @@ class Settings(BaseSettings):
             "stm_weight": self.search_stm_weight if stm_weight is None else stm_weight,
             "ltm_weight": self.search_ltm_weight if ltm_weight is None else ltm_weight,
             "semantic_weight": self.semantic_weight,
-            "archive_weight": self.search_archive_weight,
         }
 
 
@@ -284,14 +283,71 @@ def warn_unknown_env(
     return lines
 
 
+def env_name(field: str, environ: Mapping[str, str] | None = None) -> str:
+    """The environment variable that sets ``field`` (or the alias pydantic reports): of a
+    field's several names, the one set in ``environ`` (the process's by default)."""
+    env = {k.upper() for k in (os.environ if environ is None else environ)}
+    names = [field]
+    info = Settings.model_fields.get(field)
+    if info is None:  # pydantic reported an alias: the field's other names too
+        info = next(
+            (f for f in Settings.model_fields.values() if _choices(f.validation_alias, field)),
+            None,
+        )
+    if info is not None:
+        names = _choices(info.validation_alias, field) or [f"{ENV_PREFIX}{field}"]
+    upper = [n.upper() for n in names]
+    return next((n for n in upper if n in env), upper[0])
+
+
+def _choices(alias: object, field: str) -> list[str]:
+    """The names in an ``AliasChoices`` that holds ``field`` (or any, if ``field`` is a field
+    name, not an alias); [] otherwise."""
+    if not isinstance(alias, AliasChoices):
+        return []
+    names = [str(c) for c in alias.choices if isinstance(c, str)]
+    is_alias = field.upper() in {n.upper() for n in names}
+    return names if is_alias or field in Settings.model_fields else []
+
+
+# What is allowed, where pydantic's message says only what is wrong.
+_ALLOWED = {
+    "bool_parsing": "expected true or false (or 1/0, yes/no, on/off)",
+    "float_parsing": "expected a number",
+    "int_parsing": "expected a whole number",
+    "int_from_float": "expected a whole number",
+}
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """One line for every rejected value: ``NAME='value' is not allowed: what is``."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        loc = error.get("loc") or ("?",)
+        name = env_name(str(loc[0]))
+        msg = _ALLOWED.get(str(error.get("type")), str(error.get("msg", "invalid")))
+        msg = msg[:1].lower() + msg[1:]
+        value = error.get("input")
+        shown = repr(value) if isinstance(value, str | int | float) else "(this value)"
+        parts.append(f"{name}={shown} is not allowed: {msg}")
+    return "; ".join(parts) or f"invalid settings: {exc}"
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Read the environment (and overrides given by the caller, e.g. CLI flags) once."""
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Read the environment (and overrides given by the caller, e.g. CLI flags) once; a value
+    that is not allowed raises SettingsError (one line, see ``describe_invalid``)."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        raise SettingsError(describe_invalid(exc)) from exc
 
 
 __all__ = [
     "Settings",
+    "SettingsError",
     "UnifiedSearchWeights",
+    "describe_invalid",
+    "env_name",
     "known_env_names",
     "load_settings",
     "unknown_env_warnings",
