@@ -4,6 +4,7 @@ and turning typed errors into a one-line message with exit code 2 (1 for "not fo
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,15 +15,20 @@ from rich.console import Console
 from rich.markup import escape
 
 from cortexgraph.settings import Settings, load_settings
-from cortexgraph.storage.errors import CortexGraphError, NotFoundError
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, NotFoundError
 
 out = Console(soft_wrap=True)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # an error is one line, however narrow the terminal
 
 StorageOpt = Annotated[
     Path | None,
     typer.Option("--storage-path", help="STM directory (default: CORTEXGRAPH_STORAGE_PATH)."),
 ]
+STORAGE_ENV = "CORTEXGRAPH_STORAGE_PATH"
+VAULT_ENVS = ("LTM_VAULT_PATH", "CORTEXGRAPH_LTM_VAULT_PATH")
+# Where `cortexgraph demo` puts its store by default (demo_cmd's --dir), relative to the
+# folder it ran in: a read command on an empty default store points there.
+DEMO_STORE = Path("demo") / "store"
 VaultOpt = Annotated[
     Path | None, typer.Option("--vault", help="Obsidian vault (default: LTM_VAULT_PATH).")
 ]
@@ -50,9 +56,67 @@ def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
 def cli_store(
     storage_path: Path | None = None, vault: Path | None = None, *, embeddings: bool = False
 ) -> tuple[Settings, Any]:
-    """The settings with --storage-path / --vault applied, and the store they name."""
+    """The settings with --storage-path / --vault applied, and the existing store they name
+    (every caller reads or changes memories already there): a store named by the option or
+    CORTEXGRAPH_STORAGE_PATH that does not exist is refused, never created
+    (``existing_store_path``); an empty default store is said to be empty, in one line that
+    points at the demo's when there is one (``hint_if_empty``)."""
     settings = settings_for(storage_path, vault)
-    return settings, open_cli_store(settings, embeddings=embeddings)
+    existing_store_path(settings, storage_path)
+    store = open_cli_store(settings, embeddings=embeddings)
+    hint_if_empty(settings, storage_path, len(store))
+    return settings, store
+
+
+def store_is_explicit(storage_path: Path | None) -> bool:
+    """Whether the user named the store (the option or the variable), not the default."""
+    return storage_path is not None or bool(os.environ.get(STORAGE_ENV))
+
+
+def existing_store_path(settings: Settings, storage_path: Path | None) -> Path:
+    """The store's folder; InvalidInputError (exit 2) when the user named one that does not
+    exist: a mistyped path is never created by a command that reads."""
+    path = settings.storage_path
+    if store_is_explicit(storage_path) and not path.is_dir():
+        how = "--storage-path" if storage_path is not None else STORAGE_ENV
+        raise InvalidInputError(
+            f"no store at {path} ({how}); nothing was created: check the path"
+            + (", or run `cortexgraph demo` first" if path.parts[-2:] == DEMO_STORE.parts else "")
+        )
+    return path
+
+
+def hint_if_empty(settings: Settings, storage_path: Path | None, count: int) -> None:
+    """One line on stderr when the default store holds no memory: which store is empty, and
+    how to point at the demo's when `cortexgraph demo` ran in this folder."""
+    if count or store_is_explicit(storage_path):
+        return
+    demo = DEMO_STORE
+    if (demo / "memories.jsonl").is_file() and demo.resolve() != settings.storage_path.resolve():
+        err.print(
+            f"the store {settings.storage_path} is empty; the demo's memories are in {demo}: "
+            f"add --storage-path {demo} (or export {STORAGE_ENV}={demo})",
+            highlight=False,
+        )
+    else:
+        err.print(
+            f"the store {settings.storage_path} is empty (another one: --storage-path PATH "
+            f"or {STORAGE_ENV})",
+            highlight=False,
+        )
+
+
+def require_vault(settings: Settings, vault: Path | None) -> Path:
+    """The vault's folder; InvalidInputError (exit 2) when it does not exist, naming where it
+    was looked for and how to name another."""
+    path = settings.vault_path
+    if not path.is_dir():
+        named = vault is not None or any(os.environ.get(v) for v in VAULT_ENVS)
+        how = "--vault" if vault is not None else VAULT_ENVS[0] if named else "the default"
+        raise InvalidInputError(
+            f"no vault at {path} ({how}); name one with --vault PATH or {VAULT_ENVS[0]}"
+        )
+    return path
 
 
 def read_tracker(settings: Settings) -> Any:
@@ -100,10 +164,14 @@ __all__ = [
     "cli_errors",
     "cli_store",
     "err",
+    "existing_store_path",
+    "hint_if_empty",
     "open_cli_store",
     "out",
     "print_json",
     "read_tracker",
     "report_done",
+    "require_vault",
     "settings_for",
+    "store_is_explicit",
 ]

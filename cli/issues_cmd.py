@@ -1,8 +1,9 @@
 """`cortexgraph issues list|show|close`: the consolidation issues, readable by people.
 
-Where the issues live: ``--repo PATH`` (a git repository or a folder inside one), else
-``CORTEXGRAPH_BEADS_REPO``, else ``.beads/`` in the storage directory's own repository
-(cortexgraph.user_store.tracker_location, the rule every shell uses).
+Where the issues live: ``--storage-path PATH`` (the store's folder, or any folder of a git
+repository; ``--repo`` is its older name), else ``CORTEXGRAPH_BEADS_REPO``, else ``.beads/`` in
+the storage directory's own repository (cortexgraph.user_store.tracker_location, the rule every
+shell uses). The option is named as in every other program.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ app = typer.Typer(
 RepoOption = Annotated[
     Path | None,
     typer.Option(
+        "--storage-path",
         "--repo",
-        help="git repository holding .beads/ (default: CORTEXGRAPH_BEADS_REPO, else the "
-        "storage directory)",
+        help="the store (or git repository) whose .beads/ holds the issues (default: "
+        "CORTEXGRAPH_BEADS_REPO, else CORTEXGRAPH_STORAGE_PATH); --repo is the older name",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="machine-readable output")]

@@ -28,7 +28,7 @@ from cortexgraph.vault_sync import (
 
 app = typer.Typer(help="The Obsidian vault: long-term memory notes.", no_args_is_help=True)
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # one line per message, however narrow
 
 VaultOpt = Annotated[
     Path | None, typer.Option("--vault", help="Obsidian vault (default: LTM_VAULT_PATH).")
@@ -157,6 +157,8 @@ def search(
     embeddings: Annotated[bool, typer.Option(help="Use the embedding model if installed.")] = True,
 ) -> None:
     """One ranking over short-term memories and long-term notes."""
+    from cortexgraph.cli.cli_common import existing_store_path, hint_if_empty, require_vault
+
     settings = _settings(vault, storage_path)
     embedder = None
     if embeddings and settings.enable_embeddings:
@@ -164,8 +166,19 @@ def search(
 
         embedder = default_embedder()
     try:
+        existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
+        if vault is not None or settings.ltm_vault_path is not None:
+            require_vault(settings, vault)  # a vault the user named must exist
         store = open_user_store(settings)
+        hint_if_empty(settings, storage_path, len(store))
         idx = _open_index(settings) if settings.vault_path.is_dir() else None
+        if idx is None:
+            err.print(
+                f"no vault at {settings.vault_path}: short-term memories only "
+                "(name one with --vault PATH or LTM_VAULT_PATH)",
+                highlight=False,
+                soft_wrap=True,
+            )
         results = search_unified(
             store,
             idx,

@@ -13,6 +13,7 @@ from cortexgraph.cli.cli_common import (
     cli_store,
     out,
     print_json,
+    require_vault,
 )
 
 
@@ -25,6 +26,7 @@ def refresh(
 
     with cli_errors():
         settings, store = cli_store(storage_path, vault)
+        require_vault(settings, vault)  # a missing vault is said so, never created
         with ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder) as sink:
             report = refresh_notes(store, sink, now=time.time())
         if as_json:
