@@ -1,11 +1,22 @@
-"""The real `cortexgraph` CLI in a subprocess, over a store, vault and issue repo in tmp_path
-(imported by name: a module called ``conftest`` would collide with the other test folders')."""
+"""The real `cortexgraph` CLI over a store, vault and issue repo in tmp_path (imported by name:
+a module called ``conftest`` would collide with the other test folders').
+
+A call runs ``cortexgraph.cli.main.main()`` in this process with exactly the environment a child
+would get, stdin empty and stdout/stderr captured; a process costs ~2 s of imports (numpy,
+pydantic-settings) on two cores, and the CLI tests made 46 calls. ``Cli(..., process=True)``
+runs each call as ``python -m cortexgraph.cli.main`` instead: tests/cli/test_cli_process.py does
+for every command the tests use, the demo test for ``demo``.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +27,10 @@ NOW = 1_760_000_000.0
 
 
 class Cli:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, *, process: bool = False) -> None:
         self.storage = tmp_path / "store"
         self.vault = tmp_path / "vault"
+        self.process = process
         self.env = child_env(
             CORTEXGRAPH_STORAGE_PATH=str(self.storage),
             LTM_VAULT_PATH=str(self.vault),
@@ -27,15 +39,8 @@ class Cli:
         )
 
     def __call__(self, *args: str, ok: bool = True, **env: str) -> subprocess.CompletedProcess:
-        done = subprocess.run(
-            [sys.executable, "-m", "cortexgraph.cli.main", *args],
-            cwd=ROOT,
-            env={**self.env, **env},
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-        )
+        run = run_process if self.process else run_in_process
+        done = run(list(args), {**self.env, **env})
         if ok:
             assert done.returncode == 0, f"{args}: {done.stdout[-2000:]}\n{done.stderr[-3000:]}"
         return done
@@ -47,3 +52,74 @@ class Cli:
         from cortexgraph.storage import open_store
 
         return open_store(self.storage)
+
+
+def run_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``python -m cortexgraph.cli.main ARGS`` from the repository root."""
+    return subprocess.run(
+        [sys.executable, "-m", "cortexgraph.cli.main", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@contextmanager
+def _sized_by_env() -> Iterator[None]:
+    """The CLI's module-level rich Consoles size themselves from COLUMNS/LINES when created, in
+    a process from the environment it was given; here they were created once, under whatever
+    the test process had (xdist sets COLUMNS=80 in its workers). For the call they read the
+    call's environment instead."""
+    from rich.console import Console
+
+    consoles = {
+        id(value): value
+        for name, module in list(sys.modules.items())
+        if name.startswith("cortexgraph.cli")
+        for value in vars(module).values()
+        if isinstance(value, Console)
+    }.values()
+    sizes = [(c, c._width, c._height) for c in consoles]
+    for console, _, _ in sizes:
+        console._width = console._height = None
+    try:
+        yield
+    finally:
+        for console, width, height in sizes:
+            console._width, console._height = width, height
+
+
+def run_in_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """What ``run_process`` does, through ``main()`` here: os.environ is exactly ``env`` for the
+    call, stdin is empty, a SystemExit is the exit status and an exception a traceback on stderr
+    and status 1, as in a process."""
+    from click.testing import CliRunner
+
+    from cortexgraph.cli.main import main
+
+    overlay: dict[str, str | None] = {k: None for k in os.environ if k not in env}
+    overlay.update(env)
+    argv, cwd = sys.argv, Path.cwd()
+    with CliRunner().isolation(input="", env=overlay) as (out, err, _), _sized_by_env():
+        sys.argv = ["cortexgraph", *args]
+        os.chdir(ROOT)
+        try:
+            main()
+            code = 0
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (stop.code is not None)
+            if isinstance(stop.code, str):
+                print(stop.code, file=sys.stderr)
+        except Exception:
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.argv = argv
+            os.chdir(cwd)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    return subprocess.CompletedProcess(["cortexgraph", *args], int(code), stdout, stderr)

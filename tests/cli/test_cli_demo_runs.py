@@ -12,9 +12,10 @@ RUNS = 3
 
 
 @pytest.mark.slow
-def test_demo_ends_with_a_non_empty_unified_search_every_time(tmp_path):
+def test_demo_ends_with_a_non_empty_unified_search_every_time(tmp_path, prefect_harness):
+    """Three demos (the MiniLM model each time): the flow runs on the session's Prefect server."""
     for run in range(RUNS):
-        cli = Cli(tmp_path / f"run{run}")
+        cli = Cli(tmp_path / f"run{run}", process=True)  # the demo as a user runs it
         folder = tmp_path / f"demo{run}"
         # The demo's own choice of similarity: MiniLM when installed, as a new user runs it.
         done = cli("demo", "--dir", str(folder), CORTEXGRAPH_ENABLE_EMBEDDINGS="true")
