@@ -59,6 +59,23 @@ _AFTER_NAME = re.compile(
 _KEY_WORD = re.compile(r"(?i)\b(?:key|keys)\s+(?P<value>[A-Za-z0-9+/=_\-]{20,})")
 
 
+# Every pattern above needs one of these (in lower case); most text holds none, and looking
+# for them with ``in`` costs ~2 us where the patterns (or one case-insensitive regex of these)
+# cost ~90 us on a sentence.
+_TRIGGERS = (
+    *("akia", "asia", "abia", "acca", "a3t"),
+    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    *("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-"),
+    *("xox", "hooks.slack", "sk_", "rk_", "pk_", "aiza", "sk-", "-----begin", "eyj"),
+    *("pass", "pwd", "secret", "key", "token", "credential"),
+)
+
+
+def _may_hold_secret(text: str) -> bool:
+    low = text.lower()
+    return any(t in low for t in _TRIGGERS)
+
+
 @dataclass(frozen=True, slots=True)
 class Redaction:
     text: str
@@ -88,7 +105,7 @@ def _looks_random(word: str) -> bool:
 
 def redact_secrets(text: str) -> Redaction:
     """``text`` with every recognised secret replaced by ``[redacted: <kind>]``."""
-    if not text:
+    if not text or not _may_hold_secret(text):
         return Redaction(text, ())
     kinds: list[str] = []
 
@@ -134,6 +151,13 @@ def redact_memory(memory: Memory) -> Memory:
     """``memory`` with every secret in its text fields (content, tags, entities, source,
     context, the neighbour's text, the strings in ``meta.extra``) redacted, and the kinds
     listed in ``meta.extra["redacted"]``; the same object when there is none."""
+    meta = memory.meta
+    plain = [memory.content, *memory.tags, *memory.entities, meta.source or "", meta.context or ""]
+    plain.append(getattr(memory, "neighbour_text", None) or "")
+    if meta.extra:
+        plain.append(str(meta.extra))
+    if not _may_hold_secret("\n".join(plain)):
+        return memory  # the common case: one cheap look at the text, nothing rebuilt
     kinds: list[str] = []
     content = _redact_json(memory.content, kinds)
     tags = tuple(dict.fromkeys(_redact_json(list(memory.tags), kinds)))
@@ -152,8 +176,13 @@ def redact_memory(memory: Memory) -> Memory:
     before = memory.meta.extra.get(REDACTED_KEY)
     seen = list(before) if isinstance(before, list) else []
     extra[REDACTED_KEY] = list(dict.fromkeys([*seen, *kinds]))
-    meta = MemoryMeta(tags, source, context, extra)
-    return replace(memory, content=content, entities=entities, meta=meta, **changes)
+    return replace(
+        memory,
+        content=content,
+        entities=entities,
+        meta=MemoryMeta(tags, source, context, extra),
+        **changes,
+    )
 
 
 __all__ = ["REDACTED_KEY", "Redaction", "redact_memory", "redact_secrets"]
