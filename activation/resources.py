@@ -6,11 +6,9 @@ import logging
 import threading
 from typing import Any
 
-from cortexgraph.storage.embeddings import (
-    EmbeddingUnavailableError,
-    SentenceTransformerEmbedder,
-    model_path,
-)
+from cortexgraph.storage.embeddings import default_embedder
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.protocol import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +31,11 @@ def spacy_pipeline(model: str = SPACY_MODEL) -> Any | None:
         if model not in _spacy:
             try:
                 import spacy
-
+            except ImportError:  # the light install: entities and noun phrases by rules
+                log.info("spaCy is not installed (the full extra), using rules")
+                _spacy[model] = None
+                return None
+            try:
                 _spacy[model] = spacy.load(model, exclude=["lemmatizer"])
             except Exception as exc:  # any failure means "no model"
                 log.warning("spaCy model %s unavailable, using rules: %s", model, exc)
@@ -41,18 +43,18 @@ def spacy_pipeline(model: str = SPACY_MODEL) -> Any | None:
         return _spacy[model]
 
 
-def embedder() -> SentenceTransformerEmbedder | None:
-    """The shipped MiniLM embedder, loaded on first use, or None if it cannot load."""
+def embedder() -> Embedder | None:
+    """The shipped MiniLM on its default backend (ONNX Runtime, storage.embeddings
+    ``default_embedder``: no torch), loaded on first use, or None if it cannot load."""
     with _lock:
         if "model" not in _embedder:
-            model: SentenceTransformerEmbedder | None = None
-            if model_path() is not None:
-                candidate = SentenceTransformerEmbedder()
+            model = default_embedder()
+            if model is not None:
                 try:
-                    candidate.embed(["warm up"])
-                    model = candidate
-                except EmbeddingUnavailableError as exc:
+                    model.embed(["warm up"])
+                except CortexGraphError as exc:
                     log.warning("embedding model unavailable, using fallbacks: %s", exc)
+                    model = None
             _embedder["model"] = model
         return _embedder["model"]
 

@@ -152,7 +152,7 @@ class TagSuggester:
         phrases: list[tuple[str, float]] = []
         method = "entities"
         if cands and max_tags > 0:
-            if self._cache is not None:
+            if self._cache is not None and _keybert_installed():
                 doc = (
                     message_vector.reshape(1, -1)
                     if message_vector is not None
@@ -181,6 +181,13 @@ class TagSuggester:
             if tag and tag not in tags and not _redundant(tag, tags):
                 tags.append(tag)
         return TagSuggestions(tuple(tags[: max(max_tags, len(entities))]), tuple(phrases), method)
+
+
+def _keybert_installed() -> bool:
+    """KeyBERT comes with the full extra; without it tags are ranked by frequency."""
+    from importlib.util import find_spec
+
+    return find_spec("keybert") is not None
 
 
 def _redundant(tag: str, tags: list[str]) -> bool:

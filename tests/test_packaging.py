@@ -48,6 +48,11 @@ def test_the_wheel_installs_only_the_cortexgraph_namespace(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:  # the data files travel too
         names = set(z.namelist())
     assert "cortexgraph/activation/data/intent_classifier.json" in names
+    # MiniLM's tokenizer and config: the light install builds the graph beside them (issue 35)
+    assert {
+        "cortexgraph/storage/minilm/tokenizer.json",
+        "cortexgraph/storage/minilm/config.json",
+    } <= names
     assert any(n.startswith("cortexgraph/webui/static/") for n in names)
 
 

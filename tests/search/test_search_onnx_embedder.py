@@ -1,4 +1,5 @@
-"""The default embedder: int8 ONNX MiniLM agreeing with torch fp32, and its labelled fallback."""
+"""The default embedder: MiniLM on ONNX Runtime, built without torch, agreeing with torch fp32,
+and its labelled fallback."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from cortexgraph.storage.embeddings import FallbackEmbedder, default_embedder, model_path
+from cortexgraph.storage.embeddings import (
+    FallbackEmbedder,
+    default_embedder,
+    model_path,
+    torch_model_path,
+)
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.onnx_embedder import OnnxEmbedder, OnnxUnavailableError, onnx_available
 
@@ -51,39 +57,48 @@ def test_fallback_chain_raises_when_the_last_backend_fails() -> None:
 needs_model = pytest.mark.skipif(
     model_path() is None or not onnx_available(), reason="MiniLM or onnxruntime not installed"
 )
+needs_torch = pytest.mark.skipif(
+    torch_model_path() is None, reason="the full extra (torch, sentence-transformers) is not here"
+)
 
 
 @needs_model
-def test_default_embedder_is_onnx_int8_with_torch_behind_it() -> None:
+def test_default_embedder_is_onnx_with_torch_behind_it_where_installed() -> None:
     model = default_embedder()
     assert isinstance(model, FallbackEmbedder)
     assert model.name == "all-MiniLM-L6-v2"  # shares the torch model's embedding cache
-    assert model.backend == "onnx-int8" and isinstance(model.active, OnnxEmbedder)
+    assert model.backend == "onnx-fp32" and isinstance(model.active, OnnxEmbedder)
 
 
 @needs_model
+@needs_torch
 def test_onnx_vectors_agree_with_torch_fp32_in_any_order_and_batch() -> None:
+    """The graph built from the shipped weights, without torch, against sentence-transformers
+    on torch fp32 (the vectors every stored cache and merge was measured with)."""
     from cortexgraph.storage.embeddings import SentenceTransformerEmbedder
 
     path = model_path()
     assert path is not None
-    reference = SentenceTransformerEmbedder(path).embed(TEXTS)
+    reference = SentenceTransformerEmbedder(torch_model_path()).embed(TEXTS)
     onnx = OnnxEmbedder(path, "all-MiniLM-L6-v2")
     vecs = onnx.embed(TEXTS)
     assert vecs.dtype == np.float32 and vecs.shape == reference.shape
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     cos = np.sum(vecs * reference, axis=1)
-    assert cos.min() > 0.95 and cos.mean() > 0.98  # a two-letter text agrees least (0.965)
+    # 0.9995-0.9997 for the sentences, 0.9964 for "ok" (0.9994 mean on 300 LoCoMo turns);
+    # the int8 graph up to 2.0 gave 0.965 for "ok" and 0.98-0.99 for the rest
+    assert cos.min() > 0.995 and np.median(cos) > 0.999
     # length sorting and batching never change which vector belongs to which text
     reordered = onnx.embed(TEXTS[::-1])[::-1]
     assert np.allclose(reordered, vecs, atol=1e-5)
-    # activations are quantised per batch, so a text's batchmates move its vector a little
+    # nor does a text's vector depend on its batchmates (no activation quantisation)
     alone = onnx.with_threads(2).embed(TEXTS[:1])[0]
-    assert float(alone @ vecs[0]) > 0.98 and float(alone @ reference[0]) > 0.98
+    assert float(alone @ vecs[0]) > 0.99999
     assert onnx.embed([]).shape == (0, 384)
 
 
 @needs_model
+@needs_torch
 def test_a_damaged_cached_graph_falls_back_to_torch(tmp_path, monkeypatch) -> None:
     import cortexgraph.storage.onnx_embedder as oe
 
@@ -94,7 +109,7 @@ def test_a_damaged_cached_graph_falls_back_to_torch(tmp_path, monkeypatch) -> No
     model = default_embedder()
     assert model is not None
     assert model.embed(TEXTS[:2]).shape == (2, 384)
-    assert model.backend.startswith("torch-fp32 (onnx-int8 unavailable: cannot open")
+    assert model.backend.startswith("torch-fp32 (onnx-fp32 unavailable: cannot open")
 
 
 def test_the_quantisers_warning_does_not_configure_the_root_logger():
@@ -116,10 +131,11 @@ def test_the_quantisers_warning_does_not_configure_the_root_logger():
 
 
 @needs_model
-def test_the_default_graph_keeps_the_ffn_output_projections_fp32() -> None:
-    """The recipe the quality bounds were measured on (docs/storage.md): int8 on the FFN
-    output projections too is quicker and moves the labelled merges, so it is only an
-    ablation, with a graph (and a cache key) of its own."""
+def test_the_default_graph_is_fp32_and_built_without_torch() -> None:
+    """The default graph is the shipped weights folded to fp32 (storage/minilm_graph.py): no
+    int8 MatMul, no dequantising Cast left, six layers' FFN projections named as torch's
+    exporter names them. The int8 recipe is only an ablation, with a graph (and a cache key)
+    of its own."""
     import re
 
     import onnx
@@ -128,12 +144,14 @@ def test_the_default_graph_keeps_the_ffn_output_projections_fp32() -> None:
 
     path = model_path()
     assert path is not None
-    OnnxEmbedder(path, "all-MiniLM-L6-v2").load()  # exports the default graph if it is missing
+    OnnxEmbedder(path, "all-MiniLM-L6-v2").load()  # builds the default graph if it is missing
     graph = onnx.load(str(cached_model_file(path)), load_external_data=False).graph
     matmuls = [(n.op_type, n.name) for n in graph.node if "MatMul" in n.op_type]
     ffn_out = [op for op, name in matmuls if re.search(r"layer\.\d+/output/dense/", name)]
     assert ffn_out == ["MatMul"] * 6  # fp32, one a layer
-    assert [op for op, _ in matmuls].count("MatMulInteger") == 30  # the other weights' MatMuls
+    assert not [op for op, _ in matmuls if op != "MatMul"]
+    int8 = (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
+    assert not [t.name for t in graph.initializer if t.data_type in int8]
     ablation = cached_model_file(path, int8_ffn_output=True)
     assert ablation != cached_model_file(path) and ablation.parent == cached_model_file(path).parent
 
