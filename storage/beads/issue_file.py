@@ -258,12 +258,36 @@ class IssueFile:
             for q in lines
         ]
         append_quarantine(self.quarantine_path, entries)  # whole or not at all, fsynced
+        _exclude_from_git(self.quarantine_path)
         log.warning(
             "moved %d line(s) that are not UTF-8 from %s to %s",
             len(lines),
             self.path,
             self.quarantine_path,
         )
+
+
+def _exclude_from_git(path: Path) -> None:
+    """List ``path`` in its repository's ``.git/info/exclude`` (local, never committed), so
+    the quarantine file is not left untracked in the person's ``git status``. Best effort."""
+    for folder in path.resolve().parents:
+        dot_git = folder / ".git"
+        if not dot_git.exists():
+            continue
+        try:
+            if dot_git.is_file():  # a worktree: "gitdir: <path>"
+                text = dot_git.read_text(encoding="utf-8").strip()
+                dot_git = (folder / text.removeprefix("gitdir:").strip()).resolve()
+            exclude = dot_git / "info" / "exclude"
+            line = "/" + path.resolve().relative_to(folder).as_posix()
+            have = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
+            if line not in have:
+                exclude.parent.mkdir(parents=True, exist_ok=True)
+                with exclude.open("a", encoding="utf-8") as fh:
+                    fh.write(("\n" if have and have[-1] != "" else "") + line + "\n")
+        except (OSError, ValueError):
+            pass
+        return
 
 
 __all__ = ["IssueFile", "ParsedIssueFile", "QuarantinedLine", "apply_changes", "parse_issue_lines"]

@@ -147,6 +147,8 @@ def test_invalid_utf8_line_is_quarantined_and_the_tracker_keeps_working(storage,
     assert json.loads(committed.splitlines()[1])["title"] == "second"
     assert json.loads(committed.splitlines()[2])["status"] == "closed"
     assert git_cmd(storage, "status", "--porcelain", "--", BEADS_FILE) == f" M {BEADS_FILE}\n"
+    # the quarantine file is ours: not left untracked in the person's git status (issue 30)
+    assert "quarantine" not in git_cmd(storage, "status", "--porcelain", "--untracked-files=all")
     git_cmd(storage, "fsck", "--strict")
     assert b.id not in _listed()
     # a second change quarantines nothing more
