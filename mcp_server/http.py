@@ -96,8 +96,30 @@ def http_app(server: Any, host: str, token: str | None) -> Any:
             "CORTEXGRAPH_HTTP_TOKEN (clients send 'Authorization: Bearer <token>') or bind "
             "to 127.0.0.1"
         )
+    if not is_loopback(host):
+        weak = token_weakness(token or "")
+        if weak:
+            raise SystemExit(
+                f"cortexgraph-mcp: refusing to listen on {host} with a weak token ({weak}); "
+                f"set CORTEXGRAPH_HTTP_TOKEN to {MIN_TOKEN_CHARS}+ random characters, e.g. "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            )
     app = server.streamable_http_app(host=host, transport_security=rebinding_protection(host))
     return BearerTokenMiddleware(app, token) if token else app
+
+
+MIN_TOKEN_CHARS = 16
+
+
+def token_weakness(token: str) -> str | None:
+    """Why ``token`` is too weak to guard a server others can reach, or None."""
+    if token != token.strip() or any(c.isspace() for c in token):
+        return "it holds whitespace"
+    if len(token) < MIN_TOKEN_CHARS:
+        return f"{len(token)} characters, fewer than {MIN_TOKEN_CHARS}"
+    if len(set(token)) < 6:
+        return "too few distinct characters"
+    return None
 
 
 def run_http(server: Any, host: str, port: int, token: str | None, log_level: str) -> None:
