@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from cortexgraph.activation.components import ActivationComponents
 from cortexgraph.activation.config import DEFAULT_CONFIG, ActivationConfig
-from cortexgraph.activation.context import ConversationContext, is_follow_up
+from cortexgraph.activation.context import ConversationContext, is_follow_up, is_question
 from cortexgraph.activation.dedup import NO_DUPLICATE
 from cortexgraph.activation.entities import speaker_of
 from cortexgraph.activation.intent_data import Intent
@@ -78,7 +78,9 @@ class Activation(ActivationComponents):
             ) or (intent, text, vector)
         p_save = sum(intent.probabilities.get(k, 0.0) for k in _SAVE_LABELS) if intent else 0.0
         p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
-        rec, confidence = self._recommend(phrases, intent, p_save, p_recall, reasons)
+        rec, confidence = self._recommend(
+            phrases, intent, p_save, p_recall, reasons, question=is_question(message)
+        )
         saving = rec in (Recommendation.MUST_SAVE, Recommendation.SHOULD_SAVE)
         doc = self._parse(text, errors)
         ents = self._entities(text, errors, doc)
@@ -126,6 +128,7 @@ class Activation(ActivationComponents):
         else:
             tags = entity_tags(entity_list) if self.config.component_enabled("enable_tags") else ()
             methods["tags"] = "entities"
+        tags = tuple(tags)[: self.config.max_tags]  # CORTEXGRAPH_TAG_SUGGESTION_TOP_K
         strength = 1.0
         if saving or rec is Recommendation.DUPLICATE_DETECTED:
             score = self._run(
@@ -174,7 +177,7 @@ class Activation(ActivationComponents):
         reasons.append(f"recent turns together read as {joint.intent.value}")
         return joint, window, vector
 
-    def _recommend(self, phrases, intent, p_save, p_recall, reasons):
+    def _recommend(self, phrases, intent, p_save, p_recall, reasons, *, question=False):
         c = self.config
         if phrases.save_request:
             reasons.append(f"explicit save request: {', '.join(phrases.matched_phrases)}")
@@ -185,6 +188,11 @@ class Activation(ActivationComponents):
         if intent is not None and p_recall >= c.search_confidence and p_recall > p_save:
             reasons.append(f"intent RECALL_INFO ({p_recall:.2f})")
             return Recommendation.SHOULD_SEARCH, p_recall
+        if question and p_save >= 0.3:
+            # "Should we use Postgres or MySQL for billing?" asks; the answer may be worth
+            # keeping, the question is not.
+            reasons.append(f"a question, not something to keep (P(save-worthy) {p_save:.2f})")
+            return Recommendation.NONE, 1.0 - p_save
         if intent is not None and p_save >= c.save_confidence:
             reasons.append(f"intent {intent.intent.value}; P(save-worthy) {p_save:.2f}")
             return Recommendation.SHOULD_SAVE, p_save

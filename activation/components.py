@@ -9,16 +9,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from cortexgraph.activation import resources
-from cortexgraph.activation.config import DEFAULT_CONFIG, ActivationConfig
+from cortexgraph.activation.config import DEFAULT_CONFIG, ActivationConfig, spacy_package
 from cortexgraph.activation.dedup import DeduplicationChecker
 from cortexgraph.activation.entities import EntityExtractor
 from cortexgraph.activation.importance import ImportanceScorer
-from cortexgraph.activation.intent import IntentClassifier
+from cortexgraph.activation.intent import IntentClassifier, load_model
 from cortexgraph.activation.phrases import PhraseDetector
 from cortexgraph.activation.tags import TagSuggester
 
@@ -48,11 +49,19 @@ class ActivationComponents:
 
     @property
     def nlp(self) -> Any | None:
-        return resources.spacy_pipeline(self.config.spacy_model) if self.config.use_spacy else None
+        if not self.config.use_spacy:
+            return None
+        return resources.spacy_pipeline(spacy_package(self.config.spacy_model))
 
     @property
     def classifier(self) -> IntentClassifier:
-        return self._get("intent", lambda: IntentClassifier(embedder=self.embedder))
+        path = self.config.intent_model_path  # CORTEXGRAPH_INTENT_MODEL_PATH
+        return self._get(
+            "intent",
+            lambda: IntentClassifier(
+                load_model(Path(path)) if path else None, embedder=self.embedder
+            ),
+        )
 
     @property
     def entities(self) -> EntityExtractor:

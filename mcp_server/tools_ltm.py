@@ -100,7 +100,7 @@ def search_unified(
         Field(
             description="Also rank by semantic similarity (loads an embedding model on first use)."
         ),
-    ] = False,
+    ] = True,
 ) -> dict[str, Any]:
     """Search short-term memory and the long-term vault together, in one ranking."""
     from cortexgraph.vault_sync.unified_search import search_unified as search

@@ -165,6 +165,8 @@ def save_memory(
         "enrichment_applied": list(enrichment.enrichment_applied),
         "temporal": temporal.to_json(),
         "message": f"Memory saved with ID: {memory.id}",
+        # 1.x: semantic search covers it (embedded in the background, or by the first search)
+        "has_embedding": state.dense is not None,
     }
 
 
@@ -188,13 +190,16 @@ def touch_memory(
     decay = store.config.decay
     before = store.get(validate_id(memory_id))
     after = store.touch(memory_id, boost_strength=boost_strength, now=now)
+    old_score = round(memory_score(before, now, decay), 4)
+    new_score = round(memory_score(after, now, decay), 4)
     return {
         "success": True,
         "memory_id": after.id,
-        "old_score": round(memory_score(before, now, decay), 4),
-        "new_score": round(memory_score(after, now, decay), 4),
+        "old_score": old_score,
+        "new_score": new_score,
         "use_count": after.use_count,
         "strength": round(after.strength, 4),
+        "message": f"Memory reinforced. Score: {old_score:.2f} -> {new_score:.2f}",
     }
 
 
@@ -296,6 +301,8 @@ def create_relation(
         "to": rel.to_memory_id,
         "type": rel.relation_type,
         "strength": rel.strength,
+        "message": f"Relation created: {rel.from_memory_id} --[{rel.relation_type}]--> "
+        f"{rel.to_memory_id}",
     }
 
 

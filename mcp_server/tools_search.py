@@ -17,6 +17,7 @@ from cortexgraph.mcp_server.views import (
     MAX_PREVIEW,
     memory_view,
     paginate,
+    relation_view,
     result_view,
 )
 from cortexgraph.storage.decay import memory_score
@@ -129,11 +130,20 @@ def open_memories(
         if include_relations:
             rels = store.relations(m.id)
             view["relations"] = {
-                "outgoing": [r.to_json() for r in rels if r.from_memory_id == m.id][:50],
-                "incoming": [r.to_json() for r in rels if r.to_memory_id == m.id][:50],
+                "outgoing": [relation_view(r) for r in rels if r.from_memory_id == m.id][:50],
+                "incoming": [relation_view(r) for r in rels if r.to_memory_id == m.id][:50],
             }
+        # 1.x: promoted_at / promoted_to on every memory, null until promoted
+        view["promoted_at"] = m.promoted_at
+        view["promoted_to"] = m.promoted_to
         views.append(view)
-    return {"success": True, "memories": views, "not_found": not_found, "pagination": pg.meta()}
+    return {
+        "success": True,
+        "count": len(views),  # 1.x: the memories returned (this page)
+        "memories": views,
+        "not_found": not_found,
+        "pagination": pg.meta(),
+    }
 
 
 def _graph_stats(
@@ -182,7 +192,7 @@ def read_graph(
     relations: dict[str, Any] = {}
     for mid in on_page:
         for r in store.relations(mid):
-            relations.setdefault(r.id, r.to_json())
+            relations.setdefault(r.id, relation_view(r))
     return {
         "success": True,
         "memories": [

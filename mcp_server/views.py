@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cortexgraph.storage.decay import DAY, DecayConfig, memory_score
-from cortexgraph.storage.models import Memory, SearchResult
+from cortexgraph.storage.models import Memory, Relation, SearchResult
 
 T = TypeVar("T")
 
@@ -49,6 +49,16 @@ def memory_view(
         out["score"] = round(memory_score(memory, now, decay), 4)
         out["age_days"] = round(max(0.0, (now - memory.created_at) / DAY), 2)
     return out
+
+
+def relation_view(relation: Relation) -> dict[str, Any]:
+    """A relation's record with 1.x's names beside ours: ``from``, ``to``, ``type``."""
+    return {
+        **relation.to_json(),
+        "from": relation.from_memory_id,
+        "to": relation.to_memory_id,
+        "type": relation.relation_type,
+    }
 
 
 def result_view(result: SearchResult, preview_length: int) -> dict[str, Any]:
