@@ -77,7 +77,10 @@ def _same_path(given: str, path: Path) -> bool:
     if not text:
         return False
     try:
-        return text == str(path) or Path(text).expanduser().resolve() == path.resolve()
+        named = Path(text).expanduser()
+        if not named.is_absolute():
+            return False  # relative to the server's working folder, which the caller cannot see
+        return text == str(path) or named.resolve() == path.resolve()
     except (OSError, RuntimeError, ValueError):
         return False
 
