@@ -20,6 +20,7 @@ from cortexgraph.hooks.phrases import phrase_detector
 from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.hooks.runtime import HookRuntime, fingerprint, load_runtime
 from cortexgraph.hooks.transcript import Turn, read_turns
+from cortexgraph.storage.secrets import redact_secrets
 from cortexgraph.storage.text_index import tokenize
 
 EVENT = "Stop"
@@ -109,7 +110,12 @@ def nudge(runtime: HookRuntime, inp: HookInput, now: float) -> str | None:
     )
     if not todo:
         return None
-    lines = [f'- ({c.why}) "{clip(clean(c.text), QUOTE_CHARS)}"' for c in todo]
+    # Quoted back into the transcript: secrets in them are redacted first (storage.secrets).
+    quote = redact_secrets if runtime.store_config.redact_secrets else None
+    lines = [
+        f'- ({c.why}) "{clip(clean(quote(c.text).text if quote else c.text), QUOTE_CHARS)}"'
+        for c in todo
+    ]
     return (
         "cortexgraph: this session has statements that are not in memory yet:\n"
         + "\n".join(lines)

@@ -224,3 +224,15 @@ def test_search_results_and_other_tools_change_nothing(run_hook, store, tmp_path
     assert_silent(run_hook("post-tool-use", tool_payload("Bash", {"stdout": a.id})))
     assert open_store(tmp_path / "store").get(a.id).use_count == a.use_count
     assert_silent(run_hook("post-tool-use", tool_payload(TOOL + "open_memories", "not json")))
+
+
+def test_stop_quotes_no_secret_back(run_hook, store, tmp_path: Path) -> None:
+    # Issue 30, Secrets: the nudge quotes the person's statement; a key in it is redacted.
+    t = write_transcript(
+        tmp_path / "t.jsonl",
+        [("user", "We decided the deploy bot uses key AKIAIOSFODNN7EXAMPLE from now on.")],
+    )
+    out = run_hook("stop", stop_payload(t)).output
+    assert out is not None and "deploy bot" in out["reason"]
+    assert "AKIAIOSFODNN7EXAMPLE" not in out["reason"]
+    assert "[redacted: aws-access-key]" in out["reason"]
