@@ -56,7 +56,12 @@ def _table(title: str, rows: list[dict[str, Any]]) -> None:
     table = Table(title=Text(title), title_justify="left")
     cols = ["id", "status", "tags", "content"] + (["score"] if rows and "score" in rows[0] else [])
     for col in cols:
-        table.add_column(col, overflow="fold", max_width=70 if col == "content" else None)
+        if col == "id":  # whole, on one line: it is what show/edit/undo take (or 6+ of it)
+            table.add_column(
+                col, no_wrap=True, min_width=max((len(r["id"]) for r in rows), default=2)
+            )
+        else:
+            table.add_column(col, overflow="fold", max_width=70 if col == "content" else None)
     for r in rows:
         # Text, not str: stored text such as "[/INST]" is printed as it is, never as markup.
         table.add_row(*(Text(str(r[c]) if c != "tags" else ", ".join(r[c])) for c in cols))

@@ -306,3 +306,25 @@ def test_vault_commands_print_note_titles_and_text_as_text(cli):
     done = cli("vault", "search", "prompt ends", "--no-embeddings", ok=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "[/INST]" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_full_ids_do_not_wrap_in_a_narrow_table(cli):
+    # Issue 35, item 4: a folded id could not be copied from the table.
+    store = cli.store()
+    ids = [store.save(f"memory {i} with some words to fold", now=NOW + i).id for i in range(3)]
+    listed = cli("list", COLUMNS="80")
+    for memory_id in ids:
+        assert memory_id in listed.stdout
+
+
+def test_restore_counts_members_before_unpacking_anything(tmp_path):
+    from cortexgraph.storage.backup import restore_store
+
+    archive = _tar(
+        tmp_path / "many.tar.gz",
+        ("store", "dir", ""),
+        *((f"store/f{i}.txt", "file", "x") for i in range(5)),
+    )
+    with pytest.raises(InvalidInputError, match="more than 3"):
+        restore_store(archive, tmp_path / "target", max_members=3)
+    assert list((tmp_path / "target").iterdir()) == []
