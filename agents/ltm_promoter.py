@@ -1,12 +1,13 @@
 """LTMPromoter: moves memories that earned it into long-term memory through a note sink.
 
-A memory qualifies by score (>= promote threshold), by use (>= N uses within the window), or
-because it was named in ``force_ids``. A score alone counts only for a memory recalled at least
-``score_min_uses`` times: every brand-new memory scores 1.0, and promoting all of them (as 1.x's
-bare score test would) fills the vault with notes nobody came back to. Promotion writes the note first and then marks the memory
-``promoted`` with ``promoted_at`` and ``promoted_to`` (the note path). Only active memories are
-considered, so a second run promotes nothing twice; a note written before a crash is updated in
-place by the sink on the retry.
+A memory qualifies by the one promotion rule, ``storage.decay.promotion_reason`` (the MCP
+``promote_memory`` tool asks the same): its score reaches the promote threshold after at least
+``promote_score_min_uses`` recalls, or it was used N times within the window; or it was named in
+``force_ids``. Every brand-new memory scores 1.0, and promoting all of them (as 1.x's bare score
+test would) fills the vault with notes nobody came back to. Promotion writes the note first
+and then marks the memory ``promoted`` with ``promoted_at`` and ``promoted_to`` (the note path).
+Only active memories are considered, so a second run promotes nothing twice; a note written
+before a crash is updated in place by the sink on the retry.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ class PromoterConfig:
     decay: DecayConfig = field(default_factory=DecayConfig)
     force_ids: tuple[str, ...] = ()
     max_per_run: int | None = None
-    score_min_uses: int = 2
     # Promoted memories marked in the store at once, after the sink's flush (LTMPromoter._mark);
     # None: once per run, so a batch sink writes each entity note once per run.
     mark_every: int | None = None
@@ -128,12 +128,6 @@ class LTMPromoter:
         out = []
         for memory in self.store.list(status=MemoryStatus.ACTIVE):
             reason = promotion_reason(memory, now, self.config.decay)
-            if (
-                reason is not None
-                and reason.startswith("score")
-                and memory.use_count < self.config.score_min_uses
-            ):
-                reason = None
             if reason is not None and held_by_undo(memory):
                 reason = None  # unpromoted by a person, not used since: stays in STM
             if reason is None and memory.id in forced:

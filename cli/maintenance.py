@@ -3,10 +3,13 @@
     cortexgraph-maintenance [--storage-path DIR] stats   [--json]     # 1.x's order
     cortexgraph-maintenance stats   [--storage-path DIR] [--json]
     cortexgraph-maintenance compact [--storage-path DIR] [--json]
+    cortexgraph-maintenance repair-context [--storage-path DIR] [--dry-run] [--json]
 
 The path defaults to ``CORTEXGRAPH_STORAGE_PATH`` (settings are read here, at the edge); it may
 come before the command (as 1.x documents) or after it. ``stats`` ends with the compaction hint:
-live records against lines on disk, and what ``compact`` would reclaim.
+live records against lines on disk, and what ``compact`` would reclaim. ``repair-context`` moves
+the previous memory's text out of ``context`` where older versions put it (it stays a ranking
+signal: ``storage.recent_saves.repair_neighbour_contexts``) and says how many it moved.
 Typed storage errors become a one-line message and exit code 2.
 """
 
@@ -127,6 +130,34 @@ def compact(storage_path: PathOption = None, as_json: JsonOption = False) -> Non
         "bytes_after": report.bytes_after,
     }
     _print(data, as_json, "compaction")
+
+
+@app.command("repair-context")
+def repair_context(
+    storage_path: PathOption = None,
+    as_json: JsonOption = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only count what would change.")
+    ] = False,
+) -> None:
+    """Move the previous memory's text out of the context of memories saved before 2.x kept it
+    apart: it stays a ranking signal, no longer shown, merged or written to notes. Safe to run
+    again (finds nothing the second time)."""
+    from cortexgraph.settings import load_settings
+    from cortexgraph.storage.recent_saves import repair_neighbour_contexts
+
+    settings = load_settings(storage_path=storage_path or _GLOBAL["storage_path"])
+    store = _open(storage_path)
+    try:
+        report = repair_neighbour_contexts(store, settings.save_context_window_s, dry_run=dry_run)
+    except CortexGraphError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    data = {"storage_path": str(store.path), **report.to_json()}
+    if not as_json:
+        data.pop("memory_ids")
+        data.pop("dry_run")  # the title says it
+    _print(data, as_json, "context repair (dry run)" if dry_run else "context repair")
 
 
 def main() -> None:

@@ -13,11 +13,13 @@ from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.arguments import TagText
 from cortexgraph.mcp_server.collaborators import embedder_for, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
-from cortexgraph.storage.decay import promotion_reason
+from cortexgraph.mcp_server.views import preview
+from cortexgraph.storage.decay import DAY, memory_score, promotion_reason
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus, validate_id, validate_tags
 
 MAX_AUTO_PROMOTE = 50
+PREVIEW_CHARS = 100  # a candidate's content_preview, as 1.x
 
 
 def _outcome(outcome: Any) -> dict[str, Any]:
@@ -42,34 +44,60 @@ def promote_memory(
     ] = "obsidian",
     force: Annotated[bool, Field(description="Promote even if the criteria are not met.")] = False,
 ) -> dict[str, Any]:
-    """Promote valuable memories to long-term storage (a markdown note in the vault)."""
+    """Promote valuable memories to long-term storage (a markdown note in the vault).
+
+    A memory qualifies through use over time, never the moment it is saved: a score >= 0.65
+    after at least 2 recalls, or 5 uses within 14 days (the consolidation pipeline's rule)."""
     from cortexgraph.vault_sync.promotion import promote_memory as promote
 
     state = state_of(ctx)
     store = state.store
+    decay = store.config.decay
     now = time.time()
     if memory_id is None and not auto_detect:
         raise InvalidInputError("pass memory_id, or auto_detect=true to promote every candidate")
     if memory_id is not None:
         ids = [validate_id(memory_id)]
         store.get(memory_id)
+        found = None
     else:
-        decay = store.config.decay
-        ids = sorted(
+        # The one promotion rule (storage.decay.promotion_reason), as the LTMPromoter's.
+        eligible = sorted(
             m.id
             for m in store.list(status=MemoryStatus.ACTIVE)
             if promotion_reason(m, now, decay) is not None
-        )[:MAX_AUTO_PROMOTE]
+        )
+        found, ids = len(eligible), eligible[:MAX_AUTO_PROMOTE]
+    memories = {i: store.get(i) for i in ids}  # as they were before promotion
     # A dry run never writes (promote_memory returns before the sink), so it makes no vault.
     sink: Any = None if dry_run else note_sink(state)
     outcomes = [promote(store, sink, i, now=now, force=force, dry_run=dry_run) for i in ids]
+    chosen = [o for o in outcomes if o.promoted]
+    candidates = [
+        {
+            "id": o.memory_id,
+            "content_preview": preview(memories[o.memory_id].content, PREVIEW_CHARS),
+            "reason": o.reason,
+            "score": round(memory_score(memories[o.memory_id], now, decay), 4),
+            "use_count": memories[o.memory_id].use_count,
+            "age_days": round(max(0.0, now - memories[o.memory_id].created_at) / DAY, 2),
+        }
+        for o in chosen
+    ]
+    verb = "Would promote" if dry_run else "Promoted"
+    message = f"{verb} {len(chosen)} memor{'y' if len(chosen) == 1 else 'ies'} to {target}"
+    if found is not None and found > len(ids):
+        message += f" (the first {len(ids)} of {found} candidates; call again for the rest)"
     return {
         "success": True,
         "dry_run": dry_run,
         "target": target,
         "vault": str(state.settings.vault_path),
-        "candidates": len(ids),
-        "promoted_count": sum(o.promoted for o in outcomes),
+        "candidates_found": len(candidates) if found is None else found,
+        "promoted_count": len(chosen),
+        "promoted_ids": [o.memory_id for o in chosen],
+        "candidates": candidates,
+        "message": message,
         "results": [_outcome(o) for o in outcomes],
     }
 
@@ -102,7 +130,9 @@ def search_unified(
         ),
     ] = True,
 ) -> dict[str, Any]:
-    """Search short-term memory and the long-term vault together, in one ranking."""
+    """Search short-term memory and the long-term vault together, in one ranking. Memories
+    that faded and were archived are still found, marked "archived": true, ranked below
+    equally relevant active ones; using one (observe_memory_usage) makes it active again."""
     from cortexgraph.vault_sync.unified_search import search_unified as search
 
     state = state_of(ctx)

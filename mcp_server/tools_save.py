@@ -25,7 +25,7 @@ from cortexgraph.retrieval.temporal import after_save
 from cortexgraph.storage.decay import memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import RELATION_TYPES, validate_id, validate_tags
-from cortexgraph.storage.recent_saves import Neighbour, clip
+from cortexgraph.storage.recent_saves import NEIGHBOUR_CHARS, Neighbour, clip
 from cortexgraph.storage.reinforcement import observe_use
 from cortexgraph.storage.secrets import REDACTED_KEY, redact_secrets
 
@@ -144,10 +144,14 @@ def save_memory(
         tags=enrichment.tags,
         entities=enrichment.entities,
         source=source,
-        context=context if before is None else clip(before.content),
+        context=context,  # the caller's own, or none: never the neighbour's text
         extra=extra,
         strength=1.0 if enrichment.strength is None else float(enrichment.strength),
         now=now,
+        # the turn before, ranked with this one (storage.recent_saves), never shown
+        neighbour=None
+        if before is None
+        else clip(before.content, min(NEIGHBOUR_CHARS, state.store.config.max_context_chars)),
     )
     recent.record(conversation, Neighbour(memory.id, content, now))
     state.embed_soon([memory])

@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.field_rules import ID_RE, MAX_COUNT, MAX_STRENGTH, MAX_TIME
-from cortexgraph.storage.memory_fields import MEMORY_FIELDS, MemoryMeta
+from cortexgraph.storage.memory_fields import MEMORY_FIELDS, NEIGHBOUR_FIELD, MemoryMeta
 from cortexgraph.storage.models import Memory
-from cortexgraph.storage.record_fast_path import FAST_KEYS, META_KEYS, STATUS_OF
+from cortexgraph.storage.record_fast_path import FAST_KEYS, META_KEYS, STATUS_OF, plain_keys
 
 _ROW = operator.itemgetter(*MEMORY_FIELDS)
 _META_ROW = operator.itemgetter("tags", "source", "context", "extra")
@@ -84,7 +84,11 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
     if not records or _types(records) != {dict}:
         return None
     if not all(map(operator.eq, map(dict.keys, records), repeat(FAST_KEYS))):
-        return None
+        if not all(map(plain_keys, records)):  # some with a neighbour's text: as plain
+            return None
+        neighbours: Sequence[Any] = list(map(dict.get, records, repeat(NEIGHBOUR_FIELD)))
+    else:
+        neighbours = [None] * len(records)
     (
         ids,
         contents,
@@ -124,6 +128,7 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
         and _types(promoted_to) <= {str, _NONE}
         and _types(metas) == {dict}
         and all(map(operator.eq, map(dict.keys, metas), repeat(META_KEYS)))
+        and _optional_text(neighbours, config.max_context_chars)
     ):
         return None
     tags, sources, contexts, extras = zip(*map(_META_ROW, metas), strict=True)
@@ -167,6 +172,7 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
         last_review_at=reviewed_at,
         review_count=reviews,
         cross_domain_count=cross,
+        neighbour_text=neighbours,
         unknown=map(dict, repeat((), n)),  # a dict each, as the default factory gives
     )
 

@@ -46,6 +46,9 @@ class DecayConfig:
     tc_weight_fast: float = 0.7
     forget_threshold: float = 0.05
     promote_threshold: float = 0.65
+    # A score alone promotes a memory recalled at least this often: a brand-new memory scores
+    # 1.0 (strength 1.0, no decay yet), and 1.x's bare score test promoted every save.
+    promote_score_min_uses: int = 2
     promote_use_count: int = 5
     promote_time_window_days: int = 14
     danger_zone_min: float = 0.15
@@ -104,10 +107,19 @@ def should_forget(memory: Memory, now: float, config: DecayConfig) -> bool:
 
 
 def promotion_reason(memory: Memory, now: float, config: DecayConfig) -> str | None:
-    """Why this memory deserves long-term storage, or None if it does not (yet)."""
+    """Why this memory deserves long-term storage, or None if it does not (yet).
+
+    The one promotion rule (the LTMPromoter, ``promote_memory``'s auto-detect and the MCP tool
+    all ask it): a memory earns long-term storage through use over time, never the moment it
+    is saved. Its score reaches ``promote_threshold`` after at least ``promote_score_min_uses``
+    recalls, or it was used ``promote_use_count`` times within ``promote_time_window_days``
+    of its creation (1.x's two criteria; 1.x's score test alone passed every new memory)."""
     score = memory_score(memory, now, config)
-    if score >= config.promote_threshold:
-        return f"score {score:.2f} >= {config.promote_threshold}"
+    if score >= config.promote_threshold and memory.use_count >= config.promote_score_min_uses:
+        return (
+            f"score {score:.2f} >= {config.promote_threshold} "
+            f"with {memory.use_count} uses (>= {config.promote_score_min_uses})"
+        )
     age_days = (now - memory.created_at) / DAY
     if memory.use_count >= config.promote_use_count and age_days <= config.promote_time_window_days:
         return (

@@ -174,8 +174,9 @@ def default_cache(directory: str | os.PathLike[str], *, threads: int = 1) -> Emb
 
 
 def dense_text(memory: Memory) -> str:
-    """What gets embedded: the content, then its context (measured: +0.05 R@5 on LoCoMo)."""
-    context = memory.meta.context
+    """What gets embedded: the content, then its context or the text saved just before it
+    (``Memory.ranking_context``; measured: +0.05 R@5 on LoCoMo)."""
+    context = memory.ranking_context
     return f"{memory.content}\n{context}" if context else memory.content
 
 

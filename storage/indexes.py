@@ -20,7 +20,7 @@ _ID = operator.attrgetter("id")
 _KEYS = operator.attrgetter("meta.tags", "entities", "status")
 _LABELS = operator.attrgetter("meta.tags", "entities")
 _CONTENT = operator.attrgetter("content")
-_CONTEXT = operator.attrgetter("meta.context")
+_CONTEXT = operator.attrgetter("ranking_context")  # the user's context, a neighbour's text
 _Keys = tuple[tuple[str, ...], tuple[str, ...], MemoryStatus]  # tags, entities, status
 
 
@@ -139,7 +139,7 @@ class StoreIndexes:
                 keep_text=old.content == memory.content
                 and old.tags == memory.tags
                 and old.entities == memory.entities
-                and old.meta.context == memory.meta.context,
+                and old.ranking_context == memory.ranking_context,
             )
         self._memories[memory.id] = memory
         for tag in memory.tags:
@@ -148,7 +148,7 @@ class StoreIndexes:
             self._by_entity.setdefault(ent.lower(), set()).add(memory.id)
         self._by_status[memory.status].add(memory.id)
         if memory.id not in self._text:
-            self._text.add(memory.id, searchable_text(memory), context=memory.meta.context)
+            self._text.add(memory.id, searchable_text(memory), context=memory.ranking_context)
 
     def _unindex_memory(self, memory: Memory, keep_text: bool = False) -> None:
         self._memories.pop(memory.id, None)

@@ -33,6 +33,10 @@ MEMORY_FIELDS = (
     "review_count",
     "cross_domain_count",
 )
+# Written only when set (so a record without it is byte for byte what 1.x writes): the text of
+# the memory saved just before in the same conversation, a ranking signal that is never the
+# user's ``meta.context`` (storage.recent_saves). Memory's last field before ``unknown``.
+NEIGHBOUR_FIELD = "neighbour_text"
 
 
 class MemoryStatus(StrEnum):
@@ -79,4 +83,4 @@ class MemoryMeta:
         )
 
 
-__all__ = ["MEMORY_FIELDS", "MemoryMeta", "MemoryStatus"]
+__all__ = ["MEMORY_FIELDS", "NEIGHBOUR_FIELD", "MemoryMeta", "MemoryStatus"]

@@ -89,7 +89,11 @@ class IndexedStore(StoreIndexes):
         extra: Mapping[str, Any] | None = None,
         strength: float = 1.0,
         now: float | None = None,
+        neighbour: str | None = None,
     ) -> Memory:
+        """Save a new memory. ``context`` is the caller's own; ``neighbour`` the text saved just
+        before it in the same conversation: ranked with the memory (BM25's context field and
+        its embedding), never shown, merged or written to a note (storage.recent_saves)."""
         ts = int(time.time() if now is None else now)
         memory = new_memory(
             content,
@@ -101,6 +105,7 @@ class IndexedStore(StoreIndexes):
             strength=strength,
             now=ts,
             config=self.config,
+            neighbour=neighbour,
         )
         return self.put(memory)
 

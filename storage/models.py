@@ -29,7 +29,12 @@ from cortexgraph.storage.field_rules import (
     validate_strength,
     validate_tags,
 )
-from cortexgraph.storage.memory_fields import MEMORY_FIELDS, MemoryMeta, MemoryStatus
+from cortexgraph.storage.memory_fields import (
+    MEMORY_FIELDS,
+    NEIGHBOUR_FIELD,
+    MemoryMeta,
+    MemoryStatus,
+)
 from cortexgraph.storage.record_fast_path import well_formed_memory
 
 RELATION_TYPES = frozenset(
@@ -51,8 +56,8 @@ def new_id() -> str:
 
 
 # ``embed`` is 1.x's inline vector: accepted on read, never written (vectors live in a sidecar).
-_MEMORY_KEYS = frozenset(MEMORY_FIELDS) | {"embed"}
-_MEMORY_ATTRS = (*MEMORY_FIELDS, "unknown")  # the dataclass's field order
+_MEMORY_KEYS = frozenset(MEMORY_FIELDS) | {NEIGHBOUR_FIELD, "embed"}
+_MEMORY_ATTRS = (*MEMORY_FIELDS, NEIGHBOUR_FIELD, "unknown")  # the dataclass's field order
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,9 @@ class Memory:
     last_review_at: int | None = None
     review_count: int = 0
     cross_domain_count: int = 0
+    # The memory saved just before in the same conversation (storage.recent_saves): ranked
+    # with the memory, never shown, merged, exported as its context or written to a note.
+    neighbour_text: str | None = None
     # Fields written by other versions that we do not know; kept so a rewrite loses nothing.
     unknown: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -90,6 +98,15 @@ class Memory:
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
+
+    @property
+    def ranking_context(self) -> str | None:
+        """The text search ranks beside the content (BM25's context field, and embedded with
+        the content): the user's context, then the neighbour's text."""
+        context, neighbour = self.meta.context, self.neighbour_text
+        if context and neighbour:
+            return f"{context}\n{neighbour}"
+        return context or neighbour
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.unknown)
@@ -110,6 +127,8 @@ class Memory:
             review_count=self.review_count,
             cross_domain_count=self.cross_domain_count,
         )
+        if self.neighbour_text is not None:
+            data[NEIGHBOUR_FIELD] = self.neighbour_text
         return data
 
     @classmethod
@@ -157,6 +176,7 @@ class Memory:
                 cross_domain_count=count_field(
                     data.get("cross_domain_count"), "cross_domain_count"
                 ),
+                neighbour_text=optional_str(data.get(NEIGHBOUR_FIELD), NEIGHBOUR_FIELD),
                 unknown=unknown,
             )
         except (TypeError, ValueError, OverflowError) as exc:

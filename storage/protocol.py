@@ -125,6 +125,7 @@ class MemoryStore(Protocol):
         extra: Mapping[str, Any] | None = None,
         strength: float = 1.0,
         now: float | None = None,
+        neighbour: str | None = None,
     ) -> Memory: ...
 
     def put(self, memory: Memory) -> Memory: ...

@@ -1,20 +1,32 @@
-"""The memory saved just before, per conversation: the context a save gets for free.
+"""The memory saved just before, per conversation: a ranking signal a save gets for free.
 
 An assistant saves turns one by one, with their text alone. What was said just before is
 what a turn answers or follows up ("Yes, the one in Oslo"), so the server hands each save
-the previous memory of the same conversation as its context, indexed as the memory's
-context field (BM25 at a lower weight, and embedded with the content). Measured on LoCoMo
-dev (docs/retrieval.md), the turn before alone beats the turns before and after (R@5 0.681
-against 0.671) and never rewrites the earlier memory. Only memories saved within
-``window_s`` of each other count: a fact saved the next morning does not follow last
-night's turn.
+the previous memory of the same conversation as its neighbour: ``Memory.neighbour_text``,
+ranked with the memory (BM25's context field at a lower weight, and embedded with the
+content: ``Memory.ranking_context``) but never the user's ``meta.context``: it is not shown
+in results, merged, or written to a note. Measured on LoCoMo dev (docs/retrieval.md), the
+turn before alone beats the turns before and after (R@5 0.681 against 0.671) and never
+rewrites the earlier memory. Only memories saved within ``window_s`` of each other count: a
+fact saved the next morning does not follow last night's turn.
+
+Before, the neighbour's text went into ``meta.context``; ``repair_neighbour_contexts`` (run by
+``cortexgraph-maintenance repair-context``) moves it out of the memories saved that way.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from cortexgraph.storage.models import Memory
+from cortexgraph.storage.protocol import MemoryStore
+
+log = logging.getLogger(__name__)
 
 # Each side of a derived context is cut here, so a long neighbour never dwarfs the memory.
 NEIGHBOUR_CHARS = 600
@@ -56,4 +68,113 @@ def clip(text: str, limit: int = NEIGHBOUR_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-__all__ = ["NEIGHBOUR_CHARS", "Neighbour", "RecentSaves", "clip"]
+@dataclass(frozen=True, slots=True)
+class ContextRepair:
+    """What ``repair_neighbour_contexts`` did (or would do, on a dry run)."""
+
+    scanned: int
+    moved: tuple[str, ...]  # context was the memory saved before: now its neighbour_text
+    merged: tuple[str, ...]  # merged memories whose context joined such contexts: rewritten
+    dry_run: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "scanned": self.scanned,
+            "contexts_moved": len(self.moved),
+            "merged_contexts_cleaned": len(self.merged),
+            "memory_ids": [*self.moved, *self.merged],
+        }
+
+
+def _union(values: Iterable[str | None]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def repair_neighbour_contexts(
+    store: MemoryStore, window_s: float, *, dry_run: bool = False
+) -> ContextRepair:
+    """Move the neighbour's text out of the ``context`` of memories saved before it had a field
+    of its own. A memory's context is moved to ``neighbour_text`` (it keeps ranking, no longer
+    shows) when it is the text of a memory saved up to ``window_s`` before it (cut at
+    ``NEIGHBOUR_CHARS`` as the server cut it); a merged memory (``consolidated_from`` its
+    sources) whose context is exactly its sources' contexts joined, as a merge writes it, gets
+    the join of what is left of them. Nothing else changes; a second run finds nothing."""
+    memories = {m.id: m for m in store.list()}
+    saved_at: dict[str, list[tuple[int, str]]] = {}
+    for m in memories.values():
+        saved_at.setdefault(clip(m.content).strip(), []).append((m.created_at, m.id))
+
+    def was_neighbour(m: Memory) -> bool:
+        context = m.meta.context
+        if not context or m.neighbour_text is not None:
+            return False
+        return any(
+            pid != m.id and 0 <= m.created_at - t <= window_s
+            for t, pid in saved_at.get(context.strip(), ())
+        )
+
+    moved = {mid for mid, m in memories.items() if was_neighbour(m)}
+    cleaned: dict[str, str | None] = {}
+
+    def user_context(mid: str, depth: int = 0) -> str | None:
+        """``mid``'s context once the neighbours' texts are out of it (merges recursively)."""
+        if mid in moved:
+            return None
+        if mid not in cleaned:
+            m = memories[mid]
+            cleaned[mid] = m.meta.context
+            sources = sorted(
+                (
+                    memories[r.to_memory_id]
+                    for r in store.relations(memory_id=mid)
+                    if r.relation_type == "consolidated_from"
+                    and r.from_memory_id == mid
+                    and r.to_memory_id in memories
+                ),
+                key=lambda s: (s.created_at, s.id),
+            )
+            joined = "\n".join(_union(s.meta.context for s in sources))
+            if sources and depth < 20 and m.meta.context and m.meta.context == joined:
+                kept = "\n".join(_union(user_context(s.id, depth + 1) for s in sources))
+                cleaned[mid] = kept or None
+        return cleaned[mid]
+
+    merged = sorted(
+        mid
+        for mid, m in memories.items()
+        if mid not in moved and m.meta.context and user_context(mid) != m.meta.context
+    )
+    if not dry_run:
+        plan = {mid: (memories[mid].meta.context, user_context(mid)) for mid in [*moved, *merged]}
+
+        with store.writing():  # read again under the lock: no other writer in between
+            current = [m for m in map(store.find, sorted(plan)) if m is not None]
+            store.put_many(
+                replace(
+                    m,
+                    meta=replace(m.meta, context=plan[m.id][1]),
+                    neighbour_text=m.meta.context if m.id in moved else m.neighbour_text,
+                )
+                for m in current
+                if m.meta.context == plan[m.id][0]  # else changed since: left for next run
+            )
+    log.info(
+        "context repair: %s %d neighbour context(s) to neighbour_text and %d merged context(s) "
+        "of %d memories",
+        "would move" if dry_run else "moved",
+        len(moved),
+        len(merged),
+        len(memories),
+    )
+    return ContextRepair(len(memories), tuple(sorted(moved)), tuple(merged), dry_run)
+
+
+__all__ = [
+    "NEIGHBOUR_CHARS",
+    "ContextRepair",
+    "Neighbour",
+    "RecentSaves",
+    "clip",
+    "repair_neighbour_contexts",
+]

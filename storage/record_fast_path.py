@@ -11,13 +11,19 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.field_rules import ID_RE, MAX_COUNT, MAX_STRENGTH, MAX_TIME
-from cortexgraph.storage.memory_fields import MEMORY_FIELDS, MemoryMeta, MemoryStatus
+from cortexgraph.storage.memory_fields import (
+    MEMORY_FIELDS,
+    NEIGHBOUR_FIELD,
+    MemoryMeta,
+    MemoryStatus,
+)
 
 if TYPE_CHECKING:
     from cortexgraph.storage.models import Memory
 
 STATUS_OF = {s.value: s for s in MemoryStatus}
 FAST_KEYS = frozenset(MEMORY_FIELDS)
+FAST_KEYS_NEIGHBOUR = FAST_KEYS | {NEIGHBOUR_FIELD}  # the same, with a neighbour's text
 META_KEYS = frozenset(("tags", "source", "context", "extra"))
 
 
@@ -46,7 +52,15 @@ def well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
     only (C-level maps, no per-field Python calls); anything unusual (1.x forms, floats for
     times, unknown fields) takes the strict path, which accepts or rejects it with a reason.
     Both paths accept the same memories (tests/storage/test_storage_record_fast_path.py)."""
-    if type(d) is not dict or d.keys() != FAST_KEYS:
+    if type(d) is not dict:
+        return None
+    if d.keys() == FAST_KEYS:
+        neighbour = None
+    elif d.keys() == FAST_KEYS_NEIGHBOUR:
+        neighbour = d[NEIGHBOUR_FIELD]
+        if type(neighbour) is not str:
+            return None
+    else:
         return None
     meta, mid, content, strength, status = (
         d["meta"],
@@ -112,7 +126,22 @@ def well_formed_memory(cls: type[Memory], d: Any) -> Memory | None:
         reviewed_at,
         reviews,
         cross,
+        neighbour,
     )
 
 
-__all__ = ["FAST_KEYS", "META_KEYS", "STATUS_OF", "clean_strings", "well_formed_memory"]
+def plain_keys(d: dict[str, Any]) -> bool:
+    """The keys of a record this version wrote: ``FAST_KEYS``, with or without a neighbour."""
+    keys = d.keys()
+    return keys in (FAST_KEYS, FAST_KEYS_NEIGHBOUR)
+
+
+__all__ = [
+    "FAST_KEYS",
+    "FAST_KEYS_NEIGHBOUR",
+    "META_KEYS",
+    "STATUS_OF",
+    "clean_strings",
+    "plain_keys",
+    "well_formed_memory",
+]

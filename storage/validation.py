@@ -222,8 +222,10 @@ def new_memory(
     strength: object = 1.0,
     now: int = 0,
     config: StoreConfig | None = None,
+    neighbour: object = None,
 ) -> Memory:
-    """The memory ``save`` stores for these fields, checked by every rule; nothing written."""
+    """The memory ``save`` stores for these fields, checked by every rule; nothing written.
+    ``neighbour`` is the text saved just before it (a ranking signal, ``Memory.neighbour_text``)."""
     config = config or StoreConfig()
     tags = _bounded_list(tags, config.max_tags)
     entities = _bounded_list(entities, config.max_entities)
@@ -247,6 +249,7 @@ def new_memory(
         created_at=now,
         last_used=now,
         strength=validate_strength(strength),
+        neighbour_text=neighbour,  # type: ignore[arg-type]  # checked_memory checks it
     )
     return checked_memory(memory, config)[0]
 
@@ -272,18 +275,22 @@ def check_memory_fields(memory: Memory, config: StoreConfig) -> None:
     )
     _check_text(meta.source, "source", config.max_source_chars, "MAX_SOURCE_CHARS")
     _check_text(meta.context, "context", config.max_context_chars, "MAX_CONTEXT_CHARS")
+    _check_text(
+        memory.neighbour_text, "neighbour_text", config.max_context_chars, "MAX_CONTEXT_CHARS"
+    )
     _check_object(meta.extra, "extra", config)
 
 
 def _plainly_within(memory: Memory, meta: Any, c: StoreConfig) -> bool:
     """True for the common record well inside every limit (exact type tests, no encoding);
     False sends it through the full checks, which accept or reject it with a reason."""
-    content, tags, entities, source, context = (
+    content, tags, entities, source, context, neighbour = (
         memory.content,
         meta.tags,
         memory.entities,
         meta.source,
         meta.context,
+        memory.neighbour_text,
     )
     try:
         return (
@@ -296,6 +303,10 @@ def _plainly_within(memory: Memory, meta: Any, c: StoreConfig) -> bool:
             and (not entities or max(map(len, entities)) <= c.max_entity_chars)
             and (source is None or (type(source) is str and len(source) <= c.max_source_chars))
             and (context is None or (type(context) is str and len(context) <= c.max_context_chars))
+            and (
+                neighbour is None
+                or (type(neighbour) is str and len(neighbour) <= c.max_context_chars)
+            )
             and not meta.extra
         )
     except TypeError:  # not sized: the full checks say what is wrong

@@ -6,9 +6,10 @@ from fakes import RecordingSink
 
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoterConfig
-from cortexgraph.storage.decay import DecayConfig
+from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
 from cortexgraph.storage.errors import StorageError
 from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.vault_sync.promotion import promote_memory as vault_promote
 
 
 def test_promotes_by_score_by_use_and_forced(store):
@@ -31,8 +32,40 @@ def test_promotes_by_score_by_use_and_forced(store):
         assert m.promoted_to == f"cortexgraph/{mid}.md"
     assert store.get(slow.id).status is MemoryStatus.ACTIVE
     assert store.get(fresh.id).status is MemoryStatus.ACTIVE
-    with_one_use = PromoterConfig(score_min_uses=0)
-    assert [m.id for m, _ in LTMPromoter(store, sink, with_one_use).candidates(NOW)] == [fresh.id]
+    no_use_needed = PromoterConfig(decay=DecayConfig(promote_score_min_uses=0))
+    assert [m.id for m, _ in LTMPromoter(store, sink, no_use_needed).candidates(NOW)] == [fresh.id]
+
+
+def test_the_promoter_and_promote_memory_share_one_rule_earned_by_use_over_time(store):
+    """The rule of storage.decay.promotion_reason, which the MCP tool's auto-detect and
+    vault_sync.promote_memory ask too: use over time, never the moment of the save."""
+    fresh = add(store, "saved a moment ago")  # scores 1.0 >= 0.65, never recalled
+    once = add(store, "recalled once today", use_count=1)  # scores 1.52
+    twice = add(store, "recalled twice, last an hour ago", age_days=2, used_days_ago=1 / 24)
+    store.update(twice.id, use_count=2)
+    busy = add(
+        store, "used 5 times in 10 days", age_days=10, used_days_ago=9, use_count=5, strength=0.5
+    )
+    faded = add(store, "recalled twice a month ago", age_days=40, used_days_ago=30, use_count=2)
+    decay = DecayConfig()
+    promoter = LTMPromoter(store, RecordingSink(), PromoterConfig(decay=decay))
+    chosen = {m.id: reason for m, reason in promoter.candidates(NOW)}
+    by_rule = {
+        m.id: promotion_reason(m, NOW, decay)
+        for m in store.list(status=MemoryStatus.ACTIVE)
+        if promotion_reason(m, NOW, decay) is not None
+    }
+    assert chosen == by_rule
+    assert set(chosen) == {twice.id, busy.id}
+    assert chosen[twice.id].startswith("score") and "with 2 uses" in chosen[twice.id]
+    assert chosen[busy.id].startswith("used 5 times")
+    assert memory_score(store.get(fresh.id), NOW, decay) >= decay.promote_threshold
+    assert memory_score(store.get(once.id), NOW, decay) >= decay.promote_threshold
+    assert memory_score(store.get(faded.id), NOW, decay) < decay.promote_threshold
+    # The one step every path calls decides the same for a memory named by id.
+    assert not vault_promote(store, RecordingSink(), fresh.id, now=NOW, dry_run=True).promoted
+    assert not vault_promote(store, RecordingSink(), once.id, now=NOW, dry_run=True).promoted
+    assert vault_promote(store, RecordingSink(), twice.id, now=NOW, dry_run=True).promoted
 
 
 def test_second_run_promotes_nothing_twice(store):

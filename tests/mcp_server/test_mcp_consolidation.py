@@ -122,7 +122,7 @@ def test_mcp_promote_auto_detect_dry_run_writes_nothing(tmp_path):
     before = folder_bytes(tmp_path)
     [r] = _call(tmp_path, ("promote_memory", {"auto_detect": True, "dry_run": True}))
     out = payload(r)
-    assert out["candidates"] >= 1 and m.id in {x["memory_id"] for x in out["results"]}
+    assert out["candidates_found"] >= 1 and m.id in {x["memory_id"] for x in out["results"]}
     assert folder_bytes(tmp_path) == before
 
 

@@ -132,7 +132,7 @@ def test_a_transcript_line_is_about_its_speaker(tmp_path: Path) -> None:
     assert saved["entities"] == ["caroline"]
 
 
-def test_each_save_gets_the_previous_turn_as_context(tmp_path: Path) -> None:
+def test_each_save_gets_the_previous_turn_to_rank_by_never_as_context(tmp_path: Path) -> None:
     async def go() -> list[dict[str, Any]]:
         async with Client(build_server(make_settings(tmp_path))) as client:
             a = payload(await client.call_tool("save_memory", {"content": TURNS[0]}))
@@ -150,8 +150,13 @@ def test_each_save_gets_the_previous_turn_as_context(tmp_path: Path) -> None:
 
     a, b, c = anyio.run(go)
     assert a["context"] is None
-    assert b["context"] == TURNS[0]
+    assert b["context"] is None  # the turn before ranks it (neighbour_text), never shows
     assert c["context"] == "given"  # a caller's context always wins
+    from cortexgraph.storage import open_store
+
+    stored = open_store(tmp_path / "stm")
+    assert stored.get(b["id"]).neighbour_text == TURNS[0]
+    assert stored.get(c["id"]).neighbour_text is None
 
 
 NOW = 1_760_000_000.0

@@ -58,8 +58,10 @@ def _perturbed(rng: random.Random) -> dict:
             record[rng.choice(sorted(record))] = rng.choice(ODD)
         elif roll < 0.85 and isinstance(record.get("meta"), dict):
             record["meta"][rng.choice(["tags", "source", "context", "extra"])] = rng.choice(ODD)
-        else:
+        elif roll < 0.93:
             record.pop(rng.choice(sorted(record)))
+        else:  # the text saved just before (over the context limit too: "x" * 40)
+            record["neighbour_text"] = rng.choice(["the turn before", "the turn before", *ODD])
     return record
 
 

@@ -14,6 +14,7 @@ from cortexgraph.storage.decay import (
     decay_score,
     forgetting_curve,
     in_danger_zone,
+    memory_score,
     promotion_reason,
     should_forget,
 )
@@ -92,10 +93,15 @@ def _memory(**kw):
     return Memory(**base)
 
 
-def test_promotion_by_score():
+def test_promotion_by_score_needs_use_never_the_moment_it_is_saved():
     cfg = DecayConfig()
-    m = _memory(use_count=1)  # 2 ** 0.6 = 1.52 >= 0.65
+    m = _memory(use_count=2)  # 3 ** 0.6 = 1.93 >= 0.65
     assert "score" in promotion_reason(m, NOW, cfg)
+    # A brand-new memory scores 1.0 and one recalled once 1.52: neither has earned it yet.
+    assert memory_score(_memory(), NOW, cfg) >= cfg.promote_threshold
+    assert promotion_reason(_memory(), NOW, cfg) is None
+    assert promotion_reason(_memory(use_count=1), NOW, cfg) is None
+    assert promotion_reason(_memory(use_count=1), NOW, DecayConfig(promote_score_min_uses=1))
 
 
 def test_promotion_by_use_count_within_window():
@@ -114,7 +120,7 @@ def memorable_score_below_threshold(m, cfg):
 
 
 def test_promotion_thresholds_come_from_config():
-    m = _memory(use_count=0, strength=0.5)  # score 0.5
+    m = _memory(use_count=2, strength=0.26)  # score 3 ** 0.6 * 0.26 = 0.50
     assert promotion_reason(m, NOW, DecayConfig()) is None
     assert promotion_reason(m, NOW, DecayConfig(promote_threshold=0.4)) is not None
 

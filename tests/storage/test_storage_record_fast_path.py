@@ -81,13 +81,20 @@ def _perturbed(rng: random.Random) -> dict:
             record["meta"][rng.choice(META_PATHS)] = rng.choice(ODD_VALUES)
         elif roll < 0.9:
             record.pop(rng.choice(sorted(record)))
-        else:
+        elif roll < 0.95:
             record["embed"] = [0.1, 0.2]  # 1.x's inline vector, an extra key
+        else:  # the text saved just before: written only when there is one
+            record["neighbour_text"] = rng.choice(["The turn before.", *ODD_VALUES])
     return record
 
 
 def test_well_formed_record_takes_the_fast_path() -> None:
     assert well_formed_memory(Memory, copy.deepcopy(BASE)) == _strict(BASE)
+    with_neighbour = {**copy.deepcopy(BASE), "neighbour_text": "The turn before."}
+    built = well_formed_memory(Memory, with_neighbour)
+    assert built is not None and built == _strict(with_neighbour)
+    assert built.neighbour_text == "The turn before." and built.meta.context is None
+    assert built.to_json() == with_neighbour and "neighbour_text" not in _strict(BASE).to_json()
 
 
 @pytest.mark.parametrize("seed", range(4))
