@@ -51,7 +51,10 @@ def request_id(raw: Any) -> tuple[bool, str | int | None]:
 def error_reply(exc: Exception) -> JSONRPCError | None:
     """The JSON-RPC error answering the line behind ``exc`` (None for a notification)."""
     errors = exc.errors() if isinstance(exc, ValidationError) else []
-    raw = errors[0].get("input") if errors else None
+    # The whole message when an error holds it (a union's "missing result" does), not the
+    # part one branch choked on: params sent as a string still leaves the id readable.
+    whole = [e["input"] for e in errors if isinstance(e.get("input"), dict)]
+    raw = whole[0] if whole else (errors[0].get("input") if errors else None)
     invalid_json = any(e.get("type") == "json_invalid" for e in errors)
     wanted, rid = request_id(raw)
     if not wanted:
