@@ -35,6 +35,9 @@ SAVE_PATTERNS: tuple[str, ...] = (
     # end of a clause or before a colon; "document this function" is a documentation task.
     r"\bdocument\s+(?:this|that)\b(?=\s*(?:[.!:;,]|$|\s+(?:down|for\s+(?:later|the\s+future|"
     r"future\s+reference))\b))",
+    # "Please document this decision: ..." (the plugin spec): a decision, choice or rule.
+    r"\bdocument\s+(?:this|that|the|our)\s+(?:decision|choice|convention|rule|agreement|"
+    r"preference)\b(?=\s*(?:[.!:;,]|$))",
 )
 
 RECALL_PATTERNS: tuple[str, ...] = (
@@ -65,7 +68,10 @@ RECALL_PATTERNS: tuple[str, ...] = (
     r"(?:the|that|our)\b",
     r"\bwhat(?:'s|\s+is|\s+was)\s+our\s+(?:approach|decision|plan)\s+"
     r"(?:for|on|about|regarding|to)\b",
-    r"\bwhat\s+was\s+the\s+(?:approach|decision|plan)\s+(?:for|on|about|regarding|to)\b",
+    # "what's the plan for the migration?" (the plugin spec); "... for today?" is a task.
+    r"\bwhat(?:['\u2019]s|\s+is|\s+was)\s+the\s+(?:approach|decision|plan)\s+"
+    r"(?:for|on|about|regarding|to)\b(?!\s+(?:today|tonight|tomorrow|now|later|this\s+"
+    r"(?:morning|afternoon|evening|week))\b)",
 )
 
 IMPORTANCE_PATTERNS: dict[str, float] = {

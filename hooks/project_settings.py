@@ -1,4 +1,5 @@
-"""Per-project plugin settings: YAML frontmatter of ``.claude/cortexgraph.local.md``.
+"""Per-project plugin settings: YAML frontmatter of ``.claude/cortexgraph.local.md`` (and of
+the plugin spec's ``.claude/mnemograph.local.md``, applied before ours).
 
     ---
     auto_context_on_start: true
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 SETTINGS_FILE = Path(".claude") / "cortexgraph.local.md"
+# The plugin spec's name for the same file (mnemograph): read too, ours applied after it.
+SPEC_SETTINGS_FILE = Path(".claude") / "mnemograph.local.md"
 MIN_INJECT, MAX_INJECT = 200, 10_000
 DEPTHS = ("shallow", "medium")
 OPTION_PREFIX = "CLAUDE_PLUGIN_OPTION_"  # how Claude Code passes userConfig values to hooks
@@ -162,7 +165,14 @@ def load_project_settings(
         print(f"cortexgraph: plugin option {problem}", file=err)
     if project_dir is None:
         return base
-    path = project_dir / SETTINGS_FILE
+    settings = base
+    for name in (SPEC_SETTINGS_FILE, SETTINGS_FILE):  # both may exist: ours wins
+        settings = _apply_file(settings, project_dir / name, err)
+    return settings
+
+
+def _apply_file(base: PluginSettings, path: Path, err: TextIO) -> PluginSettings:
+    """``base`` with the file's settings applied (``base`` when it is missing or unusable)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -183,6 +193,7 @@ def load_project_settings(
 __all__ = [
     "OPTION_PREFIX",
     "SETTINGS_FILE",
+    "SPEC_SETTINGS_FILE",
     "PluginSettings",
     "PluginSettingsError",
     "apply_mapping",

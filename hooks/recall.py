@@ -30,12 +30,17 @@ NO_ANSWER = "cortexgraph: the MCP server did not answer in time; recalled by key
 def recall_context(
     runtime: HookRuntime, analysis: PromptAnalysis, now: float, limit: int
 ) -> str | None:
-    query = " ".join(analysis.topic_terms)
-    asked = analysis.topic_text or query
+    query, asked = shaped_query(analysis)
     entries = server_entries(runtime, asked) if runtime.plugin.ask_running_server else None
     if entries is None:  # no server running for this store: keywords over the JSONL file
         records = RawStoreRecords.read(runtime.storage_path, runtime.store_config)
-        hits = records.search(query, top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE)
+        topic = " ".join(analysis.topic_terms)
+        hits = records.search(topic, top_k=RECALL_TOP_K, now=now, min_relevance=MIN_RELEVANCE)
+        if hits and query != topic:
+            # The shaping words order what the topic found; they never find anything alone.
+            shaped = records.search(query, top_k=max(len(records), 1), now=now)
+            rank = {h.memory.id: i for i, h in enumerate(shaped)}
+            hits = sorted(hits, key=lambda h: rank.get(h.memory.id, len(rank)))
         entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]
     if not entries:
         return None
@@ -46,6 +51,24 @@ def recall_context(
         preview_chars=runtime.plugin.preview_chars,
         footer="If you use one of these memories, call observe_memory_usage with its id.",
     )
+
+
+# The plugin spec's query shaping: a decision or rationale question also looks for the words
+# such memories are written with ("we decided ...", "... because ...").
+SHAPING = {
+    "decision": ("decision", "decided decision chose agreed"),
+    "rationale": ("rationale why", "because reason why chose decided"),
+}
+
+
+def shaped_query(analysis: PromptAnalysis) -> tuple[str, str]:
+    """(keywords for the store's own search, text for the running server's search)."""
+    keywords = " ".join(analysis.topic_terms)
+    asked = analysis.topic_text or keywords
+    prefix, extra = SHAPING.get(analysis.query_type, ("", ""))
+    if not prefix:
+        return keywords, asked
+    return f"{keywords} {extra}", f"{prefix} {asked}"
 
 
 def server_entries(runtime: HookRuntime, query: str) -> list[Entry] | None:
@@ -100,4 +123,4 @@ def suggest_tags(prompt: str, project: str) -> list[str]:
     return tags[:4]
 
 
-__all__ = ["recall_context", "save_reminder", "server_entries", "suggest_tags"]
+__all__ = ["recall_context", "save_reminder", "server_entries", "shaped_query", "suggest_tags"]

@@ -60,6 +60,24 @@ class PromptAnalysis:
     # The words around the request as written, the request phrases taken out: what the running
     # server's search is asked (its embeddings read a sentence better than a bag of words).
     topic_text: str = ""
+    # "decision" ("what did we decide about ...", "what's the plan for ..."), "rationale" ("why
+    # did we choose ...") or "": the plugin spec's query shaping (hooks.recall.shaped_query).
+    query_type: str = ""
+
+
+_RATIONALE = re.compile(r"\bwhy\s+did\s+(?:we|i)\b")
+_DECISION = re.compile(
+    r"\b(?:decide|decided|agree|agreed|conclude|concluded|settle|settled|choose|chose|pick|"
+    r"picked)\b|\b(?:approach|decision|plan)\b"
+)
+
+
+def query_type(signals: Any) -> str:
+    """Which kind of recall the request phrases ask for (the plugin spec's query types)."""
+    phrases = " ".join(signals.matched_phrases)
+    if _RATIONALE.search(phrases):
+        return "rationale"
+    return "decision" if _DECISION.search(phrases) else ""
 
 
 def analysed_text(prompt: str) -> str:
@@ -91,7 +109,9 @@ def analyze_prompt(prompt: str, detector: Any = None) -> PromptAnalysis:
             topic.append(word)
             if len(topic) == MAX_TOPIC_TERMS:
                 break
-    return PromptAnalysis(None, signals, tuple(topic), _without_phrases(around, signals))
+    return PromptAnalysis(
+        None, signals, tuple(topic), _without_phrases(around, signals), query_type(signals)
+    )
 
 
 def _without_phrases(text: str, signals: Any) -> str:
