@@ -26,6 +26,7 @@ _NOT_COPIED = {LOCK_NAME}
 _GEN_WIDTH = 20
 _STORE_FILES = {"memories.jsonl", "relations.jsonl", GENERATION_NAME}
 MAX_MEMBERS = 1_000_000
+_STAGING_PREFIX = ".restore-"
 
 
 def _lock(directory: Path, timeout: float) -> FileLock:
@@ -45,7 +46,10 @@ def backup_store(directory: Path, target: Path, *, timeout: float = 30.0) -> int
         with _lock(directory, timeout), tarfile.open(tmp, "w:gz") as tar:
             for path in sorted(directory.rglob("*")):
                 rel = path.relative_to(directory)
-                if rel.name in _NOT_COPIED or ".tmp" in rel.name or not path.is_file():
+                staged = any(p.startswith(_STAGING_PREFIX) for p in rel.parts)  # a restore's
+                if rel.name in _NOT_COPIED or ".tmp" in rel.name or staged:
+                    continue
+                if path.is_symlink() or not path.is_file():  # a store holds no links
                     continue
                 tar.add(path, arcname=f"store/{rel.as_posix()}", recursive=False)
                 count += 1
@@ -86,7 +90,7 @@ def restore_store(
     directory.mkdir(parents=True, exist_ok=True)
     # Staged inside the store folder (not beside it): the archive is checked member by member
     # first, and holds only plain files and folders, so nothing can point out of the store.
-    staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=directory))
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=directory))
     try:
         with tarfile.open(archive, "r:gz") as tar:
             members = _checked_members(tar, archive, directory, max_members=max_members)

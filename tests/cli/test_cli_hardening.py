@@ -328,3 +328,23 @@ def test_restore_counts_members_before_unpacking_anything(tmp_path):
     with pytest.raises(InvalidInputError, match="more than 3"):
         restore_store(archive, tmp_path / "target", max_members=3)
     assert list((tmp_path / "target").iterdir()) == []
+
+
+def test_a_backup_leaves_out_links_and_a_restores_staging_so_it_restores(tmp_path):
+    from cortexgraph.storage import JSONLStore
+    from cortexgraph.storage.backup import backup_store, restore_store
+
+    store_dir = tmp_path / "store"
+    JSONLStore(store_dir).save("kept through backup and restore", now=NOW)
+    (tmp_path / "private.txt").write_text("not the store's\n")
+    (store_dir / "link.txt").symlink_to(tmp_path / "private.txt")
+    (store_dir / ".restore-abc").mkdir()  # left by a killed restore
+    (store_dir / ".restore-abc" / "x").write_text("half")
+    backup_store(store_dir, tmp_path / "b.tar.gz")
+    with tarfile.open(tmp_path / "b.tar.gz") as tar:
+        names = tar.getnames()
+    assert "store/link.txt" not in names and not any(".restore-" in n for n in names)
+    restore_store(tmp_path / "b.tar.gz", tmp_path / "again")
+    assert [m.content for m in JSONLStore(tmp_path / "again").list()] == [
+        "kept through backup and restore"
+    ]
