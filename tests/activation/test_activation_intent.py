@@ -82,7 +82,12 @@ def test_embedding_head_meets_target_on_held_out_split(minilm):
 
 
 @pytest.mark.slow
-def test_retraining_reproduces_the_shipped_artefact(minilm):
+def test_retraining_reproduces_the_shipped_artefact():
+    """The artefact is trained on torch fp32 vectors (train_intent: the full extra); the ONNX
+    graph the server embeds with agrees with them to a cosine of 0.9994, not bit for bit."""
     from cortexgraph.activation.train_intent import compare, train
+    from cortexgraph.storage.embeddings import SentenceTransformerEmbedder, torch_model_path
 
-    assert compare(train(minilm), load_model()) == []
+    if torch_model_path() is None:
+        pytest.skip("training needs the full extra (torch, sentence-transformers)")
+    assert compare(train(SentenceTransformerEmbedder()), load_model()) == []
