@@ -1,12 +1,20 @@
-"""Candidate pairs for cluster detection from a cheap model, checked by the real one.
+"""Candidate pairs for cluster detection, found cheaply, then checked on each text's own vector.
 
-A static model (storage/static_embedder.py, distilled from MiniLM with model2vec) embeds every
-text in a few milliseconds per thousand; its neighbour search at a lower bar
+Finding: a static model (storage/static_embedder.py, distilled from MiniLM with model2vec)
+embeds every text in a few milliseconds per thousand; its neighbour search at a lower bar
 (``candidate_threshold``), each text's ``candidate_per_row`` strongest, names the pairs worth
-checking. Only the texts in those pairs are embedded with MiniLM, and only pairs whose MiniLM
-cosine reaches the link threshold survive, so every link and every cohesion is MiniLM's, as
-without candidates. What can differ: a pair MiniLM would link that the static model ranks
-below the bar (bench/embed_bench.py ``--cluster`` prints the merge P/R both ways).
+checking. Without it, MiniLM's own vectors of every text, embedded in batches, find the pairs
+at ``margin`` below the link bar.
+
+Checking: a model may give a text a vector that moves with its batchmates. The int8 graph,
+the default embedder up to 2.0, quantised its activations per batch: a pair's cosine moved by
+up to 0.064 when the same 419 turns were embedded in another order, and which memories merged
+changed from run to run (38 merges, then 42). So every text in a candidate pair is embedded
+again *on its own* (``embed_each``), and only those vectors decide links and cohesions: a
+decision depends on the two texts alone, never on batch order or on what a background
+embedder has embedded. (An ``EmbeddingCache`` handed in as the embedder answers with the
+vector it holds, the first one made for the text: with a batch-independent model, as the fp32
+default is, that is the text's own vector.)
 
 Any failure of the static model returns None: the detector then finds pairs with MiniLM alone
 (the fallback; the report's neighbour method says which ran).
@@ -26,6 +34,40 @@ from cortexgraph.agents.vectors import TextVectors
 log = logging.getLogger(__name__)
 
 
+def embed_each(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
+    """L2-normalised rows, each text embedded on its own (a distinct text once)."""
+    vectors: dict[str, np.ndarray] = {}
+    for text in sorted(set(texts)):
+        vec = np.asarray(embedder.embed([text]), dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(vec))
+        vectors[text] = vec / norm if norm > 0 else vec
+    if not vectors:
+        return np.zeros((0, 1), dtype=np.float32)
+    return np.vstack([vectors[t] for t in texts])
+
+
+def checked(
+    texts: Sequence[str],
+    found: NeighbourPairs,
+    embedder: Embedder,
+    *,
+    link_threshold: float,
+    method: str,
+) -> tuple[TextVectors, NeighbourPairs]:
+    """Vectors of the texts in ``found``'s pairs, each embedded on its own (zero rows for the
+    rest), and the pairs whose cosine on them reaches ``link_threshold``."""
+    involved = np.unique(np.concatenate([found.i, found.j])).astype(np.int64)
+    vecs = embed_each([texts[x] for x in involved.tolist()], embedder)
+    width = vecs.shape[1] if vecs.ndim == 2 and len(vecs) else 1
+    dense = np.zeros((len(texts), width), dtype=np.float32)
+    if len(involved):
+        dense[involved] = vecs
+    vectors = TextVectors(f"embeddings:{embedder.name}", dense)
+    sim = vectors.pair_similarity(found.i, found.j).astype(np.float32)
+    keep = sim >= link_threshold
+    return vectors, NeighbourPairs(found.i[keep], found.j[keep], sim[keep], method, found.compared)
+
+
 def checked_candidates(
     texts: Sequence[str],
     candidates: Embedder,
@@ -36,8 +78,8 @@ def checked_candidates(
     link_threshold: float,
     exact_limit: int,
 ) -> tuple[TextVectors, NeighbourPairs] | None:
-    """MiniLM vectors of the texts in candidate pairs (zero rows for the rest) and the pairs
-    whose MiniLM cosine reaches ``link_threshold``; None when the static model fails."""
+    """The static model's candidate pairs checked on MiniLM vectors (``checked``); None when
+    the static model fails."""
     try:
         static = np.asarray(candidates.embed(list(texts)), dtype=np.float32)
     except Exception as exc:  # any failure: the caller searches with MiniLM itself
@@ -46,22 +88,11 @@ def checked_candidates(
     found = radius_pairs(
         static, candidate_threshold, exact_limit=exact_limit, max_per_row=candidate_per_row
     )
-    involved = np.unique(np.concatenate([found.i, found.j]))
-    vecs = np.asarray(embedder.embed([texts[x] for x in involved.tolist()]), dtype=np.float32)
-    width = vecs.shape[1] if vecs.ndim == 2 and len(vecs) else 1
-    dense = np.zeros((len(texts), width), dtype=np.float32)
-    if len(involved):
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        dense[involved] = vecs / norms
-    vectors = TextVectors(f"embeddings:{embedder.name}", dense)
-    sim = vectors.pair_similarity(found.i, found.j).astype(np.float32)
-    keep = sim >= link_threshold
     method = (
         f"candidates by {candidates.name} ({found.method}, cos >= {candidate_threshold}, "
-        f"{candidate_per_row}/memory), {len(found):,} checked by {embedder.name}"
+        f"{candidate_per_row}/memory), {len(found):,} checked by {embedder.name} text by text"
     )
-    return vectors, NeighbourPairs(found.i[keep], found.j[keep], sim[keep], method, found.compared)
+    return checked(texts, found, embedder, link_threshold=link_threshold, method=method)
 
 
-__all__ = ["checked_candidates"]
+__all__ = ["checked", "checked_candidates", "embed_each"]

@@ -1,180 +1,67 @@
-"""ClusterDetector: groups near-duplicate and closely related memories.
+"""ClusterDetector: finds memories that state one fact (merge) and those closely related.
 
-Similarity is the cosine of sentence embeddings (TF-IDF when no model is available; the report
-says which). Candidate pairs come from a neighbour search (agents.neighbours), never all n²
-pairs; each memory keeps only its ``max_cluster_size`` strongest links. Clusters grow by single
-linkage, strongest pairs first, up to ``max_cluster_size``, and two groups never join when any
-member of one conflicts with any member of the other: swapped numbers or names mean different
-facts (agents.duplicates). Cohesion, the mean pairwise similarity inside a cluster, decides the
-action: merge (>= 0.75), review (>= 0.65) or keep. Merge and review clusters become tracked
-issues that SemanticMerge (or a person) consumes.
+Similarity is the cosine of sentence embeddings of what each memory says (agents.restatement:
+a transcript line without its date stamp and speaker), TF-IDF when no model is available (the
+report says which). Candidate pairs come from a neighbour search (agents.neighbours), never all
+n² pairs, and are checked on each text's own vector (agents.candidate_pairs), so a run's
+decisions do not depend on batch order or on what the background embedder has done.
+
+A pair may link only if the guards let it: numbers or names swapped mean different facts
+(agents.duplicates), and with ``restatements_only`` two speakers, two sessions, or a question
+and a statement are never one claim said twice (agents.restatement). Groups form by complete
+linkage (every two members linked), strongest pairs first, in two passes: a group whose pairs
+average ``merge_cohesion`` or more (two transcript lines: each pair at
+``transcript_merge_cohesion``; at most ``max_merge_size`` members) is a merge; the rest group
+at the link bar (at most ``max_cluster_size``), reviewed when their cohesion reaches
+``review_cohesion``, else kept. Merge and review clusters become tracked issues that
+SemanticMerge (or a person) consumes. Pairs at the relate bar that the restatement rule kept
+apart (a question and its answer, one speaker's news and the other's reply) are reported as
+``related``; SemanticMerge links them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from collections.abc import Callable
+from collections import Counter
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
 import numpy as np
 
-from cortexgraph.agents.candidate_pairs import checked_candidates
+from cortexgraph.agents.candidate_pairs import checked, checked_candidates
 from cortexgraph.agents.cluster_grouping import (
-    CappedUnionFind,
-    cohesion_of,
-    merge_core,
-    similarity_matrix,
+    complete_link_groups,
+    pair_cohesion,
     strongest_per_row,
 )
-from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, ReportTable, short, snippet
-from cortexgraph.agents.duplicates import DetailExtractor, Details, conflicts
-from cortexgraph.agents.merge_ops import PROVENANCE_KEY
+from cortexgraph.agents.cluster_report import (
+    Cluster,
+    ClusterAction,
+    ClusterConfig,
+    ClusterReport,
+    DuplicatePair,
+    cluster_id_for,
+)
+from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
+from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
 from cortexgraph.agents.vectors import TextVectors, vectorize
-from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 
 
-class ClusterAction(StrEnum):
-    MERGE = "merge"
-    REVIEW = "review"
-    KEEP = "keep"
-
-
 @dataclass(frozen=True, slots=True)
-class ClusterConfig:
-    # Tuned on half of the demo set's labelled groups (the other half held out; see
-    # docs/pipeline.md): paraphrases score 0.47-0.9 with MiniLM, so the bar is low and the
-    # lexical guards below keep swapped numbers and names apart.
-    link_threshold: float = 0.65  # embeddings cosine
-    # TF-IDF is lexical: paraphrases score far lower (0.1-0.5 on the demo set), so its bar and
-    # its merge/review cohesions are lower, and tuned to stay precise rather than complete.
-    tfidf_link_threshold: float = 0.35
-    tfidf_merge_cohesion: float = 0.6
-    tfidf_review_cohesion: float = 0.35
-    max_cluster_size: int = 12
-    min_cluster_size: int = 2  # smaller groups are not reported (CORTEXGRAPH_MIN_CLUSTER_SIZE)
-    merge_cohesion: float = 0.75
-    review_cohesion: float = 0.65
-    open_issues: bool = True
-    exact_limit: int = 6000  # above this many memories, an inverted-file index finds pairs
-    # Memories whose numbers or names are swapped are different facts, however similar the
-    # wording (agents.duplicates); they are never linked into one cluster.
-    guard_details: bool = True
-    names_min_overlap: float = 0.6
-    trim_to_core: bool = True  # a loose cluster yields its tight core for merging (see below)
-    # With a candidate model (a static model distilled from MiniLM, agents.candidate_pairs):
-    # its pairs at this cosine, each memory's strongest candidate_per_row, are checked by MiniLM.
-    candidate_threshold: float = 0.5
-    candidate_per_row: int = 48
+class _Links:
+    """The checked pairs of one run: guard verdicts and similarities on each text's vector."""
 
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.review_cohesion <= self.merge_cohesion <= 1.0:
-            raise InvalidInputError("need 0 <= review_cohesion <= merge_cohesion <= 1")
-        if self.max_cluster_size < 2:
-            raise InvalidInputError("max_cluster_size must be at least 2")
-        if not 2 <= self.min_cluster_size <= self.max_cluster_size:
-            raise InvalidInputError("need 2 <= min_cluster_size <= max_cluster_size")
-
-
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    cluster_id: str  # stable: a hash of the sorted member ids
-    memory_ids: tuple[str, ...]
-    cohesion: float
-    action: ClusterAction
-    previews: tuple[str, ...] = ()
-    issue_id: str | None = None
-
-    @property
-    def size(self) -> int:
-        return len(self.memory_ids)
-
-    @property
-    def id(self) -> str:  # 1.x name
-        return self.cluster_id
-
-    @property
-    def suggested_action(self) -> str:  # 1.x name
-        return self.action.value
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterReport:
-    dry_run: bool
-    scanned: int
-    method: str  # "embeddings:<model>" or "tfidf"
-    neighbour_method: str
-    link_threshold: float
-    candidate_pairs: int
-    compared_pairs: int
-    clusters: tuple[Cluster, ...]
-    issues_opened: int
-    refused_conflicts: int = 0  # links refused: numbers or names differ (agents.duplicates)
-
-    def count(self, action: ClusterAction) -> int:
-        return sum(c.action is action for c in self.clusters)
-
-    def table(self) -> ReportTable:
-        return ReportTable(
-            title="Clusters",
-            summary=(
-                f"{self.scanned} memories, similarity by {self.method} "
-                f"(link >= {self.link_threshold}), pairs via {self.neighbour_method}: "
-                f"{self.compared_pairs:,} compared, {self.candidate_pairs:,} linked, "
-                f"{self.refused_conflicts} refused (numbers/names differ, or judged by a merge); "
-                f"merge {self.count(ClusterAction.MERGE)}, review "
-                f"{self.count(ClusterAction.REVIEW)}, keep {self.count(ClusterAction.KEEP)}; "
-                f"{self.issues_opened} issue(s)"
-            ),
-            columns=("cluster", "size", "cohesion", "action", "issue", "first memory"),
-            rows=tuple(
-                (
-                    c.cluster_id,
-                    str(c.size),
-                    f"{c.cohesion:.3f}",
-                    c.action.value,
-                    c.issue_id or "",
-                    c.previews[0] if c.previews else "",
-                )
-                for c in self.clusters
-            ),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class DuplicatePair:
-    id1: str
-    id2: str
-    similarity: float
-
-
-def cluster_id_for(memory_ids: tuple[str, ...]) -> str:
-    return "c-" + hashlib.blake2b("|".join(sorted(memory_ids)).encode(), digest_size=5).hexdigest()
-
-
-def _merged_at(memory: Memory) -> float | None:
-    provenance = memory.meta.extra.get(PROVENANCE_KEY)
-    return provenance.get("merged_at") if isinstance(provenance, dict) else None
-
-
-def _judged_by_merge(a: Memory, b: Memory) -> bool:
-    """True when a merge already weighed these two: one is a merge, the other existed then.
-
-    A merged memory states the union of its sources' details, so the guards would judge it
-    more leniently than its sources; re-deciding an old pair on every run would snowball.
-    """
-    for merged, other in ((a, b), (b, a)):
-        at = _merged_at(merged)
-        if at is not None and other.created_at <= at:
-            return True
-    return False
+    vectors: TextVectors
+    pairs: NeighbourPairs  # checked pairs at the link bar (or, for related, the relate bar)
+    allowed: list[tuple[int, int, float]]  # pairs the guards let link, strongest first
+    refused: Counter[str]
+    related: list[tuple[int, int, float]]  # refused as restatements, at the relate bar
+    spoken: list[bool]  # each memory is a transcript line (has a speaker)
 
 
 class ClusterDetector:
@@ -195,9 +82,7 @@ class ClusterDetector:
         self.candidates = candidates  # finds the pairs MiniLM checks (None: MiniLM finds them)
 
     def action_for(self, cohesion: float, semantic: bool = True) -> ClusterAction:
-        cfg = self.config
-        merge = cfg.merge_cohesion if semantic else cfg.tfidf_merge_cohesion
-        review = cfg.review_cohesion if semantic else cfg.tfidf_review_cohesion
+        merge, review, _ = self._bars(semantic)
         if cohesion >= merge:
             return ClusterAction.MERGE
         if cohesion >= review:
@@ -207,158 +92,226 @@ class ClusterDetector:
     def run(self, *, now: float, dry_run: bool = False) -> ClusterReport:
         cfg = self.config
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
-        vectors, threshold, pairs = self._pairs([m.content for m in memories])
-        clusters, refused = self._group(memories, vectors, pairs.i, pairs.j, pairs.sim)
+        guard = self._guard(memories)
+        links = self._links(guard)
+        clusters = self._group(memories, links)
+        related = self._related(memories, links)
         opened = 0
         if self.tracker is not None and cfg.open_issues and not dry_run:
             clusters = [
-                self._open_issue(c, vectors.method) if c.action is not ClusterAction.KEEP else c
+                self._open_issue(c, links.vectors.method)
+                if c.action is not ClusterAction.KEEP
+                else c
                 for c in clusters
             ]
             opened = sum(c.issue_id is not None for c in clusters)
         log.info(
-            "cluster: %d memories by %s via %s, %d pairs, %d clusters, %d issues%s",
+            "cluster: %d memories by %s via %s, %d pairs, %d clusters, %d related, %d issues%s",
             len(memories),
-            vectors.method,
-            pairs.method,
-            len(pairs),
+            links.vectors.method,
+            links.pairs.method,
+            len(links.pairs),
             len(clusters),
+            len(related),
             opened,
             " (dry run)" if dry_run else "",
         )
         return ClusterReport(
             dry_run=dry_run,
             scanned=len(memories),
-            method=vectors.method,
-            neighbour_method=pairs.method,
-            link_threshold=threshold,
-            candidate_pairs=len(pairs),
-            compared_pairs=pairs.compared,
+            method=links.vectors.method,
+            neighbour_method=links.pairs.method,
+            link_threshold=self._bars(links.vectors.is_semantic)[2],
+            candidate_pairs=len(links.pairs),
+            compared_pairs=links.pairs.compared,
             clusters=tuple(clusters),
             issues_opened=opened,
-            refused_conflicts=refused,
+            refused_conflicts=sum(links.refused.values()),
+            refused_by=tuple(sorted(links.refused.items(), key=lambda kv: (-kv[1], kv[0]))),
+            related=tuple(related),
         )
 
-    def _group(
-        self,
-        memories: list[Memory],
-        vectors: TextVectors,
-        pi: np.ndarray,
-        pj: np.ndarray,
-        ps: np.ndarray,
-    ) -> tuple[list[Cluster], int]:
-        cfg = self.config
-        pi, pj, ps = strongest_per_row(pi, pj, ps, 2 * cfg.max_cluster_size)
-        uf = CappedUnionFind(len(memories), cfg.max_cluster_size, self._conflicts(memories))
-        order = np.argsort(-ps, kind="stable")  # as Python ints at once, not a scalar a pair
-        for a, b in zip(pi[order].tolist(), pj[order].tolist(), strict=True):
-            uf.union(a, b)
-        groups: dict[int, list[int]] = {}
-        for idx in {int(x) for x in np.concatenate([pi, pj])}:
-            groups.setdefault(uf.find(idx), []).append(idx)
-        clusters = []
-        semantic = vectors.is_semantic
-        merge_bar = cfg.merge_cohesion if semantic else cfg.tfidf_merge_cohesion
-        for members in groups.values():
-            if len(members) < 2:
-                continue
-            members.sort()
-            sims = similarity_matrix(vectors, members)
-            core = merge_core(sims, merge_bar) if cfg.trim_to_core else None
-            parts = [members] if core is None else [[members[k] for k in core]]
-            for part in parts:
-                if len(part) < cfg.min_cluster_size:
-                    continue
-                at = [members.index(m) for m in part]
-                cohesion = cohesion_of(sims[np.ix_(at, at)])
-                ids = tuple(memories[i].id for i in part)
-                clusters.append(
-                    Cluster(
-                        cluster_id=cluster_id_for(ids),
-                        memory_ids=ids,
-                        cohesion=min(1.0, cohesion),
-                        action=self.action_for(cohesion, semantic),
-                        previews=tuple(snippet(memories[i].content) for i in part),
-                    )
-                )
-        clusters.sort(key=lambda c: (-c.cohesion, c.cluster_id))
-        return clusters, uf.refused
-
     def duplicate_pairs(self, threshold: float) -> tuple[str, list[DuplicatePair]]:
-        """Pairs of active memories at least ``threshold`` similar that the detail guards let
-        through (the detector's own neighbour search and guards), strongest first; with the
+        """Pairs of active memories at least ``threshold`` similar that the guards let through
+        (the detector's own neighbour search and guards), strongest first; with the
         similarity method's name."""
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
-        vectors, _, pairs = self._pairs([m.content for m in memories], threshold)
-        conflicts = self._conflicts(memories)
+        links = self._links(self._guard(memories), threshold)
         out = [
             DuplicatePair(memories[i].id, memories[j].id, min(1.0, float(sim)))
-            for i, j, sim in zip(
-                pairs.i.tolist(), pairs.j.tolist(), pairs.sim.tolist(), strict=True
-            )
-            if conflicts is None or not conflicts(i, j)
+            for i, j, sim in links.allowed
+            if sim >= threshold
         ]
         out.sort(key=lambda p: (-p.similarity, p.id1, p.id2))
-        return vectors.method, out
+        return links.vectors.method, out
 
-    def _pairs(
-        self, texts: list[str], link: float | None = None
-    ) -> tuple[TextVectors, float, NeighbourPairs]:
-        """Vectors, the link bar and the pairs reaching it: candidates from the static model
-        checked by MiniLM when both are at hand, else MiniLM's (or TF-IDF's) own search."""
+    # -- internals -------------------------------------------------------------------------
+    def _bars(self, semantic: bool) -> tuple[float, float, float]:
+        """(merge, review, link) bars for the similarity at hand."""
+        cfg = self.config
+        if semantic:
+            return cfg.merge_cohesion, cfg.review_cohesion, cfg.link_threshold
+        return cfg.tfidf_merge_cohesion, cfg.tfidf_review_cohesion, cfg.tfidf_link_threshold
+
+    def _guard(self, memories: list[Memory]) -> LinkGuard:
+        cfg = self.config
+        return LinkGuard(
+            memories,
+            details=cfg.guard_details,
+            restatements=cfg.restatements_only,
+            questions=cfg.restatement_questions,
+            names_min_overlap=cfg.names_min_overlap,
+        )
+
+    def _links(self, guard: LinkGuard, link: float | None = None) -> _Links:
+        """Candidate pairs, judged by the guards, and checked on each text's own vector: the
+        allowed ones at the link bar, the restatement-refused ones at the relate bar."""
+        cfg = self.config
+        texts = guard.claims()
+        found, finder, margin, own = self._candidates(texts, link)
+        semantic = finder.is_semantic
+        merge_bar, _, link_bar = self._bars(semantic)
+        link = link_bar if link is None else link
+        relate = merge_bar if cfg.relate_threshold is None else cfg.relate_threshold
+        verdicts = [
+            guard.reason(i, j) for i, j in zip(found.i.tolist(), found.j.tolist(), strict=True)
+        ]
+        # Counted on the vectors that found the pairs (refused pairs are not checked further).
+        refused = Counter(
+            v for v, s in zip(verdicts, found.sim.tolist(), strict=True) if v and s >= link
+        )
+        allowed = np.array([v is None for v in verdicts], dtype=bool)
+        near = np.array([v in RESTATEMENT_REASONS for v in verdicts], dtype=bool)
+        near &= found.sim >= relate - margin
+        keep = allowed | near
+        found = NeighbourPairs(
+            found.i[keep], found.j[keep], found.sim[keep], found.method, found.compared
+        )
+        bar = min(link, relate)
+        if not own and self.embedder is not None:
+            vectors, pairs = checked(
+                texts, found, self.embedder, link_threshold=bar, method=found.method
+            )
+        else:
+            vectors, pairs = finder, _at_least(found, bar)
+        pairs = NeighbourPairs(
+            *strongest_per_row(pairs.i, pairs.j, pairs.sim, 2 * cfg.max_cluster_size),
+            pairs.method,
+            pairs.compared,
+        )
+        ok: list[tuple[int, int, float]] = []
+        related: list[tuple[int, int, float]] = []
+        for i, j, sim in zip(pairs.i.tolist(), pairs.j.tolist(), pairs.sim.tolist(), strict=True):
+            why = guard.reason(i, j)
+            if why is None:
+                if sim >= link:
+                    ok.append((i, j, sim))
+                continue
+            if why in RESTATEMENT_REASONS and sim >= relate:
+                related.append((i, j, sim))
+        ok.sort(key=lambda p: (-p[2], p[0], p[1]))
+        related.sort(key=lambda p: (-p[2], p[0], p[1]))
+        linked = _at_least(pairs, link)
+        spoken = [line.said.speaker is not None for line in guard.lines]
+        return _Links(vectors, linked, ok, refused, related, spoken)
+
+    def _candidates(
+        self, texts: list[str], link: float | None
+    ) -> tuple[NeighbourPairs, TextVectors, float, bool]:
+        """(candidate pairs, the vectors that found them, how far below the bars they reach,
+        whether those vectors are already each text's own)."""
         cfg = self.config
         if self.candidates is not None and self.embedder is not None:
-            threshold = cfg.link_threshold if link is None else link
             found = checked_candidates(
                 texts,
                 self.candidates,
                 self.embedder,
                 candidate_threshold=cfg.candidate_threshold,
                 candidate_per_row=cfg.candidate_per_row,
-                link_threshold=threshold,
+                link_threshold=0.0,
                 exact_limit=cfg.exact_limit,
             )
             if found is not None:
-                return found[0], threshold, found[1]
-        vectors = vectorize(texts, self.embedder)
-        if link is None:
-            link = cfg.link_threshold if vectors.is_semantic else cfg.tfidf_link_threshold
-        pairs = vectors.neighbours(
-            link, exact_limit=cfg.exact_limit, max_per_row=2 * cfg.max_cluster_size
+                return found[1], found[0], 0.0, True
+        # Batch vectors in a fixed order (the texts sorted), so that even the search for
+        # candidates does not depend on the memories' ids.
+        order = np.array(sorted(range(len(texts)), key=lambda k: texts[k]), dtype=np.int64)
+        finder = vectorize([texts[k] for k in order.tolist()], self.embedder)
+        back = np.empty(len(order), dtype=np.int64)
+        back[order] = np.arange(len(order))
+        finder = TextVectors(finder.method, finder.dense[back], _rows(finder.sparse, back))
+        semantic = finder.is_semantic
+        margin = cfg.batch_margin if semantic else 0.0
+        lowest = min(*self._bars(semantic), 1.0 if link is None else link) - margin
+        # Each memory's strongest few: guards refuse most of them in a conversation (the other
+        # speaker's lines), so more than a cluster's worth are kept for them to sift.
+        pairs = finder.neighbours(
+            lowest, exact_limit=cfg.exact_limit, max_per_row=4 * cfg.max_cluster_size
         )
-        return vectors, link, pairs
+        return pairs, finder, margin, not semantic
 
-    def _conflicts(self, memories: list[Memory]) -> Callable[[int, int], bool] | None:
+    def _group(self, memories: list[Memory], links: _Links) -> list[Cluster]:
+        """Complete-linkage clusters in two passes: merges, then the rest (reviews, keeps)."""
         cfg = self.config
-        if not cfg.guard_details:
-            return None
-        extractor = DetailExtractor(memories)
-        # Filled only for memories that reach a candidate pair; a list, not a dict and a helper
-        # call: this runs for every pair the union-find tries (~145k at 10k memories).
-        details: list[Details | None] = [None] * len(memories)
-        overlap = cfg.names_min_overlap
-        merges = {i for i, m in enumerate(memories) if _merged_at(m) is not None}
-        # The verdict is symmetric and a refused join is tried again as its sets grow: half of
-        # the ~145k pairs asked at 10k memories are repeats.
-        verdicts: dict[tuple[int, int], bool] = {}
+        merge_bar, review_bar, link_bar = self._bars(links.vectors.is_semantic)
+        sim = {(i, j): s for i, j, s in links.allowed}
+        order = [(i, j) for i, j, _ in links.allowed]
+        # A merge: every pair linked, their mean at the merge bar; two transcript lines only
+        # at the (higher) transcript bar: small talk repeats itself in other words.
+        spoken = max(merge_bar, cfg.transcript_merge_cohesion)
+        floor = {
+            p: spoken if links.spoken[p[0]] and links.spoken[p[1]] else link_bar for p in order
+        }
+        taken: set[int] = set()
+        clusters: list[Cluster] = []
+        merge_cap = min(cfg.max_merge_size, cfg.max_cluster_size)
+        for merging in (True, False):
+            # The rest: every pair at the link bar; reviewed when cohesive enough.
+            linked = {
+                p
+                for p in order
+                if p[0] not in taken
+                and p[1] not in taken
+                and sim[p] >= (floor[p] if merging else link_bar)
+            }
+            kept = [p for p in order if p in linked]
+            cap, mean_bar = (merge_cap, merge_bar) if merging else (cfg.max_cluster_size, 0.0)
+            for members in complete_link_groups(kept, linked, sim, cap, mean_bar):
+                taken.update(members)
+                if len(members) < cfg.min_cluster_size:
+                    continue
+                cohesion = min(1.0, pair_cohesion(members, sim))
+                action = ClusterAction.MERGE
+                if not merging:
+                    action = ClusterAction.REVIEW if cohesion >= review_bar else ClusterAction.KEEP
+                ids = tuple(memories[i].id for i in members)
+                clusters.append(
+                    Cluster(
+                        cluster_id=cluster_id_for(ids),
+                        memory_ids=ids,
+                        cohesion=cohesion,
+                        action=action,
+                        previews=tuple(snippet(memories[i].content) for i in members),
+                    )
+                )
+        clusters.sort(key=lambda c: (-c.cohesion, c.cluster_id))
+        return clusters
 
-        def conflicting(i: int, j: int) -> bool:
-            key = (i, j) if i < j else (j, i)
-            known = verdicts.get(key)
-            if known is not None:
-                return known
-            if (i in merges or j in merges) and _judged_by_merge(memories[i], memories[j]):
-                verdicts[key] = True
-                return True
-            a, b = details[i], details[j]
-            if a is None:
-                a = details[i] = extractor.details(memories[i])
-            if b is None:
-                b = details[j] = extractor.details(memories[j])
-            verdict = verdicts[key] = conflicts(a, b, overlap)
-            return verdict
-
-        return conflicting
+    def _related(self, memories: list[Memory], links: _Links) -> list[DuplicatePair]:
+        """Pairs at the relate bar that the restatement rule kept apart (two speakers, two
+        sessions, a question and a statement), each memory's strongest few. Near-duplicates
+        left out of a merge are review work, not relations: linking them chained the demo
+        set's topics into one 141-memory component."""
+        cfg = self.config
+        per: Counter[int] = Counter()
+        out: list[DuplicatePair] = []
+        for i, j, s in links.related:
+            if per[i] >= cfg.max_related_per_memory or per[j] >= cfg.max_related_per_memory:
+                continue
+            per[i] += 1
+            per[j] += 1
+            out.append(DuplicatePair(memories[i].id, memories[j].id, round(min(1.0, s), 4)))
+        return out
 
     def _open_issue(self, cluster: Cluster, method: str) -> Cluster:
         assert self.tracker is not None
@@ -384,6 +337,17 @@ class ClusterDetector:
             dedupe_key=f"cluster:{cluster.cluster_id}",
         )
         return replace(cluster, issue_id=issue.id)
+
+
+def _at_least(pairs: NeighbourPairs, bar: float) -> NeighbourPairs:
+    keep = pairs.sim >= bar
+    return NeighbourPairs(
+        pairs.i[keep], pairs.j[keep], pairs.sim[keep], pairs.method, pairs.compared
+    )
+
+
+def _rows(sparse: object, order: np.ndarray) -> object:
+    return None if sparse is None else sparse[order]  # type: ignore[index]
 
 
 __all__ = [

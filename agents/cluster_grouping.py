@@ -1,51 +1,69 @@
-"""How the cluster detector groups linked memories: capped single linkage and cohesion.
+"""How the cluster detector groups linked memories: capped complete linkage and cohesion.
 
-Pure numpy over pair arrays and similarity matrices; ``agents.cluster_detector`` decides what
-each group is (merge, review, keep) and tracks it.
+Pure Python and numpy over pair arrays; ``agents.cluster_detector`` decides which pairs may
+link (the detail and restatement guards) and what each group is (merge, review, keep).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
 
-from cortexgraph.agents.vectors import TextVectors
+Pair = tuple[int, int]
 
 
-def similarity_matrix(vectors: TextVectors, members: list[int]) -> np.ndarray:
-    a, b = zip(*combinations(range(len(members)), 2), strict=True)
-    m = np.array(members)
-    sims = np.eye(len(members), dtype=np.float64)
-    pair = vectors.pair_similarity(m[list(a)], m[list(b)])
-    sims[list(a), list(b)] = pair
-    sims[list(b), list(a)] = pair
-    return sims
+def complete_link_groups(
+    order: Sequence[Pair],
+    linked: Container[Pair],
+    sim: Mapping[Pair, float],
+    cap: int,
+    mean_bar: float = 0.0,
+) -> list[list[int]]:
+    """Groups of at least two in which every two members are ``linked`` and the mean
+    similarity of their pairs reaches ``mean_bar``.
 
-
-def cohesion_of(sims: np.ndarray) -> float:
-    n = sims.shape[0]
-    return float((sims.sum() - np.trace(sims)) / (n * (n - 1))) if n > 1 else 1.0
-
-
-def merge_core(sims: np.ndarray, bar: float) -> list[int] | None:
-    """The members left after dropping, one at a time, the one least like the rest, until the
-    cohesion reaches ``bar``; None when no core of two or more gets there (or none is needed).
-
-    Single linkage can hang a loosely related memory on a tight pair; without trimming the
-    pair is only reviewed this run and merged on a later one, once the stray has moved on.
+    ``order``: the linked pairs (i < j), strongest first. Groups grow pair by pair, up to
+    ``cap`` members; two groups join only when every cross pair is linked (complete linkage:
+    a memory never joins through a third it is unlike; single linkage chained one topic's
+    turns into ten-memory blobs) and the joined group's mean stays at ``mean_bar`` or more.
     """
-    keep = list(range(sims.shape[0]))
-    if cohesion_of(sims) >= bar:
-        return None
-    while len(keep) > 2:
-        sub = sims[np.ix_(keep, keep)]
-        worst = int(np.argmin(sub.sum(axis=1)))
-        keep.pop(worst)
-        if cohesion_of(sims[np.ix_(keep, keep)]) >= bar:
-            return keep
-    return None
+    group: dict[int, list[int]] = {}  # member -> its group's member list (shared)
+    inner: dict[int, float] = {}  # id(group list) -> sum of its pairs' similarities
+    for i, j in order:
+        a, b = group.get(i, [i]), group.get(j, [j])
+        if a is b or len(a) + len(b) > cap:
+            continue
+        cross = 0.0
+        for x in a:
+            for y in b:
+                key = (x, y) if x < y else (y, x)
+                if key not in linked:
+                    break
+                cross += sim[key]
+            else:
+                continue
+            break
+        else:
+            total = inner.get(id(a), 0.0) + inner.get(id(b), 0.0) + cross
+            size = len(a) + len(b)
+            if total / (size * (size - 1) / 2) < mean_bar:
+                continue
+            inner.pop(id(a), None)
+            inner.pop(id(b), None)
+            joined = a + b
+            inner[id(joined)] = total
+            for m in joined:
+                group[m] = joined
+    seen: dict[int, list[int]] = {id(g): g for g in group.values()}
+    return sorted((sorted(g) for g in seen.values()), key=lambda g: g[0])
+
+
+def pair_cohesion(members: Sequence[int], sim: Mapping[Pair, float]) -> float:
+    """Mean similarity of the members' pairs (each of them in ``sim``)."""
+    got = [sim[(a, b)] for a, b in combinations(sorted(members), 2)]
+    return sum(got) / len(got) if got else 1.0
 
 
 def strongest_per_row(
@@ -104,4 +122,9 @@ class CappedUnionFind:
         self.members[ra] = self.members.pop(ra, [ra]) + self.members.pop(rb, [rb])
 
 
-__all__ = ["CappedUnionFind", "cohesion_of", "merge_core", "similarity_matrix", "strongest_per_row"]
+__all__ = [
+    "CappedUnionFind",
+    "complete_link_groups",
+    "pair_cohesion",
+    "strongest_per_row",
+]

@@ -54,9 +54,12 @@ class DetailExtractor:
     def __init__(self, memories: Iterable[Memory]) -> None:
         self.vocabulary = frozenset(e.lower() for m in memories for e in m.entities)
 
-    def details(self, memory: Memory) -> Details:
-        names = {e.lower() for e in memory.entities} | _mentions(memory.content, self.vocabulary)
-        return Details(numbers_in(memory.content), frozenset(names))
+    def details(self, memory: Memory, text: str | None = None) -> Details:
+        """``text``: what the memory says, when not its whole content (a transcript line's
+        date stamp is not a number it states; agents.restatement.claim_text)."""
+        said = memory.content if text is None else text
+        names = {e.lower() for e in memory.entities} | _mentions(said, self.vocabulary)
+        return Details(numbers_in(said), frozenset(names))
 
 
 def _swapped(a: frozenset[str], b: frozenset[str], min_overlap: float) -> bool:

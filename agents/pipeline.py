@@ -174,8 +174,11 @@ class Pipeline:
     def _run(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         if name == "merge":
             found = previous.get("cluster")
-            clusters = found.clusters if isinstance(found, ClusterReport) else ()
-            return self.merge.run(now=now, dry_run=dry_run, clusters=clusters)
+            if not isinstance(found, ClusterReport):
+                return self.merge.run(now=now, dry_run=dry_run)
+            return self.merge.run(
+                now=now, dry_run=dry_run, clusters=found.clusters, related=found.related
+            )
         agent = getattr(self, name, None)
         if name not in AGENT_ORDER or agent is None:
             raise InvalidInputError(f"unknown agent {name!r}")

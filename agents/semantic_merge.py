@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from cortexgraph.agents.cluster_detector import Cluster, ClusterAction, cluster_id_for
+from cortexgraph.agents.cluster_detector import (
+    Cluster,
+    ClusterAction,
+    DuplicatePair,
+    cluster_id_for,
+)
 from cortexgraph.agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
 from cortexgraph.agents.merge_ops import MergePlan, apply_plan, link_members, plan_merge, undo_merge
 from cortexgraph.agents.protocols import IssueTracker, IssueView
@@ -79,6 +84,7 @@ class MergeReport:
     mode: MergeMode
     outcomes: tuple[MergeOutcome, ...]
     issues_closed: int
+    related_linked: int = 0  # related pairs linked (a preview: that would be linked)
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
@@ -94,7 +100,9 @@ class MergeReport:
                 f"mode {self.mode.value}: merged {self.count('merged')} "
                 f"({self.archived} sources archived), previewed {self.count('previewed')}, "
                 f"linked {self.count('linked')}, skipped {self.count('skipped')}, "
-                f"failed {self.count('failed')}; {self.issues_closed} issue(s) closed"
+                f"failed {self.count('failed')}; {self.related_linked} related pair(s) "
+                f"{'to link' if self.mode is MergeMode.PREVIEW else 'linked'}; "
+                f"{self.issues_closed} issue(s) closed"
             ),
             columns=("cluster", "sources", "status", "merged", "sentences", "content"),
             rows=tuple(
@@ -133,7 +141,12 @@ class SemanticMerge:
         self.config = config or MergeConfig()
 
     def run(
-        self, *, now: float, dry_run: bool = False, clusters: Iterable[Cluster] = ()
+        self,
+        *,
+        now: float,
+        dry_run: bool = False,
+        clusters: Iterable[Cluster] = (),
+        related: Iterable[DuplicatePair] = (),
     ) -> MergeReport:
         mode = MergeMode.PREVIEW if dry_run else self.config.mode
         outcomes: list[MergeOutcome] = []
@@ -149,15 +162,17 @@ class SemanticMerge:
                         "linked",
                         "skipped",
                     )
+        linked = self._relate(list(related), mode, now)
         log.info(
-            "merge (%s): %d merged, %d previewed, %d linked, %d skipped, %d failed",
+            "merge (%s): %d merged, %d previewed, %d linked, %d skipped, %d failed; %d related",
             mode.value,
             *(
                 sum(o.status == s for o in outcomes)
                 for s in ("merged", "previewed", "linked", "skipped", "failed")
             ),
+            linked,
         )
-        return MergeReport(dry_run, mode, tuple(outcomes), closed)
+        return MergeReport(dry_run, mode, tuple(outcomes), closed, linked)
 
     def plan(self, memory_ids: Sequence[str], cohesion: float, now: float) -> MergePlan:
         """The merged memory these sources would become (nothing is written)."""
@@ -169,6 +184,35 @@ class SemanticMerge:
         return undo_merge(self.store, merged_id, now=now, dry_run=dry_run)
 
     # -- internals -------------------------------------------------------------------------
+    def _relate(self, pairs: list[DuplicatePair], mode: MergeMode, now: float) -> int:
+        """Link each related pair whose two memories are still active and not yet related;
+        how many (a preview counts, and writes nothing)."""
+        count = 0
+        with self._holding(mode):
+            for pair in pairs:
+                a, b = self.store.find(pair.id1), self.store.find(pair.id2)
+                if a is None or b is None:
+                    continue
+                if a.status is not MemoryStatus.ACTIVE or b.status is not MemoryStatus.ACTIVE:
+                    continue
+                if any(
+                    {r.from_memory_id, r.to_memory_id} == {a.id, b.id}
+                    for r in self.store.relations(memory_id=a.id)
+                ):
+                    continue
+                count += 1
+                if mode is MergeMode.PREVIEW:
+                    continue
+                self.store.add_relation(
+                    a.id,
+                    b.id,
+                    "related",
+                    strength=round(min(1.0, pair.similarity), 4),
+                    metadata={"discovered_by": "cluster-detector", "similarity": pair.similarity},
+                    now=now,
+                )
+        return count
+
     def _holding(self, mode: MergeMode) -> AbstractContextManager[object]:
         """HOLD_EVERY merges under one hold of the store (storage's ``writing``): taking a
         JSONL store's file lock once a merge was a sixth of the 10k merge's CPU. Held for tens

@@ -53,7 +53,7 @@ BEFORE = PipelineConfig(
         merge_cohesion=0.85,
         review_cohesion=0.65,
         guard_details=False,
-        trim_to_core=False,
+        restatements_only=False,
     ),
     relations=RelationshipConfig(max_entity_share=1.0, max_relations_per_memory=10**9),
 )

@@ -5,7 +5,8 @@
    neighbours when embeddings are on. With no query: every memory in scope.
 2. Relevance: BM25 normalised by the best hit, fused by weight with the cosine similarity of
    the query to the memory's content and context. A memory whose entity the query names
-   (a person, a project) is boosted.
+   (a person, a project) is boosted. A merged memory scores as its best-matching part: its
+   archived sources stay indexed and lend it their relevance (``merged_into``).
 3. Decay re-ranks: ``relevance * (1 - w + w * min(decay, 1))``; it never filters on its own.
 4. Natural spaced repetition: danger-zone matches may fill the tail of the list (at most
    ``review_blend_ratio`` of it), never ahead of clearly better matches.
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
+from cortexgraph.storage.merged_parts import MERGED_INTO, fold_parts, merged_into
 from cortexgraph.storage.models import Memory, MemoryStatus, SearchResult
 from cortexgraph.storage.protocol import DenseIndex
 
@@ -287,7 +289,11 @@ def run_search(
     relevance: dict[str, float] = {}
     similarity: dict[str, float] = {}
     if query and query.strip():
-        relevance, similarity = relevance_scores(store, query, scope, top_k, use_embeddings, tuning)
+        parts = {p: w for p, w in merged_into(store).items() if scope is None or w in scope}
+        wide = scope if scope is None or not parts else scope | parts.keys()
+        relevance, similarity = relevance_scores(store, query, wide, top_k, use_embeddings, tuning)
+        if parts:
+            fold_parts(relevance, similarity, parts, scope)
         candidates = [memories[i] for i in relevance]
     else:
         ids = scope if scope is not None else memories.keys()
@@ -348,9 +354,11 @@ def _blend_reviews(
 
 __all__ = [
     "DEFAULT_TUNING",
+    "MERGED_INTO",
     "SearchTuning",
     "SearchableStore",
     "fused_similarity",
+    "merged_into",
     "query_entities",
     "relevance_scores",
     "run_search",

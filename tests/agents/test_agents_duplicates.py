@@ -85,15 +85,23 @@ def test_a_merge_is_not_reopened_with_memories_it_already_weighed(store, embedde
     assert {merged.id, older.id} & set(cl.memory_ids)
 
 
-def test_a_loose_cluster_yields_its_tight_core_for_merging(store, embedder):
+def test_a_loosely_related_memory_never_rides_into_a_tight_pairs_merge(store, embedder):
     a = add(store, "alpha beta gamma delta epsilon zeta eta theta iota kappa")
     b = add(store, "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda")
-    c = add(store, "alpha beta gamma delta epsilon zeta omega psi chi phi")
+    add(store, "alpha beta gamma delta epsilon zeta omega psi chi phi")
     cfg = ClusterConfig(link_threshold=0.55, merge_cohesion=0.9, review_cohesion=0.55)
     (core,) = ClusterDetector(store, embedder, config=cfg).run(now=NOW, dry_run=True).clusters
     assert set(core.memory_ids) == {a.id, b.id} and core.action is ClusterAction.MERGE
-    loose = ClusterConfig(
-        link_threshold=0.55, merge_cohesion=0.9, review_cohesion=0.55, trim_to_core=False
-    )
-    (whole,) = ClusterDetector(store, embedder, config=loose).run(now=NOW, dry_run=True).clusters
-    assert set(whole.memory_ids) == {a.id, b.id, c.id} and whole.action is ClusterAction.REVIEW
+
+
+def test_complete_linkage_never_chains_two_unlike_memories_through_a_third(store, embedder):
+    # a-b and b-c share 6 of 8 words (cosine 0.75), a-c only 4 (0.5): single linkage made
+    # one group of the three; every pair of a cluster must now be linked.
+    a = add(store, "w1 w2 w3 w4 w5 w6 a1 a2")
+    b = add(store, "w1 w2 w3 w4 w5 w6 b1 b2")
+    c = add(store, "w1 w2 w3 w4 b1 b2 c1 c2")
+    cfg = ClusterConfig(link_threshold=0.7, merge_cohesion=0.7, review_cohesion=0.7)
+    report = ClusterDetector(store, embedder, config=cfg).run(now=NOW, dry_run=True)
+    (cl,) = report.clusters
+    assert b.id in cl.memory_ids and len(cl.memory_ids) == 2
+    assert not {a.id, c.id} <= set(cl.memory_ids)

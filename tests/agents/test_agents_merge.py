@@ -211,3 +211,55 @@ def test_merged_memory_provenance_lists_sources(store):
     prov = store.get(o.merged_id).meta.extra[PROVENANCE_KEY]
     assert [s["id"] for s in prov["sources"]] == [a.id, b.id, c.id]
     assert prov["cohesion"] == 0.9
+
+
+# Three wordings of one fact, the first short and exact; the merged memory holds all three,
+# and ranked below "the ThinkPad was ordered for Priya" for the first query (BM25 reads a
+# long merged text as a weaker match of its words).
+SOURCES = (
+    "Sam's laptop is a ThinkPad X1 Carbon running Fedora.",
+    "Sam works on a Lenovo laptop with Linux; he set it up himself over a weekend and keeps "
+    "dotfiles in a git repository with scripts for every machine he owns.",
+    "His machine is a Lenovo that runs Linux, configured by hand over a weekend, with dotfiles "
+    "and install scripts kept in git for all of his computers.",
+)
+OTHERS = (
+    "The ThinkPad X1 Carbon was ordered for Priya.",
+    "Fedora 40 is the build image.",
+    "Sam's desktop runs Windows for games.",
+    "The office printer is a Brother laser.",
+)
+QUERIES = (
+    "What laptop does Sam use, a ThinkPad X1 Carbon?",
+    "Does Sam run Fedora on his laptop?",
+    "Where does Sam keep his dotfiles?",
+)
+
+
+def test_a_merged_memory_ranks_at_least_as_well_as_its_best_source(store):
+    from cortexgraph.vault_sync.unified_search import search_unified
+
+    sources = [add(store, text) for text in SOURCES]
+    for text in OTHERS:
+        add(store, text)
+
+    def stm(q: str) -> list[str]:
+        return [r.memory.id for r in store.search(q, top_k=10, now=NOW)]
+
+    def unified(q: str) -> list[str]:
+        return [r.memory_id for r in search_unified(store, None, q, limit=10, now=NOW)]
+
+    ids = {m.id for m in sources}
+    before = {
+        (how.__name__, q): min(how(q).index(i) for i in ids if i in how(q))
+        for how in (stm, unified)
+        for q in QUERIES
+    }
+    cluster = Cluster(cluster_id_for(tuple(ids)), tuple(sorted(ids)), 0.8, ClusterAction.MERGE)
+    (outcome,) = SemanticMerge(store).run(now=NOW, clusters=[cluster]).outcomes
+    assert outcome.status == "merged"
+    for how in (stm, unified):
+        for q in QUERIES:
+            ranked = how(q)
+            assert not ids & set(ranked)  # the archived sources are not shown
+            assert ranked.index(outcome.merged_id) <= before[(how.__name__, q)], q

@@ -1,0 +1,107 @@
+"""Which pairs of memories the cluster detector may link, and why not the others.
+
+Three guards, each a reason a pair is never one fact said twice, whatever its similarity:
+
+- ``merged before``: one is a merge and the other existed then. A merged memory states the
+  union of its sources' details, so the other guards would judge it more leniently than its
+  sources; re-deciding an old pair on every run would snowball.
+- ``numbers/names``: swapped numbers or names (agents.duplicates), read from what the memory
+  says (a transcript line's date stamp is not a number it states).
+- ``speakers`` / ``sessions`` / ``question``: the restatement rule (agents.restatement).
+
+A verdict is asked again and again as groups grow; each pair is judged once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from cortexgraph.agents.duplicates import DetailExtractor, Details, conflicts
+from cortexgraph.agents.merge_ops import PROVENANCE_KEY
+from cortexgraph.agents.restatement import Line, line_of, refusal
+from cortexgraph.storage.models import Memory
+
+# Reasons that say "related, not the same": such pairs may become ``related`` links.
+RESTATEMENT_REASONS = frozenset({"speakers", "sessions", "question"})
+
+
+def merged_at(memory: Memory) -> float | None:
+    provenance = memory.meta.extra.get(PROVENANCE_KEY)
+    return provenance.get("merged_at") if isinstance(provenance, dict) else None
+
+
+def judged_by_merge(a: Memory, b: Memory) -> bool:
+    """True when a merge already weighed these two: one is a merge, the other existed then."""
+    for merged, other in ((a, b), (b, a)):
+        at = merged_at(merged)
+        if at is not None and other.created_at <= at:
+            return True
+    return False
+
+
+class LinkGuard:
+    """``reason(i, j)``: why memories i and j may not link, or None."""
+
+    def __init__(
+        self,
+        memories: Sequence[Memory],
+        *,
+        details: bool = True,
+        restatements: bool = True,
+        questions: str = "most",
+        names_min_overlap: float = 0.6,
+    ) -> None:
+        self.memories = memories
+        self.lines: list[Line] = [line_of(m) for m in memories]
+        self.check_details = details
+        self.restatements = restatements
+        self.questions = questions
+        self.overlap = names_min_overlap
+        self._extractor = DetailExtractor(memories) if details else None
+        # Filled only for memories that reach a candidate pair.
+        self._details: list[Details | None] = [None] * len(memories)
+        self._merges = {i for i, m in enumerate(memories) if merged_at(m) is not None}
+        self._verdicts: dict[tuple[int, int], str | None] = {}
+
+    def claims(self) -> list[str]:
+        """What each memory says: the text whose similarity decides."""
+        return [line.said.claim for line in self.lines]
+
+    def reason(self, i: int, j: int) -> str | None:
+        key = (i, j) if i < j else (j, i)
+        if key in self._verdicts:
+            return self._verdicts[key]
+        verdict = self._judge(i, j)
+        self._verdicts[key] = verdict
+        return verdict
+
+    def refused(self, pairs: Sequence[tuple[int, int]]) -> Counter[str]:
+        """How many of ``pairs`` each reason refused."""
+        return Counter(r for i, j in pairs if (r := self.reason(i, j)) is not None)
+
+    def _judge(self, i: int, j: int) -> str | None:
+        a, b = self.memories[i], self.memories[j]
+        if (i in self._merges or j in self._merges) and judged_by_merge(a, b):
+            return "merged before"
+        if self.restatements:
+            why = refusal(self.lines[i], self.lines[j], self.questions)
+            if why is not None:
+                return why
+        if self._extractor is not None:
+            da, db = self._detail(i), self._detail(j)
+            if conflicts(da, db, self.overlap):
+                return "numbers/names"
+        return None
+
+    def _detail(self, i: int) -> Details:
+        got = self._details[i]
+        if got is None:
+            assert self._extractor is not None
+            got = self._details[i] = self._extractor.details(
+                self.memories[i], self.lines[i].said.claim
+            )
+        return got
+
+
+__all__ = ["RESTATEMENT_REASONS", "LinkGuard", "judged_by_merge", "merged_at"]
