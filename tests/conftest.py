@@ -1,10 +1,17 @@
-"""Session-wide test settings: quiet, offline, and kind to a 2-core machine."""
+"""Session-wide test settings: quiet, offline, and kind to a 2-core machine.
+
+The suite runs on two xdist workers (``-n auto --dist loadgroup`` in pyproject.toml); tests
+that share a module-scoped fixture stay on one worker (``pytest_collection_modifyitems``), so
+an expensive fixture is built once. Each worker starts at most one Prefect server, the
+``prefect_harness``, and hands it to the processes its tests start (``PREFECT_API_URL``).
+"""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from cortexgraph.process_env import prepare_process
 
@@ -20,11 +27,54 @@ for key, value in {
 # agents' logs local outside flow runs): tests run the way the product runs.
 prepare_process()
 
+# Property tests: a fixed example budget and no per-example deadline (a loaded machine would
+# fail the 200 ms default on a slow example, not on a wrong one). "ci" is the default;
+# HYPOTHESIS_PROFILE=deep runs ten times as many examples. A test that names max_examples keeps
+# its own number (those left name 40-60, for examples that each open a store or a git repo).
+CI_EXAMPLES = 50
+settings.register_profile(
+    "ci",
+    max_examples=CI_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile("deep", parent=settings.get_profile("ci"), max_examples=500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that share a module-scoped fixture of ours run on the same xdist worker (the
+    fixture is built once, not once per worker); ``--dist loadgroup`` spreads the rest."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group"):
+            continue
+        shared = any(
+            defs[-1].scope == "module" and defs[-1].baseid
+            for defs in info.name2fixturedefs.values()
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
 
 @pytest.fixture(scope="session")
 def prefect_harness():
-    """One Prefect test server for the session (the flow tests and the 1.x Scheduler's)."""
+    """One Prefect test server for the session (per xdist worker): the flow tests', the 1.x
+    Scheduler's, and that of every process a test starts after asking for it, through
+    ``PREFECT_API_URL`` in this process's environment (tests/child_env.py passes it on).
+    Yields the API URL. A child that must start a server of its own removes the variable."""
+    from prefect.settings import PREFECT_API_URL
     from prefect.testing.utilities import prefect_test_harness
 
+    before = os.environ.get("PREFECT_API_URL")
     with prefect_test_harness(server_startup_timeout=120):
-        yield
+        url = PREFECT_API_URL.value()
+        os.environ["PREFECT_API_URL"] = url
+        try:
+            yield url
+        finally:
+            if before is None:
+                os.environ.pop("PREFECT_API_URL", None)
+            else:
+                os.environ["PREFECT_API_URL"] = before

@@ -31,7 +31,10 @@ def _demo(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
-def test_demo_seeds_consolidates_and_leaves_a_vault_and_issues(tmp_path: Path) -> None:
+def test_demo_seeds_consolidates_and_leaves_a_vault_and_issues(
+    tmp_path: Path, prefect_harness: str
+) -> None:
+    # The demo's flow runs on the session's Prefect server (PREFECT_API_URL, tests/conftest.py).
     out = _demo(tmp_path / "demo", "--no-embeddings")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Seeded 302 memories" in out.stdout

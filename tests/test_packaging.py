@@ -57,7 +57,11 @@ def test_the_wheel_installs_only_the_cortexgraph_namespace(wheel: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_demo_runs_beside_another_top_level_agents_package(wheel: Path, tmp_path: Path) -> None:
+def test_the_demo_runs_beside_another_top_level_agents_package(
+    wheel: Path, tmp_path: Path, prefect_harness: str
+) -> None:
+    """Slow by nature: a wheel built and installed, and the demo run from it. Its flow uses the
+    session's Prefect server (``prefect_harness``) rather than starting one of its own."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -118,7 +122,12 @@ def test_the_demo_runs_beside_another_top_level_agents_package(wheel: Path, tmp_
         capture_output=True,
         text=True,
         timeout=900,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "CORTEXGRAPH_LOG_LEVEL": "WARNING"},
+        env={
+            "HOME": str(tmp_path),
+            "PATH": "/usr/bin:/bin",
+            "CORTEXGRAPH_LOG_LEVEL": "WARNING",
+            "PREFECT_API_URL": prefect_harness,
+        },
     )
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     assert (tmp_path / "demo" / "vault").is_dir()

@@ -33,7 +33,7 @@ def _partition(uf: CappedUnionFind, n: int) -> list[frozenset[int]]:
     return sorted((frozenset(g) for g in groups.values()), key=min)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)  # examples: the profile's budget (tests/conftest.py)
 @given(n=st.integers(2, 12), cap=st.integers(2, 6), data=st.data())
 def test_capped_union_find_is_the_spelled_out_rule(n: int, cap: int, data) -> None:
     node = st.integers(0, n - 1)

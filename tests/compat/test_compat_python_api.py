@@ -164,7 +164,8 @@ print(json.dumps({"skipped": out["skipped"], "reason": out.get("reason"),
 """
 
 
-def test_a_1x_script_in_its_own_process_reads_the_interval(tmp_path):
+def test_a_1x_script_in_its_own_process_reads_the_interval(tmp_path, prefect_harness):
+    """The due run's flow runs on the session's Prefect server (PREFECT_API_URL)."""
     store = open_store(tmp_path / "stm")
     store.save("An old detail nobody used", now=time.time() - 40 * DAY)
     runs = tmp_path / "stm" / "consolidation-runs.jsonl"

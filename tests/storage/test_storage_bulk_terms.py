@@ -36,7 +36,7 @@ def _unmarked(triples: list[tuple[str, str | None, str | None]]) -> bool:
 
 
 @pytest.mark.parametrize("stem", [True, False])
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # examples: the profile's budget (tests/conftest.py)
 @given(triples=docs)
 def test_block_tokenising_equals_one_document_at_a_time(
     stem: bool, triples: list[tuple[str, str | None, str | None]]

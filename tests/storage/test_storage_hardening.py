@@ -428,7 +428,7 @@ field_values = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # the profile's budget
 @given(fields=field_values)
 def test_the_edge_check_save_and_load_agree(fields):
     import tempfile

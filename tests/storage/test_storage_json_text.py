@@ -95,7 +95,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)  # examples: the profile's budget (tests/conftest.py)
 @given(json_values)
 def test_any_json_value_round_trips_as_json_writes_it(value):
     assert same(our_answer(value), json_answer(value))
