@@ -21,7 +21,12 @@ def analyze(
     recall: Annotated[bool, typer.Option("--recall", help="analyse as a recall request")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     store_path: Annotated[
-        Path | None, typer.Option("--store", help="STM directory for duplicate checks")
+        Path | None,
+        typer.Option(
+            "--storage-path",
+            "--store",
+            help="STM directory for duplicate checks (--store is its older name)",
+        ),
     ] = None,
 ) -> None:
     from cortexgraph.activation import ActivationConfig, analyze_for_recall, analyze_message

@@ -108,3 +108,11 @@ def test_issues_take_storage_path_like_every_command_and_repo_still_works(folder
         result = _run("issues", "list", option, str(repo))
         assert result.exit_code == 0, result.stderr
         assert result.stdout.strip() == "no issues"
+
+
+def test_analyze_takes_storage_path_and_store_still_works(folder: Path) -> None:
+    _demo_store(folder)
+    for option in ("--storage-path", "--store"):
+        result = _run("analyze", "--json", option, "demo/store", "We moved billing to Postgres")
+        assert result.exit_code == 0, result.stderr
+        assert '"action_recommendation"' in result.stdout
