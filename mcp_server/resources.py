@@ -56,6 +56,10 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     def stats() -> str:
         return json.dumps(store().stats().to_json())
 
+    server.resource(  # LatentContext's address for the same counts
+        "memory://stats", mime_type="application/json", description="Same as cortexgraph://stats."
+    )(stats)
+
     @server.resource(
         "cortexgraph://memory/{memory_id}",
         mime_type="application/json",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STATS_URI = "cortexgraph://stats"
-SAVED_BY = {"save_memory"}
+SAVED_BY = {"save_memory", "memory_store"}
 RECALLED_BY = {
     "search_memory",
     "search_unified",
@@ -28,6 +28,7 @@ RECALLED_BY = {
 }
 WRITES = {
     "save_memory",
+    "memory_store",
     "touch_memory",
     "observe_memory_usage",
     "create_relation",
@@ -56,6 +57,8 @@ class SessionLog:
             self.calls[tool] += 1
             if tool in SAVED_BY and isinstance(payload.get("memory_id"), str):
                 _push(self.saved, [payload["memory_id"]])
+            elif tool == "memory_forget" and isinstance(payload.get("correction_id"), str):
+                _push(self.saved, [payload["correction_id"]])  # the corrected fact
             elif tool in RECALLED_BY:
                 _push(self.recalled, _ids_in(payload) or _ids_in(arguments))
 

@@ -34,6 +34,37 @@ from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 log = logging.getLogger("cortexgraph.mcp")
 
 MemoryType = Literal["core", "ltm", "stm", "graph"]
+# LatentContext's memory types (its memory_store categories) and the tiers they are read from.
+SEED_TYPES: dict[str, tuple[str, ...]] = {
+    "fact": ("stm", "ltm", "graph"),
+    "preference": ("stm", "ltm"),
+    "event": ("stm", "ltm"),
+    "summary": ("stm", "ltm"),
+    "working": ("stm",),
+}
+SeedType = Literal["fact", "preference", "event", "summary", "working"]
+StoreType = Literal["fact", "preference", "event", "summary", "core"]
+FILTER_KEYS = ("memory_types", "after", "before", "min_confidence")
+
+
+def _tiers(types: Any) -> tuple[list[str] | None, list[str]]:
+    """Our tiers for a memory_types list that may use LatentContext's names, and notes saying
+    how each of those was read."""
+    if types is None:
+        return None, []
+    if isinstance(types, str):
+        types = [types]
+    if not isinstance(types, list):
+        raise InvalidInputError("memory_types must be a list, e.g. ['stm', 'ltm'] or ['fact']")
+    tiers: list[str] = []
+    notes = []
+    for t in types:
+        if t in SEED_TYPES:
+            tiers += SEED_TYPES[t]
+            notes.append(f"memory_types {t!r} read as tiers {', '.join(SEED_TYPES[t])}")
+        else:
+            tiers.append(t)  # ours, or refused below with the list of names
+    return list(dict.fromkeys(tiers)), notes
 
 
 def _ltm_index(state: ServerState) -> Any:
@@ -60,8 +91,12 @@ def memory_retrieve(
         Field(description="Most tokens to return (MiniLM WordPiece count).", ge=20, le=200_000),
     ] = 3000,
     memory_types: Annotated[
-        list[MemoryType] | None,
-        Field(description="Tiers to draw from; default all: core, ltm, stm, graph.", max_length=4),
+        list[MemoryType | SeedType] | None,
+        Field(
+            description="Tiers to draw from; default all: core, ltm, stm, graph. LatentContext's "
+            "fact, preference, event, summary and working are read as the tiers holding them.",
+            max_length=9,
+        ),
     ] = None,
     after: Annotated[
         str | None, Field(description="Only items created on/after this ISO date.", max_length=64)
@@ -87,22 +122,33 @@ def memory_retrieve(
     items: Annotated[
         bool, Field(description="Also list each item's full id, tier and score.")
     ] = False,
+    filters: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="LatentContext's form of the filters: {memory_types, after, before, "
+            "min_confidence}, the same as the top-level arguments."
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """The smallest context that answers: core facts, long-term notes, short-term memories and
     graph facts, de-duplicated and packed into a token budget. Ids are 8-character prefixes
     (m:...) or note paths (n:...); other tools accept both."""
     state = state_of(ctx)
-    filters = RetrievalFilters.from_mapping(
-        {
-            "memory_types": memory_types,
-            "after": after,
-            "before": before,
-            "min_confidence": min_confidence,
-        }
-    )
+    given: dict[str, Any] = {"memory_types": memory_types, "after": after, "before": before}
+    given["min_confidence"] = min_confidence
+    for key, value in (filters or {}).items():
+        if key not in FILTER_KEYS:
+            raise InvalidInputError(
+                f"unknown filter {key!r}; filters takes {', '.join(FILTER_KEYS)}"
+            )
+        if given[key] is not None and given[key] != value:
+            raise InvalidInputError(f"{key} given twice (argument and filters) with two values")
+        given[key] = value
+    given["memory_types"], read_as = _tiers(given["memory_types"])
+    chosen = RetrievalFilters.from_mapping(given)
     embedder = embedder_for(state)[0] if use_embeddings else None
     kwargs: dict[str, Any] = {
-        "filters": filters,
+        "filters": chosen,
         "ltm_index": _ltm_index(state),
         "embedder": embedder,
         "include_history": include_history,
@@ -114,7 +160,55 @@ def memory_retrieve(
         result = replace(
             result, notes=(*result.notes, f"embeddings unavailable ({exc}); BM25 only")
         )
+    if read_as:
+        result = replace(result, notes=(*result.notes, *read_as))
     return {"success": True, **result.to_json(items=items)}
+
+
+@tool_errors
+def memory_store(
+    ctx: ServerContext,
+    content: Annotated[
+        str, Field(description="The information to store.", min_length=1, max_length=50_000)
+    ],
+    memory_type: Annotated[
+        StoreType, Field(description="fact, preference, event, summary, or core (never fades).")
+    ],
+    confidence: Annotated[
+        StrictFloat | None,
+        Field(description="0-1; lower fades sooner (strength 0.5 + confidence).", ge=0, le=1),
+    ] = None,
+    entities: Annotated[
+        list[str] | None, Field(description="Key entities, for the graph.", max_length=50)
+    ] = None,
+) -> dict[str, Any]:
+    """LatentContext's memory_store: save_memory with the type as a tag ('core' also marks it
+    core, always in context). A stated change of a fact supersedes the old one."""
+    state = state_of(ctx)
+    check_content(content, state.settings.max_content_bytes)
+    strength = 1.0 if confidence is None else round(0.5 + confidence, 4)
+    memory = state.store.save(
+        content,
+        tags=[memory_type],
+        entities=entities if entities is not None else (),
+        source="memory_store",
+        strength=strength,
+        now=time.time(),
+    )
+    if memory_type == "core":
+        memory = set_core(state.store, memory.id)
+    state.embed_soon([memory])
+    temporal = after_save(state.store, memory, None, auto_supersede=state.settings.auto_supersede)
+    return {
+        "success": True,
+        "memory_id": memory.id,
+        "ref": memory_ref(memory.id),
+        "memory_type": memory_type,
+        "strength": memory.strength,
+        "core": memory.is_core,
+        "temporal": temporal.to_json(),
+        "message": f"Stored as {memory.id} (tag {memory_type!r})",
+    }
 
 
 @tool_errors
@@ -234,6 +328,7 @@ def record_memory_update(
 def register(server: MCPServer[ServerState], state: ServerState) -> None:
     read_only = ToolAnnotations(read_only_hint=True)
     server.add_tool(memory_retrieve, annotations=read_only)
+    server.add_tool(memory_store, annotations=ToolAnnotations(destructive_hint=False))
     server.add_tool(graph_query, annotations=read_only)
     server.add_tool(set_core_memory, annotations=ToolAnnotations(destructive_hint=False))
     server.add_tool(memory_forget, annotations=ToolAnnotations(destructive_hint=True))
@@ -266,6 +361,10 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
         ]
         return json.dumps({"memories": memories, "notes": notes}, ensure_ascii=False)
 
+    server.resource(  # LatentContext's address for the same block
+        "memory://core", mime_type="application/json", description="Same as cortexgraph://core."
+    )(core)
+
     @server.prompt(
         name="extract_facts",
         description="Extract durable facts from a text and save each with save_memory.",
@@ -294,6 +393,7 @@ __all__ = [
     "graph_query",
     "memory_forget",
     "memory_retrieve",
+    "memory_store",
     "record_memory_update",
     "register",
     "set_core_memory",

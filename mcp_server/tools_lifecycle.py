@@ -47,10 +47,11 @@ from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.lifecycle_ops import status_report, wipe_store
 from cortexgraph.mcp_server.session_log import SessionLog
 from cortexgraph.mcp_server.views import preview
+from cortexgraph.retrieval.temporal import is_superseded
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryStatus
 
-Scope = Literal["session", "epoch"]
+Scope = Literal["session", "epoch", "working"]  # working: LatentContext's name for session
 SAMPLING_MAX_TOKENS = 400
 SAMPLING_TIMEOUT_S = 120.0  # a client's model that has not answered by then is not waited for
 INPUT_REQUIRED_VERSION = "2026-07-28"  # from here the SDK carries sampling in the tool result
@@ -111,6 +112,9 @@ def _sources(state: ServerState, scope: str, days: float, now: float) -> list[Me
             ]
     else:
         memories = period_memories(store, days, now)
+    # What memory_forget deprecated or corrected (and whatever a later fact superseded) is
+    # history, not what the session established.
+    memories = [m for m in memories if not (is_superseded(m) or m.meta.extra.get("deprecated"))]
     return summary_sources(memories, scope)
 
 
@@ -186,8 +190,8 @@ def memory_compress(
     scope: Annotated[
         Scope,
         Field(
-            description="session: what this session saved; epoch: the "
-            "memories created in the last `days`."
+            description="session (or LatentContext's working): what this session saved; "
+            "epoch: the memories created in the last `days`."
         ),
     ],
     days: Annotated[
@@ -204,6 +208,7 @@ def memory_compress(
     stay, linked from it by consolidated_from relations. Uses the client's model (MCP sampling)
     when offered, else an extractive summary."""
     state = state_of(ctx)
+    scope = "session" if scope == "working" else scope  # the session's working memory
     # a sampled summary covers the window its prompt was written from
     now = _window_now() if isinstance(sampled, CreateMessageResult) else time.time()
     memories = _sources(state, scope, days, now)
@@ -281,6 +286,12 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
             ensure_ascii=False,
         )
 
+    server.resource(  # LatentContext's address for the same view
+        "memory://session/current",
+        mime_type="application/json",
+        description="Same as cortexgraph://session/current.",
+    )(session_current)
+
     @server.resource(
         "cortexgraph://graph/schema",
         mime_type="application/json",
@@ -306,6 +317,12 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
             },
             ensure_ascii=False,
         )
+
+    server.resource(
+        "memory://graph/schema",
+        mime_type="application/json",
+        description="Same as cortexgraph://graph/schema.",
+    )(graph_schema)
 
 
 __all__ = ["memory_compress", "memory_status", "memory_wipe", "register"]
