@@ -8,6 +8,7 @@ result's ``method`` says so. Output is lower-cased, de-duplicated and free of co
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -136,6 +137,32 @@ def speaker_of(text: str) -> str | None:
     return None if not name or name in _NOT_SPEAKERS or name in _NOISE else name
 
 
+# "Alice leads the team", "Bob said ...", "Priya's report ...": a capitalised word that opens
+# a sentence and is followed by a verb-like word or a possessive is a name. The words below
+# open sentences without naming anyone.
+_OPENING_NAME = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][a-z]{1,30})(?:'s\b|\s+(?=[a-z]+(?:s|ed)\b))")
+_NOT_NAMES = frozenset(
+    """It He She They We You This That These Those There Here What Who Which When Where Why How
+    Everyone Everybody Everything Someone Somebody Something Nobody Nothing Anyone Anything
+    Today Yesterday Tomorrow Tonight Life Work Family Things Nature Music Art Time Love People
+    Each Every Both All Some Many Most Few Another Other Such One Two Three Our My Your His
+    Her Their Its Mine Which Whoever Whatever Since Because Although Though While If Unless
+    Then Now Still Just Only Even Also Maybe Perhaps Sometimes Usually Often Always Never
+    Learning Painting Running Reading Writing Cooking Swimming Camping Hiking Dancing Playing
+    Being Having Getting Making Seeing Doing Going Working Talking Taking""".split()
+)
+
+
+def opening_names(text: str) -> list[str]:
+    """Names that open a sentence ("Alice leads ..."), which the mid-sentence rule skips."""
+    out = []
+    for m in _OPENING_NAME.finditer(text):
+        word = m.group(1)
+        if word not in _NOT_NAMES and word not in _COMMON_CAPITALISED:
+            out.append(word)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractedEntities:
     entities: tuple[str, ...]
@@ -146,10 +173,48 @@ class ExtractedEntities:
         return {"entities": list(self.entities), "labels": self.labels, "method": self.method}
 
 
+# Punctuation that is not inside a word: "Acme, Inc." and "Acme Inc" are one name, while
+# "next.js", "o'brien", "c++" and "scikit-learn" keep theirs.
+_LOOSE_PUNCT = re.compile(r"(?<![\w+#])[^\w\s+#]+|[^\w\s+#]+(?![\w])")
+
+
 def normalise_entity(text: str) -> str:
+    """One spelling per name: lower case, no leading article or title, no possessive, and no
+    punctuation outside a word, so names differing only in case or punctuation are one."""
     text = " ".join(text.strip().strip('.,;:!?"()[]{}').split())
     text = _POSSESSIVE.sub("", _TITLE.sub("", _LEADING.sub("", text)))
+    text = " ".join(_LOOSE_PUNCT.sub(" ", _POSSESSIVE.sub("", text)).split())
     return text.lower()
+
+
+# Secrets are not names (issue 30): an entity becomes a vault file name and a graph node.
+_SECRET_PREFIX = re.compile(
+    r"^(?:(?:akia|asia)[a-z0-9]{12}|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|[sprk]k_live_|"
+    r"sk_test_|sk-[\w-]{16}|eyj[\w-]{10}|aiza[\w-]{20}|ya29\.|shpat_|npm_\w{16})",
+    re.IGNORECASE,
+)
+
+
+def looks_secret(name: str) -> bool:
+    """True for a token that looks like a key, a token or a password rather than a name:
+    a known key prefix, a word of 8+ characters mixing letters and digits ("sup3rs3cret",
+    "a1b2c3d4e5"), or a long high-entropy run. Short mixes stay names ("k8s", "ec2", "5k")."""
+    for word in name.split():
+        if _SECRET_PREFIX.match(word):
+            return True
+        core = word.strip("'.-_")
+        letters = sum(ch.isalpha() for ch in core)
+        digits = sum(ch.isdigit() for ch in core)
+        if len(core) >= 8 and letters and digits:
+            return True
+        if len(core) >= 16 and _entropy(core) >= 3.5:
+            return True
+    return False
+
+
+def _entropy(text: str) -> float:
+    counts = {ch: text.count(ch) for ch in set(text)}
+    return -sum(c / len(text) * math.log2(c / len(text)) for c in counts.values())
 
 
 class EntityExtractor:
@@ -172,9 +237,12 @@ class EntityExtractor:
                     _add(found, span, ent.label_)
             method = "spacy+rules"
         else:
-            for m in _CAPITALISED_RX.finditer(_SPEAKER_RX.sub("", text, count=1) or text):
+            body = _SPEAKER_RX.sub("", text, count=1) or text
+            for m in _CAPITALISED_RX.finditer(body):
                 if m.group(1) not in _COMMON_CAPITALISED:
                     _add(found, m.group(1), "NAME")
+            for name in opening_names(body):
+                _add(found, name, "NAME")
             method = "rules"
         for label, rx in (
             ("TECH", _TERM_RX),
@@ -207,7 +275,7 @@ def _plausible(ent: Any) -> bool:
 
 def _add(found: dict[str, str], raw: str, label: str, override: bool = False) -> None:
     ent = normalise_entity(raw)
-    if len(ent) < 2 or ent in _NOISE or ent.isdigit():
+    if len(ent) < 2 or ent in _NOISE or ent.isdigit() or looks_secret(ent):
         return
     if override or ent not in found:
         found[ent] = label
@@ -253,6 +321,8 @@ __all__ = [
     "EntityExtractor",
     "ExtractedEntities",
     "entity_kind",
+    "looks_secret",
     "normalise_entity",
+    "opening_names",
     "speaker_of",
 ]

@@ -13,6 +13,20 @@ for more than sharing a common one. Each memory keeps at most ``max_relations_pe
 ``related`` edges, the strongest first, counting those earlier runs made. A pair that is already
 related in any way gets no new relation. The report summarises the memory graph (networkx).
 
+Entities first (``entity_finder``): memories no finder has read yet are handed to it in one
+batch (spaCy's ``nlp.pipe`` in activation.entity_batch, wired by the flow and the MCP tool), and
+the people, places, organisations, pets, events and things it finds join the memory's own
+entities (a live run writes them back, marked ``entities_found`` with the finder's method, so
+the next run reads only new memories). A save stays cheap: at most the speaker and rule matches.
+
+Pairs come from shared entities: every pair for an entity on at most ``all_pairs_max_df``
+memories, and for a more common one each memory with its ``entity_neighbours`` nearest in time
+(one earlier, one a day or more earlier: the same person or thing across sessions), so an entity
+on n memories makes O(n) pairs, not O(n^2). A pair needs ``min_shared_entities`` informative
+entities, or one rare entity (on at most ``rare_entity_max_df`` memories and
+``rare_entity_max_share`` of the store): two turns weeks apart that name the same pet belong
+together even when nothing else is shared.
+
 Relations worth a person's look become ``consolidation:relations`` issues (live runs with a
 tracker): a new link that joins two components of at least ``bridge_component_size`` memories,
 and a possible contradiction: a related pair worded alike (word Jaccard, numbers aside, at least
@@ -26,9 +40,10 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import combinations
+from typing import Protocol
 
 import networkx as nx
 
@@ -39,6 +54,19 @@ from cortexgraph.storage.models import Memory, MemoryStatus, Relation
 from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
+
+FOUND_KEY = "entities_found"  # meta.extra: the finder method that has read this memory
+MAX_ENTITIES = 32  # a memory's entities after the finder's are added
+DAY = 86_400
+
+
+class EntityFinder(Protocol):
+    """Finds the entities of many texts at once (activation.entity_batch.BatchEntityFinder)."""
+
+    @property
+    def method(self) -> str: ...
+
+    def find(self, texts: Sequence[str]) -> Sequence[Sequence[str]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +82,10 @@ class RelationshipConfig:
     bridge_component_size: int = 5  # a link joining two components this large gets an issue
     contradiction_min_overlap: float = 0.5
     open_issues: bool = True
+    rare_entity_max_df: int = 12  # one shared entity relates two memories if this rare ...
+    rare_entity_max_share: float = 0.05  # ... and on at most this share of the store
+    all_pairs_max_df: int = 8  # an entity on more memories pairs each with its nearest in time
+    entity_neighbours: int = 2  # (one earlier, one a day or more earlier)
 
     def entity_ceiling(self, memories: int) -> int:
         """Entities on more memories than this are too common to relate two of them."""
@@ -104,6 +136,8 @@ class RelationshipReport:
     entity_ceiling: int = 0  # entities on more memories than this were left out
     over_cap: int = 0  # qualifying pairs dropped by max_relations_per_memory
     issues_opened: int = 0  # bridges between large components, possible contradictions
+    entities_found: int = 0  # memories the entity finder read in this run
+    entity_method: str = "none"  # the finder's method ("spacy+rules", "rules") or "none"
 
     def table(self) -> ReportTable:
         g = self.graph
@@ -111,7 +145,8 @@ class RelationshipReport:
         return ReportTable(
             title="Relationships",
             summary=(
-                f"{self.scanned} memories, {self.candidate_pairs:,} candidate pairs; {verb} "
+                f"{self.scanned} memories, entities read in {self.entities_found} "
+                f"({self.entity_method}); {self.candidate_pairs:,} candidate pairs; {verb} "
                 f"{len(self.discovered)}, {self.skipped_existing} already related, "
                 f"{self.over_cap} over the per-memory cap; too common (> {self.entity_ceiling}"
                 f" memories): {', '.join(self.common_entities_skipped[:5]) or 'none'}"
@@ -153,6 +188,20 @@ def _entities(m: Memory) -> set[str]:
     return {e.lower() for e in m.entities}
 
 
+def _needs_reading(m: Memory, finder: EntityFinder) -> bool:
+    """Never read, or read by the rules only while the finder now has spaCy."""
+    done = m.meta.extra.get(FOUND_KEY)
+    return done is None or (done == "rules" and finder.method != "rules")
+
+
+def _with_found(own: Sequence[str], found: Sequence[str]) -> tuple[str, ...]:
+    """The memory's own entities first (the user's and the save's), then the finder's new
+    ones, one per spelling that differs only in case."""
+    seen = {e.lower() for e in own}
+    extra = [e for e in dict.fromkeys(found) if e and e.lower() not in seen]
+    return tuple(own) + tuple(extra[: max(0, MAX_ENTITIES - len(own))])
+
+
 class RelationshipDiscovery:
     name = "relations"
 
@@ -161,10 +210,12 @@ class RelationshipDiscovery:
         store: MemoryStore,
         config: RelationshipConfig | None = None,
         tracker: IssueTracker | None = None,
+        entity_finder: EntityFinder | None = None,
     ) -> None:
         self.store = store
         self.config = config or RelationshipConfig()
         self.tracker = tracker
+        self.entity_finder = entity_finder
 
     def score(
         self,
@@ -196,6 +247,7 @@ class RelationshipDiscovery:
     def run(self, *, now: float, dry_run: bool = False) -> RelationshipReport:
         cfg = self.config
         memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
+        found_count, method = self._find_entities(memories, dry_run)
         postings: dict[str, list[str]] = {}
         for m in memories.values():
             for e in _entities(m):
@@ -210,10 +262,24 @@ class RelationshipDiscovery:
             for mid, m in memories.items()
             if len(_entities(m) - common) >= cfg.min_shared_entities
         }
-        shared: Counter[tuple[str, str]] = Counter()
+        rare = {
+            e
+            for e, ids in postings.items()
+            if len(ids) <= cfg.rare_entity_max_df and len(ids) <= cfg.rare_entity_max_share * n
+        }
+        pairs: set[tuple[str, str]] = set()
         for e, ids in postings.items():
-            if e not in common:
-                shared.update(combinations(sorted(i for i in ids if i in eligible), 2))
+            if e in common:
+                continue
+            members = [i for i in ids if i in eligible or e in rare]
+            pairs.update(self._pairs(e, members, memories))
+        shared: Counter[tuple[str, str]] = Counter()
+        single: set[tuple[str, str]] = set()
+        for a, b in pairs:
+            both = (_entities(memories[a]) & _entities(memories[b])) - common
+            shared[(a, b)] = len(both)
+            if both & rare:
+                single.add((a, b))
         relations = self.store.relations()
         existing = {frozenset((r.from_memory_id, r.to_memory_id)) for r in relations}
         degree: Counter[str] = Counter()
@@ -223,7 +289,7 @@ class RelationshipDiscovery:
         candidates: list[DiscoveredRelation] = []
         skipped = 0
         for (a, b), count in shared.items():
-            if count < cfg.min_shared_entities:
+            if count < cfg.min_shared_entities and (a, b) not in single:
                 continue
             d = self.score(memories[a], memories[b], idf=idf, common=common)
             if d.confidence < cfg.min_confidence:
@@ -266,7 +332,63 @@ class RelationshipDiscovery:
             ceiling,
             len(candidates) - len(found),
             opened,
+            found_count,
+            method,
         )
+
+    def _find_entities(self, memories: dict[str, Memory], dry_run: bool) -> tuple[int, str]:
+        """Hand the memories no finder (or only the rules) has read to the finder in one batch
+        and add what it finds to their entities; ``memories`` is updated in place. A dry run
+        writes nothing. Returns (memories read, the finder's method)."""
+        finder = self.entity_finder
+        if finder is None:
+            return 0, "none"
+        todo = [m for m in memories.values() if _needs_reading(m, finder)]
+        if not todo:
+            return 0, finder.method
+        method = finder.method
+        names = dict(zip((m.id for m in todo), finder.find([m.content for m in todo]), strict=True))
+
+        def change(m: Memory) -> Memory:
+            extra = {**m.meta.extra, FOUND_KEY: method}
+            return replace(
+                m,
+                entities=_with_found(m.entities, names.get(m.id, ())),
+                meta=replace(m.meta, extra=extra),
+            )
+
+        if dry_run:
+            updated = [change(m) for m in todo]
+        else:
+            updated = self.store.modify_many([m.id for m in todo], change)
+        for m in updated:
+            memories[m.id] = m
+        added = sum(len(u.entities) - len(m.entities) for m, u in zip(todo, updated, strict=False))
+        log.info("relations: entities read in %d memories (%s), %d added", len(todo), method, added)
+        return len(todo), method
+
+    def _pairs(
+        self, entity: str, ids: list[str], memories: dict[str, Memory]
+    ) -> Iterable[tuple[str, str]]:
+        """Every pair for a rare entity; for a common one, each memory with its nearest in time
+        (the one just before, and the nearest a day or more before: another session)."""
+        ordered = sorted(ids, key=lambda i: (memories[i].created_at, i))
+        cfg = self.config
+        if len(ordered) <= cfg.all_pairs_max_df:
+            yield from combinations(sorted(ordered), 2)
+            return
+        times = [memories[i].created_at for i in ordered]
+        for k in range(1, len(ordered)):
+            chosen = [k - 1]
+            if cfg.entity_neighbours > 1:
+                j = k - 1
+                while j >= 0 and times[k] - times[j] < DAY:
+                    j -= 1
+                if j >= 0 and j != k - 1:
+                    chosen.append(j)
+            for j in chosen:
+                a, b = ordered[j], ordered[k]
+                yield (a, b) if a < b else (b, a)
 
     def _components(
         self, memories: dict[str, Memory], relations: list[Relation]
@@ -341,8 +463,6 @@ class RelationshipDiscovery:
         )
 
     def _create(self, d: DiscoveredRelation, now: float) -> DiscoveredRelation:
-        from dataclasses import replace
-
         rel = self.store.add_relation(
             d.from_id,
             d.to_id,
@@ -380,7 +500,9 @@ class RelationshipDiscovery:
 
 
 __all__ = [
+    "FOUND_KEY",
     "DiscoveredRelation",
+    "EntityFinder",
     "GraphSummary",
     "RelationshipConfig",
     "RelationshipDiscovery",

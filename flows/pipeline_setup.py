@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cortexgraph.activation.entity_batch import batch_entity_finder
 from cortexgraph.agents.pipeline import (
     AGENT_ORDER,
     Pipeline,
@@ -70,6 +71,8 @@ def build_pipeline(
         promote=collab.promote,
         graveyard=None if options.dry_run else Graveyard(settings.storage_path),
     )
+    # Entities of the memories saved since the last run, in batches (never on a save).
+    pipeline.relations.entity_finder = batch_entity_finder(settings.spacy_model)
     return pipeline, collab
 
 

@@ -294,6 +294,7 @@ def run_consolidation(
     ] = None,
 ) -> dict[str, Any]:
     """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations)."""
+    from cortexgraph.activation.entity_batch import batch_entity_finder
     from cortexgraph.agents.pipeline import Pipeline, run_agents
 
     state = state_of(ctx)
@@ -303,6 +304,8 @@ def run_consolidation(
     pipe = Pipeline(
         state.store, embedder=embedder, sink=sink, tracker=tracker, config=_pipeline_config(state)
     )
+    # Entities of the memories saved since the last run, in batches (never on a save).
+    pipe.relations.entity_finder = batch_entity_finder(state.settings.spacy_model)
     report = run_agents(
         pipe, now=time.time(), dry_run=dry_run, agents=agents, notes=(similarity, tracking)
     )

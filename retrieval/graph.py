@@ -6,6 +6,12 @@ wikilinks and backlinks. ``depth`` counts hops beyond the entity's own memories 
 further nodes are not added, edges between nodes already in the graph are. ``max_nodes`` and ``max_fanout`` bound the work on hub entities.
 
 Node refs: ``e:<entity>``, ``m:<memory id prefix>``, ``n:<note path>``.
+
+The entity is matched as the extractors write it (activation.entities.normalise_entity: lower
+case, no possessive, no punctuation outside a word), so "Acme Corp." finds "acme corp". A name
+no memory lists among its entities yet (saved since the last consolidation run, whose batch
+step reads the entities of new memories) is found in the memories' text: the store's lexical
+search proposes candidates and a whole-word match confirms each.
 """
 
 from __future__ import annotations
@@ -18,11 +24,29 @@ from typing import Any
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.vault_sync.entity_notes import entity_name
 
 MAX_DEPTH = 3
 SHORT_ID = 8
 LABEL_CHARS = 80
 _WORDS = re.compile(r"[\w][\w'.+#-]*")
+TEXT_MATCH_CANDIDATES = 200  # lexical candidates checked for a whole-word mention
+
+
+def memories_naming(store: IndexedStore, name: str, limit: int) -> list[Memory]:
+    """Active memories whose text names ``name`` as a whole word (any case), newest first."""
+    words = [re.escape(w) for w in name.split()]
+    if not words:
+        return []
+    pattern = re.compile(r"(?<!\w)" + r"\W+".join(words) + r"(?!\w)", re.IGNORECASE)
+    hits = store.search(name, top_k=TEXT_MATCH_CANDIDATES, status=None, use_embeddings=False)
+    found = [
+        r.memory
+        for r in hits
+        if r.memory.status != MemoryStatus.ARCHIVED and pattern.search(r.memory.content)
+    ]
+    found.sort(key=lambda m: (-m.created_at, m.id))
+    return found[:limit]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +147,7 @@ class _Builder:
         self.g: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self.truncated = False
         self.memories: dict[str, Memory] = {}
+        self.root = ""
 
     def add_node(self, ref: str, label: str, **attrs: Any) -> bool:
         if ref in self.g:
@@ -176,6 +201,8 @@ class _Builder:
             for i in ids
             if (m := self.store.find(i)) is not None and m.status != MemoryStatus.ARCHIVED
         ]
+        if not memories and self.root == ref:  # not extracted yet: the text names it
+            memories = memories_naming(self.store, name, self.max_fanout + 1)
         memories.sort(key=lambda m: (-m.created_at, m.id))
         if len(memories) > self.max_fanout:
             self.truncated = True
@@ -265,9 +292,9 @@ def graph_query(
         raise InvalidInputError("entity must be a non-empty string, e.g. 'postgres' or 'alice'")
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidInputError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
-    name = " ".join(entity.strip().lower().split())
+    name = entity_name(entity) or " ".join(entity.strip().lower().split())
     b = _Builder(store, ltm_index, relation, max_nodes, max_fanout)
-    root = f"e:{name}"
+    root = b.root = f"e:{name}"
     b.add_node(root, name, kind="entity")
     distance = {root: -1}  # the entity's own memories and notes are hop 0
     queue = deque([root])
@@ -301,6 +328,7 @@ __all__ = [
     "GraphQueryResult",
     "Triple",
     "entities_in_text",
+    "entity_name",
     "graph_query",
     "memory_label",
     "memory_ref",

@@ -23,6 +23,19 @@ log = logging.getLogger(__name__)
 BLOCK_START = "<!-- cortexgraph:mentions -->"
 BLOCK_END = "<!-- /cortexgraph:mentions -->"
 
+# activation.entities.normalise_entity's rule (vault_sync does not import activation):
+# punctuation outside a word goes, so "Acme Corp." and "acme corp" are one entity, while "c++",
+# "c#" and "next.js" keep theirs (graph_query matches a name this way).
+_LOOSE_PUNCT = re.compile(r"(?<![\w+#])[^\w\s+#]+|[^\w\s+#]+(?![\w])")
+_POSSESSIVE = re.compile(r"(?:'s|\u2019s|')$")
+
+
+def entity_name(text: str) -> str:
+    """One spelling per entity: "Acme Corp.", "ACME corp" -> "acme corp" (case and
+    punctuation outside words dropped); empty when nothing is left."""
+    name = _POSSESSIVE.sub("", " ".join(text.strip().split()))
+    return " ".join(_LOOSE_PUNCT.sub(" ", name).split()).lower()
+
 
 class EntityNoteBatch:
     """Links waiting to be written: entity note path -> (entity, note stems in order)."""
@@ -107,4 +120,4 @@ def _marker_at(text: str, marker: str, after: int) -> int:
     return after + found.start() if found else -1
 
 
-__all__ = ["BLOCK_END", "BLOCK_START", "EntityNoteBatch", "update_entity_note"]
+__all__ = ["BLOCK_END", "BLOCK_START", "EntityNoteBatch", "entity_name", "update_entity_note"]

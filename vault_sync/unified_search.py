@@ -26,6 +26,7 @@ from cortexgraph.storage.search import fused_similarity
 from cortexgraph.storage.text_index import tokenize
 from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord
+from cortexgraph.vault_sync.related_expansion import RELATED_WEIGHT, add_related
 
 PREVIEW_CHARS = 200
 _EMBED_CHARS = 2000  # MiniLM reads ~256 tokens; more text only costs time
@@ -73,6 +74,7 @@ def search_unified(
     embedder: Embedder | None = None,
     semantic_weight: float = 0.5,
     now: float | None = None,
+    related_weight: float = RELATED_WEIGHT,
 ) -> list[UnifiedResult]:
     """Best ``limit`` results across STM and LTM. ``window_days`` and ``min_score`` filter STM
     (they are decay notions); ``tags`` filter both (a tag also matches its nested children)."""
@@ -108,6 +110,9 @@ def search_unified(
                     "decay_score": r.decay_score,
                 },
             }
+
+    if stm_weight > 0 and related_weight > 0:
+        add_related(store, merged, weight=related_weight)  # linked memories of the best hits
 
     if ltm_index is not None and ltm_weight > 0:
         for note, relevance, parts in _ltm_scores(

@@ -56,3 +56,58 @@ def test_spacy_and_rules_deduplicate(nlp):
         EntityExtractor(nlp).extract("We use Kubernetes. Kubernetes is great, kubernetes!").entities
     )
     assert ents.count("kubernetes") == 1
+
+
+def test_names_differing_only_in_punctuation_or_case_are_one_entity():
+    assert normalise_entity("Acme, Inc.") == normalise_entity("ACME Inc") == "acme inc"
+    assert normalise_entity('"Summer Sounds"-') == normalise_entity("summer sounds")
+    assert normalise_entity("St. Louis") == normalise_entity("st louis")
+    # punctuation inside a word is part of the name
+    assert [normalise_entity(x) for x in ("C++", "C#", "next.js", "O'Brien")] == [
+        "c++",
+        "c#",
+        "next.js",
+        "o'brien",
+    ]
+
+
+SECRET_TEXT = (
+    "CI deploy uses key AKIAIOSFODNN7EXAMPLE and token ghp_abcdEFGH1234ijklMNOP5678qrstUVWX90; "
+    "the admin password is Sup3rS3cret and the backup one sup3rs3cret, for the Billing service "
+    "that Priya runs on k8s and ec2."
+)
+
+
+def test_secret_looking_tokens_never_become_entities(nlp):
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    for ents in (
+        EntityExtractor(None).extract(SECRET_TEXT).entities,
+        EntityExtractor(nlp).extract(SECRET_TEXT).entities,
+        BatchEntityFinder(nlp).find([SECRET_TEXT])[0],
+        BatchEntityFinder(None).find([SECRET_TEXT])[0],
+    ):
+        joined = " ".join(ents)
+        for fragment in ("akia", "ghp", "3rs3cret", "s3cret"):
+            assert fragment not in joined, ents
+        assert "k8s" in ents and "ec2" in ents  # short technical names stay
+
+
+def test_batch_finder_reads_who_and_what_a_turn_names_not_only_its_speaker(nlp):
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    texts = [
+        "[1:56 pm on 8 May, 2023] Melanie: Thanks, Caroline! Luna and Oliver love the new "
+        "house in Sweden, and we saw Matt Patterson play on 3 June.",
+        "Alice leads the payments team at Acme Corp.",
+    ]
+    finder = BatchEntityFinder(nlp)
+    turn, plain = finder.find(texts)
+    assert finder.method == "spacy+rules"
+    assert turn[0] == "melanie" and {"luna", "oliver", "sweden", "matt patterson"} <= set(turn)
+    assert "caroline" not in turn  # addressed, not talked about
+    assert not any("june" in e or "2023" in e for e in turn)  # dates say when, not who
+    assert {"alice", "acme corp"} <= set(plain)
+    rules = BatchEntityFinder(None)
+    assert rules.method == "rules"
+    assert {"alice", "acme corp"} <= set(rules.find(texts[1:])[0])

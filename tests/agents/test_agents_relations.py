@@ -98,9 +98,10 @@ def test_ubiquitous_entities_relate_nothing_rare_ones_do(store):
     assert report.common_entities_skipped == ("billing", "sam")
     assert [{d.from_id, d.to_id} for d in report.discovered] == [{a.id, b.id}]
     assert report.discovered[0].shared_entities == ("kafka", "outbox")
-    # without the ceiling every pair of the 32 memories would qualify
+    # without the ceiling a common entity still pairs each memory with its nearest in time
+    # only: O(n) pairs, not the 496 of every pair of the 32 memories
     loose = RelationshipConfig(max_entity_share=1.0, max_relations_per_memory=1000)
-    assert len(RelationshipDiscovery(store, loose).run(now=NOW, dry_run=True).discovered) == 496
+    assert 0 < len(RelationshipDiscovery(store, loose).run(now=NOW, dry_run=True).discovered) <= 62
 
 
 def test_rare_shared_entity_weighs_more_than_a_common_one(store):
@@ -139,3 +140,49 @@ def test_relations_per_memory_are_capped_strongest_first_across_runs(store):
         assert len(store.relations(memory_id=m.id, relation_type="related")) <= 3
     again = RelationshipDiscovery(store, cfg).run(now=NOW)  # earlier edges count toward the cap
     assert all(hub.id not in (d.from_id, d.to_id) for d in again.discovered)
+
+
+def _conversation(store):
+    """Two speakers over three sessions weeks apart; the pet is named in two of them."""
+    lines = []
+    for day, session in ((0, "8 May"), (20, "28 May"), (40, "17 June")):
+        for i in range(12):
+            speaker = ("Melanie", "Caroline")[i % 2]
+            lines.append((day, f"[{session}] {speaker}: small talk number {i} about the weather"))
+    lines.insert(5, (0, "[8 May] Melanie: We adopted a kitten last week, we call her Luna."))
+    lines.append((40, "[17 June] Melanie: Yesterday our cat Luna knocked over the paint."))
+    return [
+        add(store, text, age_days=60 - day, entities=[text.split("] ")[1].split(":")[0]])
+        for day, text in lines
+    ]
+
+
+def test_turns_in_different_sessions_naming_the_same_pet_are_related(store):
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    memories = _conversation(store)
+    first, last = memories[5], memories[-1]
+    without = RelationshipDiscovery(store).run(now=NOW, dry_run=True)
+    assert without.discovered == ()  # only the (too common) speakers: nothing to relate
+    agent = RelationshipDiscovery(store, entity_finder=BatchEntityFinder(None))
+    report = agent.run(now=NOW)
+    assert report.entities_found == len(memories) and report.entity_method == "rules"
+    pairs = {frozenset((d.from_id, d.to_id)): d for d in report.discovered}
+    assert "luna" in pairs[frozenset((first.id, last.id))].shared_entities
+    assert "luna" in store.get(last.id).entities
+    assert store.get(last.id).entities[0] == "Melanie"  # the save's own entities stay first
+    assert store.get(last.id).meta.extra["entities_found"] == "rules"
+    again = agent.run(now=NOW, dry_run=True)  # read once: the next run reads only new ones
+    assert again.entities_found == 0 and again.discovered == ()
+
+
+def test_entity_step_of_a_dry_run_writes_nothing(store):
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    memories = _conversation(store)
+    before = [store.get(m.id) for m in memories]
+    report = RelationshipDiscovery(store, entity_finder=BatchEntityFinder(None)).run(
+        now=NOW, dry_run=True
+    )
+    assert len(report.discovered) == 1 and report.entities_found == len(memories)
+    assert [store.get(m.id) for m in memories] == before and store.relations() == []
