@@ -309,6 +309,10 @@ def run_consolidation(
     report = run_agents(
         pipe, now=time.time(), dry_run=dry_run, agents=agents, notes=(similarity, tracking)
     )
+    if not dry_run:  # seen by memory_status, cortexgraph-consolidate status and --scheduled
+        from cortexgraph.user_store import record_run
+
+        record_run(state.settings.storage_path, report, time.time())
     full = report.to_json()
     markdown = report.to_markdown()
     return {

@@ -123,3 +123,16 @@ def test_the_session_summary_leaves_out_what_memory_forget_deprecated_or_correct
     assert kept["memory_id"] in sources and fixed["correction_id"] in sources
     assert old["memory_id"] not in sources and wrong["memory_id"] not in sources
     assert "Lyon" not in summary["content"] and "Mondays" not in summary["content"]
+
+
+def test_a_live_run_consolidation_shows_in_memory_status(tmp_path):
+    async def go(c):
+        before = payload(await c.call_tool("memory_status", {}))
+        payload(await c.call_tool("run_consolidation", {"dry_run": True, "agents": ["decay"]}))
+        dry = payload(await c.call_tool("memory_status", {}))
+        payload(await c.call_tool("run_consolidation", {"dry_run": False, "agents": ["decay"]}))
+        return before, dry, payload(await c.call_tool("memory_status", {}))
+
+    before, dry, after = run(tmp_path, go)
+    assert before["last_consolidation"] is None and dry["last_consolidation"] is None
+    assert after["last_consolidation"]["agents"] == ["decay"]
