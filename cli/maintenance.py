@@ -158,6 +158,11 @@ def repair_context(
         data.pop("memory_ids")
         data.pop("dry_run")  # the title says it
     _print(data, as_json, "context repair (dry run)" if dry_run else "context repair")
+    if not as_json and (report.moved or report.merged):
+        typer.echo(
+            "Vault notes written before keep that text in their Context section: "
+            "`cortexgraph vault refresh` (and every consolidation run) takes it out."
+        )
 
 
 def main() -> None:

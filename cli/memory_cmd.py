@@ -121,12 +121,12 @@ def show(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonO
         store, memory = _stored(memory_id, storage_path)
         rels = [r.to_json() for r in store.relations(memory_id=memory.id)]
         if as_json:
-            print_json({"memory": memory.to_json(), "relations": rels})
+            print_json({"memory": memory.shown_json(), "relations": rels})
             return
         # Stored text is printed as text (escaped), never read as markup or a live link.
         out.print(f"[bold]{escape(memory.id)}[/] \\[{memory.status.value}]", highlight=False)
         out.print(Text(memory.content))
-        for key, value in memory.to_json().items():
+        for key, value in memory.shown_json().items():
             if key not in ("id", "content"):
                 out.print(Text(f"  {key}: {json.dumps(value, ensure_ascii=False)}"))
         for r in rels:
@@ -139,7 +139,9 @@ def editor_command() -> list[str]:
 
 def parse_edited(text: str, original: Memory, config: Any) -> Memory:
     """The edited record, if it is a valid memory with the same id and no key the original did
-    not have (``_deleted`` would be read as a deletion); InvalidInputError if not."""
+    not show (``_deleted`` would be read as a deletion); InvalidInputError if not. The document
+    is ``Memory.shown_json``: the neighbour's text (a ranking signal) is not in it and the
+    edited memory keeps the original's."""
     from cortexgraph.storage.validation import check_memory_fields
 
     try:
@@ -150,11 +152,11 @@ def parse_edited(text: str, original: Memory, config: Any) -> Memory:
         raise InvalidInputError("the record must be a JSON object")
     if obj.get("id") != original.id:
         raise InvalidInputError(f"the id cannot change (was {original.id!r})")
-    unknown = sorted(set(obj) - set(original.to_json()))
+    unknown = sorted(set(obj) - set(original.shown_json()))
     if unknown:
         names = ", ".join(repr(k[:40]) for k in unknown[:5])
         raise InvalidInputError(f"unknown field(s) {names}: only the record's own fields")
-    memory = Memory.from_json(obj)
+    memory = Memory.from_json(obj).with_changes(neighbour_text=original.neighbour_text)
     check_memory_fields(memory, config)
     return memory
 
@@ -182,7 +184,7 @@ def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonO
         fd, name = tempfile.mkstemp(prefix=f"cortexgraph-{memory_id[:8]}-", suffix=".json")
         path = Path(name)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(original.to_json(), fh, ensure_ascii=False, indent=2)
+            json.dump(original.shown_json(), fh, ensure_ascii=False, indent=2)
             fh.write("\n")
         try:
             done = subprocess.run([*editor_command(), str(path)], check=False)
@@ -215,7 +217,7 @@ def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonO
             edited = store.modify(memory_id, save_if_unchanged)
         path.unlink(missing_ok=True)
         report_done(
-            {"changed": changed, "memory": edited.to_json()},
+            {"changed": changed, "memory": edited.shown_json()},
             f"{escape(memory_id)} " + ("saved" if changed else "unchanged"),
             as_json,
         )

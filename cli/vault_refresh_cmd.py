@@ -1,5 +1,7 @@
 """`cortexgraph vault refresh`: short titles for notes promoted earlier (renamed, links
-updated) and their Related lists brought up to date; what every live pipeline run also does."""
+updated), their Related lists brought up to date, and a Context section that shows the previous
+memory's text taken out (after `cortexgraph-maintenance repair-context`); what every live
+pipeline run also does."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from cortexgraph.cli.cli_common import (
 def refresh(
     storage_path: StorageOpt = None, vault: VaultOpt = None, as_json: JsonOpt = False
 ) -> None:
-    """Rename legacy-named notes to short titles and update their Related lists."""
+    """Rename legacy-named notes to short titles, update their Related lists, and take the
+    previous memory's text out of their Context sections (older versions wrote it there)."""
     from cortexgraph.vault_sync import ObsidianNoteSink
     from cortexgraph.vault_sync.refresh import refresh_notes
 
@@ -35,6 +38,7 @@ def refresh(
                     "checked": report.checked,
                     "renamed": report.renamed,
                     "related_updated": report.related_updated,
+                    "contexts_removed": report.contexts_removed,
                 }
             )
             return

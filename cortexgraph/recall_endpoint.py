@@ -49,7 +49,7 @@ class SearchRequest:
 
 @dataclass(frozen=True, slots=True)
 class SearchReply:
-    """What the server found: memory records (``Memory.to_json`` dicts) with their scores."""
+    """What the server found: memory records (``Memory.shown_json`` dicts) with their scores."""
 
     results: list[tuple[dict[str, Any], float]]
     embeddings: str

@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     promote_threshold: float = Field(default=0.65, ge=0)
     promote_use_count: int = Field(default=5, ge=1)
     promote_time_window: int = Field(default=14, ge=1, description="days")
+    # Recalls before a score >= promote_threshold promotes (a new memory scores 1.0; 0: 1.x's
+    # bare score test, which promotes every save): storage.decay.promotion_reason.
+    promote_score_min_uses: int = Field(default=2, ge=0)
     review_danger_zone_min: float = 0.15
     review_danger_zone_max: float = 0.35
     review_blend_ratio: float = Field(default=0.3, ge=0, le=1)
@@ -200,6 +203,7 @@ class Settings(BaseSettings):
             promote_threshold=self.promote_threshold,
             promote_use_count=self.promote_use_count,
             promote_time_window_days=self.promote_time_window,
+            promote_score_min_uses=self.promote_score_min_uses,
             danger_zone_min=self.review_danger_zone_min,
             danger_zone_max=self.review_danger_zone_max,
         )

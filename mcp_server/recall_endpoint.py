@@ -48,7 +48,7 @@ def search(state: ServerState, request: SearchRequest) -> dict[str, Any]:
             request.query, top_k=request.top_k, status=MemoryStatus.ACTIVE, use_embeddings=False
         )
     return {
-        "results": [{"memory": r.memory.to_json(), "score": round(r.score, 6)} for r in results],
+        "results": [{"memory": r.memory.shown_json(), "score": round(r.score, 6)} for r in results],
         "embeddings": embeddings,
     }
 

@@ -131,6 +131,14 @@ class Memory:
             data[NEIGHBOUR_FIELD] = self.neighbour_text
         return data
 
+    def shown_json(self) -> dict[str, Any]:
+        """The record as a user sees it (``cortexgraph show``/``edit``, the web view, the
+        hook's recall): ``to_json`` without the neighbour's text, an internal ranking signal.
+        Stores, exports and undo records keep using ``to_json``."""
+        data = self.to_json()
+        data.pop(NEIGHBOUR_FIELD, None)
+        return data
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Memory:
         """Build a memory from a JSONL object; raises InvalidInputError on a bad record.

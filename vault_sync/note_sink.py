@@ -31,6 +31,7 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 from filelock import FileLock
@@ -38,6 +39,7 @@ from filelock import FileLock
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.vault_sync.entity_notes import EntityNoteBatch
 from cortexgraph.vault_sync.errors import VaultNotFoundError, VaultWriteError
+from cortexgraph.vault_sync.leaked_context import without_leaked_context
 from cortexgraph.vault_sync.ledger import (
     STATE_DIR,
     LedgerEntry,
@@ -59,7 +61,13 @@ from cortexgraph.vault_sync.note_format import (
 from cortexgraph.vault_sync.note_links import note_links
 from cortexgraph.vault_sync.note_locator import NoteLocator, iter_markdown_files, read_note
 from cortexgraph.vault_sync.note_update import CONFLICT_MARK, WrittenNote, update_existing_note
-from cortexgraph.vault_sync.paths import ensure_inside, safe_filename, safe_folder, unique_note_path
+from cortexgraph.vault_sync.paths import (
+    ensure_inside,
+    relative_posix,
+    safe_filename,
+    safe_folder,
+    unique_note_path,
+)
 from cortexgraph.vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
@@ -307,10 +315,12 @@ class ObsidianNoteSink:
         related: Sequence[Memory] = (),
         relations: Sequence[Relation] = (),
         now: float,
+        leaked_context: str | None = None,
     ) -> str | None:
         """A later run's care for an existing note: the short title (renamed if it still has
-        the legacy name) and the managed Related list, nothing else. Returns what changed
-        ("renamed", "related", both joined by "+"), or None."""
+        the legacy name), the managed Related list, and a Context section that reads
+        ``leaked_context`` (vault_sync.leaked_context), nothing else. Returns what changed
+        ("renamed", "context", "related", joined by "+"), or None."""
         try:
             with self._locked() as ledger:
                 links = note_links(
@@ -329,9 +339,24 @@ class ObsidianNoteSink:
                     parsed = parse_note_text(path.read_text(encoding="utf-8"))
                 if parsed.frontmatter_error is not None:
                     return "+".join(changed) or None
-                body = replace_related_block(parsed.body, related_block(links))
                 entry = ledger.get(memory.id)
                 untouched = entry is not None and body_checksum(parsed.body) == entry.body_checksum
+                if leaked_context:
+                    cleaned = without_leaked_context(
+                        parsed.body, leaked_context, memory.meta.context
+                    )
+                    if cleaned is not None:
+                        atomic_write_text(path, note_text(parsed.metadata, cleaned))
+                        if untouched and entry is not None:  # still ours: the ledger says so
+                            rel = relative_posix(self.vault, path)
+                            fresh = body_checksum(cleaned)
+                            ledger.set(
+                                memory.id,
+                                replace(entry, path=rel, body_checksum=fresh, written_at=now),
+                            )
+                        parsed = replace(parsed, body=cleaned)
+                        changed.append("context")
+                body = replace_related_block(parsed.body, related_block(links))
                 if body is None and links and untouched:  # no list yet: write the note anew
                     reason = str(parsed.metadata.get("promotion_reason") or "")
                     self._write_locked(memory, related, relations, reason, now, ledger)

@@ -1,6 +1,9 @@
 """What a later pipeline run does for notes promoted earlier: give them their short titles
 (renaming legacy names, links updated) and bring their managed Related lists up to date with
 the store's relations and merges. A person's text is never touched (ObsidianNoteSink.refresh_note).
+A Context section that shows the previous memory's text (written before it had a field of its
+own; ``cortexgraph-maintenance repair-context`` moves it out of the store) is taken out:
+vault_sync.leaked_context.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from typing import Any
 
 from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.vault_sync.leaked_context import leaked_context
 
 
 @dataclass
@@ -17,11 +21,13 @@ class RefreshReport:
     checked: int = 0
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (old path, new path)
     related_updated: int = 0
+    contexts_removed: int = 0  # Context sections that showed the previous memory's text
 
     def summary(self) -> str:
         return (
             f"{self.checked} notes checked, {len(self.renamed)} renamed to short titles, "
-            f"{self.related_updated} Related lists updated"
+            f"{self.related_updated} Related lists updated, "
+            f"{self.contexts_removed} leaked Context sections removed"
         )
 
 
@@ -34,8 +40,16 @@ def refresh_notes(store: MemoryStore, sink: Any, *, now: float) -> RefreshReport
             r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id for r in relations
         } - {memory.id}
         related = [m for m in (store.find(i) for i in sorted(others)) if m is not None]
-        changed = sink.refresh_note(memory, related=related, relations=relations, now=now)
+        changed = sink.refresh_note(
+            memory,
+            related=related,
+            relations=relations,
+            now=now,
+            leaked_context=leaked_context(store, memory, relations),
+        )
         report.checked += 1
+        if changed and "context" in changed:
+            report.contexts_removed += 1
         if changed and "related" in changed:
             report.related_updated += 1
         if changed and "renamed" in changed and memory.promoted_to:

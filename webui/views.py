@@ -75,7 +75,7 @@ def memory_with_curve(state: Any, memory_id: str, now: float, days: float) -> di
         for i in range(CURVE_POINTS)
     ]
     return {
-        "memory": memory.to_json(),
+        "memory": memory.shown_json(),
         "score_now": round(memory_score(memory, now, cfg), 4),
         "curve": points,
         "forget_threshold": cfg.forget_threshold,

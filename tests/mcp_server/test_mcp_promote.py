@@ -69,3 +69,21 @@ def test_a_named_memory_reports_its_candidate_fields_too(tmp_path):
     [c] = forced["candidates"]
     assert c["reason"] == "forced" and c["use_count"] == 0
     assert len(c["content_preview"]) == 100 and c["content_preview"].endswith("…")
+
+
+def test_the_recalls_a_score_needs_come_from_the_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("CORTEXGRAPH_PROMOTE_SCORE_MIN_USES", "1")
+    fresh, once = _call(
+        tmp_path,
+        ("save_memory", {"content": "The staging database is reset every Sunday night"}),
+        ("save_memory", {"content": "Deploys are frozen during the last week of December"}),
+    )
+    _, dry = _call(
+        tmp_path,
+        ("touch_memory", {"memory_id": once["memory_id"]}),
+        ("promote_memory", {"auto_detect": True, "dry_run": True}),
+    )
+    # One recall is enough here (2 by default); a fresh save still is not.
+    assert dry["promoted_ids"] == [once["memory_id"]], dry
+    assert "with 1 uses (>= 1)" in dry["candidates"][0]["reason"]
+    assert fresh["memory_id"] not in dry["promoted_ids"]
