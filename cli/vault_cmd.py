@@ -203,7 +203,8 @@ def search(
     if verbose:
         table.add_column("id / path")
     for r in results:
-        row = [f"{r.score:.3f}", r.source, r.title, r.preview[:80]]
+        row = [f"{r.score:.3f}", f"{r.source} (archived)" if r.archived else r.source]
+        row += [r.title, r.preview[:80]]
         if verbose:
             row.append(" ".join(x for x in (r.memory_id, r.note_path) if x))
         table.add_row(*map(Text, row))  # note titles and text are printed as text, not markup

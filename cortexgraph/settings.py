@@ -34,6 +34,7 @@ class UnifiedSearchWeights(TypedDict):
     stm_weight: float
     ltm_weight: float
     semantic_weight: float
+    archive_weight: float
 
 
 class Settings(BaseSettings):
@@ -120,6 +121,9 @@ class Settings(BaseSettings):
     )
     search_stm_weight: float = Field(default=1.0, ge=0)
     search_ltm_weight: float = Field(default=0.7, ge=0)
+    # A memory gc archived stays findable in search_unified at this times its score, labelled
+    # archived (0: archived memories are left out); vault_sync.unified_search.ARCHIVE_WEIGHT.
+    search_archive_weight: float = Field(default=0.9, ge=0, le=1)
 
     # Issue tracking (beads)
     beads_enabled: bool = True
@@ -251,6 +255,7 @@ class Settings(BaseSettings):
             "stm_weight": self.search_stm_weight if stm_weight is None else stm_weight,
             "ltm_weight": self.search_ltm_weight if ltm_weight is None else ltm_weight,
             "semantic_weight": self.semantic_weight,
+            "archive_weight": self.search_archive_weight,
         }
 
 

@@ -32,6 +32,7 @@ from cortexgraph.storage.models import (
     validate_tags,
 )
 from cortexgraph.storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
+from cortexgraph.storage.reinforcement import status_after_use
 from cortexgraph.storage.validation import (
     apply_changes,
     checked_memory,
@@ -209,12 +210,21 @@ class IndexedStore(StoreIndexes):
     def touch(
         self, memory_id: str, *, boost_strength: bool = False, now: float | None = None
     ) -> Memory:
-        """Record a use: last_used = now, use_count + 1, optionally strength + 0.1 (max 2)."""
+        """Record a use: last_used = now, use_count + 1, optionally strength + 0.1 (max 2);
+        a memory gc archived is active again (``reinforcement.status_after_use``)."""
         ts = int(time.time() if now is None else now)
         with self._lock, self._exclusive():
             m = self.get(memory_id)
             strength = min(2.0, m.strength + 0.1) if boost_strength else m.strength
-            return self.put(replace(m, last_used=ts, use_count=m.use_count + 1, strength=strength))
+            return self.put(
+                replace(
+                    m,
+                    last_used=ts,
+                    use_count=m.use_count + 1,
+                    strength=strength,
+                    status=status_after_use(m),
+                )
+            )
 
     # -- relations -----------------------------------------------------------------------------
     def add_relation(

@@ -5,6 +5,11 @@ similarity by storage.search's ``fused_similarity`` when an embedder is given); 
 ``store.search``. Sides are weighted (``stm_weight``, ``ltm_weight``) and merged; a promoted
 memory and its note are one result (source ``both``), found by the note's frontmatter ``id``
 or the memory's ``promoted_to``.
+
+A memory gc archived (its decay fell below the forget threshold; nobody asked for it to go) stays
+findable as a labelled tier (``UnifiedResult.archived``): it ranks by its STM score times
+``archive_weight``, below an equally relevant active memory and above clearly weaker ones. A
+merge's archived source does not come back: the merged memory stands for it (``merged_into``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
-from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.merged_parts import MERGED_INTO
+from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.search import fused_similarity
 from cortexgraph.storage.text_index import tokenize
@@ -30,6 +36,13 @@ from cortexgraph.vault_sync.related_expansion import RELATED_WEIGHT, add_related
 
 PREVIEW_CHARS = 200
 _EMBED_CHARS = 2000  # MiniLM reads ~256 tokens; more text only costs time
+# An archived memory's score is its STM score (relevance re-ranked by its decay, below the
+# forget threshold: x0.85 to x0.8575) times this; an active memory's factor is x0.85 to x1. Below
+# 0.85 / 0.8575 (0.991) an archived memory ranks under every equally relevant active one, even a
+# faded one; 0.9 is the round value under that. bench/lifecycle.py dev conv 0, defaults row:
+# R@5 0.198 hidden, 0.288 at 0.5, 0.507 at 0.75, 0.523 at 0.9, 0.538 at 1 (docs/pipeline.md).
+# settings.search_archive_weight passes it.
+ARCHIVE_WEIGHT = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +56,7 @@ class UnifiedResult:
     tags: tuple[str, ...] = ()
     details: Mapping[str, float] = field(default_factory=dict)  # score parts, when verbose
     verbose: bool = False
+    archived: bool = False  # a memory gc archived, found in the archive tier
 
     def to_json(self, verbose: bool | None = None) -> dict[str, Any]:
         """Ids, note paths and score parts are included for verbose results (or if asked)."""
@@ -53,6 +67,7 @@ class UnifiedResult:
             "preview": self.preview,
             "score": round(self.score, 4),
             "tags": list(self.tags),
+            "archived": self.archived,
         }
         if verbose:
             data.update(memory_id=self.memory_id, note_path=self.note_path, **self.details)
@@ -75,9 +90,11 @@ def search_unified(
     semantic_weight: float = 0.5,
     now: float | None = None,
     related_weight: float = RELATED_WEIGHT,
+    archive_weight: float = ARCHIVE_WEIGHT,
 ) -> list[UnifiedResult]:
     """Best ``limit`` results across STM and LTM. ``window_days`` and ``min_score`` filter STM
-    (they are decay notions); ``tags`` filter both (a tag also matches its nested children)."""
+    (they are decay notions); ``tags`` filter both (a tag also matches its nested children).
+    Memories gc archived rank at ``archive_weight`` times their score (0: left out)."""
     ts = time.time() if now is None else now
     wanted = max(limit * 3, 20)
     merged: dict[str, dict[str, Any]] = {}
@@ -94,20 +111,23 @@ def search_unified(
         )
         for r in stm:
             m = r.memory
-            if m.status == MemoryStatus.ARCHIVED:
+            archived = m.status == MemoryStatus.ARCHIVED
+            if archived and (archive_weight <= 0 or not findable_archived(m)):
                 continue
             note = ltm_index.by_memory_id(m.id) if ltm_index is not None else None
             if note is None and ltm_index is not None and m.promoted_to:
                 note = ltm_index.get(m.promoted_to)
             key = note.path if note is not None else f"memory:{m.id}"
             merged[key] = {
-                "stm": stm_weight * r.score,
+                "stm": stm_weight * (archive_weight if archived else 1.0) * r.score,
                 "memory": m,
                 "note": note,
+                "archived": archived,
                 "details": {
                     "stm_score": r.score,
                     "similarity": r.similarity,
                     "decay_score": r.decay_score,
+                    **({"archive_weight": archive_weight} if archived else {}),
                 },
             }
 
@@ -154,7 +174,15 @@ def _result(entry: Mapping[str, Any], verbose: bool) -> UnifiedResult:
         tags=tuple(tags),
         details=dict(entry["details"]) if verbose else {},
         verbose=verbose,
+        archived=bool(entry.get("archived")),
     )
+
+
+def findable_archived(memory: Memory) -> bool:
+    """An archived memory that search still shows: archived by gc (or ``gc`` with
+    ``archive_instead``), not as a merge's source. Forgetting on request deletes or marks a
+    fact outdated (retrieval.forget), it never archives."""
+    return memory.status == MemoryStatus.ARCHIVED and not memory.meta.extra.get(MERGED_INTO)
 
 
 def _ltm_scores(
@@ -245,4 +273,10 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
-__all__ = ["PREVIEW_CHARS", "UnifiedResult", "search_unified"]
+__all__ = [
+    "ARCHIVE_WEIGHT",
+    "PREVIEW_CHARS",
+    "UnifiedResult",
+    "findable_archived",
+    "search_unified",
+]
