@@ -17,7 +17,8 @@ Entities first (``entity_finder``): memories no finder has read yet are handed t
 batch (spaCy's ``nlp.pipe`` in activation.entity_batch, wired by the flow and the MCP tool), and
 the people, places, organisations, pets, events and things it finds join the memory's own
 entities (a live run writes them back, marked ``entities_found`` with the finder's method, so
-the next run reads only new memories). A save stays cheap: at most the speaker and rule matches.
+the next run reads only new memories; at most ``entity_batch_limit`` a run, newest first).
+A save stays cheap: at most the speaker and rule matches.
 
 Pairs come from shared entities: every pair for an entity on at most ``all_pairs_max_df``
 memories, and for a more common one each memory with its ``entity_neighbours`` nearest in time
@@ -40,7 +41,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Protocol
@@ -86,6 +87,7 @@ class RelationshipConfig:
     rare_entity_max_share: float = 0.05  # ... and on at most this share of the store
     all_pairs_max_df: int = 8  # an entity on more memories pairs each with its nearest in time
     entity_neighbours: int = 2  # (one earlier, one a day or more earlier)
+    entity_batch_limit: int = 2_000  # memories the finder reads per run, newest first
 
     def entity_ceiling(self, memories: int) -> int:
         """Entities on more memories than this are too common to relate two of them."""
@@ -244,7 +246,11 @@ class RelationshipDiscovery:
             round(confidence, 4),
         )
 
-    def run(self, *, now: float, dry_run: bool = False) -> RelationshipReport:
+    def run(
+        self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
+    ) -> RelationshipReport:
+        """``scope`` (an incremental run): only pairs that hold a changed memory, found
+        through the changed memories' entities."""
         cfg = self.config
         memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
         found_count, method = self._find_entities(memories, dry_run)
@@ -271,8 +277,13 @@ class RelationshipDiscovery:
         for e, ids in postings.items():
             if e in common:
                 continue
+            if scope is not None and not any(i in scope for i in ids):
+                continue
             members = [i for i in ids if i in eligible or e in rare]
-            pairs.update(self._pairs(e, members, memories))
+            near = self._pairs(e, members, memories)
+            if scope is not None:
+                near = [p for p in near if p[0] in scope or p[1] in scope]
+            pairs.update(near)
         shared: Counter[tuple[str, str]] = Counter()
         single: set[tuple[str, str]] = set()
         for a, b in pairs:
@@ -336,6 +347,13 @@ class RelationshipDiscovery:
             method,
         )
 
+    def read_entities(self) -> tuple[int, str]:
+        """The entity step alone, written back; a live run calls it before clustering, so the
+        merge's names rule and this run's relations see the same entities and the next run
+        finds nothing changed. Returns (memories read, the finder's method)."""
+        memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
+        return self._find_entities(memories, dry_run=False)
+
     def _find_entities(self, memories: dict[str, Memory], dry_run: bool) -> tuple[int, str]:
         """Hand the memories no finder (or only the rules) has read to the finder in one batch
         and add what it finds to their entities; ``memories`` is updated in place. A dry run
@@ -346,6 +364,10 @@ class RelationshipDiscovery:
         todo = [m for m in memories.values() if _needs_reading(m, finder)]
         if not todo:
             return 0, finder.method
+        # A first run over a large store reads the newest memories; the rest wait for the next.
+        todo.sort(key=lambda m: (-m.created_at, m.id))
+        left = max(0, len(todo) - self.config.entity_batch_limit)
+        todo = todo[: self.config.entity_batch_limit]
         method = finder.method
         names = dict(zip((m.id for m in todo), finder.find([m.content for m in todo]), strict=True))
 
@@ -364,7 +386,13 @@ class RelationshipDiscovery:
         for m in updated:
             memories[m.id] = m
         added = sum(len(u.entities) - len(m.entities) for m, u in zip(todo, updated, strict=False))
-        log.info("relations: entities read in %d memories (%s), %d added", len(todo), method, added)
+        log.info(
+            "relations: entities read in %d memories (%s), %d added, %d left for the next run",
+            len(todo),
+            method,
+            added,
+            left,
+        )
         return len(todo), method
 
     def _pairs(

@@ -105,6 +105,9 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
     recorded (user_store.record_run)."""
     started = time.perf_counter()
     pipeline, collab = build_pipeline(settings, options)
+    if not options.dry_run and "relations" in options.agents:
+        # Entities of new memories first (spaCy in batches): merge and relations see them.
+        pipeline.relations.read_entities()
     now = time.time() if options.now is None else float(options.now)
     run = PipelineRun(
         pipeline,

@@ -304,8 +304,11 @@ def run_consolidation(
     pipe = Pipeline(
         state.store, embedder=embedder, sink=sink, tracker=tracker, config=_pipeline_config(state)
     )
-    # Entities of the memories saved since the last run, in batches (never on a save).
+    # Entities of the memories saved since the last run, in batches (never on a save),
+    # before clustering: merge and relations see them.
     pipe.relations.entity_finder = batch_entity_finder(state.settings.spacy_model)
+    if not dry_run and (agents is None or "relations" in agents):
+        pipe.relations.read_entities()
     report = run_agents(
         pipe, now=time.time(), dry_run=dry_run, agents=agents, notes=(similarity, tracking)
     )

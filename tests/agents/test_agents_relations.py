@@ -186,3 +186,17 @@ def test_entity_step_of_a_dry_run_writes_nothing(store):
     )
     assert len(report.discovered) == 1 and report.entities_found == len(memories)
     assert [store.get(m.id) for m in memories] == before and store.relations() == []
+
+
+def test_entity_step_reads_at_most_its_batch_limit_newest_first(store):
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    memories = _conversation(store)
+    cfg = RelationshipConfig(entity_batch_limit=10)
+    agent = RelationshipDiscovery(store, cfg, entity_finder=BatchEntityFinder(None))
+    assert agent.run(now=NOW).entities_found == 10
+    read = [m for m in memories if "entities_found" in store.get(m.id).meta.extra]
+    unread = [m for m in memories if m not in read]
+    assert len(read) == 10
+    assert min(m.created_at for m in read) >= max(m.created_at for m in unread)
+    assert agent.run(now=NOW).entities_found == 10  # the rest in the next runs
