@@ -1,5 +1,6 @@
 """`cortexgraph vault refresh`: short titles for notes promoted earlier (renamed, links
-updated), their Related lists brought up to date, and a Context section that shows the previous
+updated), their Related lists brought up to date, entity-note links to notes that are gone
+taken out, and a Context section that shows the previous
 memory's text taken out (after `cortexgraph-maintenance repair-context`); what every live
 pipeline run also does."""
 
@@ -39,6 +40,7 @@ def refresh(
                     "renamed": report.renamed,
                     "related_updated": report.related_updated,
                     "contexts_removed": report.contexts_removed,
+                    "dead_mentions_removed": report.dead_mentions_removed,
                 }
             )
             return

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from cortexgraph.vault_sync.errors import UnsafePathError
 from cortexgraph.vault_sync.ledger import atomic_write_text
 from cortexgraph.vault_sync.note_format import markdown_text, note_text
+from cortexgraph.vault_sync.note_locator import iter_markdown_files
 from cortexgraph.vault_sync.paths import ensure_inside, safe_filename
 
 log = logging.getLogger(__name__)
@@ -115,9 +116,60 @@ def update_entity_note(
     atomic_write_text(path, text[:start] + new_block + text[end:], durable=durable)
 
 
+_MENTION = re.compile(r"^- \[\[([^\[\]|#/]+)\]\]$")
+
+
+def drop_mentions(path: Path, dead: Callable[[str], bool], *, durable: bool = True) -> int:
+    """Take out of the entity note's managed list each ``- [[stem]]`` line for which
+    ``dead(stem)`` holds (a note unpromoted, or gone since); returns how many went. Text
+    outside the markers, and lines in them that are not one of our links, stay."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 0
+    start = _marker_at(text, BLOCK_START, 0)
+    end = _marker_at(text, BLOCK_END, start) if start >= 0 else -1
+    if start < 0 or end < start:
+        return 0
+    lines = text[start + len(BLOCK_START) : end].strip("\n").splitlines()
+    kept = [x for x in lines if not ((m := _MENTION.match(x.strip())) and dead(m.group(1)))]
+    if len(kept) == len(lines):
+        return 0
+    block = BLOCK_START + "\n" + "".join(f"{x}\n" for x in kept)
+    atomic_write_text(path, text[:start] + block + text[end:], durable=durable)
+    return len(lines) - len(kept)
+
+
+def note_names(vault: Path) -> set[str]:
+    """The lower-cased names of the vault's notes, as a ``[[name]]`` opens them (hidden
+    folders such as .trash left out, as Obsidian leaves them out)."""
+    return {p.stem.lower() for p in iter_markdown_files(vault)}
+
+
+def prune_entity_notes(
+    vault: Path, folder: Path, dead: Callable[[str], bool], *, durable: bool = True
+) -> int:
+    """drop_mentions over every entity note under ``<folder>/entities``; links removed."""
+    try:
+        directory = ensure_inside(vault, folder / "entities")
+        notes = sorted(p for p in directory.glob("*.md") if p.is_file() and not p.is_symlink())
+    except (UnsafePathError, OSError):
+        return 0
+    return sum(drop_mentions(p, dead, durable=durable) for p in notes)
+
+
 def _marker_at(text: str, marker: str, after: int) -> int:
     found = re.search(rf"^{re.escape(marker)}[ \t]*$", text[after:], re.MULTILINE)
     return after + found.start() if found else -1
 
 
-__all__ = ["BLOCK_END", "BLOCK_START", "EntityNoteBatch", "entity_name", "update_entity_note"]
+__all__ = [
+    "BLOCK_END",
+    "BLOCK_START",
+    "EntityNoteBatch",
+    "drop_mentions",
+    "entity_name",
+    "note_names",
+    "prune_entity_notes",
+    "update_entity_note",
+]

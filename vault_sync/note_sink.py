@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +37,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from cortexgraph.storage.models import Memory, Relation
-from cortexgraph.vault_sync.entity_notes import EntityNoteBatch
+from cortexgraph.vault_sync.entity_notes import EntityNoteBatch, prune_entity_notes
 from cortexgraph.vault_sync.errors import VaultNotFoundError, VaultWriteError
 from cortexgraph.vault_sync.leaked_context import without_leaked_context
 from cortexgraph.vault_sync.ledger import (
@@ -369,6 +369,15 @@ class ObsidianNoteSink:
                 return "+".join(changed) or None
         except OSError as exc:
             raise VaultWriteError(f"cannot update the note of {memory.id}: {exc}") from exc
+
+    def prune_entity_links(self, dead: Callable[[str], bool]) -> int:
+        """Take ``- [[stem]]`` lines with ``dead(stem)`` out of every entity note's list, under
+        the write lock (entity_notes.prune_entity_notes); how many went."""
+        try:
+            with nullcontext() if self._held else self._lock:
+                return prune_entity_notes(self.vault, self.folder, dead, durable=not self.batch)
+        except OSError as exc:
+            raise VaultWriteError(f"cannot update the entity notes: {exc}") from exc
 
     def _update_entity_notes(self, memory: Memory, note_stem: str) -> None:
         if self.entity_notes:

@@ -1,5 +1,8 @@
 """unpromote_memory: the reverse of promote_memory. The note goes to the vault's ``.trash/``
-folder (Obsidian's own trash: recoverable, never indexed), the memory back to short-term."""
+folder (Obsidian's own trash: recoverable, never indexed), the memory back to short-term, and
+the links promotion made to the note go with it: its line in each entity note's list, and its
+entry in the Related lists of the notes of related promoted memories. A person's own links to
+it are theirs (``cortexgraph vault check`` names them)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,10 @@ from pathlib import Path
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.vault_sync.entity_notes import note_names
 from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
 from cortexgraph.vault_sync.paths import relative_posix, unique_note_path
+from cortexgraph.vault_sync.refresh import refresh_memory_note
 
 TRASH_DIR = ".trash"
 
@@ -21,12 +26,14 @@ class UnpromoteOutcome:
     memory_id: str
     trashed_to: str | None  # vault-relative path in .trash/, None if no note was found
     note_was: str | None
+    links_removed: int = 0  # entity-note lines and Related lists that linked to the note
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_json(self) -> dict[str, str | int | None]:
         return {
             "memory_id": self.memory_id,
             "trashed_to": self.trashed_to,
             "note_was": self.note_was,
+            "links_removed": self.links_removed,
         }
 
 
@@ -71,7 +78,31 @@ def unpromote_memory(
         )
 
     store.modify(memory_id, active_again)
-    return UnpromoteOutcome(memory_id, trashed, memory.promoted_to)
+    removed = 0
+    if note is not None:
+        removed = _unlink(store, sink, memory_id, note.stem, now=now)
+    return UnpromoteOutcome(memory_id, trashed, memory.promoted_to, removed)
+
+
+def _unlink(
+    store: MemoryStore, sink: ObsidianNoteSink, memory_id: str, stem: str, *, now: float
+) -> int:
+    """Take out the links promotion made to the trashed note ``stem`` (a link that still opens
+    a note of that name elsewhere in the vault stays)."""
+    names = note_names(sink.vault)
+    gone = stem.lower()
+    removed = sink.prune_entity_links(lambda s: s.lower() == gone and gone not in names)
+    others = {
+        r.to_memory_id if r.from_memory_id == memory_id else r.from_memory_id
+        for r in store.relations(memory_id=memory_id)
+    } - {memory_id}
+    with sink:
+        for other in sorted(others):
+            found = store.find(other)
+            if found is not None and found.status is MemoryStatus.PROMOTED:
+                changed = refresh_memory_note(store, sink, found, now=now)
+                removed += bool(changed and "related" in changed)
+    return removed
 
 
 __all__ = ["TRASH_DIR", "UnpromoteOutcome", "unpromote_memory"]
