@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -41,6 +42,7 @@ from cortexgraph.agents.cluster_report import (
     DuplicatePair,
     cluster_id_for,
 )
+from cortexgraph.agents.cluster_scope import neighbourhood, touches
 from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
 from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.neighbours import NeighbourPairs
@@ -89,13 +91,25 @@ class ClusterDetector:
             return ClusterAction.REVIEW
         return ClusterAction.KEEP
 
-    def run(self, *, now: float, dry_run: bool = False) -> ClusterReport:
+    def run(
+        self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
+    ) -> ClusterReport:
+        """``scope`` (an incremental run): only the changed memories and their neighbours in
+        the existing vectors (agents.cluster_scope); clusters and pairs that hold one."""
         cfg = self.config
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
+        if scope is not None:
+            bar = min(*self._bars(self.embedder is not None), cfg.relate_threshold or 1.0)
+            memories = neighbourhood(
+                memories, scope, self.embedder, bar=bar - 0.15, per_row=4 * cfg.max_cluster_size
+            )
         guard = self._guard(memories)
         links = self._links(guard)
         clusters = self._group(memories, links)
         related = self._related(memories, links)
+        if scope is not None:
+            clusters = [c for c in clusters if touches(c.memory_ids, scope)]
+            related = [p for p in related if touches((p.id1, p.id2), scope)]
         opened = 0
         if self.tracker is not None and cfg.open_issues and not dry_run:
             clusters = [

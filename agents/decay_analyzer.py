@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Collection
 
 from cortexgraph.agents.common import snippet
 from cortexgraph.agents.decay_findings import (
@@ -68,9 +69,17 @@ class DecayAnalyzer:
             return DecayAction.GC_CANDIDATE
         return DecayAction.NEEDS_REVIEW
 
-    def run(self, *, now: float, dry_run: bool = False) -> DecayReport:
+    def run(
+        self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
+    ) -> DecayReport:
+        """Score the active memories; with ``scope`` (an incremental run: the changed and
+        crossing memories and the last run's fading ones) only those."""
         cfg = self.config
-        active = self.store.list(status=MemoryStatus.ACTIVE)
+        if scope is None:
+            active = self.store.list(status=MemoryStatus.ACTIVE)
+        else:
+            found = (self.store.find(i) for i in sorted(scope))
+            active = [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
         findings: list[DecayFinding] = []
         danger = below = 0
         for memory in active:

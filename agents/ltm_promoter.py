@@ -13,7 +13,7 @@ before a crash is updated in place by the sink on the retry.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -123,10 +123,13 @@ class LTMPromoter:
         self.promote = promote
         self.tracker = tracker
 
-    def candidates(self, now: float) -> list[tuple[Memory, str]]:
+    def candidates(
+        self, now: float, scope: Collection[str] | None = None
+    ) -> list[tuple[Memory, str]]:
+        """Active memories that qualify; with ``scope`` only those (and the forced ones)."""
         forced = set(self.config.force_ids)
         out = []
-        for memory in self.store.list(status=MemoryStatus.ACTIVE):
+        for memory in self._active(scope, forced):
             reason = promotion_reason(memory, now, self.config.decay)
             if reason is not None and held_by_undo(memory):
                 reason = None  # unpromoted by a person, not used since: stays in STM
@@ -139,15 +142,25 @@ class LTMPromoter:
             out = out[: self.config.max_per_run]
         return out
 
-    def run(self, *, now: float, dry_run: bool = False) -> PromoteReport:
+    def _active(self, scope: Collection[str] | None, forced: set[str]) -> list[Memory]:
+        if scope is None:
+            return self.store.list(status=MemoryStatus.ACTIVE)
+        found = (self.store.find(i) for i in sorted(set(scope) | forced))
+        return [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
+
+    def run(
+        self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
+    ) -> PromoteReport:
+        """Promote what qualifies; ``scope`` (an incremental run): look only at the memories
+        whose use (or anything else) changed, or whose promotion window closed, since."""
         if self.sink is None and self.promote is None and not dry_run:
             raise AgentError("LTMPromoter needs a note sink (a vault) to promote; none was given")
-        scanned = len(self.store.list(status=MemoryStatus.ACTIVE))
+        scanned = len(self._active(scope, set(self.config.force_ids)))
         promotions: list[Promotion] = []
         failed: list[tuple[str, str]] = []
         # notes written, memories not yet marked: id -> (promotion, first promotion's time)
         unmarked: dict[str, tuple[Promotion, int | None]] = {}
-        for memory, reason in self.candidates(now):
+        for memory, reason in self.candidates(now, scope):
             score = memory_score(memory, now, self.config.decay)
             promo = Promotion(memory.id, reason, score, snippet(memory.content))
             if dry_run:

@@ -4,6 +4,12 @@
 
 A dry run changes nothing anywhere: every agent runs with ``dry_run=True`` on the live
 collaborators (they only read), and the merge step previews the clusters found in the same run.
+
+An incremental run sets ``Pipeline.scope`` (agents.changes.RunScope: what changed since the last
+run, and who crossed a decay bar by time alone): decay scores those (and the last run's fading
+memories, so its digests stay whole), the cluster detector links them to their neighbours in
+the existing vectors, relations pair only their entities, the promoter looks only at them.
+``scope=None`` is a full run.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from cortexgraph.agents.changes import RunScope
 from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
 from cortexgraph.agents.common import ReportTable, to_jsonable
 from cortexgraph.agents.decay_analyzer import DecayAnalyzer
@@ -57,6 +64,7 @@ class PipelineReport:
     seconds: Mapping[str, float]
     total_seconds: float
     notes: tuple[str, ...] = ()  # how collaborators were wired (fallbacks said out loud)
+    scope: RunScope | None = None  # an incremental run's scope; None: a full run
 
     def tables(self) -> list[ReportTable]:
         return [self.reports[name].table() for name in self.agents if name in self.reports]
@@ -66,7 +74,8 @@ class PipelineReport:
             f"# Consolidation {'(dry run) ' if self.dry_run else ''}— {self.total_seconds:.2f} s\n"
         )
         timing = ", ".join(f"{n} {self.seconds[n]:.2f} s" for n in self.agents if n in self.seconds)
-        notes = "".join(f"- {n}\n" for n in self.notes)
+        said = (self.scope.describe(),) if self.scope is not None else ("full run",)
+        notes = "".join(f"- {n}\n" for n in (*said, *self.notes))
         return head + f"\n{timing}\n\n{notes}\n" + "\n".join(t.to_markdown() for t in self.tables())
 
     def to_json(self) -> dict[str, Any]:
@@ -77,6 +86,7 @@ class PipelineReport:
             "seconds": dict(self.seconds),
             "total_seconds": round(self.total_seconds, 4),
             "notes": list(self.notes),
+            "incremental": None if self.scope is None else self.scope.to_json(),
             "summaries": {
                 n: self.reports[n].table().summary for n in self.agents if n in self.reports
             },
@@ -157,6 +167,7 @@ class Pipeline:
             store, sink, cfg.promote or PromoterConfig(decay=decay), promote, tracker
         )
         self.relations = RelationshipDiscovery(store, cfg.relations, tracker)
+        self.scope: RunScope | None = None  # set by an incremental run (agents.changes)
 
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         """Run one agent; its issue changes are one batch (one git commit with beads)."""
@@ -175,14 +186,23 @@ class Pipeline:
         if name == "merge":
             found = previous.get("cluster")
             if not isinstance(found, ClusterReport):
-                return self.merge.run(now=now, dry_run=dry_run)
-            return self.merge.run(
-                now=now, dry_run=dry_run, clusters=found.clusters, related=found.related
-            )
+                merged = self.merge.run(now=now, dry_run=dry_run)
+            else:
+                merged = self.merge.run(
+                    now=now, dry_run=dry_run, clusters=found.clusters, related=found.related
+                )
+            if self.scope is not None:  # what the merge made is new to promote and relations
+                made = {o.merged_id for o in merged.outcomes if o.merged_id}
+                self.scope = replace(self.scope, changed=self.scope.changed | made)
+            return merged
         agent = getattr(self, name, None)
         if name not in AGENT_ORDER or agent is None:
             raise InvalidInputError(f"unknown agent {name!r}")
-        return agent.run(now=now, dry_run=dry_run)
+        if self.scope is None:
+            return agent.run(now=now, dry_run=dry_run)
+        if name == "decay":
+            return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids | self.scope.fading)
+        return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
 
 
 @contextmanager
@@ -261,6 +281,7 @@ class PipelineRun:
             self.seconds,
             time.perf_counter() - self.started,
             tuple(notes),
+            self.pipeline.scope,
         )
 
 
@@ -272,8 +293,11 @@ def run_agents(
     agents: Iterable[str] | None = None,
     notes: Iterable[str] = (),
     on_step: StepListener | None = None,
+    scope: RunScope | None = None,
 ) -> PipelineReport:
-    """Run the chosen agents in order without Prefect; ``on_step`` sees each report."""
+    """Run the chosen agents in order without Prefect; ``on_step`` sees each report;
+    ``scope`` makes it an incremental run (agents.changes), None a full one."""
+    pipeline.scope = scope
     run = PipelineRun(pipeline, now=now, dry_run=dry_run, agents=agents, on_step=on_step)
     for name in run.agents:
         run.step(name)

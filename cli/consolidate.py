@@ -2,6 +2,7 @@
 
 cortexgraph-consolidate                      # the whole pipeline, live
 cortexgraph-consolidate --dry-run            # preview: writes nothing at all
+cortexgraph-consolidate --full               # every memory, not only what changed since the last run
 cortexgraph-consolidate --agent decay --agent relations
 cortexgraph-consolidate --scheduled --interval-hours 6   # only if the last run is older
 cortexgraph-consolidate status [--json]      # the last run's results
@@ -60,6 +61,9 @@ def run(
     merge_mode: Annotated[str, typer.Option(help="apply | preview | link")] = "apply",
     gc: Annotated[str, typer.Option(help="off | archive | delete forgotten memories")] = "off",
     no_embeddings: Annotated[bool, typer.Option("--no-embeddings", help="TF-IDF only")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="every memory, not only what changed since the last run")
+    ] = False,
     task_runner: Annotated[str, typer.Option(help="threads | dask")] = "threads",
     dask_address: Annotated[
         str | None, typer.Option(help="with --task-runner dask: a running scheduler, tcp://…")
@@ -98,6 +102,7 @@ def run(
             use_embeddings=not no_embeddings,
             task_runner=task_runner,
             dask_address=dask_address,
+            full=full,
         )
         report = run_with_progress(settings, options, quiet=as_json)  # the flow records it
     except CortexGraphError as exc:
@@ -148,6 +153,8 @@ def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) ->
     from rich.table import Table
 
     console = console or Console()
+    scope = getattr(report, "scope", None)
+    console.print(scope.describe() if scope is not None else "full run", highlight=False)
     for note in report.notes:
         console.print(f"[dim]• {note}[/]", highlight=False)
     for t in report.tables():

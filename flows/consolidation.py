@@ -9,6 +9,11 @@ routed to the Prefect run log when the flow starts (never at import time). A liv
 its record to ``consolidation-runs.jsonl`` itself, so a deployment's run is recorded like the
 CLI's.
 
+A run is incremental (agents.incremental): it looks only at what changed since the last run
+(``consolidation-state.json``, left by every live run of all five agents) and at memories that
+crossed a decay bar by time alone; ``full=True`` (``--full``, the weekly deployment) looks at
+every memory.
+
 The flow's parameters are the deployments' (prefect.yaml); the flow turns them into one
 ``RunOptions`` at its start. ``run_pipeline(settings, RunOptions(...))`` runs the same flow
 in-process (no server to start), with ``RunOptions.on_step`` told after each agent.
@@ -24,8 +29,10 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from cortexgraph.agents import incremental
 from cortexgraph.agents.ltm_promoter import PromoteReport, PromotionFailedError
 from cortexgraph.agents.pipeline import (
+    AGENT_ORDER,
     Pipeline,
     PipelineReport,
     PipelineRun,
@@ -40,6 +47,7 @@ from cortexgraph.flows.orchestration_errors import (
 )
 from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
 from cortexgraph.flows.wiring import Collaborators
+from cortexgraph.run_state import load_run_state, save_run_state
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.user_store import record_run
 
@@ -109,6 +117,8 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
         # Entities of new memories first (spaCy in batches): merge and relations see them.
         pipeline.relations.read_entities()
     now = time.time() if options.now is None else float(options.now)
+    previous = load_run_state(settings.storage_path)
+    changes = incremental.begin(pipeline, previous, now, full=options.full)
     run = PipelineRun(
         pipeline,
         now=now,
@@ -134,6 +144,9 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
         # The run's record belongs to the flow, however it was started (a deployment, the
         # CLI, run_pipeline): status, memory_status and --scheduled read it.
         record_run(settings.storage_path, report, time.time())
+        if set(run.agents) == set(AGENT_ORDER):  # a partial run leaves the changes for the next
+            state = incremental.state_after(pipeline, changes, report, now)
+            save_run_state(settings.storage_path, state)
     return report
 
 
@@ -149,11 +162,13 @@ def consolidate(
     now: float | None = None,
     embed_batch_size: int = 1024,
     on_step: StepListener | None = None,
+    full: bool = False,
 ) -> PipelineReport:
     """Run the consolidation agents over one store; publish their tables as an artifact.
 
     ``on_step`` is for in-process runs (run_pipeline: the CLI's progress); a deployment's
-    parameters never set it.
+    parameters never set it. ``full``: every memory, not only what changed since the last
+    run (the weekly deployment).
     """
     _route_agent_logs()
     settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
@@ -166,6 +181,7 @@ def consolidate(
         now=now,
         embed_batch_size=embed_batch_size,
         on_step=on_step,
+        full=full,
     )
     report = run_consolidation(settings, options)
     create_markdown_artifact(
@@ -232,6 +248,7 @@ def run_pipeline(settings: Settings, options: RunOptions | None = None) -> Pipel
                 now=options.now,
                 embed_batch_size=options.embed_batch_size,
                 on_step=options.on_step,
+                full=options.full,
             )
         except Exception as exc:
             if not prefect_failed(exc):

@@ -39,6 +39,7 @@ class RunOptions:
     embed_batch_size: int = 1024  # texts per embed-batch task
     task_runner: str = "threads"  # how run_pipeline runs the flow here: threads | dask
     dask_address: str | None = None  # with dask: a running scheduler, tcp://host:8786
+    full: bool = False  # True: every memory, not just what changed since the last run
     on_step: StepListener | None = field(default=None, compare=False)  # told after each agent
 
     def __post_init__(self) -> None:

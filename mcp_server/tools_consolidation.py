@@ -292,10 +292,19 @@ def run_consolidation(
         list[Literal["decay", "cluster", "merge", "promote", "relations"]] | None,
         Field(description="Which agents to run, in pipeline order (default all).", max_length=5),
     ] = None,
+    full: Annotated[
+        bool,
+        Field(description="Every memory, not only what changed since the last run."),
+    ] = False,
 ) -> dict[str, Any]:
-    """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations)."""
+    """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations).
+
+    Incremental: only what changed since the last run (or crossed a decay bar); ``full`` for all.
+    """
     from cortexgraph.activation.entity_batch import batch_entity_finder
-    from cortexgraph.agents.pipeline import Pipeline, run_agents
+    from cortexgraph.agents import incremental
+    from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents
+    from cortexgraph.run_state import load_run_state, save_run_state
 
     state = state_of(ctx)
     embedder, similarity = embedder_for(state)
@@ -309,22 +318,33 @@ def run_consolidation(
     pipe.relations.entity_finder = batch_entity_finder(state.settings.spacy_model)
     if not dry_run and (agents is None or "relations" in agents):
         pipe.relations.read_entities()
+    now = time.time()
+    storage = state.settings.storage_path
+    changes = incremental.begin(pipe, load_run_state(storage), now, full=full)
     report = run_agents(
-        pipe, now=time.time(), dry_run=dry_run, agents=agents, notes=(similarity, tracking)
+        pipe,
+        now=now,
+        dry_run=dry_run,
+        agents=agents,
+        notes=(similarity, tracking),
+        scope=pipe.scope,
     )
     if not dry_run:  # seen by memory_status, cortexgraph-consolidate status and --scheduled
         from cortexgraph.user_store import record_run
 
-        record_run(state.settings.storage_path, report, time.time())
-    full = report.to_json()
+        record_run(storage, report, time.time())
+        if set(report.agents) == set(AGENT_ORDER):
+            save_run_state(storage, incremental.state_after(pipe, changes, report, now))
+    data = report.to_json()
     markdown = report.to_markdown()
     return {
         "success": True,
         "dry_run": dry_run,
-        "agents": full["agents"],
-        "seconds": {k: round(v, 3) for k, v in full["seconds"].items()},
-        "notes": full["notes"],
-        "summaries": full["summaries"],
+        "agents": data["agents"],
+        "seconds": {k: round(v, 3) for k, v in data["seconds"].items()},
+        "notes": data["notes"],
+        "incremental": data["incremental"],
+        "summaries": data["summaries"],
         "report_markdown": markdown[:MAX_REPORT_CHARS],
         "report_truncated": len(markdown) > MAX_REPORT_CHARS,
     }

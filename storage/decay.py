@@ -173,11 +173,59 @@ def gc_candidates(
     return sorted(doomed, key=lambda sm: (sm[0], sm[1].id))
 
 
+def crossing_time(memory: Memory, threshold: float, config: DecayConfig) -> float:
+    """The moment (unix seconds) the memory's score falls to ``threshold`` by time alone.
+
+    Closed form for the exponential and power-law curves (f is inverted), bisection for the
+    two-component curve (monotone); ``-inf`` when it is already at or below the threshold at
+    ``last_used``, ``inf`` when it never gets there (threshold <= 0). A run at ``now`` that
+    last looked at ``since`` sees the memory cross when ``since < crossing_time <= now``."""
+    peak = math.pow(memory.use_count + 1, config.beta) * memory.strength
+    if threshold <= 0.0:
+        return math.inf
+    if peak <= threshold:
+        return -math.inf
+    target = threshold / peak  # f(dt) = target, 0 < target < 1
+    if config.model is DecayModel.EXPONENTIAL:
+        if config.decay_lambda <= 0:
+            return math.inf
+        return memory.last_used + (-math.log(target) / config.decay_lambda)
+    if config.model is DecayModel.POWER_LAW:
+        return memory.last_used + config.pl_t0 * (math.pow(target, -1.0 / config.pl_alpha) - 1.0)
+    lo, hi = 0.0, DAY
+    while forgetting_curve(hi, config) > target:
+        hi *= 2.0
+        if hi > 1e12:
+            return math.inf
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        if forgetting_curve(mid, config) > target:
+            lo = mid
+        else:
+            hi = mid
+    return memory.last_used + hi
+
+
+def decay_thresholds(config: DecayConfig, *extra: float) -> tuple[float, ...]:
+    """The scores whose crossing changes what a decay run says of a memory: the danger zone's
+    edges, the forget threshold, the promotion threshold, and ``extra`` (urgency bars)."""
+    bars = {
+        config.danger_zone_max,
+        config.danger_zone_min,
+        config.forget_threshold,
+        config.promote_threshold,
+        *extra,
+    }
+    return tuple(sorted(b for b in bars if b > 0.0))
+
+
 __all__ = [
     "DAY",
     "DecayConfig",
     "DecayModel",
+    "crossing_time",
     "decay_score",
+    "decay_thresholds",
     "forgettable",
     "forgetting_curve",
     "gc_candidates",

@@ -1,0 +1,172 @@
+"""What changed since the last consolidation run: the scope an incremental run works on.
+
+A live run leaves a small state behind (``cortexgraph.run_state``): its clock (``now``), for
+every memory a fingerprint of the fields the agents judge (content, status, use, strength,
+promotion, entities, tags) and the next moment its decay score crosses a bar that changes what
+the decay analyzer or the promoter says of it, and the memories the decay run listed as fading.
+
+The next run compares: a memory is *changed* when it is new or its fingerprint differs (saved,
+touched, edited, merged, promoted, restored, archived); it is *crossing* when its predicted
+crossing time (``storage.decay.crossing_time``, closed form) has come since. Nothing is scored to
+find either. Only changed and crossing memories get a new crossing time.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from cortexgraph.storage.decay import DAY, DecayConfig, crossing_time, decay_thresholds
+from cortexgraph.storage.models import Memory
+
+
+def fingerprint(memory: Memory) -> int:
+    """A stable (cross-process) checksum of what the agents judge a memory by."""
+    text = "\x1f".join(
+        (
+            memory.content,
+            memory.status.value,
+            str(memory.use_count),
+            str(memory.last_used),
+            repr(memory.strength),
+            str(memory.promoted_at),
+            str(memory.promoted_to),
+            "|".join(memory.entities),
+            "|".join(memory.meta.tags),
+            "core" if memory.is_core else "",
+        )
+    )
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def next_crossing(
+    memory: Memory, after: float, config: DecayConfig, bars: Iterable[float]
+) -> float:
+    """The first moment after ``after`` at which time alone changes what a run says of the
+    memory: its score falls through one of ``bars``, or its promotion window closes."""
+    best = math.inf
+    for bar in bars:
+        t = crossing_time(memory, bar, config)
+        if after < t < best:
+            best = t
+    if memory.use_count >= config.promote_use_count:
+        closes = memory.created_at + config.promote_time_window_days * DAY
+        if after < closes < best:
+            best = closes
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class RunScope:
+    """The memories an incremental run looks at; ``None`` in its place means a full run."""
+
+    since: float  # the last run's clock
+    changed: frozenset[str]
+    crossing: frozenset[str]
+    fading: frozenset[str] = frozenset()  # listed fading by the last run (re-scored by decay)
+    removed: int = 0  # memories gone from the store since
+
+    @property
+    def ids(self) -> frozenset[str]:
+        return self.changed | self.crossing
+
+    @property
+    def empty(self) -> bool:
+        return not self.changed and not self.crossing and not self.removed
+
+    def describe(self) -> str:
+        at = datetime.fromtimestamp(self.since, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if self.empty:
+            return f"incremental: nothing changed since the last run at {at}"
+        gone = f", {self.removed} removed" if self.removed else ""
+        return (
+            f"incremental: {len(self.changed)} changed and {len(self.crossing)} crossing a decay "
+            f"bar since the last run at {at}{gone}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "since": self.since,
+            "changed": len(self.changed),
+            "crossing": len(self.crossing),
+            "removed": self.removed,
+            "nothing_changed": self.empty,
+            "summary": self.describe(),
+        }
+
+
+@dataclass(slots=True)
+class ChangeTracker:
+    """Compares the store with the last run's state; ``state()`` is what this run leaves."""
+
+    config: DecayConfig
+    bars: tuple[float, ...] = ()
+    prints: dict[str, tuple[int, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.bars:
+            self.bars = decay_thresholds(self.config)
+
+    def scope(
+        self, memories: Iterable[Memory], previous: Mapping[str, Any] | None, now: float
+    ) -> RunScope | None:
+        """The run's scope, or None (a full run) without a usable previous state. Also
+        refreshes ``prints`` for every memory (crossing times only where needed)."""
+        old: Mapping[str, Any] = (previous or {}).get("memories") or {}
+        since = (previous or {}).get("now")
+        changed: set[str] = set()
+        crossing: set[str] = set()
+        seen = 0
+        for m in memories:
+            fp = fingerprint(m)
+            before = old.get(m.id)
+            if before is not None:
+                seen += 1
+                if before[0] == fp:
+                    due = float(before[1]) if before[1] is not None else math.inf
+                    if due > now:
+                        self.prints[m.id] = (fp, due)
+                        continue
+                    crossing.add(m.id)
+                else:
+                    changed.add(m.id)
+            else:
+                changed.add(m.id)
+            self.prints[m.id] = (fp, next_crossing(m, now, self.config, self.bars))
+        if not isinstance(since, int | float) or not old:
+            return None
+        fading = frozenset(str(i) for i in (previous or {}).get("fading") or ())
+        return RunScope(
+            float(since), frozenset(changed), frozenset(crossing), fading, len(old) - seen
+        )
+
+    def refresh(self, memories: Iterable[Memory], now: float) -> None:
+        """After the run's own changes (merges, promotions, gc): fingerprints of what it
+        wrote, so the next run does not count them as changed."""
+        fresh: dict[str, tuple[int, float]] = {}
+        for m in memories:
+            fp = fingerprint(m)
+            before = self.prints.get(m.id)
+            if before is not None and before[0] == fp:
+                fresh[m.id] = before
+            else:
+                fresh[m.id] = (fp, next_crossing(m, now, self.config, self.bars))
+        self.prints = fresh
+
+    def state(self, now: float, fading: Iterable[str]) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "now": now,
+            "memories": {
+                k: [fp, None if math.isinf(t) else round(t, 3)]
+                for k, (fp, t) in self.prints.items()
+            },
+            "fading": sorted(fading),
+        }
+
+
+__all__ = ["ChangeTracker", "RunScope", "fingerprint", "next_crossing"]

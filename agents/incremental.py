@@ -1,0 +1,49 @@
+"""Incremental runs end to end: the scope a run starts with and the state it leaves.
+
+``begin`` compares the store with the last run's state (agents.changes.ChangeTracker) and sets
+``Pipeline.scope``; ``state_after`` is what to keep for the next run, taken after the run's own
+writes (merges, promotions, gc, entities found) so they do not count as changes next time. The
+file itself is the shell's (cortexgraph.run_state): agents read and write no files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cortexgraph.agents.changes import ChangeTracker
+from cortexgraph.agents.decay_findings import DecayReport
+from cortexgraph.agents.pipeline import Pipeline, PipelineReport
+from cortexgraph.storage.decay import decay_thresholds
+
+
+def begin(
+    pipeline: Pipeline, previous: Mapping[str, Any] | None, now: float, *, full: bool = False
+) -> ChangeTracker:
+    """Set ``pipeline.scope`` for this run (None: full, asked for or without a last state)."""
+    cfg = pipeline.decay.config
+    changes = ChangeTracker(
+        cfg.decay, decay_thresholds(cfg.decay, cfg.high_below, cfg.medium_below)
+    )
+    scope = changes.scope(pipeline.decay.store.list(), None if full else previous, now)
+    pipeline.scope = scope
+    return changes
+
+
+def state_after(
+    pipeline: Pipeline, changes: ChangeTracker, report: PipelineReport, now: float
+) -> dict[str, Any]:
+    """The state the next run compares with."""
+    changes.refresh(pipeline.decay.store.list(), now)
+    decay = report.reports.get("decay")
+    if isinstance(decay, DecayReport):
+        gone = set(decay.collected)
+        fading: set[str] = {f.memory_id for f in decay.findings if f.memory_id not in gone}
+    elif pipeline.scope is not None:
+        fading = set(pipeline.scope.fading)
+    else:
+        fading = set()
+    return changes.state(now, fading)
+
+
+__all__ = ["begin", "state_after"]

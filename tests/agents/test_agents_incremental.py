@@ -1,0 +1,194 @@
+"""Incremental consolidation (issue 32): a run looks at what changed since the last one.
+
+The equivalence test runs the same store twice after new saves, once incrementally and once in
+full, and compares the decisions on the changed part.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from agents_helpers import NOW, add
+from fakes import RecordingSink
+
+from cortexgraph.agents import incremental
+from cortexgraph.agents.changes import ChangeTracker, fingerprint
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.agents.pipeline import Pipeline, run_agents
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.decay import (
+    DAY,
+    DecayConfig,
+    DecayModel,
+    crossing_time,
+    memory_score,
+)
+
+BEFORE = NOW - DAY  # the last run's clock
+
+
+@pytest.mark.parametrize("model", list(DecayModel))
+def test_crossing_time_is_where_the_score_reaches_the_bar(store, model):
+    config = DecayConfig(model=model)
+    m = add(store, "a memory", age_days=1.0, use_count=2, strength=1.1)
+    for bar in (0.35, 0.15, 0.05):
+        t = crossing_time(m, bar, config)
+        assert t > m.last_used
+        assert math.isclose(memory_score(m, t, config), bar, rel_tol=1e-6)
+        assert memory_score(m, t - 60, config) > bar > memory_score(m, t + 60, config)
+    assert crossing_time(m, 5.0, config) == -math.inf  # never that high
+
+
+def _base(store):
+    """What the last run saw: facts, a restatement pair, entities, a fading memory."""
+    add(store, "The ledger uses PostgreSQL 16.", entities=["ledger", "PostgreSQL"], age_days=3)
+    add(store, "Alice runs the ledger service", entities=["ledger", "Alice"], age_days=3)
+    add(store, "We deploy on Tuesdays.", use_count=3, strength=1.5, age_days=2)
+    add(store, "Bob owns the billing queue", entities=["Bob", "billing"], age_days=2)
+    add(store, "forgotten thing from long ago", age_days=60)
+    # These two cross a decay bar (0.35, 0.15) by time alone between the runs.
+    add(store, "the cafeteria closes at five", age_days=6.0)
+    add(store, "the old parking receipt", age_days=16.3)
+    for k in range(12):
+        add(store, f"note {k} about topic {k} and nothing else", age_days=1.5 + k / 10)
+
+
+def _new(store):
+    """Saved since the last run: a restatement, related facts, one used often."""
+    add(store, "the ledger uses postgresql 16!", entities=["ledger", "PostgreSQL"], age_days=0.5)
+    add(store, "Bob moved the billing queue to Kafka", entities=["Bob", "billing"], age_days=0.4)
+    add(store, "Carol reviews ledger changes", entities=["Carol", "ledger"], age_days=0.3)
+    add(store, "The standup is at nine every day.", use_count=6, age_days=0.3, used_days_ago=0.1)
+
+
+def _pipeline(store, tracker, embedder):
+    return Pipeline(store, embedder=embedder, sink=RecordingSink(), tracker=tracker)
+
+
+def _first_run(store, tracker, embedder):
+    pipe = _pipeline(store, tracker, embedder)
+    changes = incremental.begin(pipe, None, BEFORE)
+    report = run_agents(pipe, now=BEFORE, scope=pipe.scope)
+    assert report.scope is None  # no state yet: a full run
+    return incremental.state_after(pipe, changes, report, BEFORE)
+
+
+def _decisions(store, report, changed):
+    """Decisions on the changed part (``changed``: contents), by content (a merge makes a new
+    id each time)."""
+    text = {m.id: m.content for m in store.list()}
+
+    def touches(ids):
+        return any(text[i] in changed for i in ids)
+
+    merges = {
+        frozenset(text[i] for i in o.source_ids)
+        for o in report.reports["merge"].outcomes
+        if touches(o.source_ids)
+    }
+    clusters = {
+        (frozenset(text[i] for i in c.memory_ids), c.action)
+        for c in report.reports["cluster"].clusters
+        if touches(c.memory_ids)
+    }
+    promotions = {text[p.memory_id] for p in report.reports["promote"].promotions}
+    relations = {
+        frozenset((text[d.from_id], text[d.to_id]))
+        for d in report.reports["relations"].discovered
+        if touches((d.from_id, d.to_id))
+    }
+    decay = {
+        (text[f.memory_id], f.urgency, f.action)
+        for f in report.reports["decay"].findings
+        if text[f.memory_id] in changed
+    }
+    return merges, clusters, promotions, relations, decay
+
+
+def _store_after_new_saves(store, tracker, embedder):
+    _base(store)
+    state = _first_run(store, tracker, embedder)
+    _new(store)
+    return state
+
+
+def _run_and_decide(store, pipe, changed):
+    before = {m.id for m in store.list()}
+    report = run_agents(pipe, now=NOW, scope=pipe.scope)
+    made = {m.content for m in store.list() if m.id not in before}  # merged memories
+    return _decisions(store, report, set(changed) | made)
+
+
+def test_incremental_run_decides_as_a_full_run_on_what_changed(tracker, embedder):
+    store, twin, twin_tracker = InMemoryStore(), InMemoryStore(), InMemoryIssueTracker()
+    state = _store_after_new_saves(store, tracker, embedder)
+    _store_after_new_saves(twin, twin_tracker, embedder)
+
+    pipe = _pipeline(store, tracker, embedder)
+    incremental.begin(pipe, state, NOW)
+    scope = pipe.scope
+    assert scope is not None and len(scope.changed) == 4
+    changed = {store.get(i).content for i in scope.ids}
+    part = _run_and_decide(store, pipe, changed)
+    full = _run_and_decide(twin, _pipeline(twin, twin_tracker, embedder), changed)
+    assert part == full
+    merges, clusters, promotions, relations, decay = part
+    # the decisions under test exist: a merge, a promotion, relations among the new memories
+    assert merges and clusters and promotions and relations and decay
+
+
+def test_memories_crossing_a_bar_by_time_alone_are_in_scope(store, tracker, embedder):
+    _base(store)
+    state = _first_run(store, tracker, embedder)
+    pipe = _pipeline(store, tracker, embedder)
+    incremental.begin(pipe, state, NOW)
+    assert pipe.scope is not None and not pipe.scope.changed
+    config = store.config.decay
+    crossed = {
+        m.id
+        for m in store.list()
+        if any(
+            (memory_score(m, BEFORE, config) > bar) != (memory_score(m, NOW, config) > bar)
+            for bar in (0.35, 0.25, 0.15, 0.05)
+        )
+    }
+    assert crossed  # the store was built so that some do
+    assert crossed <= pipe.scope.crossing
+
+
+def test_a_run_after_no_change_does_nearly_nothing_and_says_so(store, tracker, embedder):
+    _base(store)
+    state = _first_run(store, tracker, embedder)
+    pipe = _pipeline(store, tracker, embedder)
+    incremental.begin(pipe, state, BEFORE + 60)
+    report = run_agents(pipe, now=BEFORE + 60, scope=pipe.scope)
+    assert report.scope is not None and report.scope.empty
+    assert "nothing changed since the last run at" in report.to_markdown()
+    assert report.to_json()["incremental"]["nothing_changed"] is True
+    assert report.reports["cluster"].scanned == 0
+    assert report.reports["relations"].discovered == ()
+    assert report.reports["promote"].scanned == 0
+
+
+def test_every_kind_of_change_changes_the_fingerprint(store):
+    m = add(store, "the fact", entities=["fact"])
+    before = fingerprint(m)
+    for change in (
+        {"content": "the fact, edited"},
+        {"use_count": 1},
+        {"last_used": m.last_used + 1},
+        {"strength": 1.3},
+        {"promoted_at": 5},
+        {"entities": ("fact", "more")},
+    ):
+        assert fingerprint(m.with_changes(**change)) != before, change
+
+
+def test_full_run_ignores_the_last_state(store, tracker, embedder):
+    _base(store)
+    state = _first_run(store, tracker, embedder)
+    pipe = _pipeline(store, tracker, embedder)
+    incremental.begin(pipe, state, NOW, full=True)
+    assert pipe.scope is None
+    assert ChangeTracker(store.config.decay).scope(store.list(), state, NOW) is not None
