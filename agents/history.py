@@ -17,6 +17,10 @@ from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.undo import GC_KEY, UNDO_KEY
 from cortexgraph.storage.models import Memory, MemoryStatus
 
+# meta.extra key of a person's edit: {"at": unix seconds, "by": what edited, "fields": [...]}.
+# An edit records its own time; the memory's last use says nothing about when it was edited.
+EDIT_KEY = "edit"
+
 
 @dataclass(frozen=True, slots=True)
 class HistoryEvent:
@@ -60,8 +64,11 @@ def _changes(old: Memory | None, new: Memory, merged_at: dict[str, float]) -> li
         return _first_events(new)
     out: list[HistoryEvent] = []
     x_old, x_new = old.meta.extra, new.meta.extra
-    if new.content != old.content:
-        out.append(HistoryEvent(new.last_used, "edited", "content changed"))
+    edit = x_new.get(EDIT_KEY)
+    if isinstance(edit, dict) and edit != x_old.get(EDIT_KEY):
+        out.append(_edit_event(edit))
+    elif new.content != old.content:  # an edit that recorded no time (older versions)
+        out.append(HistoryEvent(None, "edited", "content changed"))
     if new.use_count > old.use_count:
         out.append(
             HistoryEvent(
@@ -77,6 +84,16 @@ def _changes(old: Memory | None, new: Memory, merged_at: dict[str, float]) -> li
     if sup and sup != x_old.get("superseded_by"):
         out.append(HistoryEvent(new.last_used, "superseded", f"by {sup}"))
     return out
+
+
+def _edit_event(edit: dict[str, Any]) -> HistoryEvent:
+    at = edit.get("at")
+    fields = ", ".join(str(f) for f in edit.get("fields") or ()) or "the record"
+    return HistoryEvent(
+        float(at) if isinstance(at, (int, float)) else None,
+        "edited",
+        f"{edit.get('by') or 'edited'}: {fields} changed",
+    )
 
 
 def _status_events(m: Memory, merged_at: dict[str, float]) -> list[HistoryEvent]:
@@ -109,6 +126,9 @@ def _from_fields(m: Memory, merged_at: dict[str, float]) -> list[HistoryEvent]:
     undo = m.meta.extra.get(UNDO_KEY)
     if isinstance(undo, dict):
         out.append(HistoryEvent(undo.get("at"), str(undo.get("event")), str(undo.get("cause"))))
+    edit = m.meta.extra.get(EDIT_KEY)
+    if isinstance(edit, dict):
+        out.append(_edit_event(edit))
     if m.meta.extra.get("superseded_by"):
         out.append(HistoryEvent(None, "superseded", f"by {m.meta.extra['superseded_by']}"))
     return out
@@ -230,4 +250,4 @@ def history_of(
     )
 
 
-__all__ = ["HistoryEvent", "history_of", "issue_events", "memory_history"]
+__all__ = ["EDIT_KEY", "HistoryEvent", "history_of", "issue_events", "memory_history"]

@@ -175,6 +175,20 @@ def _read_edited(path: Path) -> str:
         ) from exc
 
 
+def _with_edit_marker(original: Memory, edited: Memory, now: float) -> Memory:
+    from cortexgraph.agents.history import EDIT_KEY
+    from cortexgraph.storage.models import MemoryMeta
+
+    before, after = original.shown_json(), edited.shown_json()
+    fields = [k for k in after if k != "meta" and after[k] != before.get(k)]
+    old_meta, new_meta = before.get("meta") or {}, after.get("meta") or {}
+    fields += [f"meta.{k}" for k in new_meta if new_meta[k] != old_meta.get(k)]
+    marker = {"at": int(now), "by": "cortexgraph edit", "fields": fields}
+    meta = edited.meta
+    extra = {**meta.extra, EDIT_KEY: marker}
+    return edited.with_changes(meta=MemoryMeta(meta.tags, meta.source, meta.context, extra))
+
+
 def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False) -> None:
     """Edit a memory's record in $EDITOR; it is stored only if it is still valid and nobody
     changed it while the editor was open (else nothing is saved and your text is kept)."""
@@ -201,6 +215,8 @@ def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonO
         except InvalidInputError as exc:
             raise InvalidInputError(f"{exc}; nothing changed (your text is in {path})") from exc
         changed = edited.to_json() != original.to_json()
+        if changed:  # the edit records its own time (agents.history reads it)
+            edited = _with_edit_marker(original, edited, time.time())
 
         def save_if_unchanged(current: Memory) -> Memory | None:
             # Compared and written under one hold of the store's lock: a use, an archive or a

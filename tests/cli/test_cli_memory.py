@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 from cli_helpers import NOW
@@ -86,3 +87,22 @@ def test_edit_without_changes_stores_nothing(cli, tmp_path):
     assert out["changed"] is False
     assert (cli.storage / "memories.jsonl").stat().st_size == size
     assert json.loads(json.dumps(out["memory"])) == cli.store().get(a.id).to_json()
+
+
+def test_history_dates_an_edit_at_the_edit_not_the_last_use(cli, tmp_path):
+    a, _, _ = _seed(cli)
+    store = cli.store()
+    store.touch(a.id, now=NOW)  # last used long before the edit (NOW is in 2025)
+    editor = _editor(
+        tmp_path,
+        "rec = json.load(open(path))\nrec['content'] = 'We chose PostgreSQL 17 for billing'\n"
+        "json.dump(rec, open(path, 'w'))\n",
+    )
+    before = time.time()
+    cli.json("edit", a.id, EDITOR=editor)
+    after = time.time()
+    edits = [e for e in cli.json("history", a.id)["events"] if e["event"] == "edited"]
+    assert len(edits) == 1, edits
+    assert int(before) <= edits[0]["at"] <= after  # the edit's own time
+    assert edits[0]["cause"] == "cortexgraph edit: content changed"
+    assert cli.store().get(a.id).last_used == int(NOW)  # an edit is not a use
