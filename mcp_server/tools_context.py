@@ -141,6 +141,10 @@ def memory_retrieve(
             raise InvalidInputError(
                 f"unknown filter {key!r}; filters takes {', '.join(FILTER_KEYS)}"
             )
+        if (isinstance(value, str) and len(value) > 64) or (
+            isinstance(value, list) and len(value) > 9
+        ):
+            raise InvalidInputError(f"filters.{key} is too long (dates: 64 characters, 9 types)")
         if given[key] is not None and given[key] != value:
             raise InvalidInputError(f"{key} given twice (argument and filters) with two values")
         given[key] = value
@@ -179,7 +183,8 @@ def memory_store(
         Field(description="0-1; lower fades sooner (strength 0.5 + confidence).", ge=0, le=1),
     ] = None,
     entities: Annotated[
-        list[str] | None, Field(description="Key entities, for the graph.", max_length=50)
+        list[Annotated[str, Field(max_length=200)]] | None,
+        Field(description="Key entities, for the graph.", max_length=50),
     ] = None,
 ) -> dict[str, Any]:
     """LatentContext's memory_store: save_memory with the type as a tag ('core' also marks it

@@ -14,6 +14,7 @@ superseded match brings its successor in.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -200,7 +201,9 @@ def memory_retrieve(
     if "graph" in types:
         gather.graph(query)
     core, rest = gather.finish()
-    ranked = order_by(cfg.weights.score, rest)
+    ranked, repeats = _without_near_duplicates(order_by(cfg.weights.score, rest))
+    if repeats:
+        gather.notes.append(f"{repeats} near-duplicate(s) of a higher-ranked item left out")
     packed = pack(
         core,
         ranked,
@@ -221,6 +224,29 @@ def memory_retrieve(
         counter.name,
         tuple(gather.notes),
     )
+
+
+_WORD = re.compile(r"\w+")
+NEAR_DUPLICATE = 0.85  # word-set overlap: a restatement, not a changed value ("16" vs "17")
+
+
+def _without_near_duplicates(ranked: list[Candidate]) -> tuple[list[Candidate], int]:
+    """Memories and notes that restate a higher-ranked one (word-set Jaccard >= 0.85, 4+ words,
+    the same numbers) are left out: the budget goes to what is different (LatentContext's
+    dedup); a changed number ("16" vs "17") is a different fact."""
+    kept: list[Candidate] = []
+    seen: list[tuple[frozenset[str], frozenset[str]]] = []
+    for c in ranked:
+        words = frozenset(_WORD.findall(c.body.lower()))
+        numbers = frozenset(w for w in words if any(ch.isdigit() for ch in w))
+        if c.tier in ("stm", "ltm") and len(words) >= 4:
+            if any(
+                numbers == n and len(words & w) / len(words | w) >= NEAR_DUPLICATE for w, n in seen
+            ):
+                continue  # the same words and the same numbers: said before
+            seen.append((words, numbers))
+        kept.append(c)
+    return kept, len(ranked) - len(kept)
 
 
 __all__ = [

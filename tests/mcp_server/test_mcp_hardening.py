@@ -198,6 +198,7 @@ CHECKED_IN_TOOL = {
     ("save_memory", "meta"),
     ("create_relation", "metadata"),
     ("record_tool_call", "tool_input"),
+    ("memory_retrieve", "filters"),  # four known keys, each bounded (tools_context)
 }
 
 

@@ -136,3 +136,27 @@ def test_a_live_run_consolidation_shows_in_memory_status(tmp_path):
     before, dry, after = run(tmp_path, go)
     assert before["last_consolidation"] is None and dry["last_consolidation"] is None
     assert after["last_consolidation"]["agents"] == ["decay"]
+
+
+def test_memory_retrieve_leaves_out_near_duplicates(tmp_path):
+    async def go(c):
+        ids = [
+            payload(await c.call_tool("save_memory", {"content": text}))["memory_id"]
+            for text in (
+                "The billing service runs on PostgreSQL 16 in production.",
+                "The billing service runs on PostgreSQL 16 in production",
+                "the billing service runs on postgresql 16 in production!",
+                "The billing service ran on PostgreSQL 15 before the upgrade.",
+            )
+        ]
+        out = payload(
+            await c.call_tool(
+                "memory_retrieve", {"query": "what does billing run on?", "items": True}
+            )
+        )
+        return ids, out
+
+    ids, out = run(tmp_path, go)
+    got = {i["memory_id"] for i in out["items"] if i.get("memory_id")}
+    assert len(got & set(ids[:3])) == 1 and ids[3] in got  # one restatement, the other fact
+    assert any("2 near-duplicate(s)" in n for n in out["notes"]), out.get("notes")
