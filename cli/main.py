@@ -11,6 +11,7 @@ from cortexgraph.cli import (
     graph_cmd,
     issues_cmd,
     memory_cmd,
+    plugin_cmd,
     serve_cmd,
     transfer_cmd,
     undo_cmd,
@@ -47,6 +48,7 @@ app.command("unarchive")(undo_cmd.unarchive_cmd)
 app.command("unpromote")(undo_cmd.unpromote_cmd)
 app.command("history")(undo_cmd.history_cmd)
 app.command("serve")(serve_cmd.serve)
+app.command("plugin")(plugin_cmd.plugin)
 vault_cmd.app.command("refresh")(vault_refresh_cmd.refresh)
 
 

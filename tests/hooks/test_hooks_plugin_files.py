@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -71,10 +72,90 @@ def test_manifest_and_marketplace_agree() -> None:
     assert (MARKET.parent.parent / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
 
 
-def test_mcp_server_command_is_a_console_script() -> None:
-    servers = load(PLUGIN / ".mcp.json")["mcpServers"]
-    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert servers["cortexgraph"]["command"] in scripts
+def _start_plugin_server(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """The plugin's MCP server as Claude Code starts it: .mcp.json's command and args with
+    ${CLAUDE_PLUGIN_ROOT} expanded, in a folder that is not the checkout."""
+    (server,) = load(root / ".mcp.json")["mcpServers"].values()
+    argv = [
+        a.replace("${CLAUDE_PLUGIN_ROOT}", str(root)) for a in [server["command"], *server["args"]]
+    ]
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=env["HOME"],
+    )
+
+
+def _initialize(proc: subprocess.Popen[str]) -> dict:
+    assert proc.stdin is not None and proc.stdout is not None
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    return json.loads(line)
+
+
+def _bare_env(tmp_path: Path) -> dict[str, str]:
+    """PATH without the venv's bin (Claude Code started from a desktop launcher), a fresh home."""
+    from child_env import child_env
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = child_env(
+        PATH="/usr/bin:/bin",
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
+        OMP_NUM_THREADS="1",
+    )
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def test_plugin_server_answers_initialize_without_the_venv_on_path(tmp_path: Path) -> None:
+    # Claude Code runs an installed plugin from a copy in its cache, away from the checkout.
+    copy = tmp_path / "cache" / "cortexgraph"
+    shutil.copytree(PLUGIN, copy)
+    env = _bare_env(tmp_path)
+    missing = _start_plugin_server(copy, env)
+    _, err = missing.communicate(timeout=60)
+    assert missing.returncode == 1 and "cortexgraph plugin" in err  # what to do, in one line
+
+    recorded = subprocess.run(
+        [sys.executable, "-m", "cortexgraph.cli.main", "plugin", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert json.loads(recorded.stdout)["python"] == sys.executable
+    answer = _initialize(_start_plugin_server(copy, env))
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "cortexgraph"
+
+
+def test_plugin_server_from_the_checkout_needs_no_setup(tmp_path: Path) -> None:
+    # claude --plugin-dir plugins/claude-code: the checkout's .venv is found without a record.
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("no .venv in this checkout")
+    answer = _initialize(_start_plugin_server(PLUGIN, _bare_env(tmp_path)))
+    assert answer["result"]["serverInfo"]["name"] == "cortexgraph"
 
 
 def test_hooks_json_wires_each_event_to_a_real_handler() -> None:
