@@ -25,8 +25,9 @@ memories, and for a more common one each memory with its ``entity_neighbours`` n
 (one earlier, one a day or more earlier: the same person or thing across sessions), so an entity
 on n memories makes O(n) pairs, not O(n^2). A pair needs ``min_shared_entities`` informative
 entities, or one rare entity (on at most ``rare_entity_max_df`` memories and
-``rare_entity_max_share`` of the store): two turns weeks apart that name the same pet belong
-together even when nothing else is shared.
+``rare_entity_max_share`` of the store) that is much of what the two name (IDF-weighted
+Jaccard >= ``rare_entity_min_jaccard``): two turns weeks apart that name the same pet belong
+together even when nothing else is shared; two notes naming six things and sharing one do not.
 
 Relations worth a person's look become ``consolidation:relations`` issues (live runs with a
 tracker): a new link that joins two components of at least ``bridge_component_size`` memories,
@@ -85,6 +86,7 @@ class RelationshipConfig:
     open_issues: bool = True
     rare_entity_max_df: int = 12  # one shared entity relates two memories if this rare ...
     rare_entity_max_share: float = 0.05  # ... and on at most this share of the store
+    rare_entity_min_jaccard: float = 0.35  # ... and it is much of what the two name (IDF)
     all_pairs_max_df: int = 8  # an entity on more memories pairs each with its nearest in time
     entity_neighbours: int = 2  # (one earlier, one a day or more earlier)
     entity_batch_limit: int = 2_000  # memories the finder reads per run, newest first
@@ -302,6 +304,12 @@ class RelationshipDiscovery:
         for (a, b), count in shared.items():
             if count < cfg.min_shared_entities and (a, b) not in single:
                 continue
+            ea, eb = _entities(memories[a]) - common, _entities(memories[b]) - common
+            if (
+                count < cfg.min_shared_entities
+                and weighted_jaccard(ea, eb, idf) < cfg.rare_entity_min_jaccard
+            ):
+                continue  # one shared name among many says little
             d = self.score(memories[a], memories[b], idf=idf, common=common)
             if d.confidence < cfg.min_confidence:
                 continue
