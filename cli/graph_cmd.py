@@ -6,7 +6,6 @@ Register with ``app.command("graph")(graph_cmd.graph)`` in cli/main.py.
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +18,11 @@ from cortexgraph.user_store import open_user_store
 
 err = Console(stderr=True)
 _COLORS = {"note": "#7c5cff", "memory": "#2bb673", "missing": "#bbbbbb"}
+_LEGEND = {
+    "note": "vault note",
+    "memory": "short-term memory",
+    "missing": "linked note not in the vault",
+}
 
 
 def graph(
@@ -137,13 +141,20 @@ def render_html(g) -> str:
             f'<text x="{x + 8:.1f}" y="{y + 4:.1f}">{label[:40]}</text>'
             f"<title>{html.escape(n)}</title></g>"
         )
-    legend = json.dumps(_COLORS)
+    counts = {k: sum(1 for n in g if g.nodes[n].get("kind") == k) for k in _COLORS}
+    legend = " ".join(
+        f'<span class="key" data-kind="{k}"><svg width="12" height="12" aria-hidden="true">'
+        f'<circle cx="6" cy="6" r="5" fill="{c}"/></svg> {html.escape(_LEGEND[k])} ({counts[k]})'
+        "</span>"
+        for k, c in _COLORS.items()
+    )
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>cortexgraph graph</title>
 <style>body{{font-family:sans-serif;margin:0}} line{{stroke:#999;stroke-opacity:.4}}
-text{{font-size:9px;fill:#333}} svg{{width:100vw;height:95vh}}</style></head>
-<body><p>&nbsp;{len(g)} nodes, {g.number_of_edges()} links. Colours: {html.escape(legend)}</p>
-<svg viewBox="0 0 1000 1000" xmlns="http://www.w3.org/2000/svg">
+text{{font-size:9px;fill:#333}} svg.graph{{width:100vw;height:95vh}}
+.key{{margin-left:1.2em;white-space:nowrap}}</style></head>
+<body><p>&nbsp;{len(g)} nodes, {g.number_of_edges()} links. {legend}</p>
+<svg class="graph" viewBox="0 0 1000 1000" xmlns="http://www.w3.org/2000/svg">
 {chr(10).join(lines)}
 {chr(10).join(dots)}
 </svg></body></html>

@@ -1,7 +1,7 @@
 """The web view's FastAPI app: a page, its script, and a small JSON API over one store.
 
 Only for 127.0.0.1: requests must name a local host (no DNS rebinding) and every change
-(approve/reject) must carry the ``X-CortexGraph`` header, which a foreign page cannot send
+(approve/reject, undo) must carry the ``X-CortexGraph`` header, which a foreign page cannot send
 without a CORS preflight that this app never answers.
 """
 
@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from cortexgraph.settings import Settings
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, NotFoundError
-from cortexgraph.webui import views
+from cortexgraph.webui import memory_views, views
 
 STATIC = Path(__file__).resolve().parent / "static"
 LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
@@ -63,6 +63,11 @@ class WebState:
             return None
 
 
+def _change_allowed(request: Request) -> None:
+    if request.headers.get(CHANGE_HEADER) != "1":
+        raise HTTPException(403, "changes need the X-CortexGraph: 1 header")
+
+
 def create_app(settings: Settings, *, use_embeddings: bool = True) -> FastAPI:
     state = WebState(settings, use_embeddings)
     app = FastAPI(title="cortexgraph", docs_url=None, redoc_url=None, openapi_url=None)
@@ -98,6 +103,38 @@ def create_app(settings: Settings, *, use_embeddings: bool = True) -> FastAPI:
     def graph(max_nodes: int = 400) -> dict[str, Any]:
         return views.graph(state, max_nodes)
 
+    @app.get("/api/memories")
+    def memories(
+        status: str = "",
+        tag: str = "",
+        entity: str = "",
+        min_age_days: float | None = None,
+        max_age_days: float | None = None,
+        offset: int = 0,
+        limit: int = 25,
+    ) -> dict[str, Any]:
+        return memory_views.list_memories(
+            state,
+            now=time.time(),
+            status=status,
+            tag=tag,
+            entity=entity,
+            min_age_days=min_age_days,
+            max_age_days=max_age_days,
+            offset=offset,
+            limit=limit,
+        )
+
+    @app.get("/api/memory/{memory_id}/history")
+    def memory_history(memory_id: str) -> dict[str, Any]:
+        return memory_views.memory_page(state, memory_id)
+
+    @app.post("/api/memory/{memory_id}/undo/{action}")
+    def undo(memory_id: str, action: str, request: Request) -> dict[str, Any]:
+        _change_allowed(request)
+        with state.lock:
+            return memory_views.undo(state, action, memory_id, time.time())
+
     @app.get("/api/memory/{memory_id}")
     def memory(memory_id: str, days: float = 30.0) -> dict[str, Any]:
         return views.memory_with_curve(state, memory_id, time.time(), days)
@@ -108,8 +145,7 @@ def create_app(settings: Settings, *, use_embeddings: bool = True) -> FastAPI:
 
     @app.post("/api/reviews/{issue_id}/{decision}")
     def decide(issue_id: str, decision: str, request: Request) -> dict[str, Any]:
-        if request.headers.get(CHANGE_HEADER) != "1":
-            raise HTTPException(403, "changes need the X-CortexGraph: 1 header")
+        _change_allowed(request)
         if decision not in ("approve", "reject"):
             raise HTTPException(404, "decide with /approve or /reject")
         with state.lock:

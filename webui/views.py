@@ -11,13 +11,21 @@ from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.user_store import recent_runs
 
 CURVE_POINTS = 61
+# A hit whose text relevance (0-1: BM25 over the best hit's, fused with the cosine where there
+# are vectors) is below this is labelled weak; decay and links alone never make a hit strong.
+RELEVANCE_FLOOR = 0.25
+
+
+def relevance(hit: dict[str, Any]) -> float:
+    """The hit's text relevance, apart from decay: its memory's similarity or its note's."""
+    return max(float(hit.get("similarity") or 0.0), float(hit.get("ltm_score") or 0.0))
 
 
 def search(state: Any, query: str, limit: int) -> dict[str, Any]:
     from cortexgraph.vault_sync import search_unified
 
     if not query.strip():
-        return {"query": query, "results": []}
+        return {"query": query, "results": [], "strong": 0, "relevance_floor": RELEVANCE_FLOOR}
     hits = search_unified(
         state.store,
         state.ltm_index(),
@@ -30,7 +38,18 @@ def search(state: Any, query: str, limit: int) -> dict[str, Any]:
         embedder=state.embedder,
         now=time.time(),
     )
-    return {"query": query, "results": [h.to_json(verbose=True) for h in hits]}
+    results = []
+    for h in hits:
+        row = h.to_json(verbose=True)
+        row["relevance"] = round(relevance(row), 4)
+        row["weak"] = row["relevance"] < RELEVANCE_FLOOR
+        results.append(row)
+    return {
+        "query": query,
+        "results": results,
+        "strong": sum(not r["weak"] for r in results),
+        "relevance_floor": RELEVANCE_FLOOR,
+    }
 
 
 def graph(state: Any, max_nodes: int) -> dict[str, Any]:

@@ -105,3 +105,38 @@ def served(seeded: dict):
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through Playwright, launched once per test module."""
+    import os
+    import shutil
+
+    if not os.path.exists(CHROMIUM) or shutil.which("chromium") is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing in CI: .ci/run installs it with apt-get")
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("playwright is missing in CI: it is a dev extra")
+        pytest.skip("playwright is not installed (pip install -e '.[dev]')")
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -20,19 +20,26 @@ async function api(path, options = {}) {
 }
 
 // -- search --------------------------------------------------------------------------------
+// A hit's relevance is its text match (0-1) apart from decay; below the server's floor it is
+// labelled weak, and a list with no strong hit says so instead of looking like ten answers.
 async function search(query) {
   $("#results-status").textContent = "searching…";
   const data = await api(`/api/search?q=${encodeURIComponent(query)}&limit=10`);
   const list = $("#results");
   list.replaceChildren();
   for (const r of data.results) {
-    const item = el("li", { class: "result", "data-memory": r.memory_id || "" },
+    const item = el("li", { class: r.weak ? "result weak" : "result", "data-memory": r.memory_id || "" },
       el("span", { class: "src" }, r.source.toUpperCase()), `${r.score.toFixed(2)} `,
+      el("span", { class: r.weak ? "match weak-label" : "match", title: `text relevance ${r.relevance.toFixed(2)}` },
+        r.weak ? "weak match" : "match"), " ",
       el("strong", {}, r.title), el("div", {}, r.preview));
-    if (r.memory_id) item.addEventListener("click", () => showMemory(r.memory_id));
+    if (r.memory_id) item.addEventListener("click", () => { location.hash = `#/memory/${r.memory_id}`; });
     list.append(item);
   }
-  $("#results-status").textContent = `${data.results.length} result(s) for “${query}”`;
+  const n = data.results.length;
+  $("#results-status").textContent = data.strong
+    ? `${n} result(s) for “${query}”, ${data.strong} strong`
+    : `no strong match for “${query}”` + (n ? `: the ${n} closest, all weak` : "");
 }
 
 // -- one memory and its decay curve ----------------------------------------------------------
@@ -41,7 +48,8 @@ async function showMemory(id) {
   const m = data.memory;
   $("#detail").replaceChildren(
     el("div", {}, el("code", {}, m.id), ` · ${m.status} · used ${m.use_count}× · score now ${data.score_now}`),
-    el("p", {}, m.content));
+    el("p", { class: "content" }, m.content),
+    el("div", { class: "muted" }, [...(m.meta?.tags || m.tags || []).map((t) => `#${t}`), ...(m.entities || [])].join(" ")));
   drawCurve(data);
 }
 
@@ -69,6 +77,7 @@ function drawCurve(data) {
 
 // -- graph (canvas, force-free: the server's seeded layout, like `cortexgraph graph`) ---------
 const COLORS = { note: "#3949ab", memory: "#2e7d32", missing: "#bdbdbd" };
+const LEGEND = { note: "vault note", memory: "short-term memory", missing: "linked note not in the vault" };
 const view = { scale: 1, dx: 0, dy: 0, nodes: [], edges: [], byId: {}, drag: null, hover: null };
 
 async function loadGraph() {
@@ -78,6 +87,11 @@ async function loadGraph() {
   const xs = data.nodes.map((n) => n.x), ys = data.nodes.map((n) => n.y);
   view.box = { x0: Math.min(...xs, 0), x1: Math.max(...xs, 0), y0: Math.min(...ys, 0), y1: Math.max(...ys, 0) };
   $("#graph-count").textContent = `${data.nodes.length} nodes, ${data.edges.length} links`;
+  const counts = {};
+  for (const n of data.nodes) counts[n.kind] = (counts[n.kind] || 0) + 1;
+  $("#legend").replaceChildren(...Object.entries(COLORS).map(([kind, color]) =>
+    el("li", { "data-kind": kind }, el("span", { class: "swatch", style: `background:${color}` }),
+      `${LEGEND[kind]} (${counts[kind] || 0})`)));
   drawGraph();
 }
 
@@ -145,7 +159,7 @@ function setupGraph() {
   });
   c.addEventListener("mouseup", () => {
     const d = view.drag; view.drag = null;
-    if (d && d.node && !d.moved && d.node.id.startsWith("memory:")) showMemory(d.node.id.slice(7));
+    if (d && d.node && !d.moved && d.node.id.startsWith("memory:")) location.hash = `#/memory/${d.node.id.slice(7)}`;
   });
   c.addEventListener("wheel", (ev) => {
     ev.preventDefault();
@@ -161,6 +175,7 @@ async function loadReviews() {
   const box = $("#reviews");
   box.replaceChildren();
   $("#reviews-count").textContent = `${data.reviews.length} open`;
+  $("#reviews-badge").textContent = data.reviews.length ? `(${data.reviews.length})` : "";
   if (!data.reviews.length) box.append(el("p", { class: "muted" }, "Nothing waits for you."));
   for (const r of data.reviews) {
     const decide = (how) => async () => {
@@ -171,7 +186,7 @@ async function loadReviews() {
     };
     box.append(el("div", { class: "review", "data-issue": r.id },
       el("strong", {}, r.id), ` ${r.title}`,
-      el("ul", {}, ...r.memories.map((m) => el("li", {}, m.content))),
+      el("ul", {}, ...r.memories.map((m) => el("li", {}, el("a", { href: `#/memory/${m.id}` }, m.id.slice(0, 8)), " ", m.content))),
       el("button", { class: "approve", onclick: decide("approve") }, "Approve (merge)"), " ",
       el("button", { class: "reject", onclick: decide("reject") }, "Reject (keep apart)")));
   }
@@ -193,9 +208,6 @@ async function loadRuns() {
 $("#search-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const q = $("#q").value.trim();
+  if (q && document.body.dataset.view !== "overview") location.hash = "#/";
   if (q) search(q).catch((e) => { $("#results-status").textContent = `error: ${e.message}`; });
 });
-setupGraph();
-Promise.all([loadGraph(), loadReviews(), loadRuns()])
-  .then(() => document.body.setAttribute("data-ready", "1"))
-  .catch((e) => { document.body.setAttribute("data-error", e.message); });
