@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import NOW
 
 from cortexgraph.storage import open_store
 from cortexgraph.storage.beads import open_tracker
@@ -137,6 +138,17 @@ def test_list_filters_paging_history_undo_legend_and_weak_hits_in_chromium(
         assert page.locator("#history button.undo").count() == 0
         notes = page.inner_text("#notes")
         assert "promoted to" not in notes and "entity PostgreSQL" in notes
+        # Stored text is shown as text in the list and on its page, never run as HTML.
+        hostile = '<img src=x onerror="document.body.dataset.pwned=1">'
+        bad = open_store(served["storage"]).save(hostile, tags=["x"], now=NOW)
+        page.goto(served["url"] + "/#/memories?tag=x")
+        page.wait_for_selector(f"#memory-list tr[data-memory='{bad.id}']", timeout=30_000)
+        assert hostile in page.inner_text("#memory-list")
+        page.click(f"#memory-list tr[data-memory='{bad.id}'] a")
+        page.wait_for_selector("#detail .content")
+        assert page.inner_text("#detail .content") == hostile
+        assert page.locator("#detail img, #memory-list img").count() == 0
+        assert page.evaluate("document.body.dataset.pwned") is None
         assert errors == []
     finally:
         page.close()

@@ -122,3 +122,25 @@ def test_with_the_model_a_nonsense_query_is_all_weak_and_a_paraphrase_is_strong(
     assert nonsense["results"] and nonsense["strong"] == 0  # hits, none of them strong
     paraphrase = client.get("/api/search", params={"q": "which database holds the bills"}).json()
     assert paraphrase["strong"] >= 2 and not paraphrase["results"][0]["weak"]
+
+
+def test_what_gc_archived_and_then_deleted_is_restored_from_its_page(seeded):
+    from cortexgraph.agents.undo import collect_garbage
+    from cortexgraph.storage.graveyard import Graveyard
+
+    c = seeded["ids"][2]
+    store, graveyard = open_store(seeded["storage"]), Graveyard(seeded["storage"])
+    collect_garbage(store, [c], delete=False, now=NOW, grace_days=7, graveyard=graveyard)
+    client = _client(seeded)
+    assert _ids(client.get("/api/memories", params={"status": "archived"}).json()) == {c}
+    archived = client.get(f"/api/memory/{c}/history").json()["history"]
+    assert [e["undo"]["action"] for e in archived if "undo" in e] == ["gc"]
+    later = NOW + 8 * DAY
+    collect_garbage(store, [], delete=True, now=later, grace_days=7, graveyard=graveyard)
+    gone = client.get(f"/api/memory/{c}/history").json()
+    assert not gone["exists"] and gone["history"][-1]["event"] == "deleted by gc"
+    assert gone["history"][-1]["undo"] == {"action": "gc", "target": c, "label": "Restore from gc"}
+    assert client.get(f"/api/memory/{c}").status_code == 404
+    restored = client.post(f"/api/memory/{c}/undo/gc", headers=CHANGE)
+    assert restored.status_code == 200, restored.text
+    assert open_store(seeded["storage"]).get(c).status.value == "active"
