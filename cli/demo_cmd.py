@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -94,17 +95,29 @@ def demo(
     ] = False,
 ) -> None:
     """Seed a demo store, consolidate it with the Prefect flow, and show the results."""
-    from cortexgraph.cli.consolidate import print_report_tables, run_with_progress
-    from cortexgraph.demo_data import seed_store
-    from cortexgraph.flows.pipeline_setup import RunOptions
-    from cortexgraph.storage.embeddings import default_cache
-    from cortexgraph.user_store import open_issue_tracker
-    from cortexgraph.vault_sync import LTMIndex, search_unified
-
     console = Console()
     try:
-        from cortexgraph.flows.local_server import start_local_server
+        with ExitStack() as stack:
+            _demo(console, stack, directory, keep, no_embeddings)
+    except CortexGraphError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
 
+
+def _demo(
+    console: Console, stack: ExitStack, directory: Path, keep: bool, no_embeddings: bool
+) -> None:
+    # Something moves on screen from the first second: each wait says what it waits for.
+    with console.status("Starting: loading cortexgraph and Prefect…") as status:
+        from cortexgraph.cli.consolidate import print_report_tables, run_with_progress
+        from cortexgraph.demo_data import seed_store
+        from cortexgraph.flows.local_server import local_prefect_api, start_local_server
+        from cortexgraph.flows.pipeline_setup import RunOptions
+        from cortexgraph.storage.embeddings import default_cache
+        from cortexgraph.user_store import open_issue_tracker
+        from cortexgraph.vault_sync import LTMIndex, search_unified
+
+        status.update("Starting Prefect's server (for the consolidation flow) in the background…")
         start_local_server()  # Prefect's server comes up while the demo seeds and searches
         directory = directory.resolve()
         _prepare(directory, keep)
@@ -112,9 +125,15 @@ def demo(
             storage_path=directory / "store", ltm_vault_path=directory / "vault"
         )
         now = time.time()
+        if not no_embeddings:
+            status.update("Loading the meaning model (MiniLM, ONNX)…")
         embedder = None if no_embeddings else default_cache(settings.storage_path)
         store = _open(settings, embedder)
         if len(store) == 0:
+            status.update(
+                "Seeding the sample memories"
+                + ("…" if no_embeddings else " and embedding each with MiniLM…")
+            )
             seeded = seed_store(store, now=now)
             console.print(f"[bold]Seeded {len(seeded)} memories[/] into {settings.storage_path}")
         stats = store.stats(now=now)
@@ -124,53 +143,62 @@ def demo(
             f"{stats.entities} entities",
             highlight=False,
         )
-        for query in DEMO_QUERIES[:2]:
+        for i, query in enumerate(DEMO_QUERIES[:2]):
+            first = " (the first search embeds every memory once)" if i == 0 and embedder else ""
+            status.update(f"Searching: {query!r}{first}…")
             hits = store.search(query, top_k=3, now=now)
             _search_table(
                 console,
                 f"search: {query!r}",
                 [(f"{h.score:.2f}", "STM", h.memory.content) for h in hits],
             )
+        if embedder is not None:
+            embedder.save()  # the searches' vectors: the next `cortexgraph search` reuses them
 
-        console.rule("consolidation (Prefect flow, in-process)")
-        # The flow opens the store and the embedding cache itself and writes through them. Our
-        # copies would be a second, stale view of the same files (the cache's vectors from
-        # before the flow, the indexes of the records it replaced): drop them now and read back
-        # only what the flow left on disk once it is done.
-        del store, embedder
-        report = run_with_progress(
-            settings, RunOptions(use_embeddings=not no_embeddings), console=console
-        )
-        print_report_tables(report, console=console)  # the flow recorded the run
+    console.rule("consolidation (Prefect flow, in-process)")
+    with console.status(
+        "Waiting for Prefect's server to come up (a fresh environment's first start can take "
+        "a minute)…"
+    ):
+        stack.enter_context(local_prefect_api())  # the flow run below uses it as it is
+    # The flow opens the store and the embedding cache itself and writes through them. Our
+    # copies would be a second, stale view of the same files (the cache's vectors from
+    # before the flow, the indexes of the records it replaced): drop them now and read back
+    # only what the flow left on disk once it is done.
+    del store, embedder
+    report = run_with_progress(
+        settings, RunOptions(use_embeddings=not no_embeddings), console=console
+    )
+    print_report_tables(report, console=console)  # the flow recorded the run
 
-        console.rule("what it left behind")
-        _show_notes(console, settings.vault_path, settings.ltm_promoted_folder)
-        tracker, where = open_issue_tracker(settings)
-        _show_issues(console, tracker.query(), where)
+    console.rule("what it left behind")
+    _show_notes(console, settings.vault_path, settings.ltm_promoted_folder)
+    tracker, where = open_issue_tracker(settings)
+    _show_issues(console, tracker.query(), where)
 
+    query = DEMO_QUERIES[0]
+    with console.status(f"Searching short- and long-term memory: {query!r}…"):
         embedder = None if no_embeddings else default_cache(settings.storage_path)
         store = _open(settings, embedder)
         index = LTMIndex.open(settings.vault_path)
-        query = DEMO_QUERIES[0]
         hits = search_unified(store, index, query, limit=5, now=time.time(), embedder=embedder)
-        _search_table(
-            console,
-            f"unified STM+LTM search: {query!r}",
-            [(f"{h.score:.2f}", h.source.upper(), h.preview or h.title) for h in hits],
+        if embedder is not None:
+            embedder.save()
+    _search_table(
+        console,
+        f"unified STM+LTM search: {query!r}",
+        [(f"{h.score:.2f}", h.source.upper(), h.preview or h.title) for h in hits],
+    )
+    if not hits:  # never silently: name what the search saw
+        raise CortexGraphError(
+            f"the unified search found nothing in {len(store)} memories and "
+            f"{len(index.notes)} notes; please report this with the folder {directory}"
         )
-        if not hits:  # never silently: name what the search saw
-            raise CortexGraphError(
-                f"the unified search found nothing in {len(store)} memories and "
-                f"{len(index.notes)} notes; please report this with the folder {directory}"
-            )
-        console.print(
-            f"\nOpen [bold]{settings.vault_path}[/] in Obsidian; "
-            f"`git -C {settings.storage_path} log --oneline` shows the issue history; "
-            f"`cortexgraph issues list --storage-path {settings.storage_path}` lists them; "
-            f"add `--storage-path {settings.storage_path}` to `cortexgraph search`, `list` ... "
-            f"to read this store.",
-            highlight=False,
-        )
-    except CortexGraphError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
+    console.print(
+        f"\nOpen [bold]{settings.vault_path}[/] in Obsidian; "
+        f"`git -C {settings.storage_path} log --oneline` shows the issue history; "
+        f"`cortexgraph issues list --storage-path {settings.storage_path}` lists them; "
+        f"add `--storage-path {settings.storage_path}` to `cortexgraph search`, `list` ... "
+        f"to read this store.",
+        highlight=False,
+    )

@@ -78,12 +78,83 @@ def search(
     storage_path: StorageOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search short-term memories (BM25 + MiniLM, re-ranked by decay)."""
+    """Search short-term memories (BM25 + MiniLM, re-ranked by decay). A fresh process shows
+    keyword results first when the meaning model is not ready within a second, labelled so,
+    then the results ranked by meaning and keywords."""
     with cli_errors():
-        _, store = cli_store(storage_path, embeddings=embeddings)
-        hits = store.search(query, tags=tag, top_k=limit, now=time.time())
-        rows = [_row(h.memory, h.score) for h in hits]
-        print_json(rows) if as_json else _table(f"search: {query!r}", rows)
+        if as_json or not embeddings:
+            _, store = cli_store(storage_path, embeddings=embeddings)
+            hits = store.search(query, tags=tag, top_k=limit, now=time.time())
+            _save_vectors(store)
+            rows = [_row(h.memory, h.score) for h in hits]
+            print_json(rows) if as_json else _table(f"search: {query!r}", rows)
+            return
+        _search_keywords_first(query, tag, limit, storage_path)
+
+
+FIRST_ANSWER_S = 1.0  # a fresh process waits this long for the meaning model, then shows keywords
+
+
+def _search_keywords_first(
+    query: str, tag: list[str] | None, limit: int, storage_path: Path | None
+) -> None:
+    """The keyword search answers at once; the meaning model loads (and embeds the memories it
+    has not seen, kept in the store's vector cache for the next process) in a thread. Its
+    answer replaces the keyword one if it comes within FIRST_ANSWER_S, else follows it."""
+    import threading
+
+    from cortexgraph.cli.cli_common import open_cli_store
+
+    started = time.monotonic()
+    settings, keyword_store = cli_store(storage_path)
+    full: dict[str, Any] = {}
+
+    def by_meaning() -> None:
+        try:
+            store = open_cli_store(settings, embeddings=True)
+            if getattr(store, "dense", None) is None:
+                full["absent"] = True  # no model installed: the keyword answer is the answer
+                return
+            full["hits"] = store.search(query, tags=tag, top_k=limit, now=time.time())
+            _save_vectors(store)
+        except Exception as exc:  # the keyword answer stands; say why meaning is missing
+            full["error"] = str(exc)[:200]
+
+    keyword_hits = keyword_store.search(query, tags=tag, top_k=limit, now=time.time())
+    # Started after the keyword search: its imports would otherwise hold up that answer.
+    worker = threading.Thread(target=by_meaning, name="cortexgraph-meaning", daemon=True)
+    worker.start()
+    worker.join(max(0.0, FIRST_ANSWER_S - (time.monotonic() - started)))
+    if "hits" in full or "absent" in full:
+        hits = full.get("hits", keyword_hits)
+        _table(f"search: {query!r}", [_row(h.memory, h.score) for h in hits])
+        return
+    if not worker.is_alive() and "error" in full:
+        _table(
+            f"search: {query!r} (keyword results; meaning unavailable: {full['error']})",
+            [_row(h.memory, h.score) for h in keyword_hits],
+        )
+        return
+    _table(
+        f"search: {query!r} (keyword results; the meaning model is loading)",
+        [_row(h.memory, h.score) for h in keyword_hits],
+    )
+    with out.status("ranking by meaning (the model loads and embeds memories it has not seen)"):
+        worker.join()
+    if "hits" in full:
+        _table(
+            f"search: {query!r} (by meaning and keywords)",
+            [_row(h.memory, h.score) for h in full["hits"]],
+        )
+    elif "error" in full:
+        out.print(Text(f"meaning unavailable: {full['error']}; the keyword results stand"))
+
+
+def _save_vectors(store: Any) -> None:
+    """Keep the vectors this search embedded for the next process (best effort)."""
+    cache = getattr(getattr(store, "dense", None), "cache", None)
+    if cache is not None:
+        cache.save()
 
 
 def list_memories(

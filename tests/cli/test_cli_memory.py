@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from cli_helpers import NOW
 
 
@@ -106,3 +107,25 @@ def test_history_dates_an_edit_at_the_edit_not_the_last_use(cli, tmp_path):
     assert int(before) <= edits[0]["at"] <= after  # the edit's own time
     assert edits[0]["cause"] == "cortexgraph edit: content changed"
     assert cli.store().get(a.id).last_used == int(NOW)  # an edit is not a use
+
+
+def test_a_fresh_search_shows_keyword_results_first_labelled_then_by_meaning(cli, monkeypatch):
+    from cortexgraph.cli import memory_cmd
+    from cortexgraph.storage.embeddings import model_path
+
+    if model_path() is None:
+        pytest.skip("the MiniLM model is not installed")
+    store = cli.store()
+    store.save("We picked Postgres 16 for the billing service", tags=["decision"], now=NOW)
+    store.save("Sam likes hermetic tests", tags=["testing"], now=NOW)
+    monkeypatch.setattr(memory_cmd, "FIRST_ANSWER_S", 0.0)  # the model is never ready at once
+    text = cli("search", "which database was selected", CORTEXGRAPH_ENABLE_EMBEDDINGS="true").stdout
+    keyword, _, meaning = text.partition("(by meaning and keywords)")
+    assert "(keyword results; the meaning model is loading)" in keyword
+    assert "Postgres 16" not in keyword  # no word in common: keywords cannot find it
+    assert "Postgres 16" in meaning  # the meaning model can
+    assert list(cli.storage.glob(".embeddings-*.npz"))  # kept for the next process
+
+    monkeypatch.setattr(memory_cmd, "FIRST_ANSWER_S", 600.0)  # the model answers in time
+    text = cli("search", "which database was selected", CORTEXGRAPH_ENABLE_EMBEDDINGS="true").stdout
+    assert "keyword results" not in text and "Postgres 16" in text
