@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from cortexgraph.mcp_server.app import ServerState
+from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.storage.errors import CortexGraphError
 
 if TYPE_CHECKING:
@@ -23,12 +23,7 @@ def embedder_for(state: ServerState) -> tuple[Any, str]:
     if not state.settings.enable_embeddings:
         return None, "embeddings disabled (CORTEXGRAPH_ENABLE_EMBEDDINGS=false): TF-IDF similarity"
 
-    def build() -> Any:
-        from cortexgraph.storage.embeddings import default_embedder
-
-        return default_embedder()
-
-    embedder = state.service("embedder", build)
+    embedder = state.embedder
     if embedder is None:
         return None, "embedding model not installed: TF-IDF similarity"
     return embedder, f"embeddings by {embedder.name}"
@@ -36,10 +31,7 @@ def embedder_for(state: ServerState) -> tuple[Any, str]:
 
 def note_sink(state: ServerState) -> ObsidianNoteSink:
     """The vault writer (promotions, merges), one per server."""
-    from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
-
-    s = state.settings
-    return state.service("note_sink", lambda: ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder))
+    return state.note_sink
 
 
 def issue_tracker(state: ServerState, *, create: bool) -> tuple[IssueTracker, str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cortexgraph.activation.entities import entity_kind
-from cortexgraph.mcp_server.app import ServerState
+from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.store_files import disk_bytes_by_kind, wipe
@@ -97,7 +97,7 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
     wiped = wipe(state.store, s.storage_path, also_remove=(RUNS_FILE,))
     if state.dense is not None:
         state.dense.reset()  # forget the loaded vectors, so shutdown does not write them back
-    state.service("clusters", dict).clear()
+    state.clusters.clear()
     out: dict[str, Any] = {
         "storage_path": str(s.storage_path),
         "memories_deleted": wiped.memories_deleted,

@@ -30,7 +30,7 @@ from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import MemoryStatus
 
 if TYPE_CHECKING:
-    from cortexgraph.mcp_server.app import ServerState
+    from cortexgraph.mcp_server.state import ServerState
 
 log = logging.getLogger("cortexgraph.mcp")
 REQUEST_TIMEOUT_S = 5.0  # a client that sends nothing is dropped, never held

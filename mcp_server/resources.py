@@ -1,15 +1,19 @@
-"""Resources (stats, one memory, the paged graph) and the memory system prompt."""
+"""Resources (the session, the graph schema, stats, one memory, the paged graph) and the
+memory system prompt."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections import Counter
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from cortexgraph.mcp_server.app import ServerState
-from cortexgraph.mcp_server.views import memory_view, paginate
+from cortexgraph.activation.entities import entity_kind
+from cortexgraph.mcp_server.state import ServerState
+from cortexgraph.mcp_server.views import memory_view, paginate, preview
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus, validate_id
 
@@ -46,7 +50,72 @@ create_relation to link related memories, and promote_memory for ones that shoul
 
 
 def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add the resources (session, graph schema, stats, one memory, the paged graph), each also
+    at LatentContext's memory:// address where it has one, and the memory system prompt."""
     store = state.resource_store
+    log = state.session_log
+
+    @server.resource(
+        "cortexgraph://session/current",
+        mime_type="application/json",
+        description="What this server session saved and recalled.",
+    )
+    def session_current() -> str:
+        s, snap = store(), log.snapshot()
+
+        def views(ids: list[str]) -> list[dict[str, Any]]:
+            found = [s.find(i) for i in ids[-100:]]
+            return [
+                {"id": m.id, "content": preview(m.content, 200), "tags": list(m.tags)}
+                for m in found
+                if m is not None
+            ]
+
+        return json.dumps(
+            {
+                "started_at": snap["started_at"],
+                "saved": views(snap["saved"]),
+                "recalled": views(snap["recalled"]),
+                "tool_calls": snap["calls"],
+            },
+            ensure_ascii=False,
+        )
+
+    server.resource(  # LatentContext's address for the same view
+        "memory://session/current",
+        mime_type="application/json",
+        description="Same as cortexgraph://session/current.",
+    )(session_current)
+
+    @server.resource(
+        "cortexgraph://graph/schema",
+        mime_type="application/json",
+        description="Entity types and relation types in the memory graph, with "
+        "counts (to write graph_query calls).",
+    )
+    def graph_schema() -> str:
+        s = store()
+        entities = Counter(e.lower() for m in s.list() for e in m.entities)
+        kinds: Counter[str] = Counter()
+        for entity, n in entities.items():
+            kinds[entity_kind(entity)] += n
+        relations = Counter(r.relation_type for r in s.relations())
+        return json.dumps(
+            {
+                "entity_types": dict(kinds.most_common()),
+                "entities": len(entities),
+                "top_entities": dict(entities.most_common(25)),
+                "relation_types": dict(relations.most_common()),
+                "tags": dict(Counter(t for m in s.list() for t in m.tags).most_common(25)),
+            },
+            ensure_ascii=False,
+        )
+
+    server.resource(
+        "memory://graph/schema",
+        mime_type="application/json",
+        description="Same as cortexgraph://graph/schema.",
+    )(graph_schema)
 
     @server.resource(
         "cortexgraph://stats",

@@ -13,8 +13,8 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from cortexgraph import activation
-from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 
 Message = Annotated[
     str, Field(description="The user's message, verbatim.", min_length=1, max_length=20_000)
@@ -41,16 +41,12 @@ SessionId = Annotated[
 
 
 def _conversation(
-    ctx: ServerContext, state: ServerState, config: Any, session_id: str | None
+    ctx: ServerContext, state: ServerState, session_id: str | None
 ) -> tuple[Any, str]:
     """The server's ConversationContext (CORTEXGRAPH_CONTEXT_WINDOW_SIZE turns per session) and
     this conversation's key: the one given, else the HTTP transport's session id, else one
     window for the process (stdio serves one client)."""
-    from cortexgraph.activation.context import ConversationContext
-
-    window = state.service(
-        "conversation-context", lambda: ConversationContext(max_turns=config.context_turns)
-    )
+    window = state.conversations
     headers = getattr(ctx, "headers", None) or {}
     return window, session_id or headers.get("mcp-session-id") or "stdio"
 
@@ -79,7 +75,7 @@ def analyze_message(
     follow-ups ("yes, do that") are read with this conversation's previous messages."""
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
-    window, session = _conversation(ctx, state, config, session_id)
+    window, session = _conversation(ctx, state, session_id)
     result = activation.analyze_message(
         message,
         store=state.store if include_dedup_check else None,
@@ -100,7 +96,7 @@ def analyze_for_recall(
     suggested_query and entities. Follow-ups are read with this conversation's messages."""
     state = state_of(ctx)
     config = activation.ActivationConfig.from_mapping(state.settings)
-    window, session = _conversation(ctx, state, config, session_id)
+    window, session = _conversation(ctx, state, session_id)
     result = activation.analyze_for_recall(
         message, context=window, config=config, session_id=session
     )
@@ -108,7 +104,8 @@ def analyze_for_recall(
     return {"success": True, **_as_dict(result)}
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add this module's tools (their handlers reach the state through their ctx)."""
     read_only = ToolAnnotations(read_only_hint=True)
     server.add_tool(analyze_message, annotations=read_only)
     server.add_tool(analyze_for_recall, annotations=read_only)

@@ -13,9 +13,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.collaborators import embedder_for, issue_tracker, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.storage.errors import InvalidInputError, NotFoundError
 from cortexgraph.storage.models import validate_id
 
@@ -52,7 +52,7 @@ def _detect(state: ServerState, threshold: float | None, max_size: int | None) -
     embedder, note = embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
     report = ClusterDetector(state.store, embedder, None, config).run(now=time.time(), dry_run=True)
-    known = state.service("clusters", dict)
+    known = state.clusters
     for c in report.clusters:
         known[c.cluster_id] = c
     return report, note
@@ -182,7 +182,7 @@ def consolidate_memories(
         chosen = [c for c in report.clusters if c.cohesion >= cohesion_threshold]
     else:
         validate_id(cluster_id, "cluster id")
-        known: dict[str, Any] = state.service("clusters", dict)
+        known: dict[str, Any] = state.clusters
         if cluster_id not in known:
             _detect(state, None, None)
         if cluster_id not in known:
@@ -389,7 +389,8 @@ def list_consolidation_issues(
     }
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add this module's tools (their handlers reach the state through their ctx)."""
     read_only = ToolAnnotations(read_only_hint=True)
     server.add_tool(cluster_memories, annotations=read_only)
     server.add_tool(consolidate_memories, annotations=ToolAnnotations(destructive_hint=False))

@@ -1,7 +1,8 @@
 """Context tools: memory_retrieve, graph_query, core memory, temporal truth, fact prompts.
 
 The logic lives in ``retrieval``; this module reads settings, finds the vault and the update
-intent (activation), and translates errors.
+intent (activation), and translates errors. LatentContext's shapes (its memory types, its
+filters object, its memory_store tool) are read in ``context_seed``.
 """
 
 from __future__ import annotations
@@ -10,17 +11,18 @@ import json
 import logging
 import time
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.arguments import MAX_ID_CHARS, IdText, check_content, check_supersedes
 from cortexgraph.mcp_server.collaborators import embedder_for
+from cortexgraph.mcp_server.context_seed import SeedType, memory_store, merge_filters, seed_tiers
 from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.retrieval import prompts
 from cortexgraph.retrieval.context import RetrievalFilters
 from cortexgraph.retrieval.context import memory_retrieve as retrieve
@@ -31,51 +33,19 @@ from cortexgraph.retrieval.graph import memory_ref
 from cortexgraph.retrieval.temporal import after_save
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
+if TYPE_CHECKING:
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
+
 log = logging.getLogger("cortexgraph.mcp")
 
 MemoryType = Literal["core", "ltm", "stm", "graph"]
-# LatentContext's memory types (its memory_store categories) and the tiers they are read from.
-SEED_TYPES: dict[str, tuple[str, ...]] = {
-    "fact": ("stm", "ltm", "graph"),
-    "preference": ("stm", "ltm"),
-    "event": ("stm", "ltm"),
-    "summary": ("stm", "ltm"),
-    "working": ("stm",),
-}
-SeedType = Literal["fact", "preference", "event", "summary", "working"]
-StoreType = Literal["fact", "preference", "event", "summary", "core"]
-FILTER_KEYS = ("memory_types", "after", "before", "min_confidence")
 
 
-def _tiers(types: Any) -> tuple[list[str] | None, list[str]]:
-    """Our tiers for a memory_types list that may use LatentContext's names, and notes saying
-    how each of those was read."""
-    if types is None:
-        return None, []
-    if isinstance(types, str):
-        types = [types]
-    if not isinstance(types, list):
-        raise InvalidInputError("memory_types must be a list, e.g. ['stm', 'ltm'] or ['fact']")
-    tiers: list[str] = []
-    notes = []
-    for t in types:
-        if t in SEED_TYPES:
-            tiers += SEED_TYPES[t]
-            notes.append(f"memory_types {t!r} read as tiers {', '.join(SEED_TYPES[t])}")
-        else:
-            tiers.append(t)  # ours, or refused below with the list of names
-    return list(dict.fromkeys(tiers)), notes
-
-
-def _ltm_index(state: ServerState) -> Any:
+def _ltm_index(state: ServerState) -> LTMIndex | None:
     """The vault's LTM index (shared with search_unified), refreshed; None without a vault."""
-    vault = state.settings.vault_path
-    if vault is None or not vault.is_dir():
-        return None
-    from cortexgraph.vault_sync.ltm_index import LTMIndex
-
-    index = state.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
-    index.refresh()
+    index = state.ltm_index
+    if index is not None:
+        index.refresh()
     return index
 
 
@@ -136,19 +106,8 @@ def memory_retrieve(
     state = state_of(ctx)
     given: dict[str, Any] = {"memory_types": memory_types, "after": after, "before": before}
     given["min_confidence"] = min_confidence
-    for key, value in (filters or {}).items():
-        if key not in FILTER_KEYS:
-            raise InvalidInputError(
-                f"unknown filter {key!r}; filters takes {', '.join(FILTER_KEYS)}"
-            )
-        if (isinstance(value, str) and len(value) > 64) or (
-            isinstance(value, list) and len(value) > 9
-        ):
-            raise InvalidInputError(f"filters.{key} is too long (dates: 64 characters, 9 types)")
-        if given[key] is not None and given[key] != value:
-            raise InvalidInputError(f"{key} given twice (argument and filters) with two values")
-        given[key] = value
-    given["memory_types"], read_as = _tiers(given["memory_types"])
+    given = merge_filters(given, filters)  # LatentContext's filters object
+    given["memory_types"], read_as = seed_tiers(given["memory_types"])
     chosen = RetrievalFilters.from_mapping(given)
     embedder = embedder_for(state)[0] if use_embeddings else None
     kwargs: dict[str, Any] = {
@@ -167,53 +126,6 @@ def memory_retrieve(
     if read_as:
         result = replace(result, notes=(*result.notes, *read_as))
     return {"success": True, **result.to_json(items=items)}
-
-
-@tool_errors
-def memory_store(
-    ctx: ServerContext,
-    content: Annotated[
-        str, Field(description="The information to store.", min_length=1, max_length=50_000)
-    ],
-    memory_type: Annotated[
-        StoreType, Field(description="fact, preference, event, summary, or core (never fades).")
-    ],
-    confidence: Annotated[
-        StrictFloat | None,
-        Field(description="0-1; lower fades sooner (strength 0.5 + confidence).", ge=0, le=1),
-    ] = None,
-    entities: Annotated[
-        list[Annotated[str, Field(max_length=200)]] | None,
-        Field(description="Key entities, for the graph.", max_length=50),
-    ] = None,
-) -> dict[str, Any]:
-    """LatentContext's memory_store: save_memory with the type as a tag ('core' also marks it
-    core, always in context). A stated change of a fact supersedes the old one."""
-    state = state_of(ctx)
-    check_content(content, state.settings.max_content_bytes)
-    strength = 1.0 if confidence is None else round(0.5 + confidence, 4)
-    memory = state.store.save(
-        content,
-        tags=[memory_type],
-        entities=entities if entities is not None else (),
-        source="memory_store",
-        strength=strength,
-        now=time.time(),
-    )
-    if memory_type == "core":
-        memory = set_core(state.store, memory.id)
-    state.embed_soon([memory])
-    temporal = after_save(state.store, memory, None, auto_supersede=state.settings.auto_supersede)
-    return {
-        "success": True,
-        "memory_id": memory.id,
-        "ref": memory_ref(memory.id),
-        "memory_type": memory_type,
-        "strength": memory.strength,
-        "core": memory.is_core,
-        "temporal": temporal.to_json(),
-        "message": f"Stored as {memory.id} (tag {memory_type!r})",
-    }
 
 
 @tool_errors
@@ -398,7 +310,7 @@ __all__ = [
     "graph_query",
     "memory_forget",
     "memory_retrieve",
-    "memory_store",
+    "memory_store",  # defined in context_seed, registered here in its place in tools/list
     "record_memory_update",
     "register",
     "set_core_memory",

@@ -15,8 +15,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictInt
 
-from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.storage.decay import gc_candidates
 from cortexgraph.storage.models import MemoryStatus
 
@@ -64,7 +64,8 @@ def gc(
     }
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add this module's tools (their handlers reach the state through their ctx)."""
     server.add_tool(gc, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
 
 

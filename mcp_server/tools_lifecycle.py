@@ -1,5 +1,6 @@
 """The memory lifecycle (LatentContext): memory_status, memory_wipe, memory_compress, and the
-resources cortexgraph://session/current and cortexgraph://graph/schema.
+middleware that records the session (its resource, cortexgraph://session/current, is in
+``resources``).
 
 memory_compress writes a summary memory of this session (what it saved) or of a period (the
 memories created in the last ``days``) that replaces nothing: it links to its sources with
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -34,18 +34,16 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.activation.entities import entity_kind
 from cortexgraph.agents.summary import (
     extractive_summary,
     period_memories,
     save_summary,
     summary_sources,
 )
-from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.collaborators import embedder_for
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.lifecycle_ops import status_report, wipe_store
-from cortexgraph.mcp_server.session_log import SessionLog
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.views import preview
 from cortexgraph.retrieval.temporal import is_superseded
 from cortexgraph.storage.errors import InvalidInputError
@@ -56,10 +54,6 @@ SAMPLING_MAX_TOKENS = 400
 SAMPLING_TIMEOUT_S = 120.0  # a client's model that has not answered by then is not waited for
 INPUT_REQUIRED_VERSION = "2026-07-28"  # from here the SDK carries sampling in the tool result
 log = logging.getLogger(__name__)
-
-
-def session_log(state: ServerState) -> SessionLog:
-    return state.service("session_log", SessionLog)
 
 
 @tool_errors
@@ -94,14 +88,14 @@ def memory_wipe(
     the unedited notes cortexgraph wrote to the vault). Cannot be undone."""
     state = state_of(ctx)
     result = wipe_store(state, confirm, include_vault_notes)
-    session_log(state).forget_all()
+    state.session_log.forget_all()
     return {"success": True, **result}
 
 
 def _sources(state: ServerState, scope: str, days: float, now: float) -> list[Memory]:
     store = state.store
     if scope == "session":
-        log = session_log(state).snapshot()
+        log = state.session_log.snapshot()
         found = [store.find(i) for i in log["saved"]]
         memories = [m for m in found if m is not None]
         if not memories:  # saved by another path while this server ran
@@ -246,8 +240,8 @@ def memory_compress(
 def register(server: MCPServer[ServerState], state: ServerState) -> None:
     from cortexgraph.mcp_server.session_log import session_middleware
 
-    log = session_log(state)
-    server.middleware.append(session_middleware(log, state.subscriptions))
+    """Add the lifecycle tools and the middleware that records the session's calls."""
+    server.middleware.append(session_middleware(state.session_log, state.subscriptions))
     server.add_tool(memory_status, annotations=ToolAnnotations(read_only_hint=True))
     server.add_tool(
         memory_wipe, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True)
@@ -255,74 +249,6 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     server.add_tool(
         memory_compress, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False)
     )
-
-    store = state.resource_store
-
-    @server.resource(
-        "cortexgraph://session/current",
-        mime_type="application/json",
-        description="What this server session saved and recalled.",
-    )
-    def session_current() -> str:
-        import json
-
-        s, snap = store(), log.snapshot()
-
-        def views(ids: list[str]) -> list[dict[str, Any]]:
-            found = [s.find(i) for i in ids[-100:]]
-            return [
-                {"id": m.id, "content": preview(m.content, 200), "tags": list(m.tags)}
-                for m in found
-                if m is not None
-            ]
-
-        return json.dumps(
-            {
-                "started_at": snap["started_at"],
-                "saved": views(snap["saved"]),
-                "recalled": views(snap["recalled"]),
-                "tool_calls": snap["calls"],
-            },
-            ensure_ascii=False,
-        )
-
-    server.resource(  # LatentContext's address for the same view
-        "memory://session/current",
-        mime_type="application/json",
-        description="Same as cortexgraph://session/current.",
-    )(session_current)
-
-    @server.resource(
-        "cortexgraph://graph/schema",
-        mime_type="application/json",
-        description="Entity types and relation types in the memory graph, with "
-        "counts (to write graph_query calls).",
-    )
-    def graph_schema() -> str:
-        import json
-
-        s = store()
-        entities = Counter(e.lower() for m in s.list() for e in m.entities)
-        kinds: Counter[str] = Counter()
-        for entity, n in entities.items():
-            kinds[entity_kind(entity)] += n
-        relations = Counter(r.relation_type for r in s.relations())
-        return json.dumps(
-            {
-                "entity_types": dict(kinds.most_common()),
-                "entities": len(entities),
-                "top_entities": dict(entities.most_common(25)),
-                "relation_types": dict(relations.most_common()),
-                "tags": dict(Counter(t for m in s.list() for t in m.tags).most_common(25)),
-            },
-            ensure_ascii=False,
-        )
-
-    server.resource(
-        "memory://graph/schema",
-        mime_type="application/json",
-        description="Same as cortexgraph://graph/schema.",
-    )(graph_schema)
 
 
 __all__ = ["memory_compress", "memory_status", "memory_wipe", "register"]

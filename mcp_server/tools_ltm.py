@@ -9,10 +9,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.arguments import TagText
 from cortexgraph.mcp_server.collaborators import embedder_for, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.views import preview
 from cortexgraph.storage.decay import DAY, memory_score, promotion_reason
 from cortexgraph.storage.errors import InvalidInputError
@@ -163,16 +163,15 @@ def search_unified(
 def _ltm_index(state: ServerState) -> tuple[Any, str]:
     """The vault's index, refreshed (only changed notes are re-read); None if no vault yet."""
     vault = state.settings.vault_path
-    if not vault.is_dir():
+    index = state.ltm_index
+    if index is None:
         return None, f"no vault at {vault} yet (LTM_VAULT_PATH): short-term memories only"
-    from cortexgraph.vault_sync.ltm_index import LTMIndex
-
-    index = state.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
     index.refresh()
     return index, f"{len(index.notes)} notes in {vault}"
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add this module's tools (their handlers reach the state through their ctx)."""
     server.add_tool(promote_memory, annotations=ToolAnnotations(destructive_hint=False))
     server.add_tool(search_unified, annotations=ToolAnnotations(read_only_hint=True))
 

@@ -30,14 +30,13 @@ from cortexgraph.activation.monitor import (
     load_directives,
     load_pattern_set,
     make_call,
-    open_ledger,
     render_reminder,
 )
 from cortexgraph.activation.monitor.engine import choose_directive
 from cortexgraph.activation.monitor.project_profile import project_profile
-from cortexgraph.mcp_server.app import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.arguments import check_json
 from cortexgraph.mcp_server.errors import quote, tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
 ACTIVE_ALERT_SECONDS = 3600
@@ -73,7 +72,7 @@ def ledger_of(state: ServerState) -> BehaviorLedger:
 
     It lives under the user's store folder, which opens first: opening the user's store moves
     any records an older version left there (bm.*) into this ledger."""
-    return state.service("monitor-ledger", lambda: open_ledger(state.store.path))
+    return state.monitor_ledger
 
 
 def project_dir() -> Path:

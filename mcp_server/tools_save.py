@@ -11,7 +11,6 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat
 
 from cortexgraph import activation
-from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.arguments import (
     MAX_ID_CHARS,
     IdText,
@@ -21,6 +20,7 @@ from cortexgraph.mcp_server.arguments import (
     unique_ids,
 )
 from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.retrieval.temporal import after_save
 from cortexgraph.storage.decay import memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
@@ -137,7 +137,7 @@ def save_memory(
     )
     now = time.time()
     conversation = _conversation_key(ctx)
-    recent = state.recent_saves()
+    recent = state.recent_saves
     before = recent.previous(conversation, now) if context is None else None
     memory = state.store.save(
         content,
@@ -310,7 +310,8 @@ def create_relation(
     }
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add this module's tools (their handlers reach the state through their ctx)."""
     additive = ToolAnnotations(read_only_hint=False, destructive_hint=False)
     server.add_tool(save_memory, annotations=additive)
     server.add_tool(touch_memory, annotations=additive)

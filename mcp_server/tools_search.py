@@ -9,9 +9,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.arguments import IdText, Tags, unique_ids
 from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.views import (
     MAX_PAGE_SIZE,
     MAX_PREVIEW,
@@ -210,7 +210,8 @@ def read_graph(
     }
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add this module's tools (their handlers reach the state through their ctx)."""
     read_only = ToolAnnotations(read_only_hint=True)
     server.add_tool(search_memory, annotations=read_only)
     server.add_tool(open_memories, annotations=read_only)

@@ -13,9 +13,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from cortexgraph.mcp_server.app import ServerContext, state_of
 from cortexgraph.mcp_server.collaborators import issue_tracker
 from cortexgraph.mcp_server.errors import tool_errors
+from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.storage.models import validate_id
 
 CAUSE = "undo_consolidation (MCP)"
@@ -98,7 +98,8 @@ def memory_history(
     return {"success": True, "memory_id": memory_id, "events": [e.to_json() for e in events]}
 
 
-def register(server: MCPServer) -> None:
+def register(server: MCPServer[ServerState], state: ServerState) -> None:
+    """Add this module's tools (their handlers reach the state through their ctx)."""
     server.add_tool(undo_consolidation, annotations=ToolAnnotations(destructive_hint=False))
     server.add_tool(memory_history, annotations=ToolAnnotations(read_only_hint=True))
 

@@ -194,3 +194,27 @@ def test_mcp_tool_modules_do_not_import_each_other() -> None:
         for name in sorted(_tool_modules_imported(path) - {path.stem})
     ]
     assert not violations, "\n".join(violations)
+
+
+def test_only_the_entry_point_imports_the_mcp_app() -> None:
+    """``app`` builds the server from the tool modules; they reach the state in ``state``, so
+    nothing imports ``app`` back (no cycle through the module that registers them)."""
+    importers = [
+        path.name
+        for path in sorted((ROOT / "mcp_server").glob("*.py"))
+        if path.name not in {"app.py", "__main__.py"}
+        and "cortexgraph.mcp_server.app" in _module_names(path)
+    ]
+    assert not importers, "import mcp_server.state instead: " + ", ".join(importers)
+
+
+def _module_names(path: Path) -> set[str]:
+    """Every module a file names in an import, at the top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found

@@ -1,0 +1,208 @@
+"""The server's state: settings, the store (opened in the background) and the services the
+tools share, each a named, typed property built on first use.
+
+Tool modules import this module and never ``app``: ``app`` builds the server and hands each
+tool module's ``register(server, state)`` this state.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp.server.mcpserver import Context
+from mcp.server.subscriptions import InMemorySubscriptionBus
+
+from cortexgraph.settings import Settings
+from cortexgraph.storage import JSONLStore
+from cortexgraph.storage.errors import CortexGraphError, StorageError
+from cortexgraph.storage.recent_saves import RecentSaves
+from cortexgraph.user_store import open_user_store
+
+if TYPE_CHECKING:
+    from cortexgraph.activation.context import ConversationContext
+    from cortexgraph.activation.monitor import BehaviorLedger
+    from cortexgraph.mcp_server.dense_scorer import LazyDenseScorer
+    from cortexgraph.mcp_server.session_log import SessionLog
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
+    from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
+
+log = logging.getLogger("cortexgraph.mcp")
+T = TypeVar("T")
+
+
+@dataclass
+class ServerState:
+    """What the lifespan yields and every tool reaches through ``state_of(ctx)``: settings,
+    the store, the stats subscription bus, and the services below, each built on first use."""
+
+    settings: Settings
+    # Tool calls that write publish cortexgraph://stats updates here (subscriptions/listen).
+    subscriptions: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
+    _store: JSONLStore | None = None
+    _store_error: BaseException | None = None
+    # The store's dense scorer, as built here (None with embeddings off or before the store
+    # opens): the shell calls its background embedding, save and reset directly.
+    _dense: LazyDenseScorer | None = None
+    _opened: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _services: dict[str, Any] = field(default_factory=dict)
+    _services_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def open_in_background(self) -> None:
+        if self._opened.is_set() or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._open, name="cortexgraph-open", daemon=True)
+        self._thread.start()
+
+    def _open(self) -> None:
+        try:
+            from cortexgraph.mcp_server.dense_scorer import LazyDenseScorer
+
+            dense = LazyDenseScorer(self.settings) if self.settings.enable_embeddings else None
+            # Stores from before the monitor had its own ledger hold its records as memories:
+            # open_user_store moves them out first, as every other shell does.
+            self._store = open_user_store(self.settings, dense)
+            self._dense = dense
+            log.info(
+                "cortexgraph: opened store %s (%d memories)", self._store.path, len(self._store)
+            )
+        except BaseException as exc:  # reported to every tool call below
+            self._store_error = exc
+            log.error("cortexgraph: cannot open store %s: %s", self.settings.storage_path, exc)
+        finally:
+            self._opened.set()
+
+    @property
+    def store(self) -> JSONLStore:
+        self.open_in_background()
+        self._opened.wait()
+        if self._store is None:
+            raise StorageError(
+                f"the store at {self.settings.storage_path} could not be opened: "
+                f"{self._store_error}. Fix CORTEXGRAPH_STORAGE_PATH and restart the server."
+            )
+        return self._store
+
+    def resource_store(self) -> JSONLStore:
+        """The store for a resource read: a store that cannot open is a ResourceError."""
+        from mcp.server.mcpserver.exceptions import ResourceError
+
+        try:
+            return self.store
+        except CortexGraphError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @property
+    def dense(self) -> LazyDenseScorer | None:
+        """The store's dense scorer (waits for the store); None with embeddings off."""
+        _ = self.store
+        return self._dense
+
+    def embed_soon(self, memories: list[Any]) -> None:
+        """Queue just-saved memories for the background embedder (no-op without embeddings)."""
+        dense = self.dense
+        if dense is not None:
+            dense.embed_later(memories)
+
+    def save_embeddings(self) -> None:
+        """Stop the background embedder and write the loaded vectors back to the embedding
+        cache (at shutdown); nothing when the store never opened, embeddings are off or no
+        vector was loaded."""
+        if self._dense is not None:
+            self._dense.close()
+            self._dense.save()
+
+    # Named services, each built once on first use (its package imported then, never at
+    # start-up) and shared by every tool that needs it.
+
+    @property
+    def recent_saves(self) -> RecentSaves:
+        """The memory saved just before, per conversation (a save's derived context)."""
+        window = self.settings.save_context_window_s if self.settings.save_neighbour_context else -1
+        return self.service("recent-saves", lambda: RecentSaves(window))
+
+    @property
+    def session_log(self) -> SessionLog:
+        """What this server session saved, recalled and called (cortexgraph://session/current)."""
+        from cortexgraph.mcp_server.session_log import SessionLog
+
+        return self.service("session_log", SessionLog)
+
+    @property
+    def clusters(self) -> dict[str, Any]:
+        """Clusters the last cluster_memories call found, by id (for consolidate_memories)."""
+        return self.service("clusters", dict)
+
+    @property
+    def conversations(self) -> ConversationContext:
+        """The recent turns of each conversation (CORTEXGRAPH_CONTEXT_WINDOW_SIZE per session)."""
+        from cortexgraph.activation import ActivationConfig
+        from cortexgraph.activation.context import ConversationContext
+
+        turns = ActivationConfig.from_mapping(self.settings).context_turns
+        return self.service("conversation-context", lambda: ConversationContext(max_turns=turns))
+
+    @property
+    def monitor_ledger(self) -> BehaviorLedger:
+        """The behaviour monitor's own ledger store, beside the user's store (never in it).
+
+        The user's store opens first: opening it moves any records an older version left there
+        (bm.*) into this ledger."""
+        from cortexgraph.activation.monitor import open_ledger
+
+        return self.service("monitor-ledger", lambda: open_ledger(self.store.path))
+
+    @property
+    def ltm_index(self) -> LTMIndex | None:
+        """The vault's LTM index, opened once (callers refresh it); None without a vault."""
+        vault = self.settings.vault_path
+        if not vault.is_dir():
+            return None
+        from cortexgraph.vault_sync.ltm_index import LTMIndex
+
+        return self.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
+
+    @property
+    def note_sink(self) -> ObsidianNoteSink:
+        """The vault writer (promotions, merges), one per server."""
+        from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
+
+        s = self.settings
+        return self.service(
+            "note_sink", lambda: ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder)
+        )
+
+    @property
+    def embedder(self) -> Any:
+        """The MiniLM embedder, loaded once; None when the model is not installed."""
+
+        def build() -> Any:
+            from cortexgraph.storage.embeddings import default_embedder
+
+            return default_embedder()
+
+        return self.service("embedder", build)
+
+    def service(self, name: str, build: Callable[[], T]) -> T:
+        """Build a collaborator (vault, tracker, model ...) once, on first use."""
+        with self._services_lock:
+            if name not in self._services:
+                self._services[name] = build()
+            built: T = self._services[name]
+            return built
+
+
+# What a tool handler declares as its ``ctx``: the SDK injects it, with the lifespan's state.
+ServerContext = Context[ServerState, Any]
+
+
+def state_of(ctx: ServerContext) -> ServerState:
+    """The state the lifespan yielded, as every tool handler reaches it."""
+    return ctx.request_context.lifespan_context
+
+
+__all__ = ["ServerContext", "ServerState", "state_of"]
