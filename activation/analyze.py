@@ -8,15 +8,17 @@ never blocked by it).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from cortexgraph.activation.components import ActivationComponents
+import numpy as np
+
 from cortexgraph.activation.config import DEFAULT_CONFIG, ActivationConfig
 from cortexgraph.activation.context import ConversationContext, is_follow_up, is_question
 from cortexgraph.activation.dedup import NO_DUPLICATE
-from cortexgraph.activation.entities import speaker_of
+from cortexgraph.activation.intent import IntentPrediction
 from cortexgraph.activation.intent_data import Intent
-from cortexgraph.activation.phrases import NO_SIGNALS
+from cortexgraph.activation.phrases import NO_SIGNALS, PhraseSignals
 from cortexgraph.activation.recall_query import suggested_query
 from cortexgraph.activation.results import (
     Enrichment,
@@ -24,14 +26,43 @@ from cortexgraph.activation.results import (
     RecallAnalysis,
     Recommendation,
 )
+from cortexgraph.activation.save_enrichment import SaveEnrichment
 from cortexgraph.activation.tags import entity_tags
 from cortexgraph.storage.protocol import MemoryStore
 
 _SAVE_LABELS = tuple(i.value for i in Intent if i.is_save)
+_DISABLED = "preprocessing is disabled"
 
 
-class Activation(ActivationComponents):
-    """The three surfaces over one config's components (activation.components)."""
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """A message as the analysers read it: the text (with the turns before it, for a
+    follow-up), its embedding, its phrase signals and its intent."""
+
+    text: str
+    vector: np.ndarray | None
+    phrases: PhraseSignals
+    intent: IntentPrediction | None
+
+
+def _disabled_message() -> MessageAnalysis:
+    return MessageAnalysis(
+        should_save=False,
+        action_recommendation=Recommendation.NONE,
+        confidence=0.0,
+        intent=None,
+        suggested_entities=(),
+        suggested_tags=(),
+        suggested_strength=1.0,
+        deduplication=NO_DUPLICATE,
+        phrases=NO_SIGNALS,
+        reasoning=(_DISABLED,),
+    )
+
+
+class Activation(SaveEnrichment):
+    """The three surfaces over one config's components (activation.components); a save's
+    enrichment (``enrich_for_save``) is in activation.save_enrichment."""
 
     def analyze_message(
         self,
@@ -41,21 +72,64 @@ class Activation(ActivationComponents):
         context: ConversationContext | None = None,
         session_id: str = "default",
     ) -> MessageAnalysis:
+        if not self.config.enabled:
+            return _disabled_message()
         errors: dict[str, str] = {}
         reasons: list[str] = []
-        if not self.config.enabled:
-            return MessageAnalysis(
-                False,
-                Recommendation.NONE,
-                0.0,
-                None,
-                (),
-                (),
-                1.0,
-                NO_DUPLICATE,
-                NO_SIGNALS,
-                ("preprocessing is disabled",),
-            )
+        reading = self._read_message(message, context, session_id, errors, reasons)
+        intent = reading.intent
+        p_save = sum(intent.probabilities.get(k, 0.0) for k in _SAVE_LABELS) if intent else 0.0
+        p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
+        rec, confidence = self._recommend(
+            reading.phrases, intent, p_save, p_recall, reasons, question=is_question(message)
+        )
+        saving = rec in (Recommendation.MUST_SAVE, Recommendation.SHOULD_SAVE)
+        doc = self._parse(reading.text, errors)
+        ents = self._entities(reading.text, errors, doc)
+        entity_list = ents.entities if ents else ()
+        methods = {
+            "intent": intent.method if intent else "off",
+            "entities": ents.method if ents else "off",
+        }
+        dedup = NO_DUPLICATE
+        if saving and store is not None:
+            found = self._duplicate_of(message, store, reading.vector, errors)
+            dedup = NO_DUPLICATE if found is None else found
+            if dedup.is_duplicate and dedup.best is not None:
+                rec = Recommendation.DUPLICATE_DETECTED
+                reasons.append(
+                    f"similar to memory {dedup.best.memory_id} "
+                    f"({dedup.best.similarity:.2f}): {dedup.recommendation.value}"
+                )
+        tags, methods["tags"] = self._message_tags(reading, entity_list, doc, errors, saving)
+        strength = 1.0
+        if saving or rec is Recommendation.DUPLICATE_DETECTED:
+            strength = self._message_strength(reading, errors, reasons)
+        return MessageAnalysis(
+            should_save=saving and rec is not Recommendation.DUPLICATE_DETECTED,
+            action_recommendation=rec,
+            confidence=confidence,
+            intent=intent,
+            suggested_entities=entity_list,
+            suggested_tags=tags[: self.config.max_tags],  # CORTEXGRAPH_TAG_SUGGESTION_TOP_K
+            suggested_strength=strength,
+            deduplication=dedup,
+            phrases=reading.phrases,
+            reasoning=tuple(reasons),
+            methods=methods,
+            errors=errors,
+        )
+
+    def _read_message(
+        self,
+        message: str,
+        context: ConversationContext | None,
+        session_id: str,
+        errors: dict[str, str],
+        reasons: list[str],
+    ) -> _Reading:
+        """Phrases, embedding and intent of a message; a short follow-up is read with the
+        previous turns, and a preference spread over recent turns is read as one."""
         text = message
         if (
             context is not None
@@ -76,89 +150,60 @@ class Activation(ActivationComponents):
             intent, text, vector = self._with_window(
                 message, intent, context, session_id, errors, reasons
             ) or (intent, text, vector)
-        p_save = sum(intent.probabilities.get(k, 0.0) for k in _SAVE_LABELS) if intent else 0.0
-        p_recall = intent.probabilities.get(Intent.RECALL_INFO.value, 0.0) if intent else 0.0
-        rec, confidence = self._recommend(
-            phrases, intent, p_save, p_recall, reasons, question=is_question(message)
+        return _Reading(text=text, vector=vector, phrases=phrases, intent=intent)
+
+    def _message_tags(
+        self,
+        reading: _Reading,
+        entities: tuple[str, ...],
+        doc: Any,
+        errors: dict[str, str],
+        saving: bool,
+    ) -> tuple[tuple[str, ...], str]:
+        """The tags to suggest and how they were found. KeyBERT runs only for a message that
+        will be saved (it is the costliest step); the others get their entities' tags."""
+        enabled = self.config.component_enabled("enable_tags")
+        if not saving:
+            return (tuple(entity_tags(entities)) if enabled else ()), "entities"
+        suggestion = self._run(
+            "tags",
+            "enable_tags",
+            errors,
+            lambda: self.tags.suggest(
+                reading.text,
+                entities=entities,
+                max_tags=self.config.max_tags,
+                message_vector=reading.vector,
+                doc=doc,
+            ),
+            None,
         )
-        saving = rec in (Recommendation.MUST_SAVE, Recommendation.SHOULD_SAVE)
-        doc = self._parse(text, errors)
-        ents = self._entities(text, errors, doc)
-        entity_list = ents.entities if ents else ()
-        methods = {
-            "intent": intent.method if intent else "off",
-            "entities": ents.method if ents else "off",
-        }
-        dedup = NO_DUPLICATE
-        if saving and store is not None:
-            dedup = self._run(
-                "dedup",
-                "enable_dedup",
-                errors,
-                lambda: self.dedup.check(message, store, vector=vector),
-                NO_DUPLICATE,
-            )
-            if dedup.is_duplicate and dedup.best is not None:
-                rec = Recommendation.DUPLICATE_DETECTED
-                reasons.append(
-                    f"similar to memory {dedup.best.memory_id} "
-                    f"({dedup.best.similarity:.2f}): {dedup.recommendation.value}"
-                )
-        tags: tuple[str, ...]
-        if saving:
-            # KeyBERT only for messages that will be saved: it is the costliest step.
-            suggestion = self._run(
-                "tags",
-                "enable_tags",
-                errors,
-                lambda: self.tags.suggest(
-                    text,
-                    entities=entity_list,
-                    max_tags=self.config.max_tags,
-                    message_vector=vector,
-                    doc=doc,
-                ),
-                None,
-            )
-            if not self.config.component_enabled("enable_tags"):
-                tags, methods["tags"] = (), "off"
-            else:
-                tags = suggestion.tags if suggestion else entity_tags(entity_list)
-                methods["tags"] = suggestion.method if suggestion else "entities"
-        else:
-            tags = entity_tags(entity_list) if self.config.component_enabled("enable_tags") else ()
-            methods["tags"] = "entities"
-        tags = tuple(tags)[: self.config.max_tags]  # CORTEXGRAPH_TAG_SUGGESTION_TOP_K
-        strength = 1.0
-        if saving or rec is Recommendation.DUPLICATE_DETECTED:
-            score = self._run(
-                "importance",
-                "enable_importance",
-                errors,
-                lambda: self.importance.score(
-                    intent=intent.intent if intent else None,
-                    keyword_boost=phrases.importance_boost,
-                    explicit_save=phrases.save_request,
-                ),
-                None,
-            )
-            if score is not None:
-                strength = score.strength
-                reasons.append(f"strength {score.strength}: {score.explanation}")
-        return MessageAnalysis(
-            should_save=saving and rec is not Recommendation.DUPLICATE_DETECTED,
-            action_recommendation=rec,
-            confidence=confidence,
-            intent=intent,
-            suggested_entities=entity_list,
-            suggested_tags=tuple(tags),
-            suggested_strength=strength,
-            deduplication=dedup,
-            phrases=phrases,
-            reasoning=tuple(reasons),
-            methods=methods,
-            errors=errors,
+        if not enabled:
+            return (), "off"
+        if suggestion:
+            return tuple(suggestion.tags), suggestion.method
+        return tuple(entity_tags(entities)), "entities"
+
+    def _message_strength(
+        self, reading: _Reading, errors: dict[str, str], reasons: list[str]
+    ) -> float:
+        """The strength to save it with (1.0 when importance scoring is off or fails)."""
+        intent, phrases = reading.intent, reading.phrases
+        score = self._run(
+            "importance",
+            "enable_importance",
+            errors,
+            lambda: self.importance.score(
+                intent=intent.intent if intent else None,
+                keyword_boost=phrases.importance_boost,
+                explicit_save=phrases.save_request,
+            ),
+            None,
         )
+        if score is None:
+            return 1.0
+        reasons.append(f"strength {score.strength}: {score.explanation}")
+        return score.strength
 
     def _with_window(self, message, intent, context, session_id, errors, reasons):
         """A preference spread over several messages: classify the recent user turns together
@@ -214,7 +259,14 @@ class Activation(ActivationComponents):
     ) -> RecallAnalysis:
         errors: dict[str, str] = {}
         if not self.config.enabled:
-            return RecallAnalysis(False, 0.0, "", (), (), ("preprocessing is disabled",))
+            return RecallAnalysis(
+                should_search=False,
+                confidence=0.0,
+                suggested_query="",
+                suggested_entities=(),
+                suggested_tags=(),
+                reasoning=(_DISABLED,),
+            )
         text = message
         reasons = []
         if (
@@ -249,109 +301,15 @@ class Activation(ActivationComponents):
         entity_list = ents.entities if ents else ()
         query = suggested_query(text)
         tags = entity_tags(entity_list)
-        return RecallAnalysis(should, confidence, query, entity_list, tags, tuple(reasons), errors)
-
-    def enrich_for_save(
-        self,
-        content: str,
-        *,
-        tags: Sequence[str] | None,
-        entities: Sequence[str] | None,
-        strength: float | None,
-        store: MemoryStore | None = None,
-    ) -> Enrichment:
-        """Fill what the caller left out (None). An explicit value always wins, and an explicit
-        empty list means "none": ``entities=[]`` extracts nothing, ``tags=[]`` suggests nothing.
-
-        The request path runs no model by default: a transcript line's speaker is its subject
-        (first entity), the rules find names and technical terms, phrases give the strength.
-        spaCy and KeyBERT (``save_spacy``, ``save_keyphrase_tags``) cost 20-100 ms a save and
-        did not improve recall through the MCP path (docs/retrieval.md). ``store`` is given
-        for the duplicate check, which runs only with ``save_keyphrase_tags`` (it needs the
-        same embedding).
-        """
-        errors: dict[str, str] = {}
-        applied: list[str] = []
-        out_entities = tuple(entities) if entities is not None else ()
-        out_tags = tuple(tags) if tags is not None else ()
-        if not self.config.enabled:
-            return Enrichment(out_entities, out_tags, strength, (), None, errors)
-        c = self.config
-        heavy = c.save_keyphrase_tags and tags is None
-        vector = self._vector(content, errors) if heavy else None
-        doc = self._parse(content, errors) if c.save_spacy and (entities is None or heavy) else None
-        if entities is None:
-            speaker = speaker_of(content) if c.save_subject else None
-            extractor = self.entities if c.save_spacy else self.rule_entities
-            found = (
-                self._run(
-                    "entities",
-                    "enable_entities",
-                    errors,
-                    lambda: extractor.extract(content, doc=doc),
-                    None,
-                )
-                if speaker is None or c.save_transcript_mentions
-                else None
-            )
-            names = ((speaker,) if speaker else ()) + (found.entities if found else ())
-            if names:
-                out_entities = tuple(dict.fromkeys(names))
-                applied.append("entities")
-        if tags is None and c.component_enabled("enable_tags"):
-            suggestion = (
-                self._run(
-                    "tags",
-                    "enable_tags",
-                    errors,
-                    lambda: self.tags.suggest(
-                        content,
-                        entities=out_entities,
-                        max_tags=c.max_tags,
-                        message_vector=vector,
-                        doc=doc,
-                    ),
-                    None,
-                )
-                if heavy
-                else None
-            )
-            out_tags = (
-                suggestion.tags
-                if suggestion is not None
-                else entity_tags(out_entities)[: c.max_tags]
-            )
-            if out_tags:
-                applied.append("tags")
-        out_strength = strength
-        if strength is None and c.save_strength:
-
-            def score() -> float:
-                phrases = self.phrases.detect(content)
-                intent = (
-                    self.classifier.predict(content, vector)
-                    if c.enable_intent and vector is not None
-                    else None
-                )
-                return self.importance.score(
-                    intent=intent.intent if intent else None,
-                    keyword_boost=phrases.importance_boost,
-                    explicit_save=phrases.save_request,
-                ).strength
-
-            out_strength = self._run("importance", "enable_importance", errors, score, None)
-            if out_strength is not None:
-                applied.append("strength")
-        duplicate = None
-        if store is not None and vector is not None:
-            duplicate = self._run(
-                "dedup",
-                "enable_dedup",
-                errors,
-                lambda: self.dedup.check(content, store, vector=vector),
-                None,
-            )
-        return Enrichment(out_entities, out_tags, out_strength, tuple(applied), duplicate, errors)
+        return RecallAnalysis(
+            should_search=should,
+            confidence=confidence,
+            suggested_query=query,
+            suggested_entities=entity_list,
+            suggested_tags=tags,
+            reasoning=tuple(reasons),
+            errors=errors,
+        )
 
 
 _engines: dict[ActivationConfig, Activation] = {}

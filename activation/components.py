@@ -16,12 +16,13 @@ import numpy as np
 
 from cortexgraph.activation import resources
 from cortexgraph.activation.config import DEFAULT_CONFIG, ActivationConfig, spacy_package
-from cortexgraph.activation.dedup import DeduplicationChecker
+from cortexgraph.activation.dedup import DeduplicationChecker, DeduplicationResult
 from cortexgraph.activation.entities import EntityExtractor
 from cortexgraph.activation.importance import ImportanceScorer
 from cortexgraph.activation.intent import IntentClassifier, load_model
 from cortexgraph.activation.phrases import PhraseDetector
 from cortexgraph.activation.tags import TagSuggester
+from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -123,6 +124,18 @@ class ActivationComponents:
             "enable_entities",
             errors,
             lambda: self.entities.extract(text, doc=doc),
+            None,
+        )
+
+    def _duplicate_of(
+        self, text: str, store: MemoryStore, vector: np.ndarray | None, errors: dict[str, str]
+    ) -> DeduplicationResult | None:
+        """The duplicate check of ``text`` against the store; None when off or failed."""
+        return self._run(
+            "dedup",
+            "enable_dedup",
+            errors,
+            lambda: self.dedup.check(text, store, vector=vector),
             None,
         )
 

@@ -30,6 +30,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from cortexgraph.agents import incremental
+from cortexgraph.agents.cluster_report import ClusterReport
+from cortexgraph.agents.decay_findings import DecayReport
 from cortexgraph.agents.ltm_promoter import PromoteReport, PromotionFailedError
 from cortexgraph.agents.pipeline import (
     AGENT_ORDER,
@@ -39,6 +41,8 @@ from cortexgraph.agents.pipeline import (
     StepListener,
     select_agents,
 )
+from cortexgraph.agents.relationship_discovery import RelationshipReport
+from cortexgraph.agents.semantic_merge import MergeReport
 from cortexgraph.flows.embedding_tasks import warm_embeddings
 from cortexgraph.flows.orchestration_errors import (
     OrchestrationError,
@@ -53,17 +57,19 @@ from cortexgraph.user_store import record_run
 
 
 @task(name="decay", cache_policy=NO_CACHE)
-def decay_task(pipeline: Pipeline, now: float, dry_run: bool) -> Any:
+def decay_task(pipeline: Pipeline, now: float, dry_run: bool) -> DecayReport:
     return pipeline.step("decay", now=now, dry_run=dry_run, previous={})
 
 
 @task(name="cluster", cache_policy=NO_CACHE)
-def cluster_task(pipeline: Pipeline, now: float, dry_run: bool) -> Any:
+def cluster_task(pipeline: Pipeline, now: float, dry_run: bool) -> ClusterReport:
     return pipeline.step("cluster", now=now, dry_run=dry_run, previous={})
 
 
 @task(name="merge", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=2)
-def merge_task(pipeline: Pipeline, now: float, dry_run: bool, clusters: Any) -> Any:
+def merge_task(
+    pipeline: Pipeline, now: float, dry_run: bool, clusters: ClusterReport | None
+) -> MergeReport:
     previous = {"cluster": clusters} if clusters is not None else {}
     return pipeline.step("merge", now=now, dry_run=dry_run, previous=previous)
 
@@ -78,7 +84,7 @@ def promote_task(pipeline: Pipeline, now: float, dry_run: bool) -> PromoteReport
 
 
 @task(name="relations", cache_policy=NO_CACHE)
-def relations_task(pipeline: Pipeline, now: float, dry_run: bool) -> Any:
+def relations_task(pipeline: Pipeline, now: float, dry_run: bool) -> RelationshipReport:
     return pipeline.step("relations", now=now, dry_run=dry_run, previous={})
 
 
@@ -99,7 +105,7 @@ def _route_agent_logs() -> None:
 
 def _embed_then_cluster(
     pipeline: Pipeline, now: float, dry_run: bool, collab: Collaborators, batch_size: int
-) -> Any:
+) -> ClusterReport:
     """What the cache lacks is embedded first, as mapped tasks (spread by a Dask runner)."""
     if collab.embedder is not None:
         embedded = warm_embeddings(collab.store, collab.embedder, batch_size)
