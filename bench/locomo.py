@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from cortexgraph.storage import InMemoryStore, MemoryStatus, StoreConfig  # noqa: E402
 from cortexgraph.storage.embeddings import EmbeddingCache, MatrixDenseIndex, default_embedder  # noqa: E402
-from cortexgraph.storage.search import SearchTuning, run_search  # noqa: E402
+from cortexgraph.storage.search import SearchRequest, SearchTuning, run_search  # noqa: E402
 from cortexgraph.storage.text_index import TextIndex  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo_dev" / "locomo_dev.json"
@@ -161,18 +161,15 @@ class Loaded:
             results = self.store.search(query, top_k=k, now=self.now)
         else:
             with self.store._lock:
-                results = run_search(
-                    self.store,
-                    query,
-                    (),
-                    k,
-                    None,
-                    None,
-                    MemoryStatus.ACTIVE,
-                    self.now,
-                    self.variant.embeddings,
-                    self.tuning,
+                request = SearchRequest(
+                    now=self.now,
+                    query=query,
+                    top_k=k,
+                    status=MemoryStatus.ACTIVE,
+                    use_embeddings=self.variant.embeddings,
+                    tuning=self.tuning,
                 )
+                results = run_search(self.store, request)
         return [self.dia_of[r.memory.id] for r in results]
 
 

@@ -22,7 +22,7 @@ from cortexgraph.mcp_server.views import (
 )
 from cortexgraph.storage.decay import memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
-from cortexgraph.storage.models import MemoryStatus, validate_tags
+from cortexgraph.storage.models import MemoryStatus, SearchResult, validate_tags
 
 MAX_QUERY_CHARS = 10_000
 
@@ -72,18 +72,24 @@ def search_memory(
         embeddings = "off (CORTEXGRAPH_ENABLE_EMBEDDINGS=false)"
     else:
         embeddings = "used" if use_embeddings else "off"
-    args: dict[str, Any] = {
-        "tags": validate_tags(tags),
-        "top_k": top_k,
-        "window_days": window_days,
-        "min_score": min_score,
-        "status": _status(status),
-    }
+    chosen_tags, chosen_status = validate_tags(tags), _status(status)
+
+    def search(embed: bool) -> list[SearchResult]:
+        return store.search(
+            query,
+            tags=chosen_tags,
+            top_k=top_k,
+            window_days=window_days,
+            min_score=min_score,
+            status=chosen_status,
+            use_embeddings=embed,
+        )
+
     try:
-        results = store.search(query, use_embeddings=use_embeddings, **args)
+        results = search(use_embeddings)
     except DependencyUnavailableError as exc:
         embeddings = f"unavailable ({exc}); ranked by BM25 only"
-        results = store.search(query, use_embeddings=False, **args)
+        results = search(False)
     length = (
         state.settings.search_default_preview_length if preview_length is None else preview_length
     )

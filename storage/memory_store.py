@@ -304,7 +304,7 @@ class IndexedStore(StoreIndexes):
         use_embeddings: bool | None = None,
     ) -> builtins.list[SearchResult]:
         """Relevance first (BM25, fused with embeddings when available), re-ranked by decay."""
-        from cortexgraph.storage.search import run_search
+        from cortexgraph.storage.search import SearchRequest, run_search
 
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 1000:
             raise InvalidInputError(
@@ -313,17 +313,17 @@ class IndexedStore(StoreIndexes):
         ts = time.time() if now is None else now
         with self._lock:
             self._sync()
-            return run_search(
-                self,
-                query,
-                validate_tags(tags),
-                top_k,
-                window_days,
-                min_score,
-                status,
-                ts,
-                use_embeddings,
+            request = SearchRequest(
+                now=ts,
+                query=query,
+                tags=validate_tags(tags),
+                top_k=top_k,
+                window_days=window_days,
+                min_score=min_score,
+                status=status,
+                use_embeddings=use_embeddings,
             )
+            return run_search(self, request)
 
     # -- stats ---------------------------------------------------------------------------------
     def stats(self, now: float | None = None) -> StoreStats:

@@ -64,6 +64,23 @@ class SearchTuning:
 DEFAULT_TUNING = SearchTuning()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchRequest:
+    """One search: what to match (``query``, ``tags``: all of them), which memories count
+    (``status``; None: any; last used within ``window_days``; decay score at least
+    ``min_score``), how many to return, and the time to score decay at."""
+
+    now: float
+    query: str | None = None
+    tags: tuple[str, ...] = ()
+    top_k: int = 10
+    window_days: float | None = None
+    min_score: float | None = None
+    status: MemoryStatus | None = MemoryStatus.ACTIVE
+    use_embeddings: bool | None = None  # None: when the store has a dense scorer
+    tuning: SearchTuning = DEFAULT_TUNING
+
+
 class SearchableStore(Protocol):
     """What search reads of a store: ``IndexedStore`` (storage.indexes' read-only views).
     The caller holds the store's lock and has brought it up to date."""
@@ -267,18 +284,12 @@ def _lift_successors(
     return results
 
 
-def run_search(
-    store: SearchableStore,
-    query: str | None,
-    tags: Sequence[str],
-    top_k: int,
-    window_days: float | None,
-    min_score: float | None,
-    status: MemoryStatus | None,
-    now: float,
-    use_embeddings: bool | None,
-    tuning: SearchTuning = DEFAULT_TUNING,
-) -> list[SearchResult]:
+def run_search(store: SearchableStore, request: SearchRequest) -> list[SearchResult]:
+    """Relevance first (BM25, fused with embeddings), re-ranked by decay; the caller holds the
+    store's lock and has brought it up to date (``store.search`` does both)."""
+    query, tags, top_k, now = request.query, request.tags, request.top_k, request.now
+    window_days, min_score, tuning = request.window_days, request.min_score, request.tuning
+    status = request.status
     cfg = store.config
     memories = store.memories_by_id
     scope: set[str] | None = None if status is None else store.ids_by_status[status]
@@ -291,7 +302,9 @@ def run_search(
     if query and query.strip():
         parts = {p: w for p, w in merged_into(store).items() if scope is None or w in scope}
         wide = scope if scope is None or not parts else scope | parts.keys()
-        relevance, similarity = relevance_scores(store, query, wide, top_k, use_embeddings, tuning)
+        relevance, similarity = relevance_scores(
+            store, query, wide, top_k, request.use_embeddings, tuning
+        )
         if parts:
             fold_parts(relevance, similarity, parts, scope)
         candidates = [memories[i] for i in relevance]
@@ -355,6 +368,7 @@ def _blend_reviews(
 __all__ = [
     "DEFAULT_TUNING",
     "MERGED_INTO",
+    "SearchRequest",
     "SearchTuning",
     "SearchableStore",
     "fused_similarity",
