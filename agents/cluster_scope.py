@@ -10,6 +10,7 @@ clusters and related pairs that hold a changed memory.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,11 +32,16 @@ def neighbourhood(
     rows = [k for k, m in enumerate(memories) if m.id in scope]
     if not rows or len(rows) == len(memories):
         return [memories[k] for k in rows]
-    vectors = vectorize([m.content for m in memories], embedder)
-    if vectors.sparse is not None:
-        sims = np.asarray((vectors.sparse[rows] @ vectors.sparse.T).todense(), dtype=np.float32)
+    texts = [m.content for m in memories]
+    sparse = _tfidf(texts) if embedder is None else None
+    if sparse is not None:  # exact TF-IDF rows; no sketch of the whole store is needed
+        sims = np.asarray((sparse[rows] @ sparse.T).todense(), dtype=np.float32)
     else:
-        sims = vectors.dense[rows] @ vectors.dense.T
+        vectors = vectorize(texts, embedder)
+        if vectors.sparse is not None:
+            sims = np.asarray((vectors.sparse[rows] @ vectors.sparse.T).todense(), dtype=np.float32)
+        else:
+            sims = vectors.dense[rows] @ vectors.dense.T
     keep = set(rows)
     for r in range(sims.shape[0]):
         row = sims[r]
@@ -44,6 +50,20 @@ def neighbourhood(
             near = near[np.argsort(-row[near], kind="stable")[: per_row + 1]]
         keep.update(int(k) for k in near)
     return [memories[k] for k in sorted(keep)]
+
+
+def _tfidf(texts: list[str]) -> Any:
+    """The detector's TF-IDF (agents.vectors.tfidf_vectors) without its dense sketch; None
+    without scikit-learn or words."""
+    try:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+    except ImportError:
+        return None
+    tfidf = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=1, norm="l2")
+    try:
+        return tfidf.fit_transform(texts).tocsr()
+    except ValueError:
+        return None
 
 
 def touches(ids: Sequence[str], scope: Collection[str]) -> bool:

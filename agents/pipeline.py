@@ -7,8 +7,9 @@ collaborators (they only read), and the merge step previews the clusters found i
 
 An incremental run sets ``Pipeline.scope`` (agents.changes.RunScope: what changed since the last
 run, and who crossed a decay bar by time alone): decay scores those (and the last run's fading
-memories, so its digests stay whole), the cluster detector links them to their neighbours in
-the existing vectors, relations pair only their entities, the promoter looks only at them.
+memories, so its digests stay whole) and the promoter looks only at them; the cluster detector
+links the changed ones to their neighbours in the existing vectors and relations pair only
+their entities (similarity and entities do not move with time).
 ``scope=None`` is a full run.
 """
 
@@ -202,7 +203,10 @@ class Pipeline:
             return agent.run(now=now, dry_run=dry_run)
         if name == "decay":
             return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids | self.scope.fading)
-        return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
+        if name == "promote":  # time alone can end a memory's claim to promotion
+            return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
+        # Similarity and entities do not move with time: only what changed.
+        return agent.run(now=now, dry_run=dry_run, scope=self.scope.changed)
 
 
 @contextmanager

@@ -50,6 +50,7 @@ from cortexgraph.flows.orchestration_errors import (
     prefect_failed,
 )
 from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
+from cortexgraph.flows.vault_scope import refresh_changed_notes
 from cortexgraph.flows.wiring import Collaborators
 from cortexgraph.run_state import load_run_state, save_run_state
 from cortexgraph.settings import Settings, load_settings
@@ -139,11 +140,22 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
     run.step("merge", merge_task, clusters)
     run.step("promote", promote_task)
     run.step("relations", relations_task)
-    if not options.dry_run and collab.sink is not None and run.wants("promote", "relations"):
+    if (
+        not options.dry_run
+        and pipeline.scope is not None
+        and collab.sink is not None
+        and run.wants("promote", "relations")
+    ):
+        # Incremental: only the notes what changed can touch (the weekly full run: all).
+        collab.notes.append(f"vault: {refresh_changed_notes(collab.store, collab.sink, run, now)}")
+    elif not options.dry_run and collab.sink is not None and run.wants("promote", "relations"):
         from cortexgraph.vault_sync.refresh import refresh_notes
 
         # Notes promoted earlier: short titles, and Related lists that follow new relations.
         collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=now).summary()}")
+    if not options.dry_run and collab.embedder is not None and run.wants("merge"):
+        # What the merge made is embedded now: the next run finds it in the cache.
+        warm_embeddings(collab.store, collab.embedder, options.embed_batch_size)
     collab.finish()
     report = run.report(collab.notes)
     if not options.dry_run:
