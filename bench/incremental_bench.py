@@ -95,16 +95,29 @@ def bench(n: int, env: dict, rows: list[tuple]) -> None:
             ("+1000 saves", new[100:1100], []),
             ("no change", (), []),
         ]
-        base = None
+        base = cold = None
         for name, saves, flags in steps:
             if saves:
                 save_new(store_dir, list(saves))
             data, wall = consolidate(store_dir, vault, env, *flags)
             agents = data["total_seconds"]
+            own = sum(data["seconds"].values())  # the five agents alone, no setup
+            if name == "full (cold)":
+                cold = agents
             if name == "full":
                 base = agents
             ratio = f"{agents / base:.3f}" if base and name != "full" else ""
-            row = (n, name, f"{agents:.2f}", f"{wall:.1f}", ratio, scope_of(data))
+            to_cold = f"{agents / cold:.3f}" if cold and name != "full (cold)" else ""
+            row = (
+                n,
+                name,
+                f"{agents:.2f}",
+                f"{own:.2f}",
+                f"{wall:.1f}",
+                ratio,
+                to_cold,
+                scope_of(data),
+            )
             rows.append(row)
             print(" | ".join(str(c) for c in row), flush=True)
             if os.environ.get("BENCH_VERBOSE"):
@@ -128,8 +141,10 @@ def main() -> None:
     finally:
         server.stop()
     print(f"\nmachine: {machine_line()}")
-    print("| store | run | agents s (total_seconds) | wall s | agents / full | scope |")
-    print("|---:|---|---:|---:|---:|---|")
+    print(
+        "| store | run | total_seconds | five agents s | wall s | / full | / full (cold) | scope |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print("| " + " | ".join(f"{c:,}" if isinstance(c, int) else str(c) for c in r) + " |")
 
