@@ -7,14 +7,26 @@ every user message (the seed asks the assistant to call it each time), and a con
 from /proc for the server process after each phase. Issue 35's goal: under 300 MB throughout.
 
     python bench/mcp_rss_bench.py [--memories 10000] [--calls 300] [--analyze 100] [--live]
+                                  [--as-installed] [--no-cache]
 
-Which packages are installed matters (the light install has no torch; the `full` extra may load
-it for spaCy/KeyBERT paths): the table names the embedding backend the server reported.
+Which packages are installed matters: the `full` extra's spaCy pipeline imports torch through
+thinc on the first `analyze_message` (+250 MB). By default the server runs as the default
+install does, with torch, spaCy, sentence-transformers and KeyBERT blocked at import (a
+sitecustomize on its PYTHONPATH); `--as-installed` measures whatever this environment holds.
+The last line says whether torch or spaCy ended up mapped into the server.
+
+A day's store has its embedding cache: the seeded store gets one of random unit vectors of the
+model's width, keyed as the server keys them (the same bytes resident as real vectors; embedding
+10k texts for real takes minutes on 2 shared cores). Consolidation finds its candidate pairs
+with MiniLM or the static model and embeds each pair's texts afresh, so the run's memory is
+the real one. `--no-cache` leaves the store without it (the server then embeds every memory in
+the background through the day).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -22,6 +34,7 @@ import time
 from pathlib import Path
 
 import anyio
+import numpy as np
 import psutil
 from mcp import Client, StdioServerParameters
 from rich.console import Console
@@ -31,6 +44,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _machine import machine_line
 from mcp_bench import env_for, seed
+
+from cortexgraph.storage import open_store
+from cortexgraph.storage.embedding_cache import text_key
+from cortexgraph.storage.embeddings import DEFAULT_MODEL, dense_text
+
+# The packages only the `full` extra brings (the default install has none of them).
+FULL_ONLY = ("torch", "spacy", "thinc", "sentence_transformers", "keybert", "transformers")
+# A module set to None in sys.modules is "not installed" to `import` (ModuleNotFoundError)
+# and to importlib.util.find_spec (None), as in an environment without it.
+BLOCKER = f"import sys\nsys.modules.update(dict.fromkeys({FULL_ONLY!r}))\n"
 
 MESSAGES = [
     "Remember that I prefer Postgres over MySQL for the billing ledger.",
@@ -62,60 +85,101 @@ def memory_mb(proc: psutil.Process) -> tuple[float, float]:
     return fields["VmRSS"], fields["VmHWM"]
 
 
-async def day(params: StdioServerParameters, calls: int, analyze: int, live: bool) -> list:
+def seed_cache(store: Path) -> None:
+    """An embedding cache for every seeded memory: random unit vectors, keyed as the server
+    keys its own (see the module doc)."""
+    memories = list(open_store(store))
+    keys = np.array([text_key(dense_text(m)) for m in memories])
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((len(memories), 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    np.savez(store / f".embeddings-{DEFAULT_MODEL}.npz", keys=keys, vectors=vectors)
+
+
+def mapped(proc: psutil.Process) -> str:
+    """Which of the full extra's native libraries the server has mapped."""
+    maps = Path(f"/proc/{proc.pid}/maps").read_text()
+    found = [lib for lib in ("libtorch", "spacy", "thinc") if lib in maps]
+    return ", ".join(found) if found else "no torch, spaCy or thinc"
+
+
+async def day(params: StdioServerParameters, calls: int, analyze: int, live: bool) -> tuple:
     rows: list[tuple[str, float, float, float]] = []
+
+    def row(phase: str, t: float) -> None:
+        rows.append((phase, time.perf_counter() - t, *memory_mb(proc)))
+
     async with Client(params) as client:
         t = time.perf_counter()
         await client.list_tools()
         proc = server_process()
-        rows.append(("started (tools/list)", time.perf_counter() - t, *memory_mb(proc)))
+        row("start (tools/list)", t)
         t = time.perf_counter()
-        await client.call_tool("search_memory", {"query": "billing ledger postgres"})
-        rows.append(
-            ("first search (store and model load)", time.perf_counter() - t, *memory_mb(proc))
-        )
+        r = await client.call_tool("search_memory", {"query": "billing ledger postgres"})
+        assert not r.is_error, r.content
+        row("first search (store and model load)", t)
         t = time.perf_counter()
         for i in range(calls):
             await client.call_tool(
                 "save_memory",
                 {"content": f"Ana: note {i}, we moved the billing ledger to Postgres"},
             )
-            await client.call_tool("search_memory", {"query": f"billing ledger note {i % 50}"})
-        rows.append(
-            (f"{calls} saves + {calls} searches", time.perf_counter() - t, *memory_mb(proc))
-        )
+        row(f"{calls} saves", t)
+        t = time.perf_counter()
+        for i in range(calls):
+            r = await client.call_tool("search_memory", {"query": f"billing ledger note {i % 50}"})
+            assert not r.is_error, r.content
+        row(f"{calls} searches", t)
         t = time.perf_counter()
         for i in range(analyze):
             r = await client.call_tool(
                 "analyze_message", {"message": MESSAGES[i % len(MESSAGES)], "session_id": "bench"}
             )
             assert not r.is_error, r.content
-        rows.append((f"{analyze} analyze_message", time.perf_counter() - t, *memory_mb(proc)))
+        row(f"{analyze} analyze_message", t)
         t = time.perf_counter()
         r = await client.call_tool("run_consolidation", {"dry_run": not live})
         assert not r.is_error, r.content
-        what = "run_consolidation (live)" if live else "run_consolidation (dry run)"
-        rows.append((what, time.perf_counter() - t, *memory_mb(proc)))
-    return rows
+        row("run_consolidation (live)" if live else "run_consolidation (dry run)", t)
+        t = time.perf_counter()
+        for i in range(10):
+            await client.call_tool("search_memory", {"query": f"deploy freeze {i}"})
+        row("after: 10 more searches", t)
+        libs = mapped(proc)
+    return rows, libs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--memories", type=int, default=10_000)
-    ap.add_argument("--calls", type=int, default=300, help="saves, each followed by a search")
-    ap.add_argument("--analyze", type=int, default=100, help="analyze_message calls")
+    ap.add_argument("--calls", type=int, default=100, help="saves, then as many searches")
+    ap.add_argument("--analyze", type=int, default=50, help="analyze_message calls")
     ap.add_argument("--live", action="store_true", help="a live consolidation run, not a dry run")
+    ap.add_argument(
+        "--as-installed", action="store_true", help="do not block the full extra's packages"
+    )
+    ap.add_argument("--no-cache", action="store_true", help="seed no embedding cache")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cg-rss-bench-"))
     try:
         store = work / "stm"
         seed(store, args.memories)
+        if not args.no_cache:
+            seed_cache(store)
+        env = env_for(store)
+        if not args.as_installed:
+            (work / "site").mkdir()
+            (work / "site" / "sitecustomize.py").write_text(BLOCKER)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(work / "site"), env.get("PYTHONPATH")) if p
+            )
         server = shutil.which("cortexgraph-mcp", path=str(Path(sys.executable).parent))
-        params = StdioServerParameters(command=server or "cortexgraph-mcp", env=env_for(store))
-        rows = anyio.run(day, params, args.calls, args.analyze, args.live)
+        params = StdioServerParameters(command=server or "cortexgraph-mcp", env=env)
+        rows, libs = anyio.run(day, params, args.calls, args.analyze, args.live)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    table = Table(title=f"cortexgraph-mcp through a day at {args.memories:,} memories")
+    install = "as installed" if args.as_installed else "default install (full extra blocked)"
+    table = Table(title=f"cortexgraph-mcp through a day at {args.memories:,} memories, {install}")
     for col in ("phase", "seconds", "RSS MB", "peak RSS MB"):
         table.add_column(col, justify="left" if col == "phase" else "right")
     for phase, seconds, rss, peak in rows:
@@ -123,7 +187,8 @@ def main() -> None:
     console = Console()
     console.print(table)
     torch = "installed" if _has("torch") else "not installed"
-    console.print(f"torch {torch} in {sys.prefix}; {machine_line()}")
+    console.print(f"server mapped: {libs}; torch {torch} in {sys.prefix}")
+    console.print(f"{machine_line()}; load average {os.getloadavg()[0]:.1f}")
 
 
 def _has(module: str) -> bool:

@@ -29,6 +29,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
+    from cortexgraph.storage import native_memory
+
+    native_memory.tune_for_server()  # before any thread: freed batches go back (issue 35)
     from cortexgraph.process_env import prepare_process, settings_or_exit
 
     prepare_process()

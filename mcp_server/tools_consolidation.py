@@ -305,6 +305,7 @@ def run_consolidation(
     from cortexgraph.agents import incremental
     from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents
     from cortexgraph.run_state import load_run_state, save_run_state
+    from cortexgraph.storage import native_memory
 
     state = state_of(ctx)
     embedder, similarity = embedder_for(state)
@@ -337,6 +338,8 @@ def run_consolidation(
             save_run_state(storage, incremental.state_after(pipe, changes, report, now))
     data = report.to_json()
     markdown = report.to_markdown()
+    del pipe, changes  # the run's matrices and candidate lists: give their pages back now
+    native_memory.release()
     return {
         "success": True,
         "dry_run": dry_run,

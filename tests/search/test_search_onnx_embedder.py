@@ -239,3 +239,16 @@ def test_a_distillation_leaves_only_this_versions_static_model_beside_the_model(
     stuck = model / "onnx" / "fedcba987654-model2vec"
     stuck.write_bytes(b"")
     assert remove_stale_static_models(model) == [] and stuck.is_file()
+
+
+@needs_model
+def test_a_session_keeps_no_arena_or_memory_pattern_between_runs() -> None:
+    """The MCP server holds its session all day: an arena or a memory pattern would keep the
+    largest batch's activations resident for good (bench/mcp_rss_bench.py)."""
+    path = model_path()
+    assert path is not None
+    embedder = OnnxEmbedder(path, "all-MiniLM-L6-v2")
+    embedder.embed(["a short text", "a longer text " * 40])
+    options = embedder._session().get_session_options()
+    assert options.enable_cpu_mem_arena is False
+    assert options.enable_mem_pattern is False
