@@ -17,7 +17,7 @@ from cortexgraph.vault_sync.errors import UnsafePathError
 from cortexgraph.vault_sync.ledger import atomic_write_text
 from cortexgraph.vault_sync.note_format import markdown_text, note_text
 from cortexgraph.vault_sync.note_locator import iter_markdown_files
-from cortexgraph.vault_sync.paths import ensure_inside, safe_filename
+from cortexgraph.vault_sync.paths import ensure_inside, entity_note_stem
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class EntityNoteBatch:
         self.notes += 1
         for entity in entities:
             if entity not in self._paths:  # resolving a path costs more than the rest
-                name = self.folder / "entities" / f"{safe_filename(entity)}.md"
+                name = self.folder / "entities" / f"{entity_note_stem(entity)}.md"
                 try:
                     self._paths[entity] = ensure_inside(self.vault, name)
                 except UnsafePathError as exc:

@@ -10,7 +10,7 @@ from pathlib import Path
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.vault_sync.ledger import WriteLedger
 from cortexgraph.vault_sync.note_format import LinkTarget
-from cortexgraph.vault_sync.paths import ensure_inside, safe_filename
+from cortexgraph.vault_sync.paths import ensure_inside, entity_note_stem
 
 
 def note_links(
@@ -49,7 +49,7 @@ def note_links(
 
 
 # A run names the same few entities in thousands of notes.
-_entity_stem = lru_cache(maxsize=4096)(safe_filename)
+_entity_stem = lru_cache(maxsize=4096)(entity_note_stem)
 
 
 def existing_note(vault: Path, rel: str | None) -> Path | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import unicodedata
@@ -36,6 +37,27 @@ def safe_filename(title: str, max_bytes: int = MAX_NAME_BYTES) -> str:
     if unicodedata.normalize("NFKC", head).rstrip(" ").lower() in _WINDOWS_DEVICES:
         name = f"{head.rstrip(' ')}_{dot}{tail}"  # "nul.txt" -> "nul_.txt"
     return name
+
+
+# "c#", "f#": the one forbidden character entity names often hold, spelled out, so their notes
+# do not share "c" and "f" with the letters.
+_SHARP = re.compile(r"(?<=\w)#")
+
+
+def entity_note_stem(entity: str) -> str:
+    """The file stem of ``entity``'s note: its safe file name, unless making it safe dropped a
+    character that tells it apart ("c#" would share "c" with "c"), then spelled out ("c sharp")
+    or, failing that, marked with a short hash of the name ("a|b" -> "a b ~3f9c1e"). Two names
+    that differ in any character other than spacing never share a note."""
+    stem = safe_filename(entity)
+    plain = _SPACES.sub(" ", unicodedata.normalize("NFC", entity or "")).strip(" .-")
+    if stem == plain:
+        return stem
+    spelled = _SHARP.sub(" sharp", plain)
+    if safe_filename(spelled) == spelled:
+        return spelled
+    digest = hashlib.sha1(plain.encode("utf-8")).hexdigest()[:6]
+    return f"{safe_filename(entity, MAX_NAME_BYTES - 8)} ~{digest}"
 
 
 def safe_folder(folder: str) -> Path:

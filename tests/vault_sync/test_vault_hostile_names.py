@@ -14,7 +14,7 @@ import pytest
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 from cortexgraph.vault_sync.note_format import LinkTarget, markdown_text
-from cortexgraph.vault_sync.paths import safe_filename, safe_folder
+from cortexgraph.vault_sync.paths import entity_note_stem, safe_filename, safe_folder
 
 NOW = 1_750_000_000.0
 _DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {
@@ -102,7 +102,7 @@ def test_entity_names_cannot_break_links_or_headings(vault: Path) -> None:
     for link in links:  # target|label: one pipe at most, no line break
         assert link.count("|") <= 1 and "\n" not in link
     for entity in HOSTILE_ENTITIES:
-        note = vault / "cortexgraph" / "entities" / f"{safe_filename(entity)}.md"
+        note = vault / "cortexgraph" / "entities" / f"{entity_note_stem(entity)}.md"
         text = note.read_text(encoding="utf-8")
         heading = next(x for x in text.splitlines() if x.startswith("# "))
         rest = heading[2:]
@@ -118,7 +118,7 @@ def test_entity_named_like_our_block_marker_keeps_one_managed_block(vault: Path)
     marker = "<!-- /cortexgraph:mentions -->"
     _sink_with(store, vault, "First note about the marker", [marker])
     _sink_with(store, vault, "Second note about the marker", [marker])
-    note = vault / "cortexgraph" / "entities" / f"{safe_filename(marker)}.md"
+    note = vault / "cortexgraph" / "entities" / f"{entity_note_stem(marker)}.md"
     text = note.read_text(encoding="utf-8")
     assert text.count("<!-- cortexgraph:mentions -->") == 1
     assert len(WIKILINK.findall(text)) == 2
@@ -194,3 +194,29 @@ def test_symlinked_entity_note_inside_the_vault_is_followed(vault: Path) -> None
     assert (entities / "Kafka.md").is_symlink()
     text = target.read_text(encoding="utf-8")
     assert "My own notes." in text and "[[Kafka for event bus]]" in text  # the note's title
+
+
+def test_entity_names_that_differ_only_in_punctuation_keep_notes_of_their_own(
+    vault: Path,
+) -> None:
+    """Issue 30 (Low): "C#" and "C" shared entities/C.md, so each memory's Related link opened
+    a note that listed the other language's memories too."""
+    store = InMemoryStore()
+    pairs = [("C#", "We write the billing service in C#"), ("C", "The firmware is plain C")]
+    pairs += [("a|b", "The a|b split test ran"), ("a b", "The a b pair was labelled")]
+    notes = {}
+    for entity, content in pairs:
+        _, out = _sink_with(store, vault, content, [entity])
+        notes[entity] = Path(out.path).stem
+    stems = {entity: entity_note_stem(entity) for entity, _ in pairs}
+    assert len(set(stems.values())) == len(pairs), stems
+    assert stems["C#"] == "C sharp"
+    for entity, _ in pairs:
+        text = (vault / "cortexgraph" / "entities" / f"{stems[entity]}.md").read_text("utf-8")
+        mentioned = set(WIKILINK.findall(text.split("\n---\n", 1)[1]))
+        others = {notes[e] for e, _ in pairs if e != entity}
+        assert any(notes[entity] in link for link in mentioned), (entity, mentioned)
+        assert not any(o in link for o in others for link in mentioned), (entity, mentioned)
+        # the memory note's Related link opens this entity's own note
+        body = (vault / "cortexgraph" / f"{notes[entity]}.md").read_text("utf-8")
+        assert f"[[{stems[entity]}|" in body or f"[[{stems[entity]}]]" in body, body
