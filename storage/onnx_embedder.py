@@ -37,6 +37,7 @@ BATCH = 32  # texts per run at most; sorted by length, so padding stays small
 # text of CPU against 14.4 ms under this budget, on short turns (~41 tokens) 5.6 against 5.1
 # (bench/embed_bench.py has the row). A text longer than the budget runs alone.
 TOKEN_BUDGET = 512
+TOKENIZE_CHUNK = 512  # texts tokenised at once (their Encoding objects are dropped after)
 
 
 def onnx_available() -> bool:
@@ -119,19 +120,25 @@ class OnnxEmbedder:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         session, tokenizer = self._session(), self.tokenizer()
-        encodings = tokenizer.encode_batch(list(texts))
-        lengths = [len(e.ids) for e in encodings]
+        # Token ids only, tokenised a chunk at a time: a tokenizers Encoding also holds its
+        # tokens, offsets and masks (10k memories: 144 MB of them at once in a consolidation
+        # run, against 7 MB of ids).
+        token_ids: list[np.ndarray] = []
+        for start in range(0, len(texts), TOKENIZE_CHUNK):
+            chunk = tokenizer.encode_batch(list(texts[start : start + TOKENIZE_CHUNK]))
+            token_ids.extend(np.asarray(e.ids, dtype=np.int64) for e in chunk)
+        lengths = [len(t) for t in token_ids]
         order = (
             np.argsort(lengths, kind="stable") if self.sort_by_length else np.arange(len(lengths))
         )
         out = np.empty((len(texts), 0), dtype=np.float32)
         for rows in self._runs(order, lengths):
-            width = max(len(encodings[i].ids) for i in rows)
+            width = max(lengths[i] for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for r, i in enumerate(rows):
-                n = len(encodings[i].ids)
-                ids[r, :n] = encodings[i].ids
+                n = lengths[i]
+                ids[r, :n] = token_ids[i]
                 mask[r, :n] = 1
             hidden = session.run(
                 None,
