@@ -126,8 +126,8 @@ class Settings(BaseSettings):
     # archived (0: archived memories are left out); vault_sync.unified_search.ARCHIVE_WEIGHT.
     search_archive_weight: float = Field(default=0.9, ge=0, le=1)
     # Each of the best STM hits lends this times its score to its `related` memories
-    # (vault_sync.related_expansion); 0 turns the expansion off.
-    search_related_weight: float = Field(default=0.15, ge=0, lt=1)
+    # (vault_sync.related_expansion); off by default (its ablation there), 0.15 was tried.
+    search_related_weight: float = Field(default=0.0, ge=0, lt=1)
 
     # Issue tracking (beads)
     beads_enabled: bool = True
