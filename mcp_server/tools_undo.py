@@ -68,12 +68,7 @@ def undo_consolidation(
         done = unpromote_memory(
             store, s.vault_path, memory_id, folder=s.ltm_promoted_folder, now=now, cause=CAUSE
         )
-        result = {
-            "action": "promote",
-            "memory_ids": [memory_id],
-            **done.to_json(),
-            "detail": f"memory {memory_id} is short-term again",
-        }
+        result = done.as_undo()
     return {"success": True, **result}
 
 

@@ -36,6 +36,15 @@ class UnpromoteOutcome:
             "links_removed": self.links_removed,
         }
 
+    def as_undo(self) -> dict[str, object]:
+        """The outcome as an undo answers it (the MCP tool and the web view)."""
+        return {
+            "action": "promote",
+            "memory_ids": [self.memory_id],
+            **self.to_json(),
+            "detail": f"memory {self.memory_id} is short-term again",
+        }
+
 
 def unpromote_memory(
     store: MemoryStore,

@@ -195,12 +195,7 @@ def undo(state: Any, action: str, memory_id: str, now: float) -> dict[str, Any]:
         done = unpromote_memory(
             store, s.vault_path, memory_id, folder=s.ltm_promoted_folder, now=now, cause=CAUSE
         )
-        result = {
-            "action": "promote",
-            "memory_ids": [memory_id],
-            **done.to_json(),
-            "detail": f"memory {memory_id} is short-term again",
-        }
+        result = done.as_undo()
     else:
         raise InvalidInputError(f"undo one of {', '.join(UNDO_ACTIONS)}")
     return {"success": True, **result}

@@ -17,9 +17,12 @@ from cortexgraph.webui.app import create_app
 CHANGE = {"X-CortexGraph": "1"}
 
 
-def _client(seeded: dict) -> TestClient:
+def _client(seeded: dict, **overrides: object) -> TestClient:
     settings = load_settings(
-        storage_path=seeded["storage"], ltm_vault_path=seeded["vault"], enable_embeddings=False
+        storage_path=seeded["storage"],
+        ltm_vault_path=seeded["vault"],
+        enable_embeddings=False,
+        **overrides,
     )
     return TestClient(create_app(settings, use_embeddings=False), base_url="http://127.0.0.1")
 
@@ -98,7 +101,8 @@ def test_an_approved_merge_is_undone_from_a_source_memory_page(seeded):
 
 
 def test_search_labels_weak_hits_and_says_when_none_is_strong(seeded):
-    client = _client(seeded)
+    # the related expansion is off by default; on here, for the link-only hit below
+    client = _client(seeded, search_related_weight=0.15)
     good = client.get("/api/search", params={"q": "postgres billing invoices"}).json()
     assert good["strong"] >= 1 and not good["results"][0]["weak"]
     assert good["results"][0]["relevance"] >= good["relevance_floor"]
