@@ -52,7 +52,10 @@ def seeded(tmp_path: Path) -> dict:
         "notes": [],
     }
     (storage / "consolidation-runs.jsonl").write_text(json.dumps(run) + "\n")
-    return {"storage": storage, "vault": vault, "ids": (a.id, b.id, c.id, d.id), "issue": issue.id}
+    ids = (a.id, b.id, c.id, d.id)
+    # "now": the seeding time; a test module that did `from conftest import NOW` could get
+    # another folder's conftest (both are named conftest), whose NOW is fixed in 2025.
+    return {"storage": storage, "vault": vault, "ids": ids, "issue": issue.id, "now": NOW}
 
 
 def _free_port() -> int:

@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import NOW
 
 from cortexgraph.storage import open_store
 from cortexgraph.storage.beads import open_tracker
@@ -140,7 +139,7 @@ def test_list_filters_paging_history_undo_legend_and_weak_hits_in_chromium(
         assert "promoted to" not in notes and "entity PostgreSQL" in notes
         # Stored text is shown as text in the list and on its page, never run as HTML.
         hostile = '<img src=x onerror="document.body.dataset.pwned=1">'
-        bad = open_store(served["storage"]).save(hostile, tags=["x"], now=NOW)
+        bad = open_store(served["storage"]).save(hostile, tags=["x"], now=served["now"])
         page.goto(served["url"] + "/#/memories?tag=x")
         page.wait_for_selector(f"#memory-list tr[data-memory='{bad.id}']", timeout=30_000)
         assert hostile in page.inner_text("#memory-list")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import NOW
 from fastapi.testclient import TestClient
 
 from cortexgraph.settings import load_settings
@@ -33,7 +32,8 @@ def _ids(answer: dict) -> set[str]:
 
 def test_memory_list_filters_by_status_tag_entity_and_age_and_pages(seeded):
     a, b, c, d = seeded["ids"]
-    old = open_store(seeded["storage"]).save("An old note on CI caches", now=NOW - 40 * DAY).id
+    now = seeded["now"]
+    old = open_store(seeded["storage"]).save("An old note on CI caches", now=now - 40 * DAY).id
     client = _client(seeded)
 
     def get(**params) -> dict:
@@ -134,12 +134,13 @@ def test_what_gc_archived_and_then_deleted_is_restored_from_its_page(seeded):
 
     c = seeded["ids"][2]
     store, graveyard = open_store(seeded["storage"]), Graveyard(seeded["storage"])
-    collect_garbage(store, [c], delete=False, now=NOW, grace_days=7, graveyard=graveyard)
+    now = seeded["now"]
+    collect_garbage(store, [c], delete=False, now=now, grace_days=7, graveyard=graveyard)
     client = _client(seeded)
     assert _ids(client.get("/api/memories", params={"status": "archived"}).json()) == {c}
     archived = client.get(f"/api/memory/{c}/history").json()["history"]
     assert [e["undo"]["action"] for e in archived if "undo" in e] == ["gc"]
-    later = NOW + 8 * DAY
+    later = now + 8 * DAY
     collect_garbage(store, [], delete=True, now=later, grace_days=7, graveyard=graveyard)
     gone = client.get(f"/api/memory/{c}/history").json()
     assert not gone["exists"] and gone["history"][-1]["event"] == "deleted by gc"
