@@ -69,7 +69,10 @@ def served(seeded: dict):
     """The real CLI's web view on a free port; yields its base URL."""
     port = _free_port()
     env = child_env(
-        CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]), LTM_VAULT_PATH=str(seeded["vault"])
+        CORTEXGRAPH_STORAGE_PATH=str(seeded["storage"]),
+        LTM_VAULT_PATH=str(seeded["vault"]),
+        # the related expansion is off by default; the pages show a link-only hit as weak
+        CORTEXGRAPH_SEARCH_RELATED_WEIGHT="0.15",
     )
     proc = subprocess.Popen(
         [
