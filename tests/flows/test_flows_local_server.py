@@ -114,11 +114,8 @@ def test_the_cli_runs_its_flow_on_prefects_own_server(tmp_path: Path):
     assert '"agents": ["decay", "cluster", "merge", "promote", "relations"]' in out.stdout
 
 
-def test_a_terminated_process_takes_its_server_with_it(tmp_path: Path):
-    # SIGTERM would end the process without its exit handlers; the server must not outlive it.
-    import time
-
-    env = _no_api_env(tmp_path)
+def _process_with_a_server(tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+    """A Python process that starts its local Prefect server and waits; with the server's pid."""
     script = (
         "import time\n"
         "from cortexgraph.flows import local_server\n"
@@ -127,9 +124,20 @@ def test_a_terminated_process_takes_its_server_with_it(tmp_path: Path):
         "time.sleep(120)\n"
     )
     parent = subprocess.Popen(
-        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script],
+        env=_no_api_env(tmp_path),
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    child = int(parent.stdout.readline())
+    assert parent.stdout is not None
+    return parent, int(parent.stdout.readline())
+
+
+def test_a_terminated_process_takes_its_server_with_it(tmp_path: Path):
+    # SIGTERM would end the process without its exit handlers; the server must not outlive it.
+    import time
+
+    parent, child = _process_with_a_server(tmp_path)
     parent.send_signal(signal.SIGTERM)
     assert parent.wait(30) == 128 + signal.SIGTERM
     parent.stdout.close()
@@ -192,20 +200,7 @@ def test_a_killed_process_takes_its_server_with_it(tmp_path: Path):
     # trials, ~230 MB each). No exit handler runs on SIGKILL: the server must notice itself.
     import time
 
-    script = (
-        "import time\n"
-        "from cortexgraph.flows import local_server\n"
-        "local_server.start_local_server()\n"
-        "print(local_server._server.process.pid, flush=True)\n"
-        "time.sleep(120)\n"
-    )
-    parent = subprocess.Popen(
-        [sys.executable, "-c", script],
-        env=_no_api_env(tmp_path),
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    child = int(parent.stdout.readline())
+    parent, child = _process_with_a_server(tmp_path)
     parent.kill()
     parent.wait(30)
     parent.stdout.close()
