@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,15 @@ from child_env import child_env, hook_process
 from hooks_helpers import AUTH_DECISION, ROOT, HookRun
 
 from cortexgraph.storage import open_store
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A folder with a short path: a socket's path must stay under ~100 bytes, and pytest's
+    tmp_path under xdist is longer than that."""
+    folder = Path(tempfile.mkdtemp(prefix="cg"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -94,15 +91,6 @@ def test_requests_are_checked_before_anything_is_searched() -> None:
     ):
         with pytest.raises(InvalidInputError):
             endpoint.parse_request(bad)
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A folder with a short path: a socket's path must stay under ~100 bytes, and pytest's
-    tmp_path under xdist is longer than that."""
-    folder = Path(tempfile.mkdtemp(prefix="cg"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_folder_others_can_enter_is_never_used(

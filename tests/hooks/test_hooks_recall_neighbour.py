@@ -3,23 +3,11 @@ text (``neighbour_text``, a ranking signal) ranks the memory but is not in the r
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import pytest
 
 from cortexgraph import recall_endpoint as endpoint
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A socket's path must stay under ~100 bytes; pytest's tmp_path can be longer."""
-    folder = Path(tempfile.mkdtemp(prefix="cg"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_endpoint_ranks_by_the_neighbour_but_never_sends_it(
