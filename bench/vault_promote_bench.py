@@ -36,7 +36,7 @@ from open_bench import runs_in_turn
 
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
-from cortexgraph.vault_sync.ledger import atomic_write_text
+from cortexgraph.vault_sync.atomic_file import atomic_write_text
 
 NOW = 1_760_000_000.0
 PEOPLE = ["Sam", "Aisha", "Diego", "Mei", "Tom", "Kofi", "Elena", "Priya", "Lars", "Noor"]

@@ -18,12 +18,11 @@ from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
     RenderedNote,
-    note_title,
     parse_note_text,
     render_note,
 )
+from cortexgraph.vault_sync.note_names import note_title, safe_filename, safe_folder
 from cortexgraph.vault_sync.note_sink import ObsidianNoteSink, WrittenNote
-from cortexgraph.vault_sync.paths import safe_filename, safe_folder
 from cortexgraph.vault_sync.promotion import PromotionOutcome, promote_memory
 from cortexgraph.vault_sync.unified_search import UnifiedResult, search_unified
 from cortexgraph.vault_sync.vault_check import CheckIssue, check_vault

@@ -13,11 +13,11 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from cortexgraph.vault_sync.atomic_file import atomic_write_text
 from cortexgraph.vault_sync.errors import UnsafePathError
-from cortexgraph.vault_sync.ledger import atomic_write_text
 from cortexgraph.vault_sync.note_format import markdown_text, note_text
-from cortexgraph.vault_sync.note_locator import iter_markdown_files
-from cortexgraph.vault_sync.paths import ensure_inside, entity_note_stem
+from cortexgraph.vault_sync.note_names import entity_folder, entity_note_path
+from cortexgraph.vault_sync.paths import ensure_inside
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +56,10 @@ class EntityNoteBatch:
         self.notes += 1
         for entity in entities:
             if entity not in self._paths:  # resolving a path costs more than the rest
-                name = self.folder / "entities" / f"{entity_note_stem(entity)}.md"
                 try:
-                    self._paths[entity] = ensure_inside(self.vault, name)
+                    self._paths[entity] = ensure_inside(
+                        self.vault, entity_note_path(self.folder, entity)
+                    )
                 except UnsafePathError as exc:
                     log.warning("cortexgraph: entity note skipped: %s", exc)
                     self._paths[entity] = None
@@ -72,7 +73,7 @@ class EntityNoteBatch:
             self.notes = 0
             return
         try:  # a symlink out of the vault (folder or note) is skipped, never followed
-            directory = ensure_inside(self.vault, self.folder / "entities")
+            directory = ensure_inside(self.vault, entity_folder(self.folder))
             directory.mkdir(parents=True, exist_ok=True)
         except UnsafePathError as exc:
             log.warning("cortexgraph: entity notes skipped: %s", exc)
@@ -140,18 +141,12 @@ def drop_mentions(path: Path, dead: Callable[[str], bool], *, durable: bool = Tr
     return len(lines) - len(kept)
 
 
-def note_names(vault: Path) -> set[str]:
-    """The lower-cased names of the vault's notes, as a ``[[name]]`` opens them (hidden
-    folders such as .trash left out, as Obsidian leaves them out)."""
-    return {p.stem.lower() for p in iter_markdown_files(vault)}
-
-
 def prune_entity_notes(
     vault: Path, folder: Path, dead: Callable[[str], bool], *, durable: bool = True
 ) -> int:
     """drop_mentions over every entity note under ``<folder>/entities``; links removed."""
     try:
-        directory = ensure_inside(vault, folder / "entities")
+        directory = ensure_inside(vault, entity_folder(folder))
         notes = sorted(p for p in directory.glob("*.md") if p.is_file() and not p.is_symlink())
     except (UnsafePathError, OSError):
         return 0
@@ -169,7 +164,6 @@ __all__ = [
     "EntityNoteBatch",
     "drop_mentions",
     "entity_name",
-    "note_names",
     "prune_entity_notes",
     "update_entity_note",
 ]

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
-from cortexgraph.storage.file_cursor import append_whole
+from cortexgraph.vault_sync.atomic_file import append_line, atomic_write_text, empty_file
 
 log = logging.getLogger(__name__)
 
@@ -127,14 +125,8 @@ class WriteLedger:
     def set(self, memory_id: str, entry: LedgerEntry) -> None:
         """Record ``entry`` (caller holds the vault's write lock)."""
         line = json.dumps({"id": memory_id, **_fields(entry)}, ensure_ascii=False) + "\n"
-        # Opened per line: another process may compact (truncate) the journal between writes.
         # Whole or not at all: on a full disk a cut line joined the next one, which was lost.
-        try:
-            st = append_whole(self.journal, line.encode("utf-8"), fsync=False)
-        except FileNotFoundError:  # the state folder, made on the first write only
-            self.journal.parent.mkdir(parents=True, exist_ok=True)
-            st = append_whole(self.journal, line.encode("utf-8"), fsync=False)
-        self._journal_offset = st.st_size
+        self._journal_offset = append_line(self.journal, line).st_size
         self.entries[memory_id] = entry
         self._journal_lines += 1
 
@@ -143,57 +135,11 @@ class WriteLedger:
         the two only replays entries the snapshot already has."""
         data = {"version": 1, "notes": {k: _fields(v) for k, v in sorted(self.entries.items())}}
         atomic_write_text(self.file, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-        with open(self.journal, "wb"):
-            pass
+        empty_file(self.journal)
         self._snapshot_sig = _signature(self.file)
         self._journal_offset = self._journal_lines = 0
 
     flush = save
-
-
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write via a hidden temp file in the same folder and os.replace: readers (Obsidian, a
-    sync client) see the old file or the new one, never half of one. ``durable=False`` skips
-    the fsync: for a batch that calls :func:`sync_filesystem` once at its flush instead."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with _open_in_folder(tmp, "w") as fh:
-            fh.write(text)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # never leave a half-written temp file behind
-        raise
-
-
-def _open_in_folder(path: Path, mode: str) -> IO[Any]:
-    """``open(path, mode)``, making its folder first if it is missing (not a mkdir per write)."""
-    encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
-    try:
-        return open(path, mode, encoding=encoding, newline=newline)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, mode, encoding=encoding, newline=newline)
-
-
-def sync_filesystem(path: Path) -> None:
-    """Flush every file written to ``path``'s file system to disk: ``syncfs`` where Linux has
-    it (one journal commit for a whole batch of notes), else ``os.sync``."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            if libc.syncfs(fd) == 0:
-                return
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):
-        pass
-    os.sync()
 
 
 __all__ = [
@@ -202,6 +148,4 @@ __all__ = [
     "STATE_DIR",
     "LedgerEntry",
     "WriteLedger",
-    "atomic_write_text",
-    "sync_filesystem",
 ]

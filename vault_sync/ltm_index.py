@@ -18,9 +18,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, NotRequired, TypedDict
 
 from cortexgraph.storage.text_index import TextIndex
-from cortexgraph.vault_sync.ledger import STATE_DIR, atomic_write_text
+from cortexgraph.vault_sync.atomic_file import atomic_write_text
+from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.markdown_parse import first_heading, inline_tags, wikilinks
 from cortexgraph.vault_sync.note_format import metadata_list, parse_note_text
+from cortexgraph.vault_sync.note_names import note_file_name
 from cortexgraph.vault_sync.paths import SKIPPED_DIRS
 
 log = logging.getLogger(__name__)
@@ -285,8 +287,9 @@ class LTMIndex:
         """The note a ``[[target]]`` opens in Obsidian: an exact vault path, else the note with
         that name (case-insensitive), preferring the shortest path when names repeat."""
         t = target.strip().removesuffix(".md")
-        if f"{t}.md" in self.notes:
-            return self.notes[f"{t}.md"]
+        exact = self.notes.get(note_file_name(t))
+        if exact is not None:
+            return exact
         lookups = self._lookups()
         if "/" in t:
             return lookups["by_suffix"].get(t.lower())

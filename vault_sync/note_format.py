@@ -11,12 +11,14 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from cortexgraph.storage.models import Memory
-from cortexgraph.vault_sync.titles import first_sentence, short_title
+
+if TYPE_CHECKING:
+    from cortexgraph.vault_sync.note_names import NoteName
 
 NOTE_FORMAT_VERSION = "2.0"
 # The frontmatter keys cortexgraph owns; every other key belongs to the person and is kept.
@@ -167,12 +169,6 @@ def iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(float(ts), dt.UTC).replace(microsecond=0).isoformat()
 
 
-def note_title(memory: Memory) -> str:
-    """A short title: ``extra.title`` if set, else a few words from the first clause
-    (``vault_sync.titles.short_title``)."""
-    return short_title(memory)
-
-
 RELATED_START = "<!-- cortexgraph:related -->"
 RELATED_END = "<!-- /cortexgraph:related -->"
 _RELATED_BLOCK = re.compile(re.escape(RELATED_START) + r".*?" + re.escape(RELATED_END), re.DOTALL)
@@ -210,15 +206,16 @@ def obsidian_tag(tag: str) -> str | None:
 
 def render_note(
     memory: Memory,
+    name: NoteName,
     *,
     links: Sequence[LinkTarget] = (),
     reason: str = "",
     now: float,
-    title: str | None = None,
     version: str = NOTE_FORMAT_VERSION,
 ) -> RenderedNote:
-    """Frontmatter and body of the long-term note for ``memory``."""
-    title = title or note_title(memory)
+    """Frontmatter and body of the long-term note for ``memory``, called ``name``
+    (``vault_sync.note_names.note_name``)."""
+    title = name.title
     tags = list(dict.fromkeys(t for t in (obsidian_tag(x) for x in memory.tags) if t))
     metadata: dict[str, Any] = {
         "id": memory.id,
@@ -233,7 +230,7 @@ def render_note(
         "use_count": int(memory.use_count),
         "promotion_reason": reason or None,
         # The full first sentence: Obsidian's search and link suggestions find the note by it.
-        "aliases": [a for a in [first_sentence(memory.content) or title] if a],
+        "aliases": [a for a in [name.alias] if a],
         "cortexgraph": {"version": version},
     }
     content = memory.content.strip()
@@ -347,7 +344,6 @@ __all__ = [
     "merge_metadata",
     "metadata_list",
     "note_text",
-    "note_title",
     "obsidian_tag",
     "parse_note_text",
     "related_block",

@@ -4,13 +4,13 @@ that have one, so no link dangles), its merged sources by their first words, its
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.vault_sync.ledger import WriteLedger
 from cortexgraph.vault_sync.note_format import LinkTarget
-from cortexgraph.vault_sync.paths import ensure_inside, entity_note_stem
+from cortexgraph.vault_sync.note_names import entity_note_stem
+from cortexgraph.vault_sync.paths import ensure_inside
 
 
 def note_links(
@@ -44,12 +44,10 @@ def note_links(
             continue
         links.append(LinkTarget(path.stem, kind="memory", relation_type=types.get(other)))
     if entity_notes:
-        links.extend(LinkTarget(_entity_stem(e), label=e, kind="entity") for e in memory.entities)
+        links.extend(
+            LinkTarget(entity_note_stem(e), label=e, kind="entity") for e in memory.entities
+        )
     return links
-
-
-# A run names the same few entities in thousands of notes.
-_entity_stem = lru_cache(maxsize=4096)(entity_note_stem)
 
 
 def existing_note(vault: Path, rel: str | None) -> Path | None:

@@ -9,37 +9,17 @@ long-lived sink, e.g. the MCP server's, then sees notes added behind its back).
 
 from __future__ import annotations
 
-import os
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from cortexgraph.vault_sync.note_format import ParsedNote, parse_note_text
-from cortexgraph.vault_sync.paths import SKIPPED_DIRS
+from cortexgraph.vault_sync.paths import iter_markdown_files
 
 HEAD_BYTES = 8192  # an id further down than this is not looked for (as before)
 _HAS_ID = re.compile(rb"^[\"']?id[\"']?[ \t]*:", re.MULTILINE)
 _FM_START = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
-
-
-def iter_markdown_files(vault: Path) -> Iterator[Path]:
-    """Every .md file, skipping hidden folders (.obsidian, .trash, .cortexgraph) and temp files."""
-    stack = [vault]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.name.startswith(".") or entry.name in SKIPPED_DIRS:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.name.lower().endswith(".md") and entry.is_file():
-                yield Path(entry.path)
 
 
 def read_head(path: Path) -> bytes | None:
@@ -142,4 +122,4 @@ class NoteLocator:
         return note_id(path)
 
 
-__all__ = ["NoteLocator", "ReadNote", "iter_markdown_files", "note_id", "read_head", "read_note"]
+__all__ = ["NoteLocator", "ReadNote", "note_id", "read_head", "read_note"]

@@ -21,8 +21,10 @@ waits at most ``FLUSH_EVERY`` notes), instead of taking it per note. The default
 interactive promotions, writes a note's entity notes with it, fsyncs every file and locks per
 note.
 
-A new note's name is checked against the folder's names listed once per sink (kept up to date
-as we write, and each pick confirmed by one ``lexists``), not a listing per note.
+Writing a note goes one way: find the note it already has (ledger, locator), name it
+(``note_names``), render it (``note_format``), write it (``atomic_file``), record it (ledger).
+A new note's name is checked against the folder's names listed once per sink
+(``note_names.FreeNames``), not a listing per note.
 """
 
 from __future__ import annotations
@@ -37,16 +39,11 @@ from pathlib import Path
 from filelock import FileLock
 
 from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.vault_sync.atomic_file import atomic_write_text, sync_filesystem
 from cortexgraph.vault_sync.entity_notes import EntityNoteBatch, prune_entity_notes
 from cortexgraph.vault_sync.errors import VaultNotFoundError, VaultWriteError
 from cortexgraph.vault_sync.leaked_context import without_leaked_context
-from cortexgraph.vault_sync.ledger import (
-    STATE_DIR,
-    LedgerEntry,
-    WriteLedger,
-    atomic_write_text,
-    sync_filesystem,
-)
+from cortexgraph.vault_sync.ledger import STATE_DIR, LedgerEntry, WriteLedger
 from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
@@ -59,15 +56,10 @@ from cortexgraph.vault_sync.note_format import (
     replace_related_block,
 )
 from cortexgraph.vault_sync.note_links import note_links
-from cortexgraph.vault_sync.note_locator import NoteLocator, iter_markdown_files, read_note
-from cortexgraph.vault_sync.note_update import CONFLICT_MARK, WrittenNote, update_existing_note
-from cortexgraph.vault_sync.paths import (
-    ensure_inside,
-    relative_posix,
-    safe_filename,
-    safe_folder,
-    unique_note_path,
-)
+from cortexgraph.vault_sync.note_locator import NoteLocator, read_note
+from cortexgraph.vault_sync.note_names import FreeNames, NoteName, note_name, safe_folder
+from cortexgraph.vault_sync.note_update import WrittenNote, update_existing_note
+from cortexgraph.vault_sync.paths import ensure_inside, relative_posix
 from cortexgraph.vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
@@ -104,7 +96,7 @@ class ObsidianNoteSink:
         self._entities = EntityNoteBatch(self.vault, self.folder, version)
         self.batch = batch
         self._held = False  # a batch sink holds the write lock between flushes
-        self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names, listed once
+        self._free_names = FreeNames()  # each folder listed once, kept up to date
         self._notes_dir: Path | None = None  # resolved, while a batch sink holds the lock
         self._unflushed = 0  # notes written since the last flush
         # memory id -> the Related links its note got from this sink: refresh_note skips a note
@@ -212,32 +204,50 @@ class ObsidianNoteSink:
             renamed = self._retitled(existing, memory, ledger, now)
             if renamed != existing:  # rewritten under its new name: read that
                 existing, parsed = renamed, None
+        name = note_name(memory)
         links = note_links(
             self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
         )
-        rendered = render_note(memory, links=links, reason=reason, now=now, version=self.version)
-        if existing is not None:
-            written, rewritten = update_existing_note(
-                self.vault,
-                existing,
-                memory.id,
-                rendered,
-                links,
-                ledger,
-                now,
-                durable=not self.batch,
-                parsed=parsed,
-            )
-            if rewritten:
-                self.locator.record(memory.id, existing)
-                self._update_entity_notes(memory, existing.stem)
-                self._written[memory.id] = links
-            return written
-        path = self._new_note_path(self._notes_directory(), safe_filename(rendered.title))
+        if existing is None:
+            return self._write_new(memory, name, links, reason, now, ledger)
+        rendered = render_note(
+            memory, name, links=links, reason=reason, now=now, version=self.version
+        )
+        written, rewritten = update_existing_note(
+            self.vault,
+            existing,
+            memory.id,
+            rendered,
+            links,
+            ledger,
+            now,
+            durable=not self.batch,
+            parsed=parsed,
+        )
+        if rewritten:
+            self.locator.record(memory.id, existing)
+            self._update_entity_notes(memory, existing.stem)
+            self._written[memory.id] = links
+        return written
+
+    def _write_new(
+        self,
+        memory: Memory,
+        name: NoteName,
+        links: list[LinkTarget],
+        reason: str,
+        now: float,
+        ledger: WriteLedger,
+    ) -> WrittenNote:
+        """A note the memory never had: given a free name, rendered, written, then recorded."""
+        path = self._free_names.new_note_path(self._notes_directory(), name.stem)
+        rendered = render_note(
+            memory, name, links=links, reason=reason, now=now, version=self.version
+        )
         atomic_write_text(path, rendered.text(), durable=not self.batch)
-        self.locator.record(memory.id, path)
         rel = path.relative_to(self.vault).as_posix()  # the folder is resolved, the name no link
         ledger.set(memory.id, LedgerEntry(rel, body_checksum(rendered.body), now))
+        self.locator.record(memory.id, path)
         self._update_entity_notes(memory, path.stem)
         self._written[memory.id] = links
         return WrittenNote(memory.id, rel, created=True)
@@ -250,23 +260,6 @@ class ObsidianNoteSink:
             directory.mkdir(parents=True, exist_ok=True)
             self._notes_dir = directory
         return self._notes_dir
-
-    def _new_note_path(self, directory: Path, stem: str) -> Path:
-        """A free name in ``directory`` (see the module doc); recorded as taken."""
-        taken = self._taken.get(directory)
-        if taken is None:
-            try:
-                taken = {entry.lower() for entry in os.listdir(directory)}
-            except FileNotFoundError:
-                taken = set()
-            self._taken[directory] = taken
-        while True:
-            path = unique_note_path(directory, stem, taken=taken)
-            taken.add(path.name.lower())
-            # Another process may have written it since our listing; a link (even a dangling
-            # one) counts as taken, so the new note is never written through one.
-            if not os.path.lexists(path):
-                return path
 
     def _find_existing(self, memory_id: str, ledger: WriteLedger, hint: str | None) -> Path | None:
         found = self._locate(memory_id, ledger, hint)
@@ -386,4 +379,4 @@ class ObsidianNoteSink:
                 self._entities.write()  # fsynced, with the note
 
 
-__all__ = ["CONFLICT_MARK", "ObsidianNoteSink", "WrittenNote", "iter_markdown_files"]
+__all__ = ["ObsidianNoteSink", "WrittenNote"]

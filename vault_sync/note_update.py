@@ -8,13 +8,13 @@ version). Broken frontmatter: the note is not touched, our version goes to a con
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from cortexgraph.vault_sync.ledger import LedgerEntry, WriteLedger, atomic_write_text
+from cortexgraph.vault_sync.atomic_file import atomic_write_text
+from cortexgraph.vault_sync.ledger import LedgerEntry, WriteLedger
 from cortexgraph.vault_sync.note_format import (
     LinkTarget,
     ParsedNote,
@@ -26,9 +26,8 @@ from cortexgraph.vault_sync.note_format import (
     related_block,
     replace_related_block,
 )
-from cortexgraph.vault_sync.paths import relative_posix, safe_filename, unique_note_path
-
-CONFLICT_MARK = "cortexgraph conflict"
+from cortexgraph.vault_sync.note_names import conflict_note_path
+from cortexgraph.vault_sync.paths import relative_posix
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +116,7 @@ def write_conflict(
 ) -> str:
     """Our version beside the person's note. It carries ``conflict_of`` instead of ``id`` so
     finding a memory's note by id never picks the copy."""
-    day = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H%M%S")
-    stem = safe_filename(f"{original.stem} ({CONFLICT_MARK} {day})")
-    path = unique_note_path(original.parent, stem)
+    path = conflict_note_path(original, now)
     meta = {("conflict_of" if k == "id" else k): v for k, v in metadata.items()}
     atomic_write_text(path, note_text(meta, body))
     return relative_posix(vault, path)
@@ -130,4 +127,4 @@ def _with_conflict(entry: LedgerEntry | None, rel: str, now: float, new_sum: str
     return LedgerEntry(rel, base, now, conflict_checksum=new_sum)
 
 
-__all__ = ["CONFLICT_MARK", "WrittenNote", "update_existing_note", "write_conflict"]
+__all__ = ["WrittenNote", "update_existing_note", "write_conflict"]

@@ -13,8 +13,8 @@ from typing import Any
 
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
-from cortexgraph.vault_sync.entity_notes import note_names
 from cortexgraph.vault_sync.leaked_context import leaked_context
+from cortexgraph.vault_sync.note_names import names_in_vault
 
 
 @dataclass
@@ -48,7 +48,7 @@ def refresh_notes(store: MemoryStore, sink: Any, *, now: float) -> RefreshReport
     # Entity notes list the notes that mention them; a note unpromoted (or deleted, or
     # renamed by hand) leaves a link there that opens nothing: it goes, nothing else does.
     if hasattr(sink, "prune_entity_links"):
-        names = note_names(sink.vault)
+        names = names_in_vault(sink.vault)
         report.dead_mentions_removed = sink.prune_entity_links(
             lambda stem: stem.lower() not in names
         )

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cortexgraph.storage.models import Memory
-from cortexgraph.vault_sync.ledger import LedgerEntry, WriteLedger, atomic_write_text
+from cortexgraph.vault_sync.atomic_file import atomic_write_text
+from cortexgraph.vault_sync.ledger import LedgerEntry, WriteLedger
 from cortexgraph.vault_sync.note_format import body_checksum, note_text, parse_note_text
-from cortexgraph.vault_sync.note_locator import iter_markdown_files
-from cortexgraph.vault_sync.paths import relative_posix, safe_filename, unique_note_path
-from cortexgraph.vault_sync.titles import legacy_note_title, short_title
+from cortexgraph.vault_sync.note_names import is_legacy_name, note_name, unique_note_path
+from cortexgraph.vault_sync.paths import iter_markdown_files, relative_posix
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +28,6 @@ class Renamed:
     old_path: str
     new_path: str
     links_updated: int  # notes whose links were rewritten
-
-
-def is_legacy_name(memory: Memory, stem: str) -> bool:
-    """True if ``stem`` is the name the old titles gave ``memory`` (or it with a " N" suffix)."""
-    legacy = safe_filename(legacy_note_title(memory))
-    if legacy == safe_filename(short_title(memory)):
-        return False
-    suffix = stem[len(legacy) + 1 :]  # "<legacy> 2": a pattern compiled per note cost more
-    return stem == legacy or (stem.startswith(legacy + " ") and suffix.isdecimal())
 
 
 def retitle_note(
@@ -50,7 +41,7 @@ def retitle_note(
     rel = relative_posix(vault, path)
     if entry.path != rel:
         return None
-    target = unique_note_path(path.parent, safe_filename(short_title(memory)))
+    target = unique_note_path(path.parent, note_name(memory).stem)
     old_stem = path.stem
     text = path.read_text(encoding="utf-8")
     parsed = parse_note_text(text)
@@ -93,4 +84,4 @@ def rewrite_links(vault: Path, old: str, new: str, ledger: WriteLedger, now: flo
     return changed
 
 
-__all__ = ["Renamed", "is_legacy_name", "retitle_note", "rewrite_links"]
+__all__ = ["Renamed", "retitle_note", "rewrite_links"]

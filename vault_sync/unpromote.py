@@ -13,9 +13,10 @@ from pathlib import Path
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
-from cortexgraph.vault_sync.entity_notes import note_names
+from cortexgraph.vault_sync.atomic_file import move_file
+from cortexgraph.vault_sync.note_names import names_in_vault, unique_note_path
 from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
-from cortexgraph.vault_sync.paths import relative_posix, unique_note_path
+from cortexgraph.vault_sync.paths import relative_posix
 from cortexgraph.vault_sync.refresh import refresh_memory_note
 
 TRASH_DIR = ".trash"
@@ -68,7 +69,7 @@ def unpromote_memory(
         trash = sink.vault / TRASH_DIR
         trash.mkdir(parents=True, exist_ok=True)
         target = unique_note_path(trash, Path(note.name).stem)
-        os.replace(note, target)
+        move_file(note, target)
         trashed = relative_posix(sink.vault, target)
     marker = {
         "event": "unpromoted",
@@ -98,7 +99,7 @@ def _unlink(
 ) -> int:
     """Take out the links promotion made to the trashed note ``stem`` (a link that still opens
     a note of that name elsewhere in the vault stays)."""
-    names = note_names(sink.vault)
+    names = names_in_vault(sink.vault)
     gone = stem.lower()
     removed = sink.prune_entity_links(lambda s: s.lower() == gone and gone not in names)
     others = {

@@ -32,10 +32,9 @@ from cortexgraph.vault_sync.note_format import (
     note_text,
     parse_note_text,
 )
-from cortexgraph.vault_sync.note_locator import iter_markdown_files
-from cortexgraph.vault_sync.paths import relative_posix
+from cortexgraph.vault_sync.note_names import ENTITY_FOLDER
+from cortexgraph.vault_sync.paths import iter_markdown_files, relative_posix
 
-ENTITY_FOLDER = "entities"
 LOCK_TIMEOUT_S = 30.0  # a promotion holds the write lock for one note at a time
 _LINK_LINE = re.compile(r"- \[\[([^\[\]|#\n]+)\]\]")
 

@@ -14,7 +14,7 @@ import pytest
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 from cortexgraph.vault_sync.note_format import LinkTarget, markdown_text
-from cortexgraph.vault_sync.paths import entity_note_stem, safe_filename, safe_folder
+from cortexgraph.vault_sync.note_names import entity_note_stem, safe_filename, safe_folder
 
 NOW = 1_750_000_000.0
 _DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {

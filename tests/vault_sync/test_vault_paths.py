@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from cortexgraph.vault_sync.errors import UnsafePathError
-from cortexgraph.vault_sync.paths import ensure_inside, safe_filename, safe_folder, unique_note_path
+from cortexgraph.vault_sync.note_names import safe_filename, safe_folder, unique_note_path
+from cortexgraph.vault_sync.paths import ensure_inside
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ from cortexgraph.agents.merge_ops import apply_plan, plan_merge
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.storage.models import Memory
 from cortexgraph.vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
+from cortexgraph.vault_sync.note_names import legacy_note_title, short_title
 from cortexgraph.vault_sync.refresh import refresh_notes
-from cortexgraph.vault_sync.titles import legacy_note_title, short_title
 
 NOW = 1_750_000_000.0
 LONG = (
@@ -73,10 +73,10 @@ def test_titles_are_short_unique_in_the_folder_and_keep_the_sentence_as_alias(tm
 
 def _legacy_promote(monkeypatch, store, sink, memory_id):
     """Promote the way notes were named before short titles."""
-    import cortexgraph.vault_sync.note_format as note_format
+    import cortexgraph.vault_sync.note_names as note_names
 
     with monkeypatch.context() as m:
-        m.setattr(note_format, "short_title", legacy_note_title)
+        m.setattr(note_names, "short_title", legacy_note_title)
         return promote_memory(store, sink, memory_id, now=NOW, force=True).path
 
 

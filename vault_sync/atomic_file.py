@@ -1,0 +1,88 @@
+"""The one way cortexgraph writes into a vault: notes, entity notes, conflict copies, the write
+ledger and its journal, the LTM index, a note moved to the trash.
+
+A reader (Obsidian, a sync client, another cortexgraph process) sees a file whole, the old one
+or the new one, never half of one: a rewrite goes through a hidden temp file in the same folder
+and ``os.replace``; a journal line is appended whole or not at all. The store's own rewrite
+(``storage.file_ops.atomic_write``) always fsyncs the file and its folder and raises
+StorageError; a vault batch syncs once per flush instead (:func:`sync_filesystem`), and callers
+here turn an OSError into their own VaultWriteError.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from cortexgraph.storage.file_cursor import append_whole
+
+
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write ``text`` to ``path`` via a hidden temp file in the same folder and os.replace;
+    the folder is made if it is missing. ``durable=False`` skips the fsync: for a batch that
+    calls :func:`sync_filesystem` once at its flush instead."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with _open_in_folder(tmp, "w") as fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # never leave a half-written temp file behind
+        raise
+
+
+def append_line(path: Path, line: str) -> os.stat_result:
+    """Append ``line`` (ending in a newline) whole or not at all, not fsynced; the file's stat
+    after it. Opened per line: another process may empty the file between two appends."""
+    data = line.encode("utf-8")
+    try:
+        return append_whole(path, data, fsync=False)
+    except FileNotFoundError:  # the folder, made on the first line only
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return append_whole(path, data, fsync=False)
+
+
+def empty_file(path: Path) -> None:
+    """Cut ``path`` to nothing (a journal folded into its snapshot)."""
+    with open(path, "wb"):
+        pass
+
+
+def move_file(source: Path, target: Path) -> None:
+    """Move ``source`` to ``target`` in one step (same file system: a rename, never a copy)."""
+    os.replace(source, target)
+
+
+def _open_in_folder(path: Path, mode: str) -> IO[Any]:
+    """``open(path, mode)``, making its folder first if it is missing (not a mkdir per write)."""
+    encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
+    try:
+        return open(path, mode, encoding=encoding, newline=newline)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, mode, encoding=encoding, newline=newline)
+
+
+def sync_filesystem(path: Path) -> None:
+    """Flush every file written to ``path``'s file system to disk: ``syncfs`` where Linux has
+    it (one journal commit for a whole batch of notes), else ``os.sync``."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if libc.syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        pass
+    os.sync()
+
+
+__all__ = ["append_line", "atomic_write_text", "empty_file", "move_file", "sync_filesystem"]

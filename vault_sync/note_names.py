@@ -1,0 +1,335 @@
+"""Every name a vault note gets, decided here and nowhere else.
+
+- A memory's note: its title (``note_name``: the first clause, compressed, led by an entity:
+  "We chose PostgreSQL 16 for the billing service because it gives us row-level security" ->
+  "PostgreSQL 16 for billing service"; filler and articles dropped, at most six words, never
+  ending on "and"/"for"/...), the full first sentence as its alias (Obsidian's search and link
+  suggestions still find the note by its words), and its file name (``safe_filename``). The
+  title is a pure function of the memory (content, entities, ``extra.title``), so it is stable
+  across runs; the folder makes the file name unique (``unique_note_path``, ``FreeNames``).
+- An entity's note: ``<folder>/entities/<entity_note_stem>.md``.
+- A conflict copy (``conflict_note_path``), a note renamed from its legacy name
+  (``is_legacy_name``), a note moved to the trash (``unique_note_path``).
+- Which names a ``[[link]]`` opens (``names_in_vault``).
+
+File names are safe on Linux, macOS and Windows, never empty and never a path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from cortexgraph.storage.models import Memory
+from cortexgraph.vault_sync.errors import UnsafePathError
+from cortexgraph.vault_sync.paths import iter_markdown_files
+
+NOTE_SUFFIX = ".md"
+ENTITY_FOLDER = "entities"  # under the notes folder
+CONFLICT_MARK = "cortexgraph conflict"
+
+# -- titles ---------------------------------------------------------------------------------
+
+MAX_WORDS = 6
+MAX_CHARS = 60
+LEGACY_MAX_CHARS = 80
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n")
+# Where a first clause ends: punctuation, or a conjunction that starts the reason / the rest.
+_CLAUSE_END = re.compile(
+    r"\s*(?:[;!?]|:\s|,\s|\s[-–—]\s|\.\s|\.$)\s*|"
+    r"\s+(?:because|since|so that|so|which|but|although|though|when|while|after|before|"
+    r"until|unless|whereas|as of|instead of)\s+",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(?:(?:note|remember|fyi|update|reminder|decision|todo|important)\s*:\s*|"
+    r"(?:we|i|they|you|our team|the team)\s+(?:have\s+|had\s+|will\s+|now\s+)?|"
+    r"(?:remember|note)\s+that\s+|it\s+(?:is|was)\s+)",
+    re.IGNORECASE,
+)
+_DROP = frozenset(
+    "a an the our my your their its this these those just really very also currently".split()
+)
+# A title never ends on a word that needs a next one.
+_DANGLING = frozenset(
+    "a an the and or but nor of to for on in at by with from into as is are was "
+    "were be been has have had that which who whose his her their our my "
+    "your its than then via per".split()
+)
+_WORD = re.compile(r"[\w][\w'.+#/-]*[\w+#]|[\w]", re.UNICODE)
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of the first non-empty line, markdown markers removed."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    line = line.strip().lstrip("#>*-+ ").strip().strip("*_`")
+    return _SENTENCE_END.split(line, maxsplit=1)[0].strip()
+
+
+def _first_clause(sentence: str) -> str:
+    """Up to the first clause break; a short label before a colon ("Team norm: PR
+    descriptions ...") keeps the clause after it too."""
+    match = _CLAUSE_END.search(sentence)
+    if match is None or not sentence[: match.start()].strip():
+        return sentence.strip(" ,.;:")
+    clause = sentence[: match.start()].strip(" ,.;:")
+    if match.group(0).strip() == ":" and len(_WORD.findall(clause)) <= 3:
+        rest = sentence[match.end() :]
+        after = _CLAUSE_END.search(rest)
+        rest = rest[: after.start()] if after else rest
+        if rest.strip():
+            clause = f"{clause}: {rest.strip(' ,.;:')}"
+    return clause
+
+
+def short_title(memory: Memory, max_words: int = MAX_WORDS, max_chars: int = MAX_CHARS) -> str:
+    """A few words that say what the memory is about (see the module docstring)."""
+    explicit = memory.meta.extra.get("title")
+    if isinstance(explicit, str) and explicit.strip():
+        return explicit.strip()
+    sentence = _first_sentence(memory.content)
+    clause = _first_clause(sentence)
+    words = _WORD.findall(clause)
+    trimmed = False
+    if len(words) > max_words:  # a short clause is its own title, word for word
+        clause, trimmed = _FILLER.sub("", clause, count=1).strip(), True
+        words = _WORD.findall(clause) or words
+        kept = [w for w in words if w.lower() not in _DROP] or words
+        words = _lead_with_entity(kept, memory.entities)[:max_words]
+        while len(words) > 1 and words[-1].lower() in _DANGLING:
+            words.pop()
+    elif not words:
+        words = list(memory.entities[:1]) or [f"Memory {memory.id[:8]}"]
+    title = " ".join(words).strip(" ,.;:-")
+    if len(title) > max_chars:
+        title = title[:max_chars].rsplit(" ", 1)[0].strip(" ,.;:-") or title[:max_chars]
+    if not title:
+        return f"Memory {memory.id[:8]}"
+    return title[:1].upper() + title[1:] if trimmed else title
+
+
+def _lead_with_entity(words: list[str], entities: tuple[str, ...]) -> list[str]:
+    """Let an entity lead when only a verb stands before it ("chose PostgreSQL 16 ..." ->
+    "PostgreSQL 16 ...")."""
+    lowered = [w.lower() for w in words]
+    for entity in entities:
+        head = entity.split()[0].lower() if entity.split() else ""
+        if len(words) > 1 and lowered[1] == head and words[0].islower():
+            return words[1:]
+    return words
+
+
+def legacy_note_title(memory: Memory, max_chars: int = LEGACY_MAX_CHARS) -> str:
+    """The title notes had before short titles: the first line, cut at ~80 characters with
+    "…". Used to recognise notes named that way, so they can be renamed."""
+    explicit = memory.meta.extra.get("title")
+    if isinstance(explicit, str) and explicit.strip():
+        return explicit.strip()
+    first = next((line for line in memory.content.splitlines() if line.strip()), "")
+    first = first.strip().lstrip("#>*-+ ").strip().strip("*_`")
+    if len(first) > max_chars:
+        cut = first[:max_chars].rsplit(" ", 1)[0]
+        first = (cut if len(cut) > max_chars // 2 else first[:max_chars]).rstrip(" ,.;:") + "…"
+    return first or f"Memory {memory.id[:8]}"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteName:
+    """What a memory's note is called: its title, the full first sentence as its alias, and
+    the file stem the title gives (before a folder makes it unique)."""
+
+    title: str
+    alias: str
+    stem: str
+
+
+def note_name(memory: Memory) -> NoteName:
+    """The title, alias and file stem of ``memory``'s note (see the module docstring)."""
+    title = short_title(memory)
+    return NoteName(title, _first_sentence(memory.content) or title, safe_filename(title))
+
+
+def note_title(memory: Memory) -> str:
+    """A short title: ``extra.title`` if set, else a few words from the first clause."""
+    return short_title(memory)
+
+
+def is_legacy_name(memory: Memory, stem: str) -> bool:
+    """True if ``stem`` is the name the old titles gave ``memory`` (or it with a " N" suffix)."""
+    legacy = safe_filename(legacy_note_title(memory))
+    if legacy == safe_filename(short_title(memory)):
+        return False
+    suffix = stem[len(legacy) + 1 :]  # "<legacy> 2": a pattern compiled per note cost more
+    return stem == legacy or (stem.startswith(legacy + " ") and suffix.isdecimal())
+
+
+# -- file names -----------------------------------------------------------------------------
+
+MAX_NAME_BYTES = 120  # of the stem; leaves room for " 99", ".md" and conflict suffixes under 255
+# Windows forbids <>:"/\|?* and control characters; Obsidian links break on #^[]|.
+_FORBIDDEN = re.compile(r'[<>:"/\\|?*#^\[\]\x00-\x1f\x7f]')
+_SPACES = re.compile(r"\s+")
+# Device names Windows opens instead of a file, whatever the extension ("nul.txt"), trailing
+# spaces ("nul .md") or superscript digit ("COM¹": NFKC folds it to "COM1").
+_WINDOWS_DEVICES = frozenset(
+    {"con", "prn", "aux", "nul", "conin$", "conout$"}
+    | {f"com{i}" for i in range(10)}
+    | {f"lpt{i}" for i in range(10)}
+)
+
+
+def safe_filename(title: str, max_bytes: int = MAX_NAME_BYTES) -> str:
+    """A file stem (no extension) for ``title``; unicode kept, never empty, never a path."""
+    name = unicodedata.normalize("NFC", title or "")
+    name = _FORBIDDEN.sub(" ", name)
+    name = _SPACES.sub(" ", name).strip(" .-")  # leading dot hides; trailing dot/space: Windows
+    name = _truncate_utf8(name, max_bytes).rstrip(" .-")
+    if not name:
+        return "untitled"
+    head, dot, tail = name.partition(".")
+    if unicodedata.normalize("NFKC", head).rstrip(" ").lower() in _WINDOWS_DEVICES:
+        name = f"{head.rstrip(' ')}_{dot}{tail}"  # "nul.txt" -> "nul_.txt"
+    return name
+
+
+# "c#", "f#": the one forbidden character entity names often hold, spelled out, so their notes
+# do not share "c" and "f" with the letters.
+_SHARP = re.compile(r"(?<=\w)#")
+
+
+@lru_cache(maxsize=4096)  # a run names the same few entities in thousands of notes
+def entity_note_stem(entity: str) -> str:
+    """The file stem of ``entity``'s note: its safe file name, unless making it safe dropped a
+    character that tells it apart ("c#" would share "c" with "c"), then spelled out ("c sharp")
+    or, failing that, marked with a short hash of the name ("a|b" -> "a b ~3f9c1e"). Two names
+    that differ in any character other than spacing never share a note."""
+    stem = safe_filename(entity)
+    plain = _SPACES.sub(" ", unicodedata.normalize("NFC", entity or "")).strip(" .-")
+    if stem == plain:
+        return stem
+    spelled = _SHARP.sub(" sharp", plain)
+    if safe_filename(spelled) == spelled:
+        return spelled
+    digest = hashlib.sha1(plain.encode("utf-8")).hexdigest()[:6]
+    return f"{safe_filename(entity, MAX_NAME_BYTES - 8)} ~{digest}"
+
+
+def safe_folder(folder: str) -> Path:
+    """A relative folder inside the vault; '..', absolute paths and drive letters are refused."""
+    text = (folder or "").replace("\\", "/").strip()
+    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+        raise UnsafePathError(f"the notes folder must be relative to the vault, got {folder!r}")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise UnsafePathError(f"the notes folder must stay inside the vault, got {folder!r}")
+    cleaned = [safe_filename(p) for p in parts]
+    return Path(*cleaned) if cleaned else Path()
+
+
+def unique_note_path(directory: Path, stem: str, *, taken: set[str] | None = None) -> Path:
+    """``directory/stem.md``, or ``stem 2.md``, ``stem 3.md``... if taken. Case-insensitive,
+    because macOS and Windows file systems are. ``taken``: the folder's lower-cased names when
+    the caller keeps them (else the folder is listed)."""
+    if taken is None:
+        try:
+            taken = {entry.lower() for entry in os.listdir(directory)}
+        except FileNotFoundError:
+            taken = set()
+    candidate = note_file_name(stem)
+    n = 2
+    while candidate.lower() in taken:
+        candidate = note_file_name(f"{stem} {n}")
+        n += 1
+    return directory / candidate
+
+
+class FreeNames:
+    """Free note names, each folder listed once per sink (kept up to date as names are given,
+    and each pick confirmed by one ``lexists``), not a listing per note."""
+
+    def __init__(self) -> None:
+        self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names
+
+    def new_note_path(self, directory: Path, stem: str) -> Path:
+        """A free name for ``stem`` in ``directory``; recorded as taken."""
+        taken = self._taken.get(directory)
+        if taken is None:
+            try:
+                taken = {entry.lower() for entry in os.listdir(directory)}
+            except FileNotFoundError:
+                taken = set()
+            self._taken[directory] = taken
+        while True:
+            path = unique_note_path(directory, stem, taken=taken)
+            taken.add(path.name.lower())
+            # Another process may have written it since our listing; a link (even a dangling
+            # one) counts as taken, so the new note is never written through one.
+            if not os.path.lexists(path):
+                return path
+
+
+def conflict_note_path(original: Path, now: float) -> Path:
+    """Where our version of a note a person edited goes: beside it, named after it and
+    ``now`` ("Note (cortexgraph conflict 2025-06-15 170640).md")."""
+    day = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H%M%S")
+    return unique_note_path(
+        original.parent, safe_filename(f"{original.stem} ({CONFLICT_MARK} {day})")
+    )
+
+
+def note_file_name(stem: str) -> str:
+    """The file name of the note called ``stem`` (what a ``[[stem]]`` link opens)."""
+    return f"{stem}{NOTE_SUFFIX}"
+
+
+def entity_folder(folder: Path) -> Path:
+    """The folder of the entity notes, under the notes folder (relative to the vault)."""
+    return folder / ENTITY_FOLDER
+
+
+def entity_note_path(folder: Path, entity: str) -> Path:
+    """``entity``'s note, relative to the vault."""
+    return entity_folder(folder) / note_file_name(entity_note_stem(entity))
+
+
+def names_in_vault(vault: Path) -> set[str]:
+    """The lower-cased names of the vault's notes, as a ``[[name]]`` opens them (hidden
+    folders such as .trash left out, as Obsidian leaves them out)."""
+    return {p.stem.lower() for p in iter_markdown_files(vault)}
+
+
+def _truncate_utf8(text: str, max_bytes: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", errors="ignore")
+
+
+__all__ = [
+    "CONFLICT_MARK",
+    "ENTITY_FOLDER",
+    "MAX_NAME_BYTES",
+    "FreeNames",
+    "NoteName",
+    "conflict_note_path",
+    "entity_folder",
+    "entity_note_path",
+    "entity_note_stem",
+    "is_legacy_name",
+    "legacy_note_title",
+    "names_in_vault",
+    "note_file_name",
+    "note_name",
+    "note_title",
+    "safe_filename",
+    "safe_folder",
+    "short_title",
+    "unique_note_path",
+]
