@@ -57,7 +57,7 @@ from cortexgraph.vault_sync.note_format import (
 )
 from cortexgraph.vault_sync.note_links import note_links
 from cortexgraph.vault_sync.note_locator import NoteLocator, read_note
-from cortexgraph.vault_sync.note_names import FreeNames, NoteName, note_name, safe_folder
+from cortexgraph.vault_sync.note_names import FreeNames, note_name, safe_folder
 from cortexgraph.vault_sync.note_update import WrittenNote, update_existing_note
 from cortexgraph.vault_sync.paths import ensure_inside, relative_posix
 from cortexgraph.vault_sync.retitle import Renamed, retitle_note
@@ -204,14 +204,13 @@ class ObsidianNoteSink:
             renamed = self._retitled(existing, memory, ledger, now)
             if renamed != existing:  # rewritten under its new name: read that
                 existing, parsed = renamed, None
-        name = note_name(memory)
         links = note_links(
             self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
         )
         if existing is None:
-            return self._write_new(memory, name, links, reason, now, ledger)
+            return self._write_new(memory, links, reason, now, ledger)
         rendered = render_note(
-            memory, name, links=links, reason=reason, now=now, version=self.version
+            memory, note_name(memory), links=links, reason=reason, now=now, version=self.version
         )
         written, rewritten = update_existing_note(
             self.vault,
@@ -233,20 +232,24 @@ class ObsidianNoteSink:
     def _write_new(
         self,
         memory: Memory,
-        name: NoteName,
         links: list[LinkTarget],
         reason: str,
         now: float,
         ledger: WriteLedger,
     ) -> WrittenNote:
-        """A note the memory never had: given a free name, rendered, written, then recorded."""
-        path = self._free_names.new_note_path(self._notes_directory(), name.stem)
+        """A note the memory never had: named, rendered, written, then recorded, in that order
+        (no step goes back to a module an earlier one left but the ledger and the locator,
+        which found no note and now record this one)."""
+        directory = self._notes_directory()
+        name = note_name(memory)
+        path = self._free_names.new_note_path(directory, name.stem)
         rendered = render_note(
             memory, name, links=links, reason=reason, now=now, version=self.version
         )
-        atomic_write_text(path, rendered.text(), durable=not self.batch)
+        text, checksum = rendered.text(), body_checksum(rendered.body)
+        atomic_write_text(path, text, durable=not self.batch)
         rel = path.relative_to(self.vault).as_posix()  # the folder is resolved, the name no link
-        ledger.set(memory.id, LedgerEntry(rel, body_checksum(rendered.body), now))
+        ledger.set(memory.id, LedgerEntry(rel, checksum, now))
         self.locator.record(memory.id, path)
         self._update_entity_notes(memory, path.stem)
         self._written[memory.id] = links
