@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.decay import DAY, DecayConfig, DecayModel
 from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.search import ARCHIVE_WEIGHT, RELATED_WEIGHT
 
 
 class SettingsError(CortexGraphError, ValueError):
@@ -123,11 +124,11 @@ class Settings(BaseSettings):
     search_stm_weight: float = Field(default=1.0, ge=0)
     search_ltm_weight: float = Field(default=0.7, ge=0)
     # A memory gc archived stays findable in search_unified at this times its score, labelled
-    # archived (0: archived memories are left out); vault_sync.unified_search.ARCHIVE_WEIGHT.
-    search_archive_weight: float = Field(default=0.9, ge=0, le=1)
+    # archived (0: archived memories are left out); the measurement: storage.search.
+    search_archive_weight: float = Field(default=ARCHIVE_WEIGHT, ge=0, le=1)
     # Each of the best STM hits lends this times its score to its `related` memories
-    # (vault_sync.related_expansion); off by default (its ablation there), 0.15 was tried.
-    search_related_weight: float = Field(default=0.0, ge=0, lt=1)
+    # (vault_sync.related_expansion); off by default (its ablation: storage.search).
+    search_related_weight: float = Field(default=RELATED_WEIGHT, ge=0, lt=1)
 
     # Issue tracking (beads)
     beads_enabled: bool = True

@@ -15,11 +15,8 @@ from typing import Any
 
 from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.search import RELATED_WEIGHT  # off; CORTEXGRAPH_SEARCH_RELATED_WEIGHT
 
-# Off by default: on the whole LoCoMo dev split through MCP, 0.15 after a consolidation run
-# gave multi-hop R@5 +0.005 for R@5 -0.007 and MRR -0.005 (docs/retrieval.md); it does not
-# earn its place yet. CORTEXGRAPH_SEARCH_RELATED_WEIGHT turns it on.
-RELATED_WEIGHT = 0.0
 RELATED_SEEDS = 5
 RELATION_TYPE = "related"
 

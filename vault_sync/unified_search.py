@@ -28,21 +28,14 @@ from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
 from cortexgraph.storage.merged_parts import MERGED_INTO
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
-from cortexgraph.storage.search import fused_similarity
+from cortexgraph.storage.search import ARCHIVE_WEIGHT, RELATED_WEIGHT, fused_similarity
 from cortexgraph.storage.text_index import tokenize
 from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord
-from cortexgraph.vault_sync.related_expansion import RELATED_WEIGHT, add_related
+from cortexgraph.vault_sync.related_expansion import add_related
 
 PREVIEW_CHARS = 200
 _EMBED_CHARS = 2000  # MiniLM reads ~256 tokens; more text only costs time
-# An archived memory's score is its STM score (relevance re-ranked by its decay, below the
-# forget threshold: x0.85 to x0.8575) times this; an active memory's factor is x0.85 to x1. Below
-# 0.85 / 0.8575 (0.991) an archived memory ranks under every equally relevant active one, even a
-# faded one; 0.9 is the round value under that. bench/lifecycle.py dev conv 0, defaults row:
-# R@5 0.198 hidden, 0.288 at 0.5, 0.507 at 0.75, 0.523 at 0.9, 0.538 at 1 (docs/pipeline.md).
-# settings.search_archive_weight passes it.
-ARCHIVE_WEIGHT = 0.9
 
 
 @dataclass(frozen=True, slots=True)
