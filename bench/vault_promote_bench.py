@@ -36,7 +36,11 @@ from open_bench import runs_in_turn
 
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
-from cortexgraph.vault_sync.atomic_file import atomic_write_text
+
+try:  # the vault's one writer
+    from cortexgraph.vault_sync.atomic_file import atomic_write_text
+except ImportError:  # a --baseline revision from before it left ledger.py
+    from cortexgraph.vault_sync.ledger import atomic_write_text  # type: ignore[attr-defined,no-redef]
 
 NOW = 1_760_000_000.0
 PEOPLE = ["Sam", "Aisha", "Diego", "Mei", "Tom", "Kofi", "Elena", "Priya", "Lars", "Noor"]

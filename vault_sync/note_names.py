@@ -233,6 +233,9 @@ def safe_folder(folder: str) -> Path:
     return Path(*cleaned) if cleaned else Path()
 
 
+# -- where a note goes -----------------------------------------------------------------------
+
+
 def unique_note_path(directory: Path, stem: str, *, taken: set[str] | None = None) -> Path:
     """``directory/stem.md``, or ``stem 2.md``, ``stem 3.md``... if taken. Case-insensitive,
     because macOS and Windows file systems are. ``taken``: the folder's lower-cased names when

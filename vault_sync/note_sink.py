@@ -237,9 +237,8 @@ class ObsidianNoteSink:
         now: float,
         ledger: WriteLedger,
     ) -> WrittenNote:
-        """A note the memory never had: named, rendered, written, then recorded, in that order
-        (no step goes back to a module an earlier one left but the ledger and the locator,
-        which found no note and now record this one)."""
+        """A note the memory never had: named, rendered, written, then recorded where it was
+        looked for (the ledger and the locator)."""
         directory = self._notes_directory()
         name = note_name(memory)
         path = self._free_names.new_note_path(directory, name.stem)

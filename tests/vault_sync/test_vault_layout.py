@@ -23,7 +23,8 @@ WRITE_PATH = [
     "paths",
     WRITER,
 ]
-# Path methods and os functions that create, replace or change a file.
+# Path methods and os functions that create, replace or change a file (deleting a file or
+# making a folder is not writing one).
 _FILE_WRITES = {"write_text", "write_bytes", "touch", "symlink_to", "hardlink_to"}
 _OS_WRITES = {"replace", "rename", "renames", "link", "symlink", "write", "pwrite", "truncate"}
 _OS_WRITES |= {"ftruncate"}
