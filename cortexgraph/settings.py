@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypedDict
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.config import SEMANTIC_WEIGHT, StoreConfig
 from cortexgraph.storage.decay import DAY, DecayConfig, DecayModel
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.search import ARCHIVE_WEIGHT, RELATED_WEIGHT
@@ -85,7 +85,7 @@ class Settings(BaseSettings):
 
     # Search and embeddings
     enable_embeddings: bool = True
-    semantic_weight: float = Field(default=0.7, ge=0, le=1)
+    semantic_weight: float = Field(default=SEMANTIC_WEIGHT, ge=0, le=1)
     search_default_preview_length: int = Field(default=300, ge=0)
 
     # Clustering

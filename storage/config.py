@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 
 from cortexgraph.storage.decay import DecayConfig
 
+# Weight of embedding similarity against BM25 when both are available (0 = BM25 only).
+# MiniLM vs BM25 in the fusion: 0.7 measured best on LoCoMo dev through the MCP path
+# (R@5 0.696 vs 0.681 at 0.5) and on the hand-fed path (0.682 vs 0.681); docs/retrieval.md.
+# Declared once: the store's config, the settings and unified search's vault side read it.
+SEMANTIC_WEIGHT = 0.7
+
 
 @dataclass(frozen=True, slots=True)
 class StoreConfig:
@@ -25,10 +31,8 @@ class StoreConfig:
     relations_filename: str = "relations.jsonl"
     # Share of search results that may be danger-zone memories blended in for review.
     review_blend_ratio: float = 0.3
-    # Weight of embedding similarity against BM25 when both are available (0 = BM25 only).
-    # MiniLM vs BM25 in the fusion: 0.7 measured best on LoCoMo dev through the MCP path
-    # (R@5 0.696 vs 0.681 at 0.5) and on the hand-fed path (0.682 vs 0.681); docs/retrieval.md.
-    semantic_weight: float = 0.7
+    # Weight of embedding similarity against BM25 (SEMANTIC_WEIGHT above says why 0.7).
+    semantic_weight: float = SEMANTIC_WEIGHT
     # How much decay re-ranks relevance: final = relevance * (1 - w + w * min(decay, 1)).
     decay_rerank_weight: float = 0.15
     fsync: bool = False
@@ -55,4 +59,4 @@ class StoreConfig:
         )
 
 
-__all__ = ["StoreConfig"]
+__all__ = ["SEMANTIC_WEIGHT", "StoreConfig"]

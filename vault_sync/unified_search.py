@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from cortexgraph.storage.config import SEMANTIC_WEIGHT
 from cortexgraph.storage.embeddings import Embedder, EmbeddingCache
 from cortexgraph.storage.merged_parts import MERGED_INTO
 from cortexgraph.storage.models import Memory, MemoryStatus
@@ -80,7 +81,7 @@ def search_unified(
     min_score: float | None = None,
     verbose: bool = False,
     embedder: Embedder | None = None,
-    semantic_weight: float = 0.5,
+    semantic_weight: float = SEMANTIC_WEIGHT,
     now: float | None = None,
     related_weight: float = RELATED_WEIGHT,
     archive_weight: float = ARCHIVE_WEIGHT,

@@ -108,3 +108,26 @@ def test_real_model_matches_meaning(world) -> None:
     store, idx, *_ = world
     res = search_unified(store, idx, "how to brew a strong coffee shot", embedder=model, now=NOW)
     assert res[0].note_path == "Personal/Espresso.md"
+
+
+def test_a_python_caller_gets_the_vault_side_fused_as_the_cli_and_mcp_fuse_it(
+    world, embedder
+) -> None:
+    """search_unified's own defaults are the configured ones: a note's fused score is the same
+    with no weights given as with the weights the edges pass (it fused at 0.5 against 0.7)."""
+    from cortexgraph.settings import Settings
+
+    store, idx, *_ = world
+    query = "tomatoes sun espresso"
+    plain = search_unified(store, idx, query, embedder=embedder, now=NOW, verbose=True)
+    edge = search_unified(
+        store,
+        idx,
+        query,
+        embedder=embedder,
+        now=NOW,
+        verbose=True,
+        **Settings().unified_search_weights(),
+    )
+    assert [(r.note_path, r.score) for r in plain] == [(r.note_path, r.score) for r in edge]
+    assert any(r.details.get("ltm_semantic", 0) > 0 for r in plain)
