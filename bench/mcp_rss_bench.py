@@ -3,8 +3,11 @@
 A day, as an assistant drives the server over stdio at N seeded memories: start-up, the first
 search (the store and the embedding model load), saves and searches, `analyze_message` on
 every user message (the seed asks the assistant to call it each time), and a consolidation run
-(`run_consolidation`, a dry run unless --live). RSS and its high-water mark (VmHWM) are read
-from /proc for the server process after each phase. Issue 35's goal: under 300 MB throughout.
+(`run_consolidation`, a dry run unless --live). RSS is read from /proc for the server process
+after each phase, and its high-water mark (VmHWM) for the phase alone: the mark is reset
+before each phase (/proc/PID/clear_refs), so the consolidation row's peak is the run's own.
+Issue 35's goal: under 300 MB throughout. The run's line below the table says how many texts
+it answered from the server's embedding cache and how many it embedded.
 
     python bench/mcp_rss_bench.py [--memories 10000] [--calls 300] [--analyze 100] [--live]
                                   [--as-installed] [--no-cache]
@@ -26,6 +29,7 @@ the background through the day).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -75,6 +79,15 @@ def server_process() -> psutil.Process:
     raise RuntimeError("no cortexgraph-mcp child process")
 
 
+def reset_peak(proc: psutil.Process) -> bool:
+    """Start the process's high-water mark again from its RSS now; False where not allowed."""
+    try:
+        Path(f"/proc/{proc.pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
 def memory_mb(proc: psutil.Process) -> tuple[float, float]:
     """(RSS, high-water RSS) in MB, from /proc/PID/status."""
     fields = {}
@@ -105,9 +118,12 @@ def mapped(proc: psutil.Process) -> str:
 
 async def day(params: StdioServerParameters, calls: int, analyze: int, live: bool) -> tuple:
     rows: list[tuple[str, float, float, float]] = []
+    per_phase = True
 
     def row(phase: str, t: float) -> None:
+        nonlocal per_phase
         rows.append((phase, time.perf_counter() - t, *memory_mb(proc)))
+        per_phase = reset_peak(proc) and per_phase
 
     async with Client(params) as client:
         t = time.perf_counter()
@@ -141,12 +157,13 @@ async def day(params: StdioServerParameters, calls: int, analyze: int, live: boo
         r = await client.call_tool("run_consolidation", {"dry_run": not live})
         assert not r.is_error, r.content
         row("run_consolidation (live)" if live else "run_consolidation (dry run)", t)
+        vectors = json.loads(r.content[0].text).get("vectors", {})
         t = time.perf_counter()
         for i in range(10):
             await client.call_tool("search_memory", {"query": f"deploy freeze {i}"})
         row("after: 10 more searches", t)
         libs = mapped(proc)
-    return rows, libs
+    return rows, libs, vectors, per_phase
 
 
 def main() -> None:
@@ -175,12 +192,13 @@ def main() -> None:
             )
         server = shutil.which("cortexgraph-mcp", path=str(Path(sys.executable).parent))
         params = StdioServerParameters(command=server or "cortexgraph-mcp", env=env)
-        rows, libs = anyio.run(day, params, args.calls, args.analyze, args.live)
+        rows, libs, vectors, per_phase = anyio.run(day, params, args.calls, args.analyze, args.live)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     install = "as installed" if args.as_installed else "default install (full extra blocked)"
     table = Table(title=f"cortexgraph-mcp through a day at {args.memories:,} memories, {install}")
-    for col in ("phase", "seconds", "RSS MB", "peak RSS MB"):
+    peak = "peak MB in phase" if per_phase else "peak MB since start"
+    for col in ("phase", "seconds", "RSS MB after", peak):
         table.add_column(col, justify="left" if col == "phase" else "right")
     for phase, seconds, rss, peak in rows:
         table.add_row(phase, f"{seconds:.1f}", f"{rss:.0f}", f"{peak:.0f}")
@@ -188,6 +206,13 @@ def main() -> None:
     console.print(table)
     torch = "installed" if _has("torch") else "not installed"
     console.print(f"server mapped: {libs}; torch {torch} in {sys.prefix}")
+    if vectors:
+        console.print(
+            f"run_consolidation: {vectors['from_cache']:,} texts from the server's embedding "
+            f"cache, {vectors['embedded']:,} embedded"
+        )
+    else:
+        console.print("run_consolidation: no reuse figures (a server before they were reported)")
     console.print(f"{machine_line()}; load average {os.getloadavg()[0]:.1f}")
 
 

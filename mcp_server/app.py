@@ -83,6 +83,7 @@ def build_app(settings: Settings | None = None) -> ServerApp:
         tools_lifecycle,
         tools_ltm,
         tools_monitor,
+        tools_pipeline,
         tools_save,
         tools_search,
         tools_undo,
@@ -96,7 +97,8 @@ def build_app(settings: Settings | None = None) -> ServerApp:
     tools_gc.register(server, state)
     tools_ltm.register(server, state)
     tools_activation.register(server, state)
-    tools_consolidation.register(server, state)
+    tools_consolidation.register(server, state)  # one cluster at a time
+    tools_pipeline.register(server, state)  # the whole pipeline, its issues
     tools_context.register(server, state)
     tools_lifecycle.register(server, state)  # its middleware records the session's calls
     resources.register(server, state)

@@ -9,12 +9,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortexgraph.mcp_server.errors import DependencyUnavailableError
 from cortexgraph.settings import Settings
 from cortexgraph.storage.embedding_worker import EmbeddingWorker
 from cortexgraph.storage.models import Memory
+
+if TYPE_CHECKING:
+    from cortexgraph.storage.embedding_cache import EmbeddingCache
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -45,6 +48,13 @@ class LazyDenseScorer:
                     raise DependencyUnavailableError(self._error)
                 self._index = MatrixDenseIndex(cache)
             return self._index
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        """The embedding cache behind the index: the vectors this server holds, by text, and
+        the model that makes the ones it lacks (DependencyUnavailableError without a model)."""
+        cache: EmbeddingCache = self._get().cache
+        return cache
 
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
         return self._call("similarities", query, memories)

@@ -176,17 +176,6 @@ class ServerState:
             "note_sink", lambda: ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder)
         )
 
-    @property
-    def embedder(self) -> Any:
-        """The MiniLM embedder, loaded once; None when the model is not installed."""
-
-        def build() -> Any:
-            from cortexgraph.storage.embeddings import default_embedder
-
-            return default_embedder()
-
-        return self.service("embedder", build)
-
     def service(self, name: str, build: Callable[[], T]) -> T:
         """Build a collaborator (vault, tracker, model ...) once, on first use."""
         with self._services_lock:

@@ -1,6 +1,9 @@
-"""Consolidation tools: clusters, merges, the whole pipeline, and the agents' issue list.
+"""Consolidation tools a person or an assistant drives one cluster at a time: find clusters
+(or near-duplicate pairs), then preview, merge or link one. The whole pipeline and its issue
+list are tools_pipeline's.
 
-The agents are called directly as plain Python (agents.pipeline); no Prefect here.
+The agents are called directly as plain Python (agents.cluster_detector, agents.semantic_merge);
+no Prefect here.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.collaborators import embedder_for, issue_tracker, note_sink
+from cortexgraph.mcp_server.collaborators import cached_embedder_for, pipeline_config_for
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.storage.errors import InvalidInputError, NotFoundError
@@ -23,18 +26,10 @@ MAX_CLUSTERS_RETURNED = 50
 MAX_REPORT_CHARS = 20_000
 
 
-def _pipeline_config(state: ServerState, dry_run: bool = True) -> Any:
-    """The configuration the flow runs the agents with (agents.pipeline.pipeline_config)."""
-    from cortexgraph.agents.pipeline import pipeline_config
-
-    s = state.settings
-    return pipeline_config(s.decay_config(), **s.pipeline_options())
-
-
 def _cluster_config(state: ServerState, threshold: float | None, max_size: int | None) -> Any:
     """The pipeline's cluster rule; an explicit ``threshold`` is the bar for either similarity
     (MiniLM or TF-IDF), as 1.x's was."""
-    config = replace(_pipeline_config(state).cluster, open_issues=False)
+    config = replace(pipeline_config_for(state).cluster, open_issues=False)
     if threshold is not None:
         config = replace(config, link_threshold=threshold, tfidf_link_threshold=threshold)
     if max_size is not None:
@@ -49,7 +44,7 @@ def _cluster_config(state: ServerState, threshold: float | None, max_size: int |
 def _detect(state: ServerState, threshold: float | None, max_size: int | None) -> tuple[Any, str]:
     from cortexgraph.agents.cluster_detector import ClusterDetector
 
-    embedder, note = embedder_for(state)
+    embedder, note = cached_embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
     report = ClusterDetector(state.store, embedder, None, config).run(now=time.time(), dry_run=True)
     known = state.clusters
@@ -77,7 +72,7 @@ def _duplicates(state: ServerState, threshold: float, max_size: int | None) -> d
     from cortexgraph.agents.cluster_detector import ClusterDetector
     from cortexgraph.mcp_server.views import preview
 
-    embedder, note = embedder_for(state)
+    embedder, note = cached_embedder_for(state)
     config = _cluster_config(state, threshold, max_size)
     method, pairs = ClusterDetector(state.store, embedder, None, config).duplicate_pairs(threshold)
     store = state.store
@@ -282,129 +277,10 @@ def _one_x_fields(mode: str, outcomes: Any) -> dict[str, Any]:
     return {}
 
 
-@tool_errors
-def run_consolidation(
-    ctx: ServerContext,
-    dry_run: Annotated[
-        bool, Field(description="Only report what each agent would do (default).")
-    ] = True,
-    agents: Annotated[
-        list[Literal["decay", "cluster", "merge", "promote", "relations"]] | None,
-        Field(description="Which agents to run, in pipeline order (default all).", max_length=5),
-    ] = None,
-    full: Annotated[
-        bool,
-        Field(description="Every memory, not only what changed since the last run."),
-    ] = False,
-) -> dict[str, Any]:
-    """Run the consolidation pipeline (decay -> cluster -> merge -> promote -> relations).
-
-    Incremental: only what changed since the last run (or crossed a decay bar); ``full`` for all.
-    """
-    from cortexgraph.activation.entity_batch import batch_entity_finder
-    from cortexgraph.agents import incremental
-    from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents
-    from cortexgraph.run_state import load_run_state, save_run_state
-    from cortexgraph.storage import native_memory
-
-    state = state_of(ctx)
-    embedder, similarity = embedder_for(state)
-    tracker, tracking = issue_tracker(state, create=not dry_run)
-    sink = None if dry_run else note_sink(state)
-    pipe = Pipeline(
-        state.store, embedder=embedder, sink=sink, tracker=tracker, config=_pipeline_config(state)
-    )
-    # Entities of the memories saved since the last run, in batches (never on a save),
-    # before clustering: merge and relations see them.
-    pipe.relations.entity_finder = batch_entity_finder(state.settings.spacy_model)
-    if not dry_run and (agents is None or "relations" in agents):
-        pipe.relations.read_entities()
-    now = time.time()
-    storage = state.settings.storage_path
-    changes = incremental.begin(pipe, load_run_state(storage), now, full=full)
-    report = run_agents(
-        pipe,
-        now=now,
-        dry_run=dry_run,
-        agents=agents,
-        notes=(similarity, tracking),
-        scope=pipe.scope,
-    )
-    if not dry_run:  # seen by memory_status, cortexgraph-consolidate status and --scheduled
-        from cortexgraph.user_store import record_run
-
-        record_run(storage, report, time.time())
-        if set(report.agents) == set(AGENT_ORDER):
-            save_run_state(storage, incremental.state_after(pipe, changes, report, now))
-    data = report.to_json()
-    markdown = report.to_markdown()
-    del pipe, changes  # the run's matrices and candidate lists: give their pages back now
-    native_memory.release()
-    return {
-        "success": True,
-        "dry_run": dry_run,
-        "agents": data["agents"],
-        "seconds": {k: round(v, 3) for k, v in data["seconds"].items()},
-        "notes": data["notes"],
-        "incremental": data["incremental"],
-        "summaries": data["summaries"],
-        "report_markdown": markdown[:MAX_REPORT_CHARS],
-        "report_truncated": len(markdown) > MAX_REPORT_CHARS,
-    }
-
-
-@tool_errors
-def list_consolidation_issues(
-    ctx: ServerContext,
-    status: Annotated[
-        Literal["open", "in_progress", "closed", "all"], Field(description="Which issues.")
-    ] = "open",
-    label: Annotated[
-        str | None,
-        Field(
-            description="Only issues with this label, e.g. 'consolidation:cluster'.", max_length=200
-        ),
-    ] = None,
-    limit: Annotated[StrictInt, Field(description="At most this many (1-100).", ge=1, le=100)] = 50,
-) -> dict[str, Any]:
-    """The consolidation agents' work items (beads issues): what is pending, claimed, done."""
-    state = state_of(ctx)
-    tracker, where = issue_tracker(state, create=False)
-    issues = tracker.query(
-        labels=[label] if label else [], status=None if status == "all" else status
-    )
-    return {
-        "success": True,
-        "tracker": where,
-        "total": len(issues),
-        "issues": [
-            {
-                "id": i.id,
-                "title": i.title,
-                "status": i.status,
-                "labels": list(i.labels),
-                "assignee": i.assignee,
-                "description": (i.description or "")[:500],
-                "metadata": dict(i.metadata or {}),
-            }
-            for i in issues[:limit]
-        ],
-    }
-
-
 def register(server: MCPServer[ServerState], state: ServerState) -> None:
     """Add this module's tools (their handlers reach the state through their ctx)."""
-    read_only = ToolAnnotations(read_only_hint=True)
-    server.add_tool(cluster_memories, annotations=read_only)
+    server.add_tool(cluster_memories, annotations=ToolAnnotations(read_only_hint=True))
     server.add_tool(consolidate_memories, annotations=ToolAnnotations(destructive_hint=False))
-    server.add_tool(run_consolidation, annotations=ToolAnnotations(destructive_hint=True))
-    server.add_tool(list_consolidation_issues, annotations=read_only)
 
 
-__all__ = [
-    "cluster_memories",
-    "consolidate_memories",
-    "list_consolidation_issues",
-    "register",
-    "run_consolidation",
-]
+__all__ = ["cluster_memories", "consolidate_memories", "register"]

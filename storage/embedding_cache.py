@@ -101,6 +101,10 @@ class EmbeddingCache:
                 log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
         # Width of the vectors held; the model's first answer settles it (others dropped).
         self.width = next((len(v) for v in self._vectors.values()), 0)
+        # Texts answered from the vectors held, and texts the model embedded, since this cache
+        # was made: a caller reads the difference across a job (what it reused, what it cost).
+        self.hits = 0
+        self.embedded = 0
 
     @property
     def name(self) -> str:
@@ -139,11 +143,13 @@ class EmbeddingCache:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]
         served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
-        for _ in range(2):  # a second round only if the model's width dropped cached rows
+        for round_ in range(2):  # a second round only if the model's width dropped cached rows
             with self._lock:
                 known, pairs = self._vectors, zip(keys, texts, strict=True)
                 todo = {k: t for k, t in pairs if k not in known and k not in served}
                 missing = sorted(todo.items())
+                if round_ == 0:
+                    self.hits += sum(k in known for k in keys)
             if not missing:
                 break
             vecs = np.asarray(self.embedder.embed([t for _, t in missing]), dtype=np.float32)
@@ -153,6 +159,7 @@ class EmbeddingCache:
             # the model's own scale is trusted, not NaN
             ok = np.asarray(np.isfinite(vecs).all(axis=1))
             with self._lock:
+                self.embedded += len(missing)
                 for (k, _), v, good in zip(missing, vecs, ok, strict=True):
                     if good:
                         self._vectors[k] = v

@@ -89,6 +89,23 @@ async def run_flow(client: Any, gc_target: str) -> dict[str, Any]:
     return {"a": a["memory_id"], "b": b["memory_id"], "note": note}
 
 
+def session_payloads(
+    tmp_path: Path, *calls: tuple[str, dict[str, Any]], **settings: Any
+) -> list[dict[str, Any]]:
+    """Each call's payload, in one session of a server on ``make_settings(tmp_path,
+    **settings)`` through the SDK's in-process client (a failed call fails the test)."""
+    import anyio
+    from mcp import Client
+
+    from cortexgraph.mcp_server.app import build_server
+
+    async def go() -> list[dict[str, Any]]:
+        async with Client(build_server(make_settings(tmp_path, **settings))) as client:
+            return [payload(await client.call_tool(name, args)) for name, args in calls]
+
+    return anyio.run(go)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -132,4 +149,5 @@ __all__ = [
     "run_flow",
     "seed_old_memory",
     "server_env",
+    "session_payloads",
 ]
