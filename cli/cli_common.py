@@ -40,17 +40,22 @@ def settings_for(storage_path: Path | None = None, vault: Path | None = None) ->
     return load_settings(storage_path=storage_path, ltm_vault_path=vault)
 
 
+def dense_index(settings: Settings) -> Any:
+    """The MiniLM index over the store's vector cache (the model loads on its first query);
+    None with embeddings off or the model not installed."""
+    if not settings.enable_embeddings:
+        return None
+    from cortexgraph.storage.embeddings import MatrixDenseIndex, default_cache
+
+    cache = default_cache(settings.storage_path)
+    return MatrixDenseIndex(cache) if cache is not None else None
+
+
 def open_cli_store(settings: Settings, *, embeddings: bool = False) -> Any:
     """The JSONL store; with ``embeddings``, searched with MiniLM when it is installed."""
     from cortexgraph.user_store import open_user_store
 
-    dense = None
-    if embeddings and settings.enable_embeddings:
-        from cortexgraph.storage.embeddings import MatrixDenseIndex, default_cache
-
-        cache = default_cache(settings.storage_path)
-        dense = MatrixDenseIndex(cache) if cache is not None else None
-    return open_user_store(settings, dense=dense)
+    return open_user_store(settings, dense=dense_index(settings) if embeddings else None)
 
 
 def cli_store(
@@ -163,6 +168,7 @@ __all__ = [
     "VaultOpt",
     "cli_errors",
     "cli_store",
+    "dense_index",
     "err",
     "existing_store_path",
     "hint_if_empty",

@@ -92,7 +92,9 @@ def search(
         _search_keywords_first(query, tag, limit, storage_path)
 
 
-FIRST_ANSWER_S = 1.0  # a fresh process waits this long for the meaning model, then shows keywords
+# The first table comes this long after the command started: by meaning when the model is
+# ready by then, else the keyword results (labelled), as soon as they are ready.
+FIRST_ANSWER_S = 1.0
 
 
 def _search_keywords_first(
@@ -100,31 +102,35 @@ def _search_keywords_first(
 ) -> None:
     """The keyword search answers at once; the meaning model loads (and embeds the memories it
     has not seen, kept in the store's vector cache for the next process) in a thread. Its
-    answer replaces the keyword one if it comes within FIRST_ANSWER_S, else follows it."""
+    answer replaces the keyword one if it comes within FIRST_ANSWER_S of the start, else
+    follows it."""
     import threading
 
-    from cortexgraph.cli.cli_common import open_cli_store
+    from cortexgraph.cli.cli_common import dense_index
 
     started = time.monotonic()
-    settings, keyword_store = cli_store(storage_path)
+    settings, store = cli_store(storage_path)
     full: dict[str, Any] = {}
 
     def by_meaning() -> None:
         try:
-            store = open_cli_store(settings, embeddings=True)
-            if getattr(store, "dense", None) is None:
+            dense = dense_index(settings)
+            if dense is None:
                 full["absent"] = True  # no model installed: the keyword answer is the answer
                 return
+            # The keyword answer is made: from here on only this thread uses the store (the
+            # main one prints those hits), so the open store takes the index; no second read.
+            store.dense = dense
             full["hits"] = store.search(query, tags=tag, top_k=limit, now=time.time())
             _save_vectors(store)
         except Exception as exc:  # the keyword answer stands; say why meaning is missing
             full["error"] = str(exc)[:200]
 
-    keyword_hits = keyword_store.search(query, tags=tag, top_k=limit, now=time.time())
+    keyword_hits = store.search(query, tags=tag, top_k=limit, now=time.time())
     # Started after the keyword search: its imports would otherwise hold up that answer.
     worker = threading.Thread(target=by_meaning, name="cortexgraph-meaning", daemon=True)
     worker.start()
-    worker.join(max(0.0, FIRST_ANSWER_S - (time.monotonic() - started)))
+    worker.join(max(0.0, FIRST_ANSWER_S - _process_age(started)))
     if "hits" in full or "absent" in full:
         hits = full.get("hits", keyword_hits)
         _table(f"search: {query!r}", [_row(h.memory, h.score) for h in hits])
@@ -148,6 +154,17 @@ def _search_keywords_first(
         )
     elif "error" in full:
         out.print(Text(f"meaning unavailable: {full['error']}; the keyword results stand"))
+
+
+def _process_age(fallback_start: float) -> float:
+    """Seconds since this process started (Linux's /proc: interpreter start and imports
+    included), else since ``fallback_start`` (a ``time.monotonic()`` reading)."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        start = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: ticks after boot
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - start
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic() - fallback_start
 
 
 def _save_vectors(store: Any) -> None:

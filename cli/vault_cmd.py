@@ -6,7 +6,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,13 +18,12 @@ from rich.text import Text
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.user_store import open_user_store
-from cortexgraph.vault_sync import (
-    LTMIndex,
-    ObsidianNoteSink,
-    check_vault,
-    promote_memory,
-    search_unified,
-)
+
+if TYPE_CHECKING:
+    from cortexgraph.vault_sync import LTMIndex
+
+# vault_sync (numpy, the note renderer, unified search) is imported by the command that runs:
+# every `cortexgraph` command imports this module, `cortexgraph search` included.
 
 app = typer.Typer(help="The Obsidian vault: long-term memory notes.", no_args_is_help=True)
 out = Console()
@@ -49,6 +48,8 @@ def _fail(exc: Exception) -> typer.Exit:
 
 
 def _open_index(settings: Settings) -> LTMIndex:
+    from cortexgraph.vault_sync import LTMIndex
+
     vault = settings.vault_path
     if not vault.is_dir():
         raise typer.BadParameter(f"vault {vault} does not exist", param_hint="--vault")
@@ -61,6 +62,8 @@ def index_cmd(
     rebuild: Annotated[bool, typer.Option(help="Re-read every note.")] = False,
 ) -> None:
     """Bring the LTM index up to date (only new or changed notes are read)."""
+    from cortexgraph.vault_sync import LTMIndex
+
     settings = _settings(vault, None)
     if not settings.vault_path.is_dir():
         raise typer.BadParameter(
@@ -120,6 +123,8 @@ def promote(
     reason: Annotated[str, typer.Option(help="Why (default: the decay rule).")] = "",
 ) -> None:
     """Write a memory's note into the vault and mark it promoted."""
+    from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
+
     settings = _settings(vault, storage_path)
     try:
         store = open_user_store(settings)
@@ -158,6 +163,7 @@ def search(
 ) -> None:
     """One ranking over short-term memories and long-term notes."""
     from cortexgraph.cli.cli_common import existing_store_path, hint_if_empty, require_vault
+    from cortexgraph.vault_sync import search_unified
 
     settings = _settings(vault, storage_path)
     embedder = None
@@ -216,6 +222,8 @@ def search(
 @app.command()
 def check(vault: VaultOpt = None) -> None:
     """Report notes with broken frontmatter, broken links, conflict copies. Exit 1 if any."""
+    from cortexgraph.vault_sync import check_vault
+
     settings = _settings(vault, None)
     idx = _open_index(settings)
     issues = check_vault(idx)

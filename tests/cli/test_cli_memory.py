@@ -129,3 +129,40 @@ def test_a_fresh_search_shows_keyword_results_first_labelled_then_by_meaning(cli
     monkeypatch.setattr(memory_cmd, "FIRST_ANSWER_S", 600.0)  # the model answers in time
     text = cli("search", "which database was selected", CORTEXGRAPH_ENABLE_EMBEDDINGS="true").stdout
     assert "keyword results" not in text and "Postgres 16" in text
+
+
+def test_a_fresh_search_reads_the_store_once_for_keywords_and_meaning(cli, monkeypatch):
+    """The meaning thread ranks over the store the keyword search opened (a second read of
+    the files was most of what the first answer by meaning waited for)."""
+    import cortexgraph.user_store as user_store
+    from cortexgraph.cli import memory_cmd
+    from cortexgraph.storage.embeddings import model_path
+
+    if model_path() is None:
+        pytest.skip("the MiniLM model is not installed")
+    cli.store().save("We picked Postgres 16 for the billing service", now=NOW)
+    opened: list[Path] = []
+    real_open = user_store.open_user_store
+
+    def counted(settings, dense=None):
+        opened.append(settings.storage_path)
+        return real_open(settings, dense)
+
+    monkeypatch.setattr(user_store, "open_user_store", counted)
+    monkeypatch.setattr(memory_cmd, "FIRST_ANSWER_S", 600.0)
+    text = cli("search", "which database was selected", CORTEXGRAPH_ENABLE_EMBEDDINGS="true").stdout
+    assert "Postgres 16" in text and "keyword results" not in text  # ranked by meaning
+    assert len(opened) == 1, opened
+
+
+def test_the_cli_imports_neither_the_vault_code_nor_numpy_before_a_command_runs():
+    """`cortexgraph search` loads what it uses: the vault's code (and numpy, which it brings)
+    is imported by the vault commands when they run."""
+    import subprocess
+
+    code = (
+        "import sys; import cortexgraph.cli.main; "
+        "print([m for m in ('cortexgraph.vault_sync', 'numpy') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
