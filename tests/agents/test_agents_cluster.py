@@ -143,3 +143,25 @@ def test_max_per_row_keeps_each_rows_strongest_pairs_exact_and_ivf():
     assert found <= set(zip(full.i.tolist(), full.j.tolist(), strict=True))
     kept = strongest_per_row(ivf.i, ivf.j, ivf.sim, 4)
     assert len(set(zip(kept[0].tolist(), kept[1].tolist(), strict=True)) & want) >= 0.9 * len(want)
+
+
+def test_the_ivf_partition_sums_its_cells_without_a_sorted_copy_of_the_sample():
+    """k-means sums each cell's rows; at 10k memories the sample is every row, so a sorted copy
+    of it was a whole matrix more at the consolidation run's peak."""
+    import tracemalloc
+
+    from cortexgraph.agents.neighbours import _cell_sums
+
+    rng = np.random.default_rng(0)
+    sample = rng.standard_normal((4000, 384)).astype(np.float32)
+    assign = rng.integers(0, 27, size=len(sample))
+    expected = np.zeros((27, 384), dtype=np.float32)
+    np.add.at(expected, assign, sample)  # the reference the cell sums must equal bit for bit
+    tracemalloc.start()
+    try:
+        sums = _cell_sums(sample, assign, 27)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(sums, expected)
+    assert peak < sample.nbytes / 4, (peak, sample.nbytes)

@@ -203,3 +203,15 @@ def test_the_rule_keeps_every_labelled_reply_apart_and_lets_restatements_through
             assert why == "speakers", row
         if row["label"] == "restatement":
             assert why is None, row
+
+
+def test_lines_share_one_string_per_distinct_word():
+    """A consolidation run holds every active memory's parsed line at once: a word said in a
+    thousand lines is one string, not a thousand (15 MB of word strings at 10k memories)."""
+    from cortexgraph.agents.restatement import utterance
+
+    first = utterance("Ana: we moved the Billing ledger to Postgres")
+    second = utterance("Tom: did the billing LEDGER move?")
+    for word in ("billing", "ledger"):  # lowered from two spellings each
+        a, b = (w for line in (first, second) for w in line.words if w == word)
+        assert a is b, word
