@@ -87,3 +87,19 @@ def test_protocol_methods_agree_with_fast_path(embedder) -> None:
     assert set(top) == {memories[0].id, memories[2].id}
     sims = dense.similarities("automobile", memories[1:2])
     assert sims[memories[1].id] < min(top.values())
+
+
+def test_the_first_sync_makes_room_for_every_row_at_once(embedder) -> None:
+    """A store's first search fills the matrix in one step: no doubling (each doubling copied
+    the matrix; at 10k memories the last copy was 25 MB of the first search's peak)."""
+    dense = MatrixDenseIndex(EmbeddingCache(embedder))
+    store = InMemoryStore(dense=dense)
+    memories = [store.save(f"note {i} about the harbour", now=NOW) for i in range(1000)]
+    store.search("harbour", now=NOW)
+    width = dense.cache.embed(["harbour"]).shape[1]
+    assert len(dense) == 1000
+    assert dense.nbytes == 1000 * width * 4  # exactly the rows it holds
+    store.save("one more note about the harbour", now=NOW)
+    store.search("harbour", now=NOW)  # later rows still fit (the matrix doubles again)
+    assert len(dense) == 1001 and dense.ranked("harbour", 3)
+    assert memories[0].id in dense.scores_of("harbour", [memories[0].id])
