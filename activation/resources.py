@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from cortexgraph.storage.embeddings import default_embedder
@@ -30,7 +33,8 @@ def spacy_pipeline(model: str = SPACY_MODEL) -> Any | None:
             return _spacy[_OVERRIDE]
         if model not in _spacy:
             try:
-                import spacy
+                with _torch_hidden(model):
+                    import spacy
             except ImportError:  # the light install: entities and noun phrases by rules
                 log.info("spaCy is not installed (the full extra), using rules")
                 _spacy[model] = None
@@ -41,6 +45,23 @@ def spacy_pipeline(model: str = SPACY_MODEL) -> Any | None:
                 log.warning("spaCy model %s unavailable, using rules: %s", model, exc)
                 _spacy[model] = None
         return _spacy[model]
+
+
+@contextmanager
+def _torch_hidden(model: str) -> Iterator[None]:
+    """spaCy's thinc imports torch when it is installed (the ``full`` extra): 2-3 s of CPU
+    before a small pipeline that never uses it can load. Hidden while spaCy is imported, thinc
+    runs without its torch shims; a transformer pipeline (``*_trf``), or a process that already
+    imported torch, imports spaCy as it is."""
+    if "torch" in sys.modules or model.endswith("_trf") or "spacy" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]  # import torch -> ImportError
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
 
 
 def embedder() -> Embedder | None:

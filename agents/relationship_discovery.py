@@ -370,8 +370,8 @@ class RelationshipDiscovery:
         if finder is None:
             return 0, "none"
         todo = [m for m in memories.values() if _needs_reading(m, finder)]
-        if not todo:
-            return 0, finder.method
+        if not todo:  # the model is not loaded to read nothing (spaCy: seconds, torch's import)
+            return 0, "none"
         # A first run over a large store reads the newest memories; the rest wait for the next.
         todo.sort(key=lambda m: (-m.created_at, m.id))
         left = max(0, len(todo) - self.config.entity_batch_limit)

@@ -111,3 +111,21 @@ def test_batch_finder_reads_who_and_what_a_turn_names_not_only_its_speaker(nlp):
     rules = BatchEntityFinder(None)
     assert rules.method == "rules"
     assert {"alice", "acme corp"} <= set(rules.find(texts[1:])[0])
+
+
+def test_spacy_loads_without_importing_torch():
+    # thinc imports torch when it is installed: seconds of a consolidation run's entity step
+    # for a pipeline that never uses it. A fresh process, so nothing imported torch before.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from cortexgraph.activation import resources\n"
+        "nlp = resources.spacy_pipeline()\n"
+        "doc = next(nlp.pipe(['Alice met Bob in Paris']))\n"
+        "print(sorted(e.text for e in doc.ents), 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("]")[-1].strip() == "False", out.stdout
+    assert "Alice" in out.stdout

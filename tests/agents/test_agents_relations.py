@@ -200,3 +200,19 @@ def test_entity_step_reads_at_most_its_batch_limit_newest_first(store):
     assert len(read) == 10
     assert min(m.created_at for m in read) >= max(m.created_at for m in unread)
     assert agent.run(now=NOW).entities_found == 10  # the rest in the next runs
+
+
+def test_no_entity_model_is_loaded_when_every_memory_was_read(store):
+    # Loading spaCy costs seconds (torch's import with it): a run with nothing new skips it.
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+    from cortexgraph.storage.models import MemoryMeta
+
+    loads: list[int] = []
+    add(store, "Alice runs the ledger", entities=["Alice"])
+    for m in store.list():
+        store.put(m.with_changes(meta=MemoryMeta(extra={"entities_found": "spacy+rules"})))
+    agent = RelationshipDiscovery(store)
+    agent.entity_finder = BatchEntityFinder(lambda: loads.append(1))
+    assert agent.read_entities() == (0, "none")
+    assert agent.run(now=NOW).entities_found == 0
+    assert loads == []
