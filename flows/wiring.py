@@ -84,9 +84,8 @@ def open_collaborators(
         embedder = default_cache(settings.storage_path)
         if embedder is not None:
             backend = getattr(embedder.embedder, "backend", "?")
-            notes.append(
-                f"similarity by {embedder.name} on {backend} (cache: {len(embedder)} vectors)"
-            )
+            # The cache's file is read when a step needs its vectors, not to count them here.
+            notes.append(f"similarity by {embedder.name} on {backend}")
         else:
             notes.append("embedding model not installed: similarity by TF-IDF")
     else:

@@ -40,9 +40,9 @@ def text_key(text: str) -> str:
 def good_rows(vectors: np.ndarray) -> np.ndarray:
     """Mask of the rows of a 2-D float array that are finite and of unit length."""
     with np.errstate(all="ignore"):
-        finite = np.isfinite(vectors).all(axis=1)
-        norms = np.linalg.norm(np.where(np.isfinite(vectors), vectors, 0.0), axis=1)
-    mask: np.ndarray = finite & (np.abs(norms - 1.0) <= NORM_TOLERANCE)
+        # A row with a NaN or infinity has a non-finite square sum: one pass, no masked copy.
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+    mask: np.ndarray = np.isfinite(norms) & (np.abs(norms - 1.0) <= NORM_TOLERANCE)
     return mask
 
 
@@ -67,12 +67,14 @@ def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
             vecs.dtype,
         )
         return {}
-    vecs = vecs.astype(np.float32)
+    vecs = vecs.astype(np.float32, copy=False)
     ok = good_rows(vecs)
-    out = {}
-    for i, key in enumerate(keys.astype(str)):
-        if ok[i] and _KEY_RE.fullmatch(key):
-            out[key] = vecs[i]
+    match = _KEY_RE.fullmatch
+    out = {
+        key: vec
+        for key, vec, good in zip(keys.astype(str).tolist(), vecs, ok.tolist(), strict=True)
+        if good and match(key)
+    }
     if len(out) < len(keys):
         log.warning(
             "embedding cache %s: dropped %d bad row(s) (re-embedded when needed)",
@@ -84,27 +86,56 @@ def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
 
 class EmbeddingCache:
     """Vectors keyed by (model, content hash); in memory, optionally persisted as .npz beside
-    the store. Safe to share between threads; a corrupt cache file or row is ignored."""
+    the store. Safe to share between threads; a corrupt cache file or row is ignored.
+
+    The file is read on first use, not when the cache is made: a consolidation run with nothing
+    new to compare never reads it (60 MB at 40k memories)."""
 
     def __init__(self, embedder: Embedder, directory: str | os.PathLike[str] | None = None):
         self.embedder = embedder
         self._lock = threading.Lock()
-        self._vectors: dict[str, np.ndarray] = {}
+        self._load_lock = threading.Lock()  # apart from _lock: the property is read under it
+        self._loaded: dict[str, np.ndarray] | None = None
         self._dirty = False
         self._file = (
             Path(directory) / f".embeddings-{_safe(embedder.name)}.npz" if directory else None
         )
-        if self._file is not None and self._file.exists():
-            try:
-                self._vectors = _read_cache_file(self._file)
-            except Exception as exc:  # cache is disposable
-                log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
         # Width of the vectors held; the model's first answer settles it (others dropped).
-        self.width = next((len(v) for v in self._vectors.values()), 0)
+        self._width: int | None = None
         # Texts answered from the vectors held, and texts the model embedded, since this cache
         # was made: a caller reads the difference across a job (what it reused, what it cost).
         self.hits = 0
         self.embedded = 0
+
+    @property
+    def _vectors(self) -> dict[str, np.ndarray]:
+        loaded = self._loaded
+        if loaded is None:
+            with self._load_lock:
+                loaded = self._loaded
+                if loaded is None:
+                    loaded = self._read()
+                    self._loaded = loaded
+        return loaded
+
+    def _read(self) -> dict[str, np.ndarray]:
+        if self._file is None or not self._file.exists():
+            return {}
+        try:
+            return _read_cache_file(self._file)
+        except Exception as exc:  # cache is disposable
+            log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
+            return {}
+
+    @property
+    def width(self) -> int:
+        if self._width is None:
+            self._width = next((len(v) for v in self._vectors.values()), 0)
+        return self._width
+
+    @width.setter
+    def width(self, value: int) -> None:
+        self._width = value
 
     @property
     def name(self) -> str:
@@ -136,7 +167,7 @@ class EmbeddingCache:
                 self.width,
                 width,
             )
-            self._vectors = {k: v for k, v in self._vectors.items() if len(v) == width}
+            self._loaded = {k: v for k, v in self._vectors.items() if len(v) == width}
             self.width, self._dirty = width, True
             return True
 

@@ -141,3 +141,18 @@ def test_a_cache_file_of_the_wrong_shape_or_type_is_ignored(tmp_path, damage):
     store2, cache2, _ = _dense_store(tmp_path, width=8)
     assert len(cache2) == 0
     assert _search_ids(store2) == expected
+
+
+def test_the_cache_file_is_read_when_its_vectors_are_first_needed(tmp_path):
+    # A consolidation run with nothing new to compare never needs them: making the cache
+    # must not read the file (tens of MB at 40k memories).
+    from cortexgraph.storage.embeddings import EmbeddingCache
+
+    model = HashingEmbedder(8)
+    early = EmbeddingCache(model, tmp_path)  # made before the file exists
+    writer = EmbeddingCache(model, tmp_path)
+    writer.embed(["kayak one", "kayak two"])
+    writer.save()
+    assert len(early) == 2
+    early.embed(["kayak one", "kayak two"])
+    assert len(model.texts) == 2  # served from the file, not embedded again
