@@ -81,6 +81,8 @@ class DecayReport:
     issues_reopened: int = 0  # closed earlier, fading badly again
     issues_closed: int = 0  # the memory recovered, was promoted, archived or deleted
     digests: tuple[tuple[str, str, int], ...] = ()  # (urgency, issue id, memories listed)
+    # Why nothing was scored (an incremental run after no change: the last run's word stands).
+    skipped: str = ""
 
     @property
     def results(self) -> tuple[DecayFinding, ...]:  # 1.x: DecayAnalyzer.run() -> DecayResult
@@ -92,6 +94,10 @@ class DecayReport:
     def table(self) -> ReportTable:
         by_action = ", ".join(f"{a.value} {self.count(a)}" for a in DecayAction)
         gc = f"; gc ({self.gc_mode.value}) {len(self.collected)}" if self.gc_mode != "off" else ""
+        if self.skipped:
+            return ReportTable(
+                title="Decay analysis", summary=self.skipped, columns=("memory",), rows=()
+            )
         return ReportTable(
             title="Decay analysis",
             summary=(

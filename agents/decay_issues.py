@@ -88,8 +88,8 @@ class DecayIssues:
         digests: list[tuple[str, str, int]],
         now: float,
     ) -> dict[Urgency, str]:
-        """One open digest per urgency level listing its memories; rewritten only when the list
-        changed, closed when the level is empty, reopened when it fills again."""
+        """One open digest per urgency level listing its memories; rewritten only when its
+        memories changed, closed when the level is empty, reopened when it fills again."""
         ids: dict[Urgency, str] = {}
         for level in Urgency:
             members = [f for f in findings if f.urgency is level]
@@ -111,9 +111,12 @@ class DecayIssues:
                     dedupe_key=f"decay-digest:{level.value}",
                 )
                 counts["digests_opened"] += 1
-            elif issue.status == "closed" or list(issue.metadata.get("memory_ids") or ()) != (
+            elif issue.status == "closed" or set(issue.metadata.get("memory_ids") or ()) != set(
                 memory_ids
             ):
+                # Its memories, not their order: scores move with time and, on the power-law
+                # curve, overtake each other, so an order test rewrote (and committed) the
+                # digests on every run, and an incremental run would have to score them all.
                 issue = self.tracker.update(issue.id, status="open", **fields)
                 counts["digests_updated"] += 1
             ids[level] = issue.id
@@ -137,8 +140,8 @@ class DecayIssues:
                 f"Memories whose decay score puts them at {level.value} urgency "
                 f"({', '.join(f'{a} {n}' for a, n in sorted(actions.items()))}). Reinforce "
                 f"the ones worth keeping (touch_memory / observe_memory_usage); this digest is "
-                f"rewritten by every decay run and closed when none are left.\n\n"
-                + "\n".join(lines)
+                f"rewritten when its memories change (scores as of then) and closed when none "
+                f"are left.\n\n" + "\n".join(lines)
             ),
             "labels": (LABEL_DECAY, f"urgency:{level.value}", "decay:digest"),
             "priority": {Urgency.HIGH: 1, Urgency.MEDIUM: 2, Urgency.LOW: 3}[level],

@@ -36,7 +36,7 @@ def state_after(
     """The state the next run compares with."""
     changes.refresh(pipeline.decay.store.list(), now)
     decay = report.reports.get("decay")
-    if isinstance(decay, DecayReport):
+    if isinstance(decay, DecayReport) and not decay.skipped:
         gone = set(decay.collected)
         fading: set[str] = {f.memory_id for f in decay.findings if f.memory_id not in gone}
     elif pipeline.scope is not None:

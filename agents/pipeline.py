@@ -26,7 +26,7 @@ from cortexgraph.agents.changes import RunScope
 from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
 from cortexgraph.agents.common import ReportTable, to_jsonable
 from cortexgraph.agents.decay_analyzer import DecayAnalyzer
-from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, GcMode
+from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, DecayReport, GcMode
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
 from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
@@ -202,6 +202,21 @@ class Pipeline:
         if self.scope is None:
             return agent.run(now=now, dry_run=dry_run)
         if name == "decay":
+            if self.scope.empty and self.decay.config.gc is not GcMode.DELETE:
+                # Nothing changed and no score crossed a bar: every finding, digest and gc
+                # decision is the last run's (only delete mode has a clock of its own, the
+                # grace period of what gc archived).
+                return DecayReport(
+                    dry_run,
+                    0,
+                    0,
+                    0,
+                    (),
+                    0,
+                    (),
+                    self.decay.config.gc,
+                    skipped="nothing changed or crossed a decay bar: the last run's findings stand",
+                )
             return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids | self.scope.fading)
         if name == "promote":  # time alone can end a memory's claim to promotion
             return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)

@@ -107,8 +107,10 @@ def _route_agent_logs() -> None:
 def _embed_then_cluster(
     pipeline: Pipeline, now: float, dry_run: bool, collab: Collaborators, batch_size: int
 ) -> ClusterReport:
-    """What the cache lacks is embedded first, as mapped tasks (spread by a Dask runner)."""
-    if collab.embedder is not None:
+    """What the cache lacks is embedded first, as mapped tasks (spread by a Dask runner). An
+    incremental run with nothing new compares nothing: the cache is not even read."""
+    scope = pipeline.scope
+    if collab.embedder is not None and (scope is None or scope.changed):
         embedded = warm_embeddings(collab.store, collab.embedder, batch_size)
         batches = -(-embedded // batch_size)
         collab.notes.append(f"embedded {embedded} new text(s) in {batches} embed-batch task(s)")
@@ -153,7 +155,12 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
 
         # Notes promoted earlier: short titles, and Related lists that follow new relations.
         collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=now).summary()}")
-    if not options.dry_run and collab.embedder is not None and run.wants("merge"):
+    if (
+        not options.dry_run
+        and collab.embedder is not None
+        and run.wants("merge")
+        and (pipeline.scope is None or pipeline.scope.changed)
+    ):
         # What the merge made is embedded now: the next run finds it in the cache.
         warm_embeddings(collab.store, collab.embedder, options.embed_batch_size)
     collab.finish()

@@ -169,3 +169,25 @@ def test_decay_issues_follow_their_memory_across_runs(store, tracker):
     assert faded.issues_reopened == 1 and faded.issues_opened == 0
     (reopened,) = _memory_issues(tracker, status="open")
     assert reopened.id == issue.id
+
+
+def test_a_digest_is_rewritten_when_its_memories_change_not_their_order(store):
+    # Scores move with time and overtake each other on the power-law curve: an order test
+    # rewrote (and, with beads, committed) every digest on every run.
+    from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+
+    changes: list[str] = []
+    tracker = InMemoryIssueTracker(on_change=changes.append)
+    gone = [add(store, f"long forgotten detail number {k}", age_days=60 + k) for k in range(4)]
+    agent = DecayAnalyzer(store, tracker)
+    agent.run(now=NOW)
+    (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"])
+    listed = list(high.metadata["memory_ids"])
+    tracker.update(high.id, metadata={**high.metadata, "memory_ids": listed[::-1]})
+    changes.clear()
+    agent.run(now=NOW)
+    assert changes == []  # the same memories in another order: left as it is
+    store.update(gone[0].id, last_used=int(NOW))  # used again: it leaves the digest
+    agent.run(now=NOW)
+    (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"])
+    assert changes and sorted(high.metadata["memory_ids"]) == sorted(m.id for m in gone[1:])

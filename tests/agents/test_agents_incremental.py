@@ -192,3 +192,20 @@ def test_full_run_ignores_the_last_state(store, tracker, embedder):
     incremental.begin(pipe, state, NOW, full=True)
     assert pipe.scope is None
     assert ChangeTracker(store.config.decay).scope(store.list(), state, NOW) is not None
+
+
+def test_a_run_after_no_change_writes_no_issue_and_keeps_the_fading_list(store, embedder):
+    changes: list[str] = []
+    tracker = InMemoryIssueTracker(on_change=changes.append)
+    _base(store)
+    state = _first_run(store, tracker, embedder)
+    assert state["fading"]
+    changes.clear()
+    pipe = _pipeline(store, tracker, embedder)
+    tracked = incremental.begin(pipe, state, BEFORE + 60)
+    report = run_agents(pipe, now=BEFORE + 60, scope=pipe.scope)
+    decay = report.reports["decay"]
+    assert decay.skipped and decay.scanned == 0  # nothing scored: the last run's word stands
+    assert changes == []
+    after = incremental.state_after(pipe, tracked, report, BEFORE + 60)
+    assert after["fading"] == state["fading"]  # the next run still re-judges them
