@@ -29,7 +29,7 @@ def fingerprint(memory: Memory) -> int:
     text = "\x1f".join(
         (
             memory.content,
-            memory.status.value,
+            memory.status,  # a StrEnum: its value, without the enum's property lookup
             str(memory.use_count),
             str(memory.last_used),
             repr(memory.strength),
@@ -106,6 +106,9 @@ class ChangeTracker:
     config: DecayConfig
     bars: tuple[float, ...] = ()
     prints: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # The memory objects ``prints`` were taken of: records are immutable, so the store holding
+    # the same object after the run means the same fingerprint, without computing it again.
+    seen: dict[str, Memory] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.bars:
@@ -122,6 +125,7 @@ class ChangeTracker:
         crossing: set[str] = set()
         seen = 0
         for m in memories:
+            self.seen[m.id] = m
             fp = fingerprint(m)
             before = old.get(m.id)
             if before is not None:
@@ -148,14 +152,19 @@ class ChangeTracker:
         """After the run's own changes (merges, promotions, gc): fingerprints of what it
         wrote, so the next run does not count them as changed."""
         fresh: dict[str, tuple[int, float]] = {}
+        seen, prints = self.seen, self.prints
         for m in memories:
+            before = prints.get(m.id)
+            if before is not None and seen.get(m.id) is m:
+                fresh[m.id] = before
+                continue
             fp = fingerprint(m)
-            before = self.prints.get(m.id)
             if before is not None and before[0] == fp:
                 fresh[m.id] = before
             else:
                 fresh[m.id] = (fp, next_crossing(m, now, self.config, self.bars))
         self.prints = fresh
+        self.seen = {}
 
     def state(self, now: float, fading: Iterable[str]) -> dict[str, Any]:
         return {

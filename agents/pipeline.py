@@ -79,7 +79,9 @@ class PipelineReport:
         notes = "".join(f"- {n}\n" for n in (*said, *self.notes))
         return head + f"\n{timing}\n\n{notes}\n" + "\n".join(t.to_markdown() for t in self.tables())
 
-    def to_json(self) -> dict[str, Any]:
+    def summary_json(self) -> dict[str, Any]:
+        """``to_json`` without the reports themselves (the run record: a decay report of a
+        big store lists thousands of findings)."""
         return {
             "dry_run": self.dry_run,
             "now": self.now,
@@ -91,6 +93,11 @@ class PipelineReport:
             "summaries": {
                 n: self.reports[n].table().summary for n in self.agents if n in self.reports
             },
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.summary_json(),
             "reports": {n: to_jsonable(r) for n, r in self.reports.items()},
         }
 
@@ -217,7 +224,10 @@ class Pipeline:
                     self.decay.config.gc,
                     skipped="nothing changed or crossed a decay bar: the last run's findings stand",
                 )
-            return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids | self.scope.fading)
+            # The last run's fading memories outside the scope crossed no bar: their findings
+            # stand, and they are only listed in their digests again.
+            ids = self.scope.ids
+            return agent.run(now=now, dry_run=dry_run, scope=ids, carried=self.scope.fading - ids)
         if name == "promote":  # time alone can end a memory's claim to promotion
             return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
         # Similarity and entities do not move with time: only what changed.

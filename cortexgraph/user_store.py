@@ -37,7 +37,7 @@ RUNS_FILE = "consolidation-runs.jsonl"
 class RunReport(Protocol):
     """What the run record needs of a run (agents.pipeline.PipelineReport)."""
 
-    def to_json(self) -> dict[str, Any]: ...
+    def summary_json(self) -> dict[str, Any]: ...
 
 
 def open_user_store(settings: Settings, dense: Any = None) -> JSONLStore:
@@ -99,7 +99,7 @@ def open_issue_tracker(
 
 def record_run(storage: Path, report: RunReport, finished: float) -> None:
     """Append a live run's summary to ``<storage>/consolidation-runs.jsonl``."""
-    data = report.to_json()
+    data = report.summary_json()
     record = {
         "finished_at": finished,
         "dry_run": False,
