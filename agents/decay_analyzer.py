@@ -23,6 +23,7 @@ from cortexgraph.agents.decay_findings import (
     DecayReport,
     GcMode,
     Urgency,
+    urgency_of,
 )
 from cortexgraph.agents.decay_issues import DecayIssues
 from cortexgraph.agents.protocols import IssueTracker
@@ -51,11 +52,7 @@ class DecayAnalyzer:
         self.purged: tuple[str, ...] = ()  # deleted by the last run (after the grace period)
 
     def urgency(self, score: float) -> Urgency:
-        if score < self.config.high_below:
-            return Urgency.HIGH
-        if score < self.config.medium_below:
-            return Urgency.MEDIUM
-        return Urgency.LOW
+        return urgency_of(score, self.config)
 
     def recommend(self, memory: Memory, now: float) -> DecayAction:
         """Promote, reinforce (valuable: core, used or held strongly, ``storage.decay``),
@@ -69,11 +66,30 @@ class DecayAnalyzer:
             return DecayAction.GC_CANDIDATE
         return DecayAction.NEEDS_REVIEW
 
+    def finding(self, memory: Memory, score: float, now: float) -> DecayFinding:
+        decay = self.config.decay
+        return DecayFinding(
+            memory_id=memory.id,
+            score=score,
+            urgency=self.urgency(score),
+            action=self.recommend(memory, now),
+            below_forget=score < decay.forget_threshold,
+            in_danger_zone=decay.danger_zone_min <= score <= decay.danger_zone_max,
+            preview=snippet(memory.content),
+        )
+
     def run(
-        self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
+        self,
+        *,
+        now: float,
+        dry_run: bool = False,
+        scope: Collection[str] | None = None,
+        carried: Collection[str] = (),
     ) -> DecayReport:
         """Score the active memories; with ``scope`` (an incremental run: the changed and
-        crossing memories and the last run's fading ones) only those."""
+        crossing memories) only those. ``carried``: the last run's fading memories outside
+        ``scope``, whose findings stand (no bar crossed since); they are scored only to keep
+        their digests whole, and made findings only when a digest listing them is rewritten."""
         cfg = self.config
         if scope is None:
             active = self.store.list(status=MemoryStatus.ACTIVE)
@@ -90,24 +106,17 @@ class DecayAnalyzer:
             below += is_below
             if score > cfg.decay.danger_zone_max:
                 continue
-            findings.append(
-                DecayFinding(
-                    memory_id=memory.id,
-                    score=score,
-                    urgency=self.urgency(score),
-                    action=self.recommend(memory, now),
-                    below_forget=is_below,
-                    in_danger_zone=is_danger,
-                    preview=snippet(memory.content),
-                )
-            )
+            findings.append(self.finding(memory, score, now))
         findings.sort(key=lambda f: (f.score, f.memory_id))
+        kept = self._carried(carried, set(scope or ()), now)
         counts: Counter[str] = Counter()
         collected = self._collect(findings, dry_run, now)
         digests: list[tuple[str, str, int]] = []
         if self.tracker is not None and cfg.open_issues and not dry_run:
             issues = DecayIssues(self.tracker, self.store, cfg)
-            findings = issues.sync(findings, set(collected), counts, digests, now)
+            findings = issues.sync(
+                findings, set(collected), counts, digests, now, carried=kept, make=self.finding
+            )
         log.info(
             "decay: %d scanned, %d danger zone, %d below forget, %d findings; issues %s%s",
             len(active),
@@ -130,7 +139,26 @@ class DecayAnalyzer:
             issues_reopened=counts["reopened"],
             issues_closed=counts["closed"],
             digests=tuple(digests),
+            carried=tuple(sorted(m.id for _, m in kept)),
         )
+
+    def _carried(
+        self, ids: Collection[str], judged: set[str], now: float
+    ) -> list[tuple[float, Memory]]:
+        """(score, memory) of the carried memories still active and fading, by score."""
+        out = []
+        decay = self.config.decay
+        for i in ids:
+            if i in judged:
+                continue
+            memory = self.store.find(i)
+            if memory is None or memory.status is not MemoryStatus.ACTIVE:
+                continue
+            score = memory_score(memory, now, decay)
+            if score <= decay.danger_zone_max:
+                out.append((score, memory))
+        out.sort(key=lambda sm: (sm[0], sm[1].id))
+        return out
 
     def _collect(self, findings: list[DecayFinding], dry_run: bool, now: float) -> tuple[str, ...]:
         """Archive the gc candidates (agents.undo.collect_garbage); in delete mode also delete,

@@ -55,6 +55,14 @@ class DecayAnalyzerConfig:
         object.__setattr__(self, "gc", GcMode(self.gc))
 
 
+def urgency_of(score: float, config: DecayAnalyzerConfig) -> Urgency:
+    if score < config.high_below:
+        return Urgency.HIGH
+    if score < config.medium_below:
+        return Urgency.MEDIUM
+    return Urgency.LOW
+
+
 @dataclass(frozen=True, slots=True)
 class DecayFinding:
     memory_id: str
@@ -83,6 +91,9 @@ class DecayReport:
     digests: tuple[tuple[str, str, int], ...] = ()  # (urgency, issue id, memories listed)
     # Why nothing was scored (an incremental run after no change: the last run's word stands).
     skipped: str = ""
+    # An incremental run: the last run's fading memories outside its scope, still fading and
+    # judged as then (no bar crossed since); not in ``findings``.
+    carried: tuple[str, ...] = ()
 
     @property
     def results(self) -> tuple[DecayFinding, ...]:  # 1.x: DecayAnalyzer.run() -> DecayResult
@@ -129,4 +140,5 @@ __all__ = [
     "DecayReport",
     "GcMode",
     "Urgency",
+    "urgency_of",
 ]

@@ -7,13 +7,19 @@ the analyzer's scoring and gc (decay_analyzer.py).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from cortexgraph.agents.common import LABEL_DECAY, short, snippet
-from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, DecayFinding, Urgency
+from cortexgraph.agents.decay_findings import (
+    DecayAnalyzerConfig,
+    DecayFinding,
+    Urgency,
+    urgency_of,
+)
 from cortexgraph.agents.protocols import IssueTracker, IssueView
-from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 
@@ -34,8 +40,15 @@ class DecayIssues:
         counts: Counter[str],
         digests: list[tuple[str, str, int]],
         now: float,
+        *,
+        carried: Sequence[tuple[float, Memory]] = (),
+        make: Callable[[Memory, float, float], DecayFinding] | None = None,
     ) -> list[DecayFinding]:
         """Digests per urgency level, and (if asked) one issue per high-urgency memory.
+
+        ``carried`` (an incremental run): (score, memory) of fading memories outside its scope,
+        by score; listed in their digests as before, their issues left as they are. ``make``
+        turns one into its finding when a digest listing it is rewritten.
 
         Per-memory issues are keyed by memory (dedupe key ``decay:<id>``), so re-runs never
         duplicate them; one whose memory is no longer fading badly (used again, promoted,
@@ -50,9 +63,11 @@ class DecayIssues:
             else:
                 known[str(i.metadata.get("memory_id"))] = i
         live = [f for f in findings if f.memory_id not in collected]
-        digest_ids = self._sync_digests(live, digest_issues, counts, digests, now)
+        levels = _Members(live, carried, make, self.config, now)
+        digest_ids = self._sync_digests(levels, digest_issues, counts, digests, now)
         out: list[DecayFinding] = []
-        urgent: set[str] = set()
+        # A carried memory's issue stays as the last run left it (no bar crossed since).
+        urgent: set[str] = {m.id for _, m in carried}
         for f in findings:
             if f.memory_id in collected:
                 out.append(f)
@@ -82,7 +97,7 @@ class DecayIssues:
 
     def _sync_digests(
         self,
-        findings: list[DecayFinding],
+        levels: _Members,
         known: dict[str, IssueView],
         counts: Counter[str],
         digests: list[tuple[str, str, int]],
@@ -92,16 +107,15 @@ class DecayIssues:
         memories changed, closed when the level is empty, reopened when it fills again."""
         ids: dict[Urgency, str] = {}
         for level in Urgency:
-            members = [f for f in findings if f.urgency is level]
+            memory_ids = levels.ids(level)
             issue = known.get(level.value)
-            if not members:
+            if not memory_ids:
                 if issue is not None and issue.status != "closed":
                     self.tracker.close(issue.id, f"no fading memories of {level.value} urgency")
                     counts["digests_closed"] += 1
                 continue
-            memory_ids = [f.memory_id for f in members]
-            fields = self._digest_fields(level, members, now)
             if issue is None:
+                fields = self._digest_fields(level, levels.findings(level), now)
                 issue = self.tracker.create(
                     fields["title"],
                     description=fields["description"],
@@ -117,10 +131,11 @@ class DecayIssues:
                 # Its memories, not their order: scores move with time and, on the power-law
                 # curve, overtake each other, so an order test rewrote (and committed) the
                 # digests on every run, and an incremental run would have to score them all.
+                fields = self._digest_fields(level, levels.findings(level), now)
                 issue = self.tracker.update(issue.id, status="open", **fields)
                 counts["digests_updated"] += 1
             ids[level] = issue.id
-            digests.append((level.value, issue.id, len(members)))
+            digests.append((level.value, issue.id, len(memory_ids)))
         return ids
 
     def _digest_fields(
@@ -181,6 +196,48 @@ class DecayIssues:
             },
             dedupe_key=f"decay:{finding.memory_id}",
         )
+
+
+class _Members:
+    """The memories of each urgency level: this run's findings and the carried memories (by
+    score and id, as a full run would list them); findings made of the carried ones only for
+    a digest that is written."""
+
+    def __init__(
+        self,
+        findings: Sequence[DecayFinding],
+        carried: Sequence[tuple[float, Memory]],
+        make: Callable[[Memory, float, float], DecayFinding] | None,
+        config: DecayAnalyzerConfig,
+        now: float,
+    ) -> None:
+        self._found = findings
+        self._carried = carried
+        self._make = make
+        self._now = now
+        self._level = {m.id: urgency_of(score, config) for score, m in carried}
+
+    def _entries(self, level: Urgency) -> list[tuple[float, str, DecayFinding | Memory]]:
+        entries: list[tuple[float, str, DecayFinding | Memory]] = [
+            (f.score, f.memory_id, f) for f in self._found if f.urgency is level
+        ]
+        if self._carried:
+            entries += [(s, m.id, m) for s, m in self._carried if self._level[m.id] is level]
+            entries.sort(key=lambda e: (e[0], e[1]))
+        return entries
+
+    def ids(self, level: Urgency) -> list[str]:
+        return [i for _, i, _ in self._entries(level)]
+
+    def findings(self, level: Urgency) -> list[DecayFinding]:
+        out = []
+        for score, _, item in self._entries(level):
+            if isinstance(item, DecayFinding):
+                out.append(item)
+            else:
+                assert self._make is not None, "carried memories need a finding maker"
+                out.append(self._make(item, score, self._now))
+        return out
 
 
 def _with_issue(finding: DecayFinding, issue_id: str) -> DecayFinding:

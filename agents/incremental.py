@@ -39,6 +39,7 @@ def state_after(
     if isinstance(decay, DecayReport) and not decay.skipped:
         gone = set(decay.collected)
         fading: set[str] = {f.memory_id for f in decay.findings if f.memory_id not in gone}
+        fading.update(decay.carried)
     elif pipeline.scope is not None:
         fading = set(pipeline.scope.fading)
     else:

@@ -209,3 +209,28 @@ def test_a_run_after_no_change_writes_no_issue_and_keeps_the_fading_list(store, 
     assert changes == []
     after = incremental.state_after(pipe, tracked, report, BEFORE + 60)
     assert after["fading"] == state["fading"]  # the next run still re-judges them
+
+
+def test_fading_memories_outside_the_scope_are_listed_not_judged_again(tracker, embedder):
+    store, twin, twin_tracker = InMemoryStore(), InMemoryStore(), InMemoryIssueTracker()
+    state = _store_after_new_saves(store, tracker, embedder)
+    _store_after_new_saves(twin, twin_tracker, embedder)
+    pipe = _pipeline(store, tracker, embedder)
+    tracked = incremental.begin(pipe, state, NOW)
+    assert pipe.scope is not None
+    report = run_agents(pipe, now=NOW, scope=pipe.scope)
+    run_agents(_pipeline(twin, twin_tracker, embedder), now=NOW)
+    decay = report.reports["decay"]
+    assert decay.scanned <= len(pipe.scope.ids) and decay.carried  # the rest carried over
+
+    def digests(s, t):
+        text = {m.id: m.content for m in s.list()}
+        return {
+            i.metadata["digest"]: [text[m] for m in i.metadata["memory_ids"]]
+            for i in t.query(labels=("decay:digest",))
+            if i.status != "closed"
+        }
+
+    assert digests(store, tracker) == digests(twin, twin_tracker)  # as a full run lists them
+    after = incremental.state_after(pipe, tracked, report, NOW)
+    assert set(decay.carried) <= set(after["fading"])
