@@ -11,11 +11,22 @@ process, defaults otherwise (embeddings, the real vault and beads):
     +1000 saves         incremental, after 1,000 new memories
     no change           incremental, nothing saved since
 
-The table prints the agents' time (``total_seconds`` in --json), the wall time of the process,
-and the incremental run's scope. One Prefect server serves every run (PREFECT_API_URL), as a
+The table prints the agents' time (``total_seconds`` in --json), the wall time and the CPU
+seconds (user + sys) of the process, and the incremental run's scope. One Prefect server serves every run (PREFECT_API_URL), as a
 deployment has it.
 
     .venv/bin/python bench/incremental_bench.py --sizes 10000
+    .venv/bin/python bench/incremental_bench.py --sizes 100000 --work /tmp/cg-incr --embed-in-setup
+
+``--work DIR`` keeps each size's built store (and its embedding cache) in DIR and reuses it
+(the runs work on a copy). ``--embed-in-setup`` fills the embedding cache in the setup, in
+batches through the same model and cache the CLI uses (``default_cache``), instead of in the
+first full run: the table then has an "embed (setup)" row with its seconds, and no "full
+(cold)" row. ``--hashed-vectors`` fills it instead with hashed bag-of-words unit vectors under
+the model's name (seconds, not the tens of CPU-minutes MiniLM needs for 100k texts): the runs
+then find other neighbours among the old memories than MiniLM would (the new memories are
+embedded by MiniLM in the runs, as always), so only the timings of the steps around the
+vectors stand for the real thing; the table says "hashed" in the embed row.
 """
 
 from __future__ import annotations
@@ -23,12 +34,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -66,14 +82,19 @@ def save_new(store_dir: Path, memories: list) -> None:
         store.save(m.content, tags=m.meta.tags, entities=m.entities)
 
 
-def consolidate(store_dir: Path, vault: Path, env: dict, *flags: str) -> tuple[dict, float]:
+def consolidate(store_dir: Path, vault: Path, env: dict, *flags: str) -> tuple[dict, float, float]:
+    """The run's --json, its wall seconds and its process's CPU seconds (user + sys: the
+    steadier figure on a shared machine, imports and Prefect's client included)."""
     args = [CLI, "--storage-path", str(store_dir), "--vault", str(vault), "--json", *flags]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1]), wall
+    return json.loads(out.stdout.strip().splitlines()[-1]), wall, cpu
 
 
 def scope_of(data: dict) -> str:
@@ -83,30 +104,105 @@ def scope_of(data: dict) -> str:
     return f"{inc['changed']} changed, {inc['crossing']} crossing"
 
 
-def bench(n: int, env: dict, rows: list[tuple]) -> None:
+def embed_all(store_dir: Path) -> float:
+    """The store's active texts embedded into its cache, as the flow's warm_embeddings does
+    (sorted, in batches of 1024); returns the seconds it took."""
+    from cortexgraph.storage.embeddings import default_cache
+    from cortexgraph.storage.models import MemoryStatus
+
+    cache = default_cache(store_dir, threads=os.cpu_count() or 1)
+    if cache is None:
+        raise SystemExit("no embedding model installed")
+    texts = sorted({m.content for m in open_store(store_dir).list(status=MemoryStatus.ACTIVE)})
+    t0 = time.perf_counter()
+    missing = cache.missing(texts)
+    for i in range(0, len(missing), 1024):
+        cache.embed(missing[i : i + 1024])
+    cache.save()
+    return time.perf_counter() - t0
+
+
+class HashedVectors:
+    """Bag-of-words vectors hashed into the model's width, unit length: texts sharing words
+    are near, as paraphrases are for MiniLM. Named as the model, so the CLI's cache serves them."""
+
+    def __init__(self, name: str, width: int = 384) -> None:
+        self.name, self.width = name, width
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.width), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                h = zlib.crc32(word.strip(".,!?;:").encode())
+                out[row, h % self.width] += 1.0 if h & 0x10000 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+def hash_all(store_dir: Path) -> float:
+    """``embed_all`` with ``HashedVectors`` in the model's place."""
+    from cortexgraph.storage.embedding_cache import EmbeddingCache
+    from cortexgraph.storage.embeddings import default_embedder
+    from cortexgraph.storage.models import MemoryStatus
+
+    model = default_embedder()
+    if model is None:
+        raise SystemExit("no embedding model installed")
+    cache = EmbeddingCache(HashedVectors(model.name), store_dir)
+    texts = sorted({m.content for m in open_store(store_dir).list(status=MemoryStatus.ACTIVE)})
+    t0 = time.perf_counter()
+    cache.embed(cache.missing(texts))
+    cache.save()
+    return time.perf_counter() - t0
+
+
+def prepared(n: int, work: Path, embed: str) -> tuple[Path, list, float | None]:
+    """The built store of ``n`` (in ``work``, reused when there), the memories to save later,
+    and the setup's embedding seconds (None when the first full run embeds)."""
+    base = work / f"store-{n}-{embed}"
+    done = base / "built.json"
+    if done.exists():
+        meta = json.loads(done.read_text())
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+        build(base / "store", n, 1100)  # the same generator as the saves below
+        fill = {"minilm": embed_all, "hashed": hash_all}.get(embed)
+        meta = {"embed_seconds": fill(base / "store") if fill else None}
+        done.write_text(json.dumps(meta))
+    memories, _ = synthetic(n + 1100)
+    return base / "store", memories[n:], meta["embed_seconds"]
+
+
+def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str) -> None:
+    built, new, embed_seconds = prepared(n, work, embed)
     with tempfile.TemporaryDirectory(prefix="cg-incr-") as tmp:
         store_dir, vault = Path(tmp) / "store", Path(tmp) / "vault"
         vault.mkdir()
-        new = build(store_dir, n, 1100)
+        shutil.copytree(built, store_dir)
+        if embed_seconds is not None:
+            what = "embed (setup)" if embed == "minilm" else "hashed vectors (setup)"
+            rows.append((n, what, f"{embed_seconds:.2f}", "", "", "", "", "", "", "all"))
+            print(" | ".join(str(c) for c in rows[-1]), flush=True)
         steps = [
-            ("full (cold)", (), ["--full"]),
+            *([] if embed_seconds is not None else [("full (cold)", (), ["--full"])]),
             ("full", (), ["--full"]),
             ("+100 saves", new[:100], []),
             ("+1000 saves", new[100:1100], []),
             ("no change", (), []),
         ]
-        base = cold = None
+        base = cold = base_cpu = None
         for name, saves, flags in steps:
             if saves:
                 save_new(store_dir, list(saves))
-            data, wall = consolidate(store_dir, vault, env, *flags)
+            data, wall, cpu = consolidate(store_dir, vault, env, *flags)
             agents = data["total_seconds"]
             own = sum(data["seconds"].values())  # the five agents alone, no setup
             if name == "full (cold)":
                 cold = agents
             if name == "full":
-                base = agents
+                base, base_cpu = agents, cpu
             ratio = f"{agents / base:.3f}" if base and name != "full" else ""
+            cpu_ratio = f"{cpu / base_cpu:.3f}" if base_cpu and name != "full" else ""
             to_cold = f"{agents / cold:.3f}" if cold and name != "full (cold)" else ""
             row = (
                 n,
@@ -114,7 +210,9 @@ def bench(n: int, env: dict, rows: list[tuple]) -> None:
                 f"{agents:.2f}",
                 f"{own:.2f}",
                 f"{wall:.1f}",
+                f"{cpu:.1f}",
                 ratio,
+                cpu_ratio,
                 to_cold,
                 scope_of(data),
             )
@@ -127,6 +225,15 @@ def bench(n: int, env: dict, rows: list[tuple]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000])
+    ap.add_argument("--work", type=Path, help="keep and reuse the built stores here")
+    ap.add_argument(
+        "--embed-in-setup", action="store_true", help="fill the embedding cache in the setup"
+    )
+    ap.add_argument(
+        "--hashed-vectors",
+        action="store_true",
+        help="fill it with hashed bag-of-words vectors instead (timings only: see the doc)",
+    )
     args = ap.parse_args()
     from cortexgraph.flows.local_server import PrefectServerProcess
 
@@ -136,15 +243,20 @@ def main() -> None:
     env = {**os.environ, "PREFECT_API_URL": server.api_url, "OMP_NUM_THREADS": "1"}
     rows: list[tuple] = []
     try:
-        for n in args.sizes:
-            bench(n, env, rows)
+        with tempfile.TemporaryDirectory(prefix="cg-incr-work-") as tmp:
+            for n in args.sizes:
+                embed = (
+                    "hashed" if args.hashed_vectors else "minilm" if args.embed_in_setup else "run"
+                )
+                bench(n, env, rows, args.work or Path(tmp), embed)
     finally:
         server.stop()
     print(f"\nmachine: {machine_line()}")
     print(
-        "| store | run | total_seconds | five agents s | wall s | / full | / full (cold) | scope |"
+        "| store | run | total_seconds | five agents s | wall s | process CPU s "
+        "| / full | CPU / full | / full (cold) | scope |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|---|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print("| " + " | ".join(f"{c:,}" if isinstance(c, int) else str(c) for c in r) + " |")
 
