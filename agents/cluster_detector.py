@@ -47,7 +47,7 @@ from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
 from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
-from cortexgraph.agents.vectors import TextVectors, vectorize
+from cortexgraph.agents.vectors import TextVectors, embedded_in_place, order_free, vectorize
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
@@ -247,13 +247,18 @@ class ClusterDetector:
             )
             if found is not None:
                 return found[1], found[0], 0.0, True
-        # Batch vectors in a fixed order (the texts sorted), so that even the search for
-        # candidates does not depend on the memories' ids.
-        order = np.array(sorted(range(len(texts)), key=lambda k: texts[k]), dtype=np.int64)
-        finder = vectorize([texts[k] for k in order.tolist()], self.embedder)
-        back = np.empty(len(order), dtype=np.int64)
-        back[order] = np.arange(len(order))
-        finder = TextVectors(finder.method, finder.dense[back], _rows(finder.sparse, back))
+        finder = None
+        if self.embedder is not None and order_free(self.embedder):
+            # Its answer does not depend on the order: one matrix, in memory order already.
+            finder = embedded_in_place(texts, self.embedder)
+        if finder is None:
+            # Batch vectors in a fixed order (the texts sorted), so that even the search for
+            # candidates does not depend on the memories' ids.
+            order = np.array(sorted(range(len(texts)), key=lambda k: texts[k]), dtype=np.int64)
+            finder = vectorize([texts[k] for k in order.tolist()], self.embedder)
+            back = np.empty(len(order), dtype=np.int64)
+            back[order] = np.arange(len(order))
+            finder = TextVectors(finder.method, finder.dense[back], _rows(finder.sparse, back))
         semantic = finder.is_semantic
         margin = cfg.batch_margin if semantic else 0.0
         lowest = min(*self._bars(semantic), 1.0 if link is None else link) - margin

@@ -119,13 +119,15 @@ def _exact(
 
 
 def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.ndarray:
-    """Spherical k-means on a sample: enough to partition space, cheap at 100k+ rows."""
+    """Spherical k-means on a sample: enough to partition space, cheap at 100k+ rows. The
+    sample is a list of row numbers, its rows read from ``x`` a block at a time: a copy of
+    it was 15 MB more at the consolidation run's peak at 10k memories (the same centroids)."""
     rng = np.random.default_rng(seed)
-    sample = x[rng.choice(x.shape[0], size=min(x.shape[0], max(20 * k, 10_000)), replace=False)]
-    centroids: np.ndarray = sample[rng.choice(sample.shape[0], size=k, replace=False)].copy()
+    sample = rng.choice(x.shape[0], size=min(x.shape[0], max(20 * k, 10_000)), replace=False)
+    centroids: np.ndarray = x[sample[rng.choice(sample.shape[0], size=k, replace=False)]]
     for _ in range(iters):
-        assign = np.argmax(sample @ centroids.T, axis=1)
-        sums = _cell_sums(sample, assign, k)
+        assign = _nearest(x, sample, centroids)
+        sums = _cell_sums(x, sample, assign, k)
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         empty = norms[:, 0] == 0
         sums[~empty] /= norms[~empty]
@@ -134,20 +136,31 @@ def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.nd
     return centroids
 
 
-def _cell_sums(sample: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
-    """Per cell, the sum of its rows: bit for bit ``np.add.at(zeros, assign, sample)``, whose
-    float32 additions run row by row in row order, as ``np.add.accumulate`` runs them over
-    each cell's rows in a stable sort (+ 0.0: add.at starts from +0.0, never yields -0.0).
-    add.at took its slow per-element path here, ~30 ms a call on 10k x 384, 8 calls a run.
-    Each cell's rows are gathered on their own: a sorted copy of the whole sample was 15 MB
-    more at the consolidation run's peak at 10k memories (the sample is every row there)."""
+def _nearest(x: np.ndarray, rows: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """The nearest centroid of each of ``x[rows]``, a block of rows at a time (a row's dot
+    products do not depend on the rows beside it)."""
+    out = np.empty(len(rows), dtype=np.int64)
+    for start in range(0, len(rows), 1024):
+        block = x[rows[start : start + 1024]]
+        out[start : start + len(block)] = np.argmax(block @ centroids.T, axis=1)
+    return out
+
+
+def _cell_sums(x: np.ndarray, rows: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
+    """Per cell, the sum of its rows (``x[rows]``, cell by ``assign``): bit for bit
+    ``np.add.at(zeros, assign, x[rows])``, whose float32 additions run row by row in row
+    order, as ``np.add.accumulate`` runs them over each cell's rows in a stable sort (+ 0.0:
+    add.at starts from +0.0, never yields -0.0). add.at took its slow per-element path here,
+    ~30 ms a call on 10k x 384, 8 calls a run. Each cell's rows are gathered on their own:
+    a sorted copy of the whole sample was 15 MB more at the consolidation run's peak at 10k
+    memories."""
     order = np.argsort(assign, kind="stable")
     bounds = np.searchsorted(assign[order], np.arange(k + 1))
-    sums = np.zeros((k, sample.shape[1]), dtype=sample.dtype)
+    sums = np.zeros((k, x.shape[1]), dtype=x.dtype)
     for c in range(k):
         if bounds[c] < bounds[c + 1]:
-            rows = sample[order[bounds[c] : bounds[c + 1]]]
-            sums[c] = np.add.accumulate(rows, axis=0)[-1] + 0.0
+            cell = x[rows[order[bounds[c] : bounds[c + 1]]]]
+            sums[c] = np.add.accumulate(cell, axis=0)[-1] + 0.0
     return sums
 
 

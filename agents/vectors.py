@@ -20,6 +20,8 @@ from cortexgraph.agents.protocols import Embedder
 
 log = logging.getLogger(__name__)
 
+NORM_BLOCK = 1024  # rows normalised at once (a row's norm is the same in any block)
+
 
 @dataclass(frozen=True, slots=True)
 class TextVectors:
@@ -62,12 +64,40 @@ def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:
     if embedder is not None:
         try:
             vecs = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            return TextVectors(f"embeddings:{embedder.name}", vecs / norms)
+            return TextVectors(f"embeddings:{embedder.name}", vecs / _norms(vecs))
         except Exception as exc:  # any model failure means "use TF-IDF"
             log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
     return tfidf_vectors(texts)
+
+
+def order_free(embedder: Embedder | None) -> bool:
+    """Whether ``embedder`` answers each text alike in any order of the texts and returns a
+    new array each call (``EmbeddingCache.order_free``): then texts need no fixed batch order
+    and its answer may be normalised in place."""
+    return bool(getattr(embedder, "order_free", False))
+
+
+def embedded_in_place(texts: Sequence[str], embedder: Embedder) -> TextVectors | None:
+    """``vectorize`` for an ``order_free`` embedder, bit for bit, with one matrix: its answer
+    is normalised where it lies, in row blocks (``vecs / norms`` and the norm's squares were
+    two more copies, 15 MB each at 10k memories).
+    None when the model fails (the caller falls back as ``vectorize`` does)."""
+    try:
+        vecs = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+    except Exception as exc:  # any model failure means "use TF-IDF"
+        log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
+        return None
+    # In row blocks: the norm squares its input into a temporary as large as the input.
+    for start in range(0, len(vecs), NORM_BLOCK):
+        block = vecs[start : start + NORM_BLOCK]
+        np.divide(block, _norms(block), out=block)
+    return TextVectors(f"embeddings:{embedder.name}", vecs)
+
+
+def _norms(vecs: np.ndarray) -> np.ndarray:
+    norms: np.ndarray = np.linalg.norm(vecs, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return norms
 
 
 def tfidf_vectors(texts: Sequence[str], sketch_dims: int = 128) -> TextVectors:
@@ -141,4 +171,11 @@ def _sparse_exact(sparse: object, threshold: float, block: int = 1024) -> Neighb
     )
 
 
-__all__ = ["TextVectors", "hashed_tfidf_vectors", "tfidf_vectors", "vectorize"]
+__all__ = [
+    "TextVectors",
+    "embedded_in_place",
+    "hashed_tfidf_vectors",
+    "order_free",
+    "tfidf_vectors",
+    "vectorize",
+]

@@ -107,6 +107,11 @@ class EmbeddingCache:
         self.hits = 0
         self.embedded = 0
 
+    # Each text's vector is the one held, or the model's for the missing texts embedded in
+    # key order: the same in any order of the texts asked; and ``embed`` stacks a new array.
+    # A caller may skip a fixed batch order and write into the answer (agents.vectors).
+    order_free = True
+
     @property
     def _vectors(self) -> dict[str, np.ndarray]:
         loaded = self._loaded

@@ -159,9 +159,72 @@ def test_the_ivf_partition_sums_its_cells_without_a_sorted_copy_of_the_sample():
     np.add.at(expected, assign, sample)  # the reference the cell sums must equal bit for bit
     tracemalloc.start()
     try:
-        sums = _cell_sums(sample, assign, 27)
+        sums = _cell_sums(sample, np.arange(len(sample)), assign, 27)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert np.array_equal(sums, expected)
     assert peak < sample.nbytes / 4, (peak, sample.nbytes)
+
+
+def test_the_ivf_k_means_reads_its_sample_from_the_matrix_without_copying_it():
+    """The sample is row numbers: its rows were a 15 MB copy at 10k memories. The centroids
+    are those of the copied sample, bit for bit."""
+    import tracemalloc
+
+    from cortexgraph.agents.neighbours import _kmeans_centroids
+
+    x = np.random.default_rng(1).standard_normal((12000, 384)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    rng = np.random.default_rng(5)  # the reference: the sample copied, then k-means on it
+    sample = x[rng.choice(len(x), size=10_000, replace=False)]
+    want = sample[rng.choice(len(sample), size=80, replace=False)].copy()
+    for _ in range(8):
+        assign = np.argmax(sample @ want.T, axis=1)
+        sums = np.zeros_like(want)
+        np.add.at(sums, assign, sample)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        empty = norms[:, 0] == 0
+        sums[~empty] /= norms[~empty]
+        sums[empty] = want[empty]
+        want = sums
+    tracemalloc.start()
+    try:
+        got = _kmeans_centroids(x, 80, seed=5)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(got, want)
+    assert peak < x.nbytes / 4, (peak, x.nbytes)
+
+
+def test_through_an_embedding_cache_the_detector_keeps_one_matrix_and_the_same_pairs(
+    store, embedder
+):
+    """An EmbeddingCache answers each text alike in any order, with a new array: the detector
+    then finds pairs on that very array, normalised where it lies (no sorted-order copy, no
+    normalised copy), and decides as through the sorted batches."""
+    from cortexgraph.storage.embedding_cache import EmbeddingCache
+
+    dup, _ = _seed(store)
+    for k in range(40):
+        add(store, f"note {k} on the ledger service and its PostgreSQL {k % 7} storage")
+    answers: list[np.ndarray] = []
+
+    class Recorded(EmbeddingCache):
+        def embed(self, texts):
+            answers.append(super().embed(texts))
+            return answers[-1]
+
+    cache = Recorded(embedder)
+    detector = ClusterDetector(store, cache)
+    texts = detector._guard(sorted(store.list(), key=lambda m: m.id)).claims()
+    _, finder, _, _ = detector._candidates(texts, None)
+    assert finder.dense is answers[0]  # the cache's answer itself, one matrix
+    sorted_batches = ClusterDetector(store, embedder).run(now=NOW)  # no cache: sorted order
+    report = detector.run(now=NOW)
+    assert [c.memory_ids for c in report.clusters] == [
+        c.memory_ids for c in sorted_batches.clusters
+    ]
+    assert any({m.id for m in dup} <= set(c.memory_ids) for c in report.clusters)
+    assert report.candidate_pairs == sorted_batches.candidate_pairs
