@@ -107,8 +107,24 @@ def build_fp32_graph(source: Path, target: Path) -> Path:
         raise WeightsUnavailableError(f"unexpected inputs/outputs {inputs} -> {outputs}")
     onnx.checker.check_model(model)
     target.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(target))
+    # The weights in a file of their own beside the graph (``<target>.data``): ONNX Runtime
+    # maps it instead of parsing 88 MB of protobuf and copying every tensor out of it. A
+    # session's load peaked 87 MB higher that way, and the word embeddings (47 MB) were all
+    # resident; mapped, only the rows of tokens seen are read in. Same vectors, bit for bit.
+    onnx.save(
+        model,
+        str(target),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=weights_file(target).name,
+        size_threshold=1024,
+    )
     return target
+
+
+def weights_file(graph: Path) -> Path:
+    """Where the graph ``build_fp32_graph`` wrote keeps its weights."""
+    return graph.with_name(graph.name + ".data")
 
 
 def _name_projections(graph: Any, shapes: dict[str, tuple[int, ...]]) -> None:
@@ -143,4 +159,5 @@ __all__ = [
     "build_fp32_graph",
     "shipped_weights",
     "verify_weights",
+    "weights_file",
 ]

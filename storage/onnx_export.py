@@ -34,7 +34,11 @@ from cortexgraph.storage.errors import CortexGraphError
 
 log = logging.getLogger(__name__)
 
-ONNX_FILE = "minilm.onnx"
+ONNX_FILE = "minilm.onnx"  # one file: the int8 ablation, and the default until it was mapped
+# The default fp32 graph, its weights apart in "<name>.data" (minilm_graph.weights_file), which
+# ONNX Runtime maps rather than reads: another name, so a graph of either form is never taken
+# for the other.
+MAPPED_FILE = "minilm-mapped.onnx"
 _LEGACY_FILE = "model_qint8.onnx"  # the int8 graphs of versions up to 2.0, tidied away
 _EXPORT_VERSION = "4"  # bump when the export or quantisation recipe changes
 
@@ -50,9 +54,11 @@ def cached_model_file(
     ``int8_ffn_output``: the int8 graph exported with torch (a bench's ablation)."""
     from cortexgraph.storage.minilm_graph import MINILM_DIR
 
-    key = _model_key(model_dir, int8_ffn_output)
-    beside = model_dir / "onnx" / f"{key}-{ONNX_FILE}"
-    user = (user_cache or Path.home() / ".cache" / "cortexgraph" / "onnx") / f"{key}-{ONNX_FILE}"
+    name = (
+        f"{_model_key(model_dir, int8_ffn_output)}-{ONNX_FILE if int8_ffn_output else MAPPED_FILE}"
+    )
+    beside = model_dir / "onnx" / name
+    user = (user_cache or Path.home() / ".cache" / "cortexgraph" / "onnx") / name
     if Path(model_dir).resolve() == MINILM_DIR:
         # Never inside our own package: uninstalling would leave the 90 MB graph behind, and the
         # folder it stays in shadows the package's next editable install.
@@ -127,6 +133,7 @@ def export_default(model_dir: Path, target: Path) -> Path:
         WeightsUnavailableError,
         build_fp32_graph,
         shipped_weights,
+        weights_file,
     )
 
     try:
@@ -144,10 +151,13 @@ def export_default(model_dir: Path, target: Path) -> Path:
             return target
         log.info("building the MiniLM ONNX graph at %s (once)", target)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            try:
-                built = build_fp32_graph(source, Path(tmp) / ONNX_FILE)
+            try:  # under its final name: the graph names its weights' file
+                built = build_fp32_graph(source, Path(tmp) / target.name)
             except WeightsUnavailableError as e:
                 raise OnnxUnavailableError(str(e)) from e
+            weights = weights_file(built)  # onnx writes it owner-only; readable as the graph is
+            weights.chmod(built.stat().st_mode & 0o777)
+            os.replace(weights, weights_file(target))  # the weights, then the graph
             os.replace(built, target)
         if target.parent == model_dir / "onnx":
             remove_stale_graphs(model_dir)
@@ -191,13 +201,20 @@ def remove_stale_graphs(model_dir: Path) -> list[Path]:
     ablation graphs; returns what it deleted. Only the folder beside the model: the user cache
     (``~/.cache/cortexgraph/onnx``) may be shared by installs of other versions, which would
     export theirs again."""
-    keep = {f"{_model_key(model_dir, ablation)}-{ONNX_FILE}" for ablation in (False, True)}
+    keep = {
+        f"{_model_key(model_dir, False)}-{MAPPED_FILE}",
+        f"{_model_key(model_dir, True)}-{ONNX_FILE}",
+    }
     legacy = remove_stale_beside(model_dir, _LEGACY_FILE, (), _unlink, "ONNX graph")
-    return legacy + remove_stale_beside(model_dir, ONNX_FILE, keep, _unlink, "ONNX graph")
+    single = remove_stale_beside(model_dir, ONNX_FILE, keep, _unlink, "ONNX graph")
+    return (
+        legacy + single + remove_stale_beside(model_dir, MAPPED_FILE, keep, _unlink, "ONNX graph")
+    )
 
 
 def _unlink(path: Path) -> None:
     path.unlink(missing_ok=True)
+    path.with_name(path.name + ".data").unlink(missing_ok=True)  # a mapped graph's weights
 
 
 def remove_stale_beside(
@@ -318,6 +335,7 @@ def _writable(folder: Path) -> bool:
 
 
 __all__ = [
+    "MAPPED_FILE",
     "ONNX_FILE",
     "OnnxUnavailableError",
     "cached_model_file",

@@ -163,14 +163,17 @@ def test_an_embedder_given_a_graph_runs_that_file_and_never_exports_one(tmp_path
     elsewhere gives the default's vectors. A missing one is an error, not an export to it."""
     import shutil
 
+    from cortexgraph.storage.minilm_graph import weights_file
     from cortexgraph.storage.onnx_export import cached_model_file
 
     path = model_path()
     assert path is not None
     default = OnnxEmbedder(path, "all-MiniLM-L6-v2")
     expected = default.embed(TEXTS)
-    copy = tmp_path / "copy.onnx"
-    shutil.copyfile(cached_model_file(path), copy)
+    graph = cached_model_file(path)
+    copy = tmp_path / graph.name  # with its weights, under the name the graph gives them
+    shutil.copyfile(graph, copy)
+    shutil.copyfile(weights_file(graph), weights_file(copy))
     given = OnnxEmbedder(path, "all-MiniLM-L6-v2", graph=copy)
     assert np.array_equal(given.embed(TEXTS), expected)
     assert given.with_threads(2).graph == copy

@@ -19,6 +19,7 @@ from cortexgraph.storage.minilm_graph import (
     WeightsUnavailableError,
     build_fp32_graph,
     shipped_weights,
+    weights_file,
 )
 from cortexgraph.storage.onnx_embedder import OnnxEmbedder, OnnxUnavailableError, onnx_available
 
@@ -64,8 +65,11 @@ def test_the_graph_builds_and_embeds_in_a_process_where_torch_cannot_load(tmp_pa
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    built = sorted((model / "onnx").glob("*-minilm.onnx"))
+    built = sorted((model / "onnx").glob("*-minilm-mapped.onnx"))
     assert len(built) == 1  # built beside the model, once
+    weights = weights_file(built[0])  # the weights apart, for ONNX Runtime to map
+    assert weights.stat().st_size > 80_000_000 > 1_000_000 > built[0].stat().st_size
+    assert weights.stat().st_mode & 0o777 == built[0].stat().st_mode & 0o777
     light = np.load(out)
     here = OnnxEmbedder(model, "all-MiniLM-L6-v2", user_cache=cache).embed(TEXTS)
     assert light.shape == (3, 384)
