@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     from cortexgraph.storage import native_memory
 
     native_memory.tune_for_server()  # before any thread: freed batches go back (issue 35)
+    native_memory.limit_blas_threads(1)  # one BLAS packing buffer, not one per core
     from cortexgraph.process_env import prepare_process, settings_or_exit
 
     prepare_process()

@@ -40,3 +40,20 @@ def test_release_trims_the_heap_on_glibc() -> None:
 @glibc
 def test_the_server_tuning_applies_on_glibc() -> None:
     assert native_memory.tune_for_server() is True
+
+
+def test_numpy_blas_threads_can_be_limited_and_given_back() -> None:
+    """The server runs numpy's OpenBLAS on one thread (one packing buffer kept, not one per
+    core); None where numpy's BLAS is not an OpenBLAS."""
+    import numpy as np
+
+    before = native_memory.limit_blas_threads(1)
+    if before is None:
+        config = str(np.show_config(mode="dicts")).lower()  # type: ignore[no-untyped-call]
+        assert "openblas" not in config
+        return
+    try:
+        assert native_memory.limit_blas_threads(1) == 1  # the count it set
+    finally:
+        native_memory.limit_blas_threads(before)
+    assert native_memory.limit_blas_threads(before) == before
