@@ -45,15 +45,16 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Protocol
-
-import networkx as nx
+from typing import TYPE_CHECKING, Protocol
 
 from cortexgraph.agents.common import LABEL_RELATIONS, ReportTable, short, snippet
 from cortexgraph.agents.duplicates import Details, conflict, numbers_in
 from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation
 from cortexgraph.storage.protocol import MemoryStore
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported where a graph is built: 14 MB resident once imported
 
 log = logging.getLogger(__name__)
 
@@ -430,6 +431,8 @@ class RelationshipDiscovery:
         self, memories: dict[str, Memory], relations: list[Relation]
     ) -> dict[str, tuple[int, int]]:
         """memory id -> (component id, size) of the graph before this run's links."""
+        import networkx as nx
+
         g: nx.Graph[str] = nx.Graph()
         g.add_nodes_from(memories)
         g.add_edges_from(
@@ -514,6 +517,8 @@ class RelationshipDiscovery:
         return replace(d, relation_id=rel.id)
 
     def _graph(self, memories: dict[str, Memory], new: list[DiscoveredRelation]) -> GraphSummary:
+        import networkx as nx
+
         g: nx.Graph[str] = nx.Graph()
         g.add_nodes_from(memories)
         rels: list[Relation] = self.store.relations()

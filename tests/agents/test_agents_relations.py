@@ -216,3 +216,18 @@ def test_no_entity_model_is_loaded_when_every_memory_was_read(store):
     assert agent.read_entities() == (0, "none")
     assert agent.run(now=NOW).entities_found == 0
     assert loads == []
+
+
+def test_the_pipeline_imports_networkx_only_when_a_graph_is_built() -> None:
+    """networkx is 14 MB resident once imported: a server that has not run the relations
+    agent (or ran only the cluster detector, whose peak it added to) does not hold it."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, cortexgraph.agents.pipeline, cortexgraph.agents.cluster_detector; "
+        "print('networkx' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
