@@ -27,7 +27,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cortexgraph.storage.onnx_export import OnnxUnavailableError, cached_model_file, export_graph
+from cortexgraph.storage.onnx_export import (
+    OnnxUnavailableError,
+    cached_model_file,
+    export_graph,
+    graph_ready,
+)
 
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 BATCH = 32  # texts per run at most; sorted by length, so padding stays small
@@ -192,7 +197,7 @@ class OnnxEmbedder:
         path = self.graph or cached_model_file(
             self.model_dir, self._user_cache, int8_ffn_output=int8_ffn
         )
-        if self.graph is None and not path.is_file():
+        if self.graph is None and not graph_ready(path):
             export_graph(self.model_dir, path, int8_ffn_output=int8_ffn)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads

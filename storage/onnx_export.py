@@ -64,9 +64,17 @@ def cached_model_file(
         # folder it stays in shadows the package's next editable install.
         return user
     for path in (beside, user):
-        if path.is_file():
+        if graph_ready(path):
             return path
     return beside if _writable(beside.parent) else user
+
+
+def graph_ready(path: Path) -> bool:
+    """Whether the cached graph at ``path`` is whole: a mapped graph with its weights' file
+    (one removed by hand is built again, not a session that cannot open)."""
+    if not path.is_file():
+        return False
+    return not path.name.endswith(MAPPED_FILE) or path.with_name(path.name + ".data").is_file()
 
 
 @contextlib.contextmanager
@@ -147,7 +155,7 @@ def export_default(model_dir: Path, target: Path) -> Path:
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target) + ".lock", timeout=600):
-        if target.is_file():  # another process built it while we waited
+        if graph_ready(target):  # another process built it while we waited
             return target
         log.info("building the MiniLM ONNX graph at %s (once)", target)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
@@ -344,6 +352,7 @@ __all__ = [
     "export_graph",
     "export_int8",
     "ffn_output_matmuls",
+    "graph_ready",
     "quantise_int8",
     "remove_stale_beside",
     "remove_stale_graphs",

@@ -131,3 +131,17 @@ def test_the_graph_of_the_shipped_folder_is_cached_outside_the_package(tmp_path)
     path = cached_model_file(MINILM_DIR, tmp_path / "cache")
     assert path.parent == tmp_path / "cache"
     assert MINILM_DIR not in path.parents
+
+
+@needs_weights
+def test_a_mapped_graph_whose_weights_are_gone_is_built_again(tmp_path) -> None:
+    """The graph names its weights' file; without it no session opens, so it is rebuilt."""
+    model, cache = _model_dir(tmp_path), tmp_path / "cache"
+    embedder = OnnxEmbedder(model, "all-MiniLM-L6-v2", user_cache=cache)
+    first = embedder.embed(TEXTS)
+    (graph,) = (model / "onnx").glob("*-minilm-mapped.onnx")
+    weights_file(graph).unlink()
+    OnnxEmbedder._sessions.clear()  # as a new process: the graph is opened again
+    again = OnnxEmbedder(model, "all-MiniLM-L6-v2", user_cache=cache).embed(TEXTS)
+    assert weights_file(graph).is_file()
+    assert np.array_equal(first, again)
