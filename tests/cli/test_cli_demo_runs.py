@@ -1,9 +1,13 @@
-"""`cortexgraph demo` end to end, several times: every run ends with a non-empty unified
-STM+LTM search, and the vault's notes carry short titles."""
+"""The README's main command, `cortexgraph demo`, end to end and twice: each run seeds,
+consolidates with the Prefect flow, leaves a vault and committed issues, and ends with a
+non-empty unified STM+LTM search; the vault's notes carry short titles."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 from cli_helpers import Cli
@@ -11,8 +15,37 @@ from cli_helpers import Cli
 # Two runs, not three: the empty-search failure this guards against came from state a run
 # left for the next (6ced3bf), which a second run shows; the merge decisions themselves no
 # longer depend on embedding order (tests/agents/test_agents_cluster_restatements.py). Each run
-# is a whole demo in its own process (~50 s of CPU), the longest test of the suite.
+# is a whole demo in its own process (~28 s of CPU with MiniLM), the longest test of the suite.
+# `--no-embeddings` runs from the installed wheel in tests/test_packaging.py.
 RUNS = 2
+
+
+def _check_what_the_demo_left(folder: Path, stdout: str) -> None:
+    """Seeded, every agent's table printed, notes promoted and pointed at, issues committed."""
+    assert "Seeded 302 memories" in stdout
+    for title in ("Decay analysis", "Relationships"):
+        assert title in stdout
+    assert list((folder / "vault").rglob("*.md")), "promotion wrote no notes"
+    issues = (folder / "store" / ".beads" / "issues.jsonl").read_text().splitlines()
+    assert issues and all(json.loads(line)["id"].startswith("cg-") for line in issues)
+    log = subprocess.run(
+        ["git", "-C", str(folder / "store"), "log", "--oneline"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # One commit per agent per run (issue 20), each naming its agent and its issue changes.
+    commits = log.splitlines()
+    assert 1 <= len(commits) <= 5
+    assert all("issue change" in line for line in commits), commits
+    # Promoted memories are marked in the store, pointing at notes that exist.
+    promoted = [
+        json.loads(line)
+        for line in (folder / "store" / "memories.jsonl").read_text().splitlines()
+        if '"promoted"' in line
+    ]
+    last = {m["id"]: m for m in promoted}
+    assert any((folder / "vault" / m["promoted_to"]).exists() for m in last.values())
 
 
 @pytest.mark.slow
@@ -23,6 +56,7 @@ def test_demo_ends_with_a_non_empty_unified_search_every_time(tmp_path, prefect_
         folder = tmp_path / f"demo{run}"
         # The demo's own choice of similarity: MiniLM when installed, as a new user runs it.
         done = cli("demo", "--dir", str(folder), CORTEXGRAPH_ENABLE_EMBEDDINGS="true")
+        _check_what_the_demo_left(folder, done.stdout)
         tail = done.stdout.split("unified STM+LTM search", 1)
         assert len(tail) == 2, done.stdout[-3000:]
         rows = re.findall(r"│\s+\d\.\d\d\s+│\s+(STM|LTM|BOTH)\s+│", tail[1])
@@ -32,3 +66,13 @@ def test_demo_ends_with_a_non_empty_unified_search_every_time(tmp_path, prefect_
         for note in notes:
             assert "…" not in note.stem and len(note.stem) <= 60, note.stem
             assert f"• {note.stem}" in done.stdout or len(notes) > 10
+
+
+def test_demo_refuses_to_wipe_a_folder_it_did_not_create(cli, tmp_path: Path) -> None:
+    precious = tmp_path / "mine"
+    precious.mkdir()
+    (precious / "thesis.md").write_text("years of work")
+    out = cli("demo", "--dir", str(precious), ok=False)
+    assert out.returncode == 2
+    assert "not a cortexgraph demo folder" in out.stdout + out.stderr
+    assert (precious / "thesis.md").read_text() == "years of work"
