@@ -39,6 +39,7 @@ USER_FACTS = [
 SECONDS = re.compile(r"\d+\.\d+ s\b")
 VOLATILE = {
     "score",
+    "avg_score",  # read_graph's stats: the mean of scores that decay while the test runs
     "decay_score",
     "age_days",
     "last_used_ago",
