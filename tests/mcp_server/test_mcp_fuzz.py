@@ -7,9 +7,10 @@ numbers, deep nesting, lone surrogates). After every call that returns an error,
 under the store, vault and beads folders must be byte for byte what it was before the call,
 the error must be a typed refusal (not a crash) and short.
 
-Seeded, bounded in count (CORTEXGRAPH_FUZZ_CALLS per tool, default 40) and in time (one
-minute of calls at most; 1,200 calls took 15-35 s on a shared 2-core box);
-CORTEXGRAPH_FUZZ_SEED picks another seed.
+Seeded and bounded in count only, so every run makes the same calls whatever the load:
+CORTEXGRAPH_FUZZ_CALLS rounds over the tools (default 18: 864 calls, the scale at
+which issue 15 found its 13 writes; it was 40 rounds cut off after a minute of wall clock, so
+the count moved with the load); CORTEXGRAPH_FUZZ_SEED picks another seed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,7 @@ from cortexgraph.mcp_server.errors import MAX_ERROR_CHARS
 from cortexgraph.storage import open_store
 
 SEED = int(os.environ.get("CORTEXGRAPH_FUZZ_SEED", "15"))
-CALLS_PER_TOOL = int(os.environ.get("CORTEXGRAPH_FUZZ_CALLS", "40"))
-TIME_BUDGET_S = 60.0
+CALLS_PER_TOOL = int(os.environ.get("CORTEXGRAPH_FUZZ_CALLS", "18"))
 KNOWN_ERRORS = ("Invalid input", "Not found", "validation error", "Unknown tool", "Unavailable")
 UNKNOWN = "3f2b8c1e-9d4a-4e7b-8f1a-2c3d4e5f6a7b"
 
@@ -217,7 +216,6 @@ def test_no_rejected_call_changes_the_store(tmp_path, monkeypatch):
 
     async def go() -> int:
         calls = 0
-        deadline = time.monotonic() + TIME_BUDGET_S
         settings = make_settings(tmp_path, beads_repo=tmp_path / "beads")
         async with Client(build_server(settings)) as client:
             tools = (await client.list_tools()).tools
@@ -227,8 +225,6 @@ def test_no_rejected_call_changes_the_store(tmp_path, monkeypatch):
             rounds = [t for t in tools for _ in range(1 if read_only(t) else 2)]
             for _ in range(CALLS_PER_TOOL):
                 for tool in rounds:
-                    if time.monotonic() > deadline:
-                        return calls
                     args = fuzzed(rng, tool, ids, pools)
                     before = folder_bytes(tmp_path)
                     try:
@@ -252,5 +248,5 @@ def test_no_rejected_call_changes_the_store(tmp_path, monkeypatch):
     assert changed == []
     assert oversized == []
     assert untyped == []
-    assert calls >= min(200, CALLS_PER_TOOL * len(VALID))
+    assert calls >= CALLS_PER_TOOL * len(VALID)  # every tool, every round
     assert len(rejected) >= 20  # nearly every tool saw rejected calls
