@@ -11,7 +11,7 @@ from child_env import run_with_file_size_limit
 
 from cortexgraph.storage.beads import open_tracker
 
-CTX = mp.get_context("fork")
+CTX = mp.get_context("forkserver")  # not fork: see test_beads_concurrency.py
 
 
 def _ids_on_lines(path: Path) -> list[str]:

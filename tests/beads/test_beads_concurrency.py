@@ -7,7 +7,9 @@ from pathlib import Path
 
 from cortexgraph.storage.beads import open_tracker
 
-CTX = mp.get_context("fork")  # Linux CI; children open their own tracker after the fork
+# forkserver, not fork: once a Prefect flow has run in this worker its threads make a forked
+# child exit 1 (seen when xdist put a flow test first); children open their own tracker.
+CTX = mp.get_context("forkserver")
 
 
 def _claim_all(store: str, ids: list[str], name: str, barrier, results) -> None:
