@@ -2,10 +2,10 @@
 
 A merge archives its sources and names the merged memory in each one's
 ``meta.extra["merged_into"]`` (agents.merge_ops). The sources stay indexed, so a query scores
-them as it did before the merge, and search (storage.search) gives the merged memory the best
-of its own relevance and its sources' (its best-matching part): a blob of several turns ranked
-below the one turn that answered (LoCoMo dev conversation 0 through MCP: MRR 0.565 -> 0.537
-after a consolidation).
+them as it did before the merge, and search (storage.search) gives the merged memory its
+best-matching part's relevance: a blob of several turns ranked below the one turn that
+answered (LoCoMo dev conversation 0 through MCP: MRR 0.565 -> 0.537 after a consolidation),
+and, scored by its own text, above turns that had ranked above all of its parts.
 """
 
 from __future__ import annotations
@@ -62,14 +62,21 @@ def fold_parts(
     parts: Mapping[str, str],
     scope: set[str] | None,
 ) -> None:
-    """A merged memory takes its best part's relevance; parts outside ``scope`` go."""
+    """A merged memory takes its best part's relevance (search leaves its own text unscored:
+    it holds every part's words, so it matched a question better than any one part had, and
+    on LoCoMo dev through MCP rose above the turn that answered); parts outside ``scope``
+    go."""
+    best: dict[str, tuple[float, float]] = {}
     for part in [i for i in relevance if i in parts]:
         whole = parts[part]
-        relevance[whole] = max(relevance.get(whole, 0.0), relevance[part])
-        similarity[whole] = max(similarity.get(whole, 0.0), similarity.get(part, 0.0))
+        rel, sim = best.get(whole, (0.0, 0.0))
+        best[whole] = (max(rel, relevance[part]), max(sim, similarity.get(part, 0.0)))
         if scope is not None and part not in scope:
             del relevance[part]
             similarity.pop(part, None)
+    for whole, (rel, sim) in best.items():
+        relevance[whole] = rel
+        similarity[whole] = sim
 
 
 __all__ = ["MERGED_INTO", "fold_parts", "merged_into"]

@@ -6,7 +6,8 @@
 2. Relevance: BM25 normalised by the best hit, fused by weight with the cosine similarity of
    the query to the memory's content and context. A memory whose entity the query names
    (a person, a project) is boosted. A merged memory scores as its best-matching part: its
-   archived sources stay indexed and lend it their relevance (``merged_into``).
+   archived sources stay indexed and lend it their relevance (``merged_into``); its own
+   text, the union of theirs, is not scored.
 3. Decay re-ranks: ``relevance * (1 - w + w * min(decay, 1))``; it never filters on its own.
 4. Natural spaced repetition: danger-zone matches may fill the tail of the list (at most
    ``review_blend_ratio`` of it), never ahead of clearly better matches.
@@ -237,8 +238,10 @@ def relevance_scores(
     top_k: int,
     use_embeddings: bool | None,
     tuning: SearchTuning = DEFAULT_TUNING,
+    unscored: Container[str] = (),
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """(ranking relevance, 0-1 text similarity) of every candidate for ``query``."""
+    """(ranking relevance, 0-1 text similarity) of every candidate for ``query``; memories
+    in ``unscored`` are left out, and so are not the best match that BM25 is scaled by."""
     cfg = store.config
     # Only the best lexical hits are re-ranked; a memory further down can still come in
     # through the dense pool. Keeps a query over 100k memories to a few milliseconds.
@@ -249,6 +252,8 @@ def relevance_scores(
         scope,
         context_weight=None if tuning.use_context else 0.0,
     )
+    if unscored:
+        bm25 = {i: v for i, v in bm25.items() if i not in unscored}
     best = max(bm25.values(), default=0.0)
     lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
     dense: dict[str, float] = {}
@@ -262,6 +267,8 @@ def relevance_scores(
             if use_embeddings:  # asked for explicitly: say it cannot be done
                 raise
             log.warning("embeddings unavailable, ranking by BM25 only: %s", exc)
+    if unscored:
+        dense = {i: v for i, v in dense.items() if i not in unscored}
     w = cfg.semantic_weight if dense else 0.0
     # A hit without a vector yet (the background embedder has it queued): BM25 alone.
     similarity = {
@@ -317,8 +324,11 @@ def run_search(store: SearchableStore, request: SearchRequest) -> list[SearchRes
     if query and query.strip():
         parts = {p: w for p, w in merged_into(store).items() if scope is None or w in scope}
         wide = scope if scope is None or not parts else scope | parts.keys()
+        # A merged memory is scored through its parts (fold_parts), not by its own text: the
+        # union of theirs matched a question better than any part had, and as BM25's best
+        # match it lowered every other memory's lexical score.
         relevance, similarity = relevance_scores(
-            store, query, wide, top_k, request.use_embeddings, tuning
+            store, query, wide, top_k, request.use_embeddings, tuning, set(parts.values())
         )
         if parts:
             fold_parts(relevance, similarity, parts, scope)

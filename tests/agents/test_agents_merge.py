@@ -263,3 +263,29 @@ def test_a_merged_memory_ranks_at_least_as_well_as_its_best_source(store):
             ranked = how(q)
             assert not ids & set(ranked)  # the archived sources are not shown
             assert ranked.index(outcome.merged_id) <= before[(how.__name__, q)], q
+
+
+def test_a_merged_memory_ranks_no_higher_than_its_best_source(store):
+    """Its own text holds both sources' words, so scored as a text it matched the query better
+    than either source, and rose above a memory that had outranked them both."""
+    from cortexgraph.vault_sync.unified_search import search_unified
+
+    a = add(store, "Sam's laptop is a ThinkPad X1.")
+    b = add(store, "Sam's laptop runs Fedora Linux.")
+    other = add(store, "Priya's ThinkPad X1 runs Fedora Linux at work.")
+    for text in OTHERS:
+        add(store, text)
+    query = "ThinkPad X1 laptop with Fedora Linux"
+
+    def stm() -> list[str]:
+        return [r.memory.id for r in store.search(query, top_k=5, now=NOW)]
+
+    def unified() -> list[str | None]:
+        return [r.memory_id for r in search_unified(store, None, query, limit=5, now=NOW)]
+
+    assert stm()[0] == other.id and unified()[0] == other.id
+    ids = tuple(sorted((a.id, b.id)))
+    cluster = Cluster(cluster_id_for(ids), ids, 0.8, ClusterAction.MERGE)
+    (outcome,) = SemanticMerge(store).run(now=NOW, clusters=[cluster]).outcomes
+    assert stm()[:2] == [other.id, outcome.merged_id]
+    assert unified()[:2] == [other.id, outcome.merged_id]
