@@ -105,7 +105,7 @@ class ClusterDetector:
             )
         guard = self._guard(memories)
         links = self._links(guard)
-        clusters = self._group(memories, links)
+        clusters = self._group(memories, links, guard)
         related = self._related(memories, links)
         if scope is not None:
             clusters = [c for c in clusters if touches(c.memory_ids, scope)]
@@ -175,6 +175,7 @@ class ClusterDetector:
             restatements=cfg.restatements_only,
             questions=cfg.restatement_questions,
             names_min_overlap=cfg.names_min_overlap,
+            identifiers=cfg.identifier_names,
         )
 
     def _links(self, guard: LinkGuard, link: float | None = None) -> _Links:
@@ -269,7 +270,7 @@ class ClusterDetector:
         )
         return pairs, finder, margin, not semantic
 
-    def _group(self, memories: list[Memory], links: _Links) -> list[Cluster]:
+    def _group(self, memories: list[Memory], links: _Links, guard: LinkGuard) -> list[Cluster]:
         """Complete-linkage clusters in two passes: merges, then the rest (reviews, keeps)."""
         cfg = self.config
         merge_bar, review_bar, link_bar = self._bars(links.vectors.is_semantic)
@@ -278,9 +279,14 @@ class ClusterDetector:
         # A merge: every pair linked, their mean at the merge bar; two transcript lines only
         # at the (higher) transcript bar: small talk repeats itself in other words.
         spoken = max(merge_bar, cfg.transcript_merge_cohesion)
-        floor = {
-            p: spoken if links.spoken[p[0]] and links.spoken[p[1]] else link_bar for p in order
-        }
+        both_spoken = {p for p in order if links.spoken[p[0]] and links.spoken[p[1]]}
+        floor = {p: spoken if p in both_spoken else link_bar for p in order}
+        # Two notes stating the same numbers count as at the merge bar (ClusterConfig).
+        merge_sim = dict(sim)
+        if cfg.same_numbers_merge:
+            for p in order:
+                if p not in both_spoken and sim[p] < merge_bar and guard.same_numbers(*p):
+                    merge_sim[p] = merge_bar
         taken: set[int] = set()
         clusters: list[Cluster] = []
         merge_cap = min(cfg.max_merge_size, cfg.max_cluster_size)
@@ -295,7 +301,8 @@ class ClusterDetector:
             }
             kept = [p for p in order if p in linked]
             cap, mean_bar = (merge_cap, merge_bar) if merging else (cfg.max_cluster_size, 0.0)
-            for members in complete_link_groups(kept, linked, sim, cap, mean_bar):
+            by = merge_sim if merging else sim
+            for members in complete_link_groups(kept, linked, by, cap, mean_bar):
                 taken.update(members)
                 if len(members) < cfg.min_cluster_size:
                     continue

@@ -42,6 +42,13 @@ class ClusterConfig:
     # wording (agents.duplicates); they are never linked into one cluster.
     guard_details: bool = True
     names_min_overlap: float = 0.6
+    # Names written as code (snake_case, dotted: dunning_runs, app.tenant_id) count as names
+    # there: a note about dunning_runs is not one about current_setting('app.tenant_id').
+    identifier_names: bool = True
+    # Two notes (not two transcript lines) that state the same numbers merge from the link
+    # bar: a fact said again repeats its specifics (9:45, Postgres 16, release 2.3) while its
+    # words change, which MiniLM scores 0.65-0.75 (bench/restatement_bench.py).
+    same_numbers_merge: bool = True
     # Two speakers, two sessions, or a question and a statement are never one claim said
     # twice (agents.restatement); ``restatement_questions``: "most" (a line most of whose
     # sentences ask is a question), "last" (its last sentence asks) or "off".

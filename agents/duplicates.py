@@ -19,6 +19,10 @@ from cortexgraph.storage.models import Memory
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
+# Names written as code: snake_case and dotted names (dunning_runs, app.tenant_id,
+# docsearch.json). Each part opens with a letter and has two characters or more, so "e.g",
+# "2.3" and "v2.3" are not names.
+_IDENTIFIER = re.compile(r"(?<![\w.])[a-z][a-z0-9]+(?:[_.][a-z][a-z0-9]+)+(?![\w])")
 # Counts that paraphrases spell differently ("1:1", "two weeks") are not facts worth guarding.
 _TRIVIAL_NUMBERS = frozenset({"1", "1:1", "0"})
 
@@ -41,6 +45,12 @@ def numbers_in(text: str) -> frozenset[str]:
     return frozenset(n for n in found if n and n not in _TRIVIAL_NUMBERS)
 
 
+def identifiers_in(text: str) -> frozenset[str]:
+    """Names written as code (snake_case, dotted): what a technical note is about, as much
+    as the entities it names."""
+    return frozenset(m.rstrip(".") for m in _IDENTIFIER.findall(text.lower()))
+
+
 def _mentions(text: str, vocabulary: frozenset[str]) -> set[str]:
     words = _WORD.findall(text.lower())
     grams = set(words)
@@ -51,14 +61,17 @@ def _mentions(text: str, vocabulary: frozenset[str]) -> set[str]:
 class DetailExtractor:
     """Details of memories, with names drawn from a vocabulary of known entities."""
 
-    def __init__(self, memories: Iterable[Memory]) -> None:
+    def __init__(self, memories: Iterable[Memory], *, identifiers: bool = True) -> None:
         self.vocabulary = frozenset(e.lower() for m in memories for e in m.entities)
+        self.identifiers = identifiers
 
     def details(self, memory: Memory, text: str | None = None) -> Details:
         """``text``: what the memory says, when not its whole content (a transcript line's
         date stamp is not a number it states; agents.restatement.claim_text)."""
         said = memory.content if text is None else text
         names = {e.lower() for e in memory.entities} | _mentions(said, self.vocabulary)
+        if self.identifiers:
+            names |= identifiers_in(said)
         return Details(numbers_in(said), frozenset(names))
 
 
@@ -82,10 +95,24 @@ def conflict(a: Details, b: Details, names_min_overlap: float = 0.6) -> str | No
     return None
 
 
+def agree(a: Details, b: Details) -> bool:
+    """Both state numbers, and the same ones: a fact said again repeats its specifics (a
+    time, a version, a size) even when its words change."""
+    return bool(a.numbers) and a.numbers == b.numbers
+
+
 def conflicts(a: Details, b: Details, names_min_overlap: float = 0.6) -> bool:
     """``conflict(a, b) is not None`` without the reason: the cluster detector asks this of
     every candidate pair, and sorting and formatting the reason was half of that work."""
     return _swapped(a.numbers, b.numbers, 1.01) or _swapped(a.names, b.names, names_min_overlap)
 
 
-__all__ = ["DetailExtractor", "Details", "conflict", "conflicts", "numbers_in"]
+__all__ = [
+    "DetailExtractor",
+    "Details",
+    "agree",
+    "conflict",
+    "conflicts",
+    "identifiers_in",
+    "numbers_in",
+]

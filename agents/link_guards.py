@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from cortexgraph.agents.duplicates import DetailExtractor, Details, conflicts
+from cortexgraph.agents.duplicates import DetailExtractor, Details, agree, conflicts
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.restatement import Line, line_of, refusal
 from cortexgraph.storage.models import Memory
@@ -51,6 +51,7 @@ class LinkGuard:
         restatements: bool = True,
         questions: str = "most",
         names_min_overlap: float = 0.6,
+        identifiers: bool = True,
     ) -> None:
         self.memories = memories
         self.lines: list[Line] = [line_of(m) for m in memories]
@@ -58,7 +59,7 @@ class LinkGuard:
         self.restatements = restatements
         self.questions = questions
         self.overlap = names_min_overlap
-        self._extractor = DetailExtractor(memories) if details else None
+        self._extractor = DetailExtractor(memories, identifiers=identifiers)
         # Filled only for memories that reach a candidate pair.
         self._details: list[Details | None] = [None] * len(memories)
         self._merges = {i for i, m in enumerate(memories) if merged_at(m) is not None}
@@ -88,16 +89,17 @@ class LinkGuard:
             why = refusal(self.lines[i], self.lines[j], self.questions)
             if why is not None:
                 return why
-        if self._extractor is not None:
-            da, db = self._detail(i), self._detail(j)
-            if conflicts(da, db, self.overlap):
-                return "numbers/names"
+        if self.check_details and conflicts(self._detail(i), self._detail(j), self.overlap):
+            return "numbers/names"
         return None
+
+    def same_numbers(self, i: int, j: int) -> bool:
+        """Both state numbers, and the same ones (agents.duplicates.agree)."""
+        return agree(self._detail(i), self._detail(j))
 
     def _detail(self, i: int) -> Details:
         got = self._details[i]
         if got is None:
-            assert self._extractor is not None
             got = self._details[i] = self._extractor.details(
                 self.memories[i], self.lines[i].said.claim
             )

@@ -110,10 +110,22 @@ def merged_pairs(report) -> set[frozenset[str]]:
 
 
 def settings(quick: bool) -> list[tuple[str, ClusterConfig]]:
-    """(name, config): the rule's parts one at a time, then its bars."""
+    """(name, config): the rules for plain notes, the restatement rule's parts one at a time,
+    then its bars (each row with the default's other rules)."""
     base = ClusterConfig(open_issues=False)
     flat = replace(base, transcript_merge_cohesion=base.merge_cohesion)
+    before = replace(base, same_numbers_merge=False, identifier_names=False)
     rows = [
+        ("defaults before: no same-numbers rule, no code names", before),
+        (
+            "+ code names (snake_case, dotted) in the names guard",
+            replace(before, identifier_names=True),
+        ),
+        (
+            "+ same numbers merge from the link bar, no code names",
+            replace(before, same_numbers_merge=True),
+        ),
+        ("defaults: both", base),
         (
             "complete linkage, one bar (mean 0.75), no restatement rule, up to 12",
             replace(flat, restatements_only=False, max_merge_size=12),

@@ -5,7 +5,7 @@ from agents_helpers import NOW, add
 
 from cortexgraph.agents.cluster_detector import ClusterAction, ClusterConfig, ClusterDetector
 from cortexgraph.agents.cluster_grouping import strongest_per_row
-from cortexgraph.agents.duplicates import DetailExtractor, conflict, numbers_in
+from cortexgraph.agents.duplicates import DetailExtractor, agree, conflict, numbers_in
 
 WORDS = "the billing team decided to use kafka for invoice events after the long review"
 
@@ -27,6 +27,44 @@ def test_swapped_numbers_or_names_conflict_added_details_do_not(store):
     assert "names differ" in conflict(da, dc)
     assert conflict(da, dd) is None  # d adds a number, swaps none
     assert de.names == {"sam", "redis"} and conflict(da, de) is None
+
+
+def test_names_written_as_code_are_names(store):
+    # Two notes on tenant isolation, about different tables: the entities (billing-service,
+    # PostgreSQL) are the same, the snake_case and dotted names are what differs.
+    tables = add(
+        store,
+        "Dunning tables: dunning_runs and dunning_steps, both with tenant_id + RLS policy.",
+        entities=["billing-service"],
+    )
+    policy = add(
+        store,
+        "Every billing table has a tenant_id column and an RLS policy keyed on "
+        "current_setting('app.tenant_id').",
+        entities=["billing-service"],
+    )
+    reworded = add(
+        store, "dunning_runs and dunning_steps carry tenant_id and an RLS policy, e.g. v2.3."
+    )
+    ex = DetailExtractor([tables, policy, reworded])
+    dt, dp, dr = (ex.details(m) for m in (tables, policy, reworded))
+    assert {"dunning_runs", "dunning_steps", "tenant_id"} <= dt.names
+    assert {"current_setting", "app.tenant_id"} <= dp.names
+    assert not {"e.g", "v2.3", "2.3"} & dr.names
+    assert "names differ" in conflict(dt, dp)
+    assert conflict(dt, dr) is None
+    before = DetailExtractor([tables, policy], identifiers=False)
+    assert conflict(before.details(tables), before.details(policy)) is None
+
+
+def test_same_numbers_agree_only_when_both_state_them(store):
+    ex = DetailExtractor([])
+    standup = ex.details(add(store, "Billing standup is now at 9:45 instead of 10."))
+    moved = ex.details(add(store, "Aisha moved standup to 9:45 to miss her 10:00 sales sync."))
+    other = ex.details(add(store, "Standup is at 9:30 now."))
+    plain = ex.details(add(store, "Standup moved earlier."))
+    assert agree(standup, moved)
+    assert not agree(standup, other) and not agree(plain, plain)
 
 
 def test_guard_keeps_facts_that_differ_in_a_number_apart(store, embedder):
