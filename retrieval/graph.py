@@ -240,7 +240,7 @@ class _Builder:
                 a, b = (ref, oref) if rel.from_memory_id == memory.id else (oref, ref)
                 out.append((a, predicate, b, rel.strength))
         if self._follow("mentions"):
-            for entity in memory.entities:
+            for entity in dict.fromkeys((*memory.entities, *memory.mentions)):
                 eref = f"e:{entity.lower()}"
                 if grow:
                     self.add_node(eref, entity.lower(), kind="entity")

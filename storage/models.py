@@ -37,6 +37,8 @@ from cortexgraph.storage.memory_fields import (
 )
 from cortexgraph.storage.record_fast_path import well_formed_memory
 
+MENTIONS_KEY = "mentions"  # meta.extra: Memory.mentions
+
 RELATION_TYPES = frozenset(
     {
         "related",
@@ -98,6 +100,14 @@ class Memory:
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
+
+    @property
+    def mentions(self) -> tuple[str, ...]:
+        """Names a transcript line mentions besides its speaker, found by the consolidation
+        run (``meta.extra["mentions"]``): what relations and the graph follow. They are not
+        its ``entities``, which search boosts: a reply that names Caroline is not about her."""
+        found = self.meta.extra.get(MENTIONS_KEY)
+        return tuple(x for x in found if isinstance(x, str)) if isinstance(found, list) else ()
 
     @property
     def ranking_context(self) -> str | None:
@@ -263,6 +273,7 @@ class SearchResult:
 
 __all__ = [
     "MAX_STRENGTH",
+    "MENTIONS_KEY",
     "RELATION_TYPES",
     "Memory",
     "MemoryMeta",

@@ -169,8 +169,9 @@ def test_turns_in_different_sessions_naming_the_same_pet_are_related(store):
     assert report.entities_found == len(memories) and report.entity_method == "rules"
     pairs = {frozenset((d.from_id, d.to_id)): d for d in report.discovered}
     assert "luna" in pairs[frozenset((first.id, last.id))].shared_entities
-    assert "luna" in store.get(last.id).entities
-    assert store.get(last.id).entities[0] == "Melanie"  # the save's own entities stay first
+    # A transcript line is about its speaker: the names it mentions are its mentions.
+    assert store.get(last.id).entities == ("Melanie",)
+    assert "luna" in {e.lower() for e in store.get(last.id).mentions}
     assert store.get(last.id).meta.extra["entities_found"] == "rules"
     again = agent.run(now=NOW, dry_run=True)  # read once: the next run reads only new ones
     assert again.entities_found == 0 and again.discovered == ()
@@ -231,3 +232,30 @@ def test_the_pipeline_imports_networkx_only_when_a_graph_is_built() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"
+
+
+def test_names_found_in_a_transcript_line_do_not_change_how_search_ranks_it(store):
+    # Search boosts a memory whose entity the question names; a reply that mentions Caroline
+    # is not about her, and the entity step must not make it so.
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    day = "[1:56 pm on 8 May, 2023]"
+    add(store, f"{day} Caroline: I painted the lake at sunrise last week.", entities=["Caroline"])
+    add(
+        store,
+        f"{day} Melanie: I saw the lake Caroline painted and Oscar loved it.",
+        entities=["Melanie"],
+    )
+    note = add(store, "Alice leads the payments team at Acme Corp.")
+    query = "What did Caroline paint at the lake?"
+
+    def ranked() -> dict[str, float]:
+        return {r.memory.id: r.score for r in store.search(query, now=NOW)}
+
+    before = ranked()
+    RelationshipDiscovery(store, entity_finder=BatchEntityFinder(None)).run(now=NOW)
+    after = ranked()
+    # BM25's corpus statistics move a little (the note's entities grew), no boost appears.
+    assert after.keys() == before.keys()
+    assert all(abs(after[i] / before[i] - 1) < 0.05 for i in before)
+    assert "alice" in {e.lower() for e in store.get(note.id).entities}  # a note keeps them
