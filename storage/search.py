@@ -282,6 +282,12 @@ def relevance_scores(
     return relevance, similarity
 
 
+def _outdated(memory: Memory) -> bool:
+    """Superseded by a later fact, or deprecated (retrieval.forget): ranked low."""
+    extra = memory.meta.extra
+    return bool(extra) and bool(extra.get("superseded_by") or extra.get("deprecated"))
+
+
 def _lift_successors(
     store: SearchableStore,
     results: list[SearchResult],
@@ -321,16 +327,31 @@ def run_search(store: SearchableStore, request: SearchRequest) -> list[SearchRes
 
     relevance: dict[str, float] = {}
     similarity: dict[str, float] = {}
+    wholes: set[str] = set()
+    successor_rank: dict[str, float] = {}
+    w = cfg.decay_rerank_weight
     if query and query.strip():
         parts = {p: w for p, w in merged_into(store).items() if scope is None or w in scope}
+        wholes = set(parts.values())
         wide = scope if scope is None or not parts else scope | parts.keys()
         # A merged memory is scored through its parts (fold_parts), not by its own text: the
         # union of theirs matched a question better than any part had, and as BM25's best
         # match it lowered every other memory's lexical score.
         relevance, similarity = relevance_scores(
-            store, query, wide, top_k, request.use_embeddings, tuning, set(parts.values())
+            store, query, wide, top_k, request.use_embeddings, tuning, wholes
         )
         if parts:
+            # A part that was outdated before the merge lends its relevance as it ranked then,
+            # and lifts its successor as it did then.
+            for p in parts.keys() & relevance.keys():
+                part = memories[p]
+                if _outdated(part):
+                    successor = part.meta.extra.get("superseded_by")
+                    if isinstance(successor, str):
+                        decay = min(memory_score(part, now, cfg.decay), 1.0)
+                        lifted = relevance[p] * (1.0 - w + w * decay)
+                        successor_rank[successor] = max(successor_rank.get(successor, 0.0), lifted)
+                    relevance[p] *= tuning.outdated_factor
             fold_parts(relevance, similarity, parts, scope)
         candidates = [memories[i] for i in relevance]
     else:
@@ -338,8 +359,6 @@ def run_search(store: SearchableStore, request: SearchRequest) -> list[SearchRes
         candidates = [memories[i] for i in ids]
 
     results: list[SearchResult] = []
-    successor_rank: dict[str, float] = {}
-    w = cfg.decay_rerank_weight
     for m in candidates:
         if window_days is not None and (now - m.last_used) > window_days * DAY:
             continue
@@ -348,7 +367,9 @@ def run_search(store: SearchableStore, request: SearchRequest) -> list[SearchRes
             continue
         rel = relevance.get(m.id, 1.0)
         score = rel * (1.0 - w + w * min(decay, 1.0)) if relevance else decay
-        if m.meta.extra and (m.meta.extra.get("superseded_by") or m.meta.extra.get("deprecated")):
+        # A merged memory holds its sources' markers, but one outdated source does not make
+        # the others outdated: its parts' were weighed above.
+        if m.id not in wholes and _outdated(m):
             successor = m.meta.extra.get("superseded_by")
             if isinstance(successor, str):
                 successor_rank[successor] = max(successor_rank.get(successor, 0.0), score)

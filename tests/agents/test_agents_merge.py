@@ -289,3 +289,28 @@ def test_a_merged_memory_ranks_no_higher_than_its_best_source(store):
     (outcome,) = SemanticMerge(store).run(now=NOW, clusters=[cluster]).outcomes
     assert stm()[:2] == [other.id, outcome.merged_id]
     assert unified()[:2] == [other.id, outcome.merged_id]
+
+
+def test_one_outdated_source_does_not_make_the_merged_memory_outdated(store):
+    """The merged memory carries its sources' markers; a superseded source must not demote it
+    below its other source, nor lift the successor to that source's place."""
+    later = add(store, "Sam's laptop now runs Arch Linux at home.")
+    a = add(store, "Sam's laptop is a ThinkPad X1 Carbon.")
+    b = add(
+        store, "Sam's ThinkPad X1 Carbon laptop runs Fedora.", extra={"superseded_by": later.id}
+    )
+    for text in OTHERS:
+        add(store, text)
+    query = "What laptop is Sam's ThinkPad X1 Carbon?"
+
+    def ranked() -> list[str]:
+        return [r.memory.id for r in store.search(query, top_k=5, now=NOW)]
+
+    before = ranked()
+    assert before[0] == a.id
+    ids = tuple(sorted((a.id, b.id)))
+    cluster = Cluster(cluster_id_for(ids), ids, 0.8, ClusterAction.MERGE)
+    (outcome,) = SemanticMerge(store).run(now=NOW, clusters=[cluster]).outcomes
+    assert store.get(outcome.merged_id).meta.extra.get("superseded_by") == later.id
+    assert ranked()[0] == outcome.merged_id
+    assert ranked().index(later.id) == before.index(later.id)  # still lifted by b's match
