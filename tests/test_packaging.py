@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
+    # From the repository root whatever folder an earlier test in this worker left current, and
+    # pip's own words in the failure: one fresh-clone run failed here with only "exit status 1".
+    built = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -34,10 +36,15 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             str(out),
             str(ROOT),
         ],
-        check=True,
         capture_output=True,
+        text=True,
+        cwd=ROOT,
         timeout=300,
     )
+    if built.returncode != 0:
+        pytest.fail(
+            f"pip wheel exited {built.returncode}:\n{built.stdout[-2000:]}\n{built.stderr[-4000:]}"
+        )
     return next(out.glob("cortexgraph-*.whl"))
 
 
