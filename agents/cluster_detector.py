@@ -47,7 +47,13 @@ from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
 from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
-from cortexgraph.agents.vectors import TextVectors, embedded_in_place, order_free, vectorize
+from cortexgraph.agents.vectors import (
+    TextVectors,
+    embedded_in_place,
+    held_vectors,
+    order_free,
+    vectorize,
+)
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
@@ -250,8 +256,9 @@ class ClusterDetector:
                 return found[1], found[0], 0.0, True
         finder = None
         if self.embedder is not None and order_free(self.embedder):
-            # Its answer does not depend on the order: one matrix, in memory order already.
-            finder = embedded_in_place(texts, self.embedder)
+            # Its answer does not depend on the order: the vectors it holds, read in memory
+            # order, or else one matrix, in memory order already.
+            finder = held_vectors(texts, self.embedder) or embedded_in_place(texts, self.embedder)
         if finder is None:
             # Batch vectors in a fixed order (the texts sorted), so that even the search for
             # candidates does not depend on the memories' ids.

@@ -4,6 +4,8 @@ Small inputs are compared exactly in row blocks. Larger ones use an inverted-fil
 cells (about ``cell_size`` rows each), every row filed under its ``probes`` nearest cells, and
 rows compared only with rows sharing a cell. Rows are L2-normalised, so dot product = cosine.
 Candidate pairs can be re-scored by ``rescore`` (e.g. exact TF-IDF cosine after an SVD sketch).
+The rows may be a matrix or ``HeldRows`` (vectors held by an embedding cache, normalised as
+they are read): the IVF search then reads them a block at a time, the same pairs either way.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cortexgraph.agents.held_rows import HeldRows
+
 Rescore = Callable[[np.ndarray, np.ndarray], np.ndarray]
+Rows = np.ndarray | HeldRows  # L2-normalised rows: a matrix, or vectors normalised as read
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +37,7 @@ class NeighbourPairs:
 
 
 def radius_pairs(
-    matrix: np.ndarray,
+    matrix: Rows,
     threshold: float,
     *,
     exact_limit: int = 6000,
@@ -48,10 +53,11 @@ def radius_pairs(
     if n < 2:
         empty = np.zeros(0, dtype=np.int64)
         return NeighbourPairs(empty, empty, np.zeros(0, dtype=np.float32), "exact", 0)
-    x = np.ascontiguousarray(matrix, dtype=np.float32)
     k = None if rescore is not None else max_per_row  # re-scored pairs are ranked after
+    # Held rows are read as a matrix by the exact search (up to exact_limit rows).
+    x: Rows = matrix if isinstance(matrix, HeldRows) else np.ascontiguousarray(matrix, np.float32)
     if n <= exact_limit:
-        i, j, s, compared = _exact(x, threshold if rescore is None else threshold * 0.8, k)
+        i, j, s, compared = _exact(x[:], threshold if rescore is None else threshold * 0.8, k)
         method = "exact"
     else:
         i, j, s, compared = _ivf(
@@ -118,7 +124,7 @@ def _exact(
     return i.astype(np.int64), j.astype(np.int64), s.astype(np.float32), compared
 
 
-def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.ndarray:
+def _kmeans_centroids(x: Rows, k: int, seed: int, iters: int = 8) -> np.ndarray:
     """Spherical k-means on a sample: enough to partition space, cheap at 100k+ rows. The
     sample is a list of row numbers, its rows read from ``x`` a block at a time: a copy of
     it was 15 MB more at the consolidation run's peak at 10k memories (the same centroids)."""
@@ -136,7 +142,7 @@ def _kmeans_centroids(x: np.ndarray, k: int, seed: int, iters: int = 8) -> np.nd
     return centroids
 
 
-def _nearest(x: np.ndarray, rows: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+def _nearest(x: Rows, rows: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     """The nearest centroid of each of ``x[rows]``, a block of rows at a time (a row's dot
     products do not depend on the rows beside it)."""
     out = np.empty(len(rows), dtype=np.int64)
@@ -146,7 +152,7 @@ def _nearest(x: np.ndarray, rows: np.ndarray, centroids: np.ndarray) -> np.ndarr
     return out
 
 
-def _cell_sums(x: np.ndarray, rows: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
+def _cell_sums(x: Rows, rows: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
     """Per cell, the sum of its rows (``x[rows]``, cell by ``assign``): bit for bit
     ``np.add.at(zeros, assign, x[rows])``, whose float32 additions run row by row in row
     order, as ``np.add.accumulate`` runs them over each cell's rows in a stable sort (+ 0.0:
@@ -165,7 +171,7 @@ def _cell_sums(x: np.ndarray, rows: np.ndarray, assign: np.ndarray, k: int) -> n
 
 
 def _ivf(
-    x: np.ndarray,
+    x: Rows,
     threshold: float,
     cell_size: int,
     probes: int,
@@ -177,8 +183,11 @@ def _ivf(
     probes = min(probes, k)
     centroids = _kmeans_centroids(x, k, seed)
     cells: list[list[np.ndarray]] = [[] for _ in range(k)]
-    for start in range(0, n, 8192):
-        block = x[start : start + 8192] @ centroids.T
+    # Held rows are gathered to be read: 1024 at a time (a row's products do not depend on the
+    # rows beside it); a matrix's slices are views.
+    step = 1024 if isinstance(x, HeldRows) else 8192
+    for start in range(0, n, step):
+        block = x[start : start + step] @ centroids.T
         top = np.argpartition(-block, probes - 1, axis=1)[:, :probes]
         rows = np.repeat(np.arange(start, start + block.shape[0]), probes)
         order = np.argsort(top.ravel(), kind="stable")

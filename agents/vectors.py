@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from cortexgraph.agents.neighbours import NeighbourPairs, radius_pairs
+from cortexgraph.agents.held_rows import NORM_BLOCK, HeldRows, row_norms
+from cortexgraph.agents.neighbours import NeighbourPairs, Rows, radius_pairs
 from cortexgraph.agents.protocols import Embedder
 
 log = logging.getLogger(__name__)
-
-NORM_BLOCK = 1024  # rows normalised at once (a row's norm is the same in any block)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,14 +27,22 @@ class TextVectors:
     method: str  # "embeddings:<model>" or "tfidf"
     dense: np.ndarray  # L2-normalised rows used for neighbour search
     sparse: Any = None  # the TF-IDF matrix (scipy CSR, untyped), when method == "tfidf"
+    # The rows as an embedding cache holds them, normalised as read (``held_vectors``); then
+    # ``dense`` is empty (n x 0) and every read goes through ``rows``.
+    held: HeldRows | None = None
 
     @property
     def is_semantic(self) -> bool:
         return self.method.startswith("embeddings")
 
+    @property
+    def rows(self) -> Rows:
+        """The L2-normalised rows: ``dense``, or the held rows."""
+        return self.dense if self.held is None else self.held
+
     def pair_similarity(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         if self.sparse is None:
-            dots: np.ndarray = np.einsum("ij,ij->i", self.dense[i], self.dense[j])
+            dots: np.ndarray = np.einsum("ij,ij->i", self.rows[i], self.rows[j])
             return dots
         a = self.sparse[i]
         b = self.sparse[j]
@@ -46,7 +53,7 @@ class TextVectors:
     ) -> NeighbourPairs:
         if self.sparse is None:
             return radius_pairs(
-                self.dense, threshold, exact_limit=exact_limit, max_per_row=max_per_row
+                self.rows, threshold, exact_limit=exact_limit, max_per_row=max_per_row
             )
         if self.dense.shape[0] <= exact_limit:
             return _sparse_exact(self.sparse, threshold)
@@ -64,7 +71,7 @@ def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:
     if embedder is not None:
         try:
             vecs = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
-            return TextVectors(f"embeddings:{embedder.name}", vecs / _norms(vecs))
+            return TextVectors(f"embeddings:{embedder.name}", vecs / row_norms(vecs))
         except Exception as exc:  # any model failure means "use TF-IDF"
             log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
     return tfidf_vectors(texts)
@@ -90,14 +97,25 @@ def embedded_in_place(texts: Sequence[str], embedder: Embedder) -> TextVectors |
     # In row blocks: the norm squares its input into a temporary as large as the input.
     for start in range(0, len(vecs), NORM_BLOCK):
         block = vecs[start : start + NORM_BLOCK]
-        np.divide(block, _norms(block), out=block)
+        np.divide(block, row_norms(block), out=block)
     return TextVectors(f"embeddings:{embedder.name}", vecs)
 
 
-def _norms(vecs: np.ndarray) -> np.ndarray:
-    norms: np.ndarray = np.linalg.norm(vecs, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return norms
+def held_vectors(texts: Sequence[str], embedder: Embedder) -> TextVectors | None:
+    """``embedded_in_place``'s rows, bit for bit, without a matrix of them: the vectors an
+    embedder holds (``EmbeddingCache.held``: its own arrays, the missing ones embedded first),
+    normalised as the neighbour search reads them (agents.held_rows). None when the embedder
+    holds no vectors (no ``held``) or the model fails (the caller falls back)."""
+    held = getattr(embedder, "held", None)
+    if held is None:
+        return None
+    try:
+        rows = HeldRows(held(list(texts)))
+    except Exception as exc:  # any model failure means "use TF-IDF"
+        log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
+        return None
+    empty = np.zeros((len(rows), 0), dtype=np.float32)
+    return TextVectors(f"embeddings:{embedder.name}", empty, held=rows)
 
 
 def tfidf_vectors(texts: Sequence[str], sketch_dims: int = 128) -> TextVectors:
@@ -175,6 +193,7 @@ __all__ = [
     "TextVectors",
     "embedded_in_place",
     "hashed_tfidf_vectors",
+    "held_vectors",
     "order_free",
     "tfidf_vectors",
     "vectorize",

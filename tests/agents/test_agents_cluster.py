@@ -198,33 +198,63 @@ def test_the_ivf_k_means_reads_its_sample_from_the_matrix_without_copying_it():
     assert peak < x.nbytes / 4, (peak, x.nbytes)
 
 
-def test_through_an_embedding_cache_the_detector_keeps_one_matrix_and_the_same_pairs(
-    store, embedder
+@pytest.mark.parametrize("exact_limit", [6000, 10])  # the exact search, then the IVF one
+def test_through_an_embedding_cache_the_detector_reads_the_cache_s_vectors_and_the_same_pairs(
+    store, embedder, exact_limit
 ):
-    """An EmbeddingCache answers each text alike in any order, with a new array: the detector
-    then finds pairs on that very array, normalised where it lies (no sorted-order copy, no
-    normalised copy), and decides as through the sorted batches."""
-    from cortexgraph.storage.embedding_cache import EmbeddingCache
+    """An EmbeddingCache holds each text's vector: the detector finds pairs on those very
+    arrays, normalised as they are read (no stacked copy of them), and decides as through
+    the sorted batches."""
+    from cortexgraph.storage.embedding_cache import EmbeddingCache, text_key
 
     dup, _ = _seed(store)
     for k in range(40):
         add(store, f"note {k} on the ledger service and its PostgreSQL {k % 7} storage")
-    answers: list[np.ndarray] = []
-
-    class Recorded(EmbeddingCache):
-        def embed(self, texts):
-            answers.append(super().embed(texts))
-            return answers[-1]
-
-    cache = Recorded(embedder)
-    detector = ClusterDetector(store, cache)
+    cache = EmbeddingCache(embedder)
+    config = ClusterConfig(exact_limit=exact_limit)
+    detector = ClusterDetector(store, cache, config=config)
     texts = detector._guard(sorted(store.list(), key=lambda m: m.id)).claims()
     _, finder, _, _ = detector._candidates(texts, None)
-    assert finder.dense is answers[0]  # the cache's answer itself, one matrix
-    sorted_batches = ClusterDetector(store, embedder).run(now=NOW)  # no cache: sorted order
+    assert finder.held is not None
+    held = cache._vectors
+    assert all(
+        row is held[text_key(t)] for row, t in zip(finder.held.rows, texts, strict=True)
+    )  # the cache's own arrays, not a copy of them
+    sorted_batches = ClusterDetector(store, embedder, config=config).run(now=NOW)
     report = detector.run(now=NOW)
     assert [c.memory_ids for c in report.clusters] == [
         c.memory_ids for c in sorted_batches.clusters
     ]
     assert any({m.id for m in dup} <= set(c.memory_ids) for c in report.clusters)
     assert report.candidate_pairs == sorted_batches.candidate_pairs
+    assert report.neighbour_method == sorted_batches.neighbour_method
+
+
+@pytest.mark.parametrize(("n", "exact_limit"), [(3000, 6000), (9000, 6000)])
+def test_held_rows_give_the_pairs_of_the_normalised_matrix_bit_for_bit(n, exact_limit):
+    """Rows normalised as they are read (agents.held_rows) against the stacked matrix
+    normalised in blocks (vectors.embedded_in_place): the same pairs and similarities, by
+    the exact search and by the IVF one, from rows that are not quite unit length."""
+    from cortexgraph.agents.held_rows import HeldRows
+    from cortexgraph.agents.vectors import NORM_BLOCK, row_norms
+
+    rng = np.random.default_rng(3)
+    centres = rng.standard_normal((n // 20, 48)).astype(np.float32)
+    raw = centres[rng.integers(0, len(centres), n)] + 0.3 * rng.standard_normal((n, 48))
+    raw = (raw * rng.uniform(0.97, 1.03, (n, 1))).astype(np.float32)
+    rows = list(raw)  # views of one array, as a cache read from its file holds them
+    matrix = np.stack(rows)
+    for start in range(0, n, NORM_BLOCK):
+        block = matrix[start : start + NORM_BLOCK]
+        np.divide(block, row_norms(block), out=block)
+    held = HeldRows(rows)
+    assert np.array_equal(held[np.arange(n)], matrix)
+    assert all(np.shares_memory(r, raw) for r in held.rows[:5])
+    for per_row in (None, 8):
+        want = radius_pairs(matrix, 0.6, exact_limit=exact_limit, max_per_row=per_row)
+        got = radius_pairs(held, 0.6, exact_limit=exact_limit, max_per_row=per_row)
+        assert len(want) > 0
+        assert got.method == want.method
+        assert got.compared == want.compared
+        for a, b in ((got.i, want.i), (got.j, want.j), (got.sim, want.sim)):
+            assert np.array_equal(a, b)
