@@ -11,6 +11,18 @@ from child_env import child_env
 
 from cortexgraph.settings import Settings
 
+# The first JSON-RPC message of a raw MCP session (tests that speak the wire protocol by hand).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     defaults = {

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from hooks_helpers import ROOT, HookRun, assert_silent, context_of
+from mcp_common import INITIALIZE
 
 from cortexgraph.hooks.__main__ import resolve
 from cortexgraph.hooks.post_tool_use import TOOL_RE
@@ -92,17 +93,7 @@ def _start_plugin_server(root: Path, env: dict[str, str]) -> subprocess.Popen[st
 
 def _initialize(proc: subprocess.Popen[str]) -> dict:
     assert proc.stdin is not None and proc.stdout is not None
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
-    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.write(json.dumps(INITIALIZE) + "\n")
     proc.stdin.flush()
     line = proc.stdout.readline()
     proc.stdin.close()

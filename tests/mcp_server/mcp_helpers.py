@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_common import error_text, folder_bytes, make_settings, payload, server_env
+from mcp_common import INITIALIZE, error_text, folder_bytes, make_settings, payload, server_env
 
 from cortexgraph.storage import open_store
 
@@ -125,17 +125,6 @@ def wait_for_port(port: int, proc: Any, timeout: float = 20.0) -> None:
 
 
 PYTHON = sys.executable
-# The first JSON-RPC message of a raw MCP session (tests that speak the wire protocol by hand).
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 
 
 # The common helpers live in tests/mcp_common.py (the compat tests use them too); re-exported.
