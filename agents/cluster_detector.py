@@ -47,13 +47,7 @@ from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
 from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
-from cortexgraph.agents.vectors import (
-    TextVectors,
-    embedded_in_place,
-    held_vectors,
-    order_free,
-    vectorize,
-)
+from cortexgraph.agents.vectors import TextVectors, held_vectors, vectorize
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
@@ -254,11 +248,8 @@ class ClusterDetector:
             )
             if found is not None:
                 return found[1], found[0], 0.0, True
-        finder = None
-        if self.embedder is not None and order_free(self.embedder):
-            # Its answer does not depend on the order: the vectors it holds, read in memory
-            # order, or else one matrix, in memory order already.
-            finder = held_vectors(texts, self.embedder) or embedded_in_place(texts, self.embedder)
+        # An embedder that holds its vectors answers alike in any order: read in memory order.
+        finder = None if self.embedder is None else held_vectors(texts, self.embedder)
         if finder is None:
             # Batch vectors in a fixed order (the texts sorted), so that even the search for
             # candidates does not depend on the memories' ids.

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from cortexgraph.agents.held_rows import NORM_BLOCK, HeldRows, row_norms
+from cortexgraph.agents.held_rows import HeldRows, row_norms
 from cortexgraph.agents.neighbours import NeighbourPairs, Rows, radius_pairs
 from cortexgraph.agents.protocols import Embedder
 
@@ -77,35 +77,13 @@ def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:
     return tfidf_vectors(texts)
 
 
-def order_free(embedder: Embedder | None) -> bool:
-    """Whether ``embedder`` answers each text alike in any order of the texts and returns a
-    new array each call (``EmbeddingCache.order_free``): then texts need no fixed batch order
-    and its answer may be normalised in place."""
-    return bool(getattr(embedder, "order_free", False))
-
-
-def embedded_in_place(texts: Sequence[str], embedder: Embedder) -> TextVectors | None:
-    """``vectorize`` for an ``order_free`` embedder, bit for bit, with one matrix: its answer
-    is normalised where it lies, in row blocks (``vecs / norms`` and the norm's squares were
-    two more copies, 15 MB each at 10k memories).
-    None when the model fails (the caller falls back as ``vectorize`` does)."""
-    try:
-        vecs = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
-    except Exception as exc:  # any model failure means "use TF-IDF"
-        log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
-        return None
-    # In row blocks: the norm squares its input into a temporary as large as the input.
-    for start in range(0, len(vecs), NORM_BLOCK):
-        block = vecs[start : start + NORM_BLOCK]
-        np.divide(block, row_norms(block), out=block)
-    return TextVectors(f"embeddings:{embedder.name}", vecs)
-
-
 def held_vectors(texts: Sequence[str], embedder: Embedder) -> TextVectors | None:
-    """``embedded_in_place``'s rows, bit for bit, without a matrix of them: the vectors an
-    embedder holds (``EmbeddingCache.held``: its own arrays, the missing ones embedded first),
-    normalised as the neighbour search reads them (agents.held_rows). None when the embedder
-    holds no vectors (no ``held``) or the model fails (the caller falls back)."""
+    """The rows ``vectorize`` would give (each normalised alone, so bit for bit in any block),
+    without a matrix of them: the vectors an embedder holds (``EmbeddingCache.held``: its own
+    arrays, the missing ones embedded first; each text's vector is the same in any order of
+    the texts, so no fixed batch order is needed), normalised as the neighbour search reads
+    them (agents.held_rows). None when the embedder holds no vectors (no ``held``) or the
+    model fails (the caller falls back)."""
     held = getattr(embedder, "held", None)
     if held is None:
         return None
@@ -191,10 +169,8 @@ def _sparse_exact(sparse: object, threshold: float, block: int = 1024) -> Neighb
 
 __all__ = [
     "TextVectors",
-    "embedded_in_place",
     "hashed_tfidf_vectors",
     "held_vectors",
-    "order_free",
     "tfidf_vectors",
     "vectorize",
 ]

@@ -107,12 +107,6 @@ class EmbeddingCache:
         self.hits = 0
         self.embedded = 0
 
-    # Each text's vector is the one held, or the model's for the missing texts embedded in
-    # key order: the same in any order of the texts asked; and ``embed`` stacks a new array.
-    # A caller may skip a fixed batch order and write into the answer (agents.vectors), or
-    # read the held vectors themselves (``held``).
-    order_free = True
-
     @property
     def _vectors(self) -> dict[str, np.ndarray]:
         loaded = self._loaded
@@ -186,7 +180,9 @@ class EmbeddingCache:
     def held(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Each text's vector as ``embed`` answers it, the missing ones embedded first, but
         not stacked: the arrays this cache holds (a zero row for a fresh vector too bad to
-        cache). Read them, never write into them: they are the next answer's too. The
+        cache). The missing texts are embedded in key order, so each text's vector is the same
+        in any order of the texts asked (the cluster detector needs no fixed batch order for
+        them). Read them, never write into them: they are the next answer's too. The
         consolidation run reads the claims' vectors so (agents.held_rows): a stacked copy was
         15 MB at 10k memories, at the run's peak."""
         keys = [text_key(t) for t in texts]

@@ -233,10 +233,9 @@ def test_through_an_embedding_cache_the_detector_reads_the_cache_s_vectors_and_t
 @pytest.mark.parametrize(("n", "exact_limit"), [(3000, 6000), (9000, 6000)])
 def test_held_rows_give_the_pairs_of_the_normalised_matrix_bit_for_bit(n, exact_limit):
     """Rows normalised as they are read (agents.held_rows) against the stacked matrix
-    normalised in blocks (vectors.embedded_in_place): the same pairs and similarities, by
+    normalised in blocks: the same pairs and similarities, by
     the exact search and by the IVF one, from rows that are not quite unit length."""
-    from cortexgraph.agents.held_rows import HeldRows
-    from cortexgraph.agents.vectors import NORM_BLOCK, row_norms
+    from cortexgraph.agents.held_rows import NORM_BLOCK, HeldRows, row_norms
 
     rng = np.random.default_rng(3)
     centres = rng.standard_normal((n // 20, 48)).astype(np.float32)
