@@ -4,11 +4,14 @@ The suite runs on two xdist workers (``-n auto --dist loadgroup`` in pyproject.t
 that share a module-scoped fixture stay on one worker (``pytest_collection_modifyitems``), so
 an expensive fixture is built once. Each worker starts at most one Prefect server, the
 ``prefect_harness``, and hands it to the processes its tests start (``PREFECT_API_URL``).
+Every Prefect server the tests start opens a copy of one database migrated once per session
+(``prefect_template``, tests/prefect_db.py), not an empty one it would migrate itself.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -59,22 +62,51 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def prefect_harness():
+def prefect_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Prefect database at the head revision, migrated once for the session and shared by
+    the xdist workers (tests/prefect_db.py): a test's own Prefect server starts on a copy
+    (``copy_database``) instead of migrating an empty one."""
+    from prefect_db import migrated_template
+
+    base = tmp_path_factory.getbasetemp()
+    # xdist: each worker's temp folder sits in the session's; the template goes beside them.
+    return migrated_template(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(prefect_template: Path):
     """One Prefect test server for the session (per xdist worker): the flow tests', the 1.x
     Scheduler's, and that of every process a test starts after asking for it, through
     ``PREFECT_API_URL`` in this process's environment (tests/child_env.py passes it on).
-    Yields the API URL. A child that must start a server of its own removes the variable."""
+    Its database is a copy of ``prefect_template``. Yields the API URL. A child that must
+    start a server of its own removes the variable."""
+    import tempfile
+    from unittest import mock
+
     from prefect.settings import PREFECT_API_URL
     from prefect.testing.utilities import prefect_test_harness
+    from prefect_db import copy_database
+
+    seeded: list[Path] = []
+
+    def folder_with_the_database() -> str:
+        # The harness makes a temporary folder and opens ``prefect-test.db`` in it.
+        folder = Path(tempfile.mkdtemp(prefix="prefect-harness-"))
+        seeded.append(copy_database(prefect_template, folder / "prefect-test.db"))
+        return str(folder)
 
     before = os.environ.get("PREFECT_API_URL")
-    with prefect_test_harness(server_startup_timeout=120):
+    harness = prefect_test_harness(server_startup_timeout=120)
+    with mock.patch("prefect.testing.utilities.mkdtemp", folder_with_the_database):
+        harness.__enter__()
+    try:
+        assert seeded, "prefect_test_harness no longer makes its folder with mkdtemp"
         url = PREFECT_API_URL.value()
         os.environ["PREFECT_API_URL"] = url
-        try:
-            yield url
-        finally:
-            if before is None:
-                os.environ.pop("PREFECT_API_URL", None)
-            else:
-                os.environ["PREFECT_API_URL"] = before
+        yield url
+    finally:
+        if before is None:
+            os.environ.pop("PREFECT_API_URL", None)
+        else:
+            os.environ["PREFECT_API_URL"] = before
+        harness.__exit__(None, None, None)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from child_env import child_env, run_module
 from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect_db import copy_database
 
 from cortexgraph.flows import local_server
 
@@ -50,7 +51,12 @@ def no_api():
 
 
 @pytest.mark.slow
-def test_a_run_without_an_api_gets_its_own_server_and_the_process_reuses_it(no_api):
+def test_a_run_without_an_api_gets_its_own_server_and_the_process_reuses_it(
+    no_api, tmp_path, monkeypatch, prefect_template
+):
+    # The server's Prefect home is the test's, holding a migrated database (a user's second run).
+    copy_database(prefect_template, tmp_path / "prefect-home" / "prefect.db")
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
     with local_server.local_prefect_api() as url:
         assert url and PREFECT_API_URL.value() == url
         with urllib.request.urlopen(f"{url}/health", timeout=10) as answer:
@@ -99,7 +105,11 @@ def test_a_server_that_does_not_come_up_falls_back_with_its_output_logged(
 
 
 @pytest.mark.slow
-def test_the_cli_runs_its_flow_on_prefects_own_server(tmp_path: Path):
+def test_the_cli_runs_its_flow_on_prefects_own_server(tmp_path: Path, prefect_template: Path):
+    """The child's Prefect home holds a migrated database, as on a user's second run: the
+    migration from an empty one is Prefect's start-up call, run once per session to make
+    ``prefect_template``."""
+    copy_database(prefect_template, tmp_path / "prefect-home" / "prefect.db")
     out = _consolidate(tmp_path, env=_no_api_env(tmp_path), timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     # The run is in the database of the server the CLI started (in the child's PREFECT_HOME),
