@@ -11,16 +11,15 @@ for every command the tests use, the demo test for ``demo``.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from child_env import child_env
+from child_env import run_in_process as in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = 1_760_000_000.0
@@ -93,33 +92,8 @@ def _sized_by_env() -> Iterator[None]:
 
 
 def run_in_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    """What ``run_process`` does, through ``main()`` here: os.environ is exactly ``env`` for the
-    call, stdin is empty, a SystemExit is the exit status and an exception a traceback on stderr
-    and status 1, as in a process."""
-    from click.testing import CliRunner
-
+    """What ``run_process`` does, through ``main()`` here (tests/child_env.py), stdin empty."""
     from cortexgraph.cli.main import main
 
-    overlay: dict[str, str | None] = {k: None for k in os.environ if k not in env}
-    overlay.update(env)
-    argv, cwd = sys.argv, Path.cwd()
-    with CliRunner().isolation(input="", env=overlay) as (out, err, _), _sized_by_env():
-        sys.argv = ["cortexgraph", *args]
-        os.chdir(ROOT)
-        try:
-            main()
-            code = 0
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else (stop.code is not None)
-            if isinstance(stop.code, str):
-                print(stop.code, file=sys.stderr)
-        except Exception:
-            traceback.print_exc()
-            code = 1
-        finally:
-            sys.argv = argv
-            os.chdir(cwd)
-            sys.stdout.flush()
-            sys.stderr.flush()
-        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
-    return subprocess.CompletedProcess(["cortexgraph", *args], int(code), stdout, stderr)
+    with _sized_by_env():
+        return in_process(main, ["cortexgraph", *args], env=env)

@@ -1,4 +1,4 @@
-"""auto_commit: the SessionEnd hook process commits the store's changes to its git repository."""
+"""auto_commit: the SessionEnd hook commits the store's changes to its git repository."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_session_end_commits_what_changed_with_a_message_listing_it(
     settings.parent.mkdir()
     settings.write_text("---\nauto_commit: true\n---\n")
     repo_dir = tmp_path / "store"
-    run = run_hook("session-end", end())
+    run = run_hook("session-end", end(), process=True)
     assert_silent(run)
     [first] = commits(repo_dir)
     assert first.startswith("cortexgraph: 5 memories added, 0 changed, 0 deleted")

@@ -1,5 +1,6 @@
 """Hostile input to the hooks (issue 15, Low): a settings file whose YAML nests too deep, and a
-1 MB prompt. Driven through the hook process, as Claude Code runs it."""
+1 MB prompt. Driven as Claude Code drives the hook (JSON on stdin); the 1 MB prompt goes
+through a hook process's pipe."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def test_a_one_megabyte_prompt_is_answered(run_hook, seeded, where: str) -> None
     filler = _filler(1_000_000)
     text = f"{filler}\n\n{question}" if where == "end" else f"{question}\n\n{filler}"
     assert len(text) > 1_000_000
-    run = run_hook("user-prompt-submit", {"hook_event_name": EVENT, "prompt": text})
+    run = run_hook("user-prompt-submit", {"hook_event_name": EVENT, "prompt": text}, process=True)
     ctx = context_of(run, EVENT)
     assert seeded["auth"] in ctx and len(ctx) <= 2000
 

@@ -1,6 +1,7 @@
-"""The plugin seed (001) through its surfaces: cortexgraph-hook as Claude Code runs it (a process,
-Claude Code's JSON on stdin) for the spec's phrasings, query shaping and settings file name; the
-plugin folder for the memory-init agent and the count of options the install asks for."""
+"""The plugin seed (001) through its surfaces: cortexgraph-hook as Claude Code runs it (Claude
+Code's JSON on stdin, here in this process: tests/hooks/conftest.py) for the spec's phrasings,
+query shaping and settings file name; the plugin folder for the memory-init agent and the count
+of options the install asks for."""
 
 from __future__ import annotations
 

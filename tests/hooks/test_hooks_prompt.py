@@ -1,4 +1,5 @@
-"""UserPromptSubmit driven as a subprocess: recall, exclusions, bounds, fencing, fail-open."""
+"""UserPromptSubmit driven as Claude Code drives it (JSON on stdin, in this process; the first
+test and the unknown event in a process): recall, exclusions, bounds, fencing, fail-open."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def prompt(text: str) -> dict[str, str]:
 
 
 def test_recall_injects_the_authentication_decision(run_hook, seeded) -> None:
-    run = run_hook("user-prompt-submit", prompt("what did we decide about authentication?"))
+    question = prompt("what did we decide about authentication?")
+    run = run_hook("user-prompt-submit", question, process=True)  # as Claude Code runs it
     ctx = context_of(run, EVENT)
     fence = FENCE.search(ctx)
     assert fence, ctx
@@ -95,7 +97,7 @@ def test_bad_stdin_fails_open(run_hook) -> None:
 
 
 def test_unknown_event_prints_usage_and_exits_zero(run_hook) -> None:
-    run = run_hook("pre-compact", prompt("x"))
+    run = run_hook("pre-compact", prompt("x"), process=True)
     assert_silent(run)
     assert "usage" in run.stderr
 

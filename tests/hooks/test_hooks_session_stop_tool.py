@@ -1,4 +1,5 @@
-"""SessionStart, Stop and PostToolUse driven as subprocesses."""
+"""SessionStart, Stop and PostToolUse driven as Claude Code drives them (JSON on stdin, in this
+process; each event's first test in a process)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def start(source: str = "startup") -> dict[str, str]:
 
 
 def test_session_start_lists_project_memories_and_recent_decisions(run_hook, seeded) -> None:
-    ctx = context_of(run_hook("session-start", start()), "SessionStart")
+    run = run_hook("session-start", start(), process=True)
+    ctx = context_of(run, "SessionStart")
     assert "Project ledgerly:" in ctx
     assert seeded["ledger"] in ctx and seeded["deploy"] in ctx  # tagged with the project
     assert "Recent decisions and preferences:" in ctx
@@ -103,7 +105,7 @@ def test_stop_nudges_once_for_an_unsaved_decision(run_hook, store, tmp_path: Pat
             ("user", [{"type": "tool_result", "content": "ok"}]),
         ],
     )
-    run = run_hook("stop", stop_payload(t))
+    run = run_hook("stop", stop_payload(t), process=True)
     assert run.rc == 0, run.stderr
     out = run.output
     assert out is not None and set(out) == {"decision", "reason"}
@@ -196,7 +198,7 @@ def test_opened_memories_are_reinforced_and_linked(run_hook, store, tmp_path: Pa
             ),
         }
     ]
-    run = run_hook("post-tool-use", tool_payload(TOOL + "open_memories", response))
+    run = run_hook("post-tool-use", tool_payload(TOOL + "open_memories", response), process=True)
     assert_silent(run)
     fresh = open_store(tmp_path / "store")
     assert fresh.get(a.id).use_count == a.use_count + 1
