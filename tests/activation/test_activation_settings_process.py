@@ -12,12 +12,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from child_env import child_env, hook_process, run_module
 from mcp import Client, StdioServerParameters
+from mcp_common import make_settings
 
+from cortexgraph.mcp_server.app import build_server
 from cortexgraph.storage import open_store
 
 pytestmark = pytest.mark.slow
@@ -141,21 +144,30 @@ def test_unknown_variable_is_named_with_the_closest_known_one_at_every_edge(tmp_
     assert "unknown setting" not in quiet.stderr  # a 1.x alias is a known name
 
 
-def window_size_run(tmp_path: Path, size: str) -> str:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "cortexgraph.mcp_server"],
-        env=clean_env(
-            tmp_path,
-            CORTEXGRAPH_CONTEXT_WINDOW_SIZE=size,
-            CORTEXGRAPH_SPACY_MODEL="no_such_spacy_model",
-        ),
-        cwd=str(ROOT),
-    )
+def window_size_run(tmp_path: Path, size: str, *, process: bool = True) -> str:
+    """The suggested recall query after two turns, from the MCP server over stdio with
+    CORTEXGRAPH_CONTEXT_WINDOW_SIZE=size in its environment, or (``process=False``) from the
+    same server built here with that setting."""
+    if process:
+        server: Any = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "cortexgraph.mcp_server"],
+            env=clean_env(
+                tmp_path,
+                CORTEXGRAPH_CONTEXT_WINDOW_SIZE=size,
+                CORTEXGRAPH_SPACY_MODEL="no_such_spacy_model",
+            ),
+            cwd=str(ROOT),
+        )
+    else:
+        settings = make_settings(
+            tmp_path, context_window_size=int(size), spacy_model="no_such_spacy_model"
+        )
+        server = build_server(settings)
 
     async def go() -> str:
         with anyio.fail_after(120):
-            async with Client(params) as c:
+            async with Client(server) as c:
                 for turn in (
                     "The billing database keeps coming up in the review.",
                     "Unrelated: lunch is at noon today.",
@@ -170,5 +182,7 @@ def window_size_run(tmp_path: Path, size: str) -> str:
 
 
 def test_context_window_size_bounds_the_turns_kept_per_session(tmp_path):
-    assert "billing" in window_size_run(tmp_path, "10").split()
+    # The default window (10 turns) for contrast, from a server built here; the variable itself
+    # read where a real server process starts.
+    assert "billing" in window_size_run(tmp_path, "10", process=False).split()
     assert "billing" not in window_size_run(tmp_path, "1").split()  # only the lunch turn kept
