@@ -3,7 +3,8 @@
 ``run_hook`` calls the hooks' ``main()`` in this process with exactly the environment and
 stdin a child would get (tests/child_env.py): a hook process costs ~0.2 s of CPU on two cores
 and these tests made 80 calls. ``run_hook(..., process=True)`` runs
-``python -m cortexgraph.hooks EVENT`` instead, as Claude Code does: one test per event does.
+``python -m cortexgraph.hooks EVENT`` instead, as Claude Code does: the first test of each
+event, the unknown event and the hostile input (docs/reliability.md cites them) do.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """Hostile input to the hooks (issue 15, Low): a settings file whose YAML nests too deep, and a
-1 MB prompt. Driven as Claude Code drives the hook (JSON on stdin); the 1 MB prompt goes
-through a hook process's pipe."""
+1 MB prompt. Driven through the hook process, as Claude Code runs it."""
 
 from __future__ import annotations
 
@@ -60,6 +59,7 @@ def test_deeply_nested_settings_keep_the_hook_working(run_hook, seeded, project:
     run = run_hook(
         "user-prompt-submit",
         {"hook_event_name": EVENT, "prompt": "what did we decide about authentication?"},
+        process=True,
     )
     assert seeded["auth"] in context_of(run, EVENT)  # answered, with the default settings
     assert "using default settings" in run.stderr and "skipped" not in run.stderr
@@ -78,9 +78,8 @@ def test_a_one_megabyte_prompt_is_answered(run_hook, seeded, where: str) -> None
 
 def test_a_one_megabyte_save_request_gets_a_bounded_reminder(run_hook, store) -> None:
     text = "Please remember that deploys need two approvals.\n\n" + _filler(1_000_000)
-    ctx = context_of(
-        run_hook("user-prompt-submit", {"hook_event_name": EVENT, "prompt": text}), EVENT
-    )
+    run = run_hook("user-prompt-submit", {"hook_event_name": EVENT, "prompt": text}, process=True)
+    ctx = context_of(run, EVENT)
     assert "save_memory" in ctx and "two approvals" in ctx and len(ctx) <= 2000
 
 
