@@ -144,7 +144,8 @@ def test_list_filters_paging_history_undo_legend_and_weak_hits_in_chromium(
         page.wait_for_selector(f"#memory-list tr[data-memory='{bad.id}']", timeout=30_000)
         assert hostile in page.inner_text("#memory-list")
         page.click(f"#memory-list tr[data-memory='{bad.id}'] a")
-        page.wait_for_selector("#detail .content")
+        # Wait for this memory's id: the pane still holds the memory opened before it.
+        page.wait_for_selector(f"#detail code:has-text('{bad.id}')", timeout=30_000)
         assert page.inner_text("#detail .content") == hostile
         assert page.locator("#detail img, #memory-list img").count() == 0
         assert page.evaluate("document.body.dataset.pwned") is None
@@ -152,6 +153,32 @@ def test_list_filters_paging_history_undo_legend_and_weak_hits_in_chromium(
     finally:
         page.close()
     assert open_store(served["storage"]).get(d).status is MemoryStatus.ACTIVE
+
+
+@pytest.mark.slow
+def test_an_older_answer_never_replaces_the_memory_opened_after_it_in_chromium(served, browser):
+    """Open memory A, then B before A's answer arrives: the pane shows B once A's comes."""
+    a, _b, c, _d = served["ids"]
+    page = browser.new_page(viewport={"width": 1200, "height": 860})
+    held: list = []
+    try:
+        page.goto(served["url"] + "/")
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        # A's answer is held until the test releases it.
+        page.route(f"**/api/memory/{a}", lambda route: held.append(route))
+        page.evaluate(f"location.hash = '#/memory/{a}'")
+        page.wait_for_selector("#history tr[data-event='saved']", timeout=30_000)
+        assert len(held) == 1
+        page.evaluate(f"location.hash = '#/memory/{c}'")
+        page.wait_for_selector(f"#detail code:has-text('{c}')", timeout=30_000)
+        with page.expect_response(lambda r: r.url.endswith(f"/api/memory/{a}")):
+            held[0].continue_()
+        # The late answer has been read and handled by the time a later task runs.
+        page.evaluate("() => new Promise((done) => setTimeout(done, 300))")
+        assert c in page.inner_text("#detail code")
+        assert a not in page.inner_text("#detail")
+    finally:
+        page.close()
 
 
 @pytest.mark.slow

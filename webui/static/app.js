@@ -12,6 +12,15 @@ const el = (tag, attrs = {}, ...kids) => {
   return node;
 };
 
+// A pane shows the answer to its latest request only: two clicks in quick succession send two
+// requests whose answers may come back in either order, and the older one must not win.
+const latestRequest = {};
+function newRequest(pane) {
+  const n = (latestRequest[pane] || 0) + 1;
+  latestRequest[pane] = n;
+  return () => latestRequest[pane] === n;
+}
+
 async function api(path, options = {}) {
   const res = await fetch(path, options);
   const data = await res.json();
@@ -24,7 +33,9 @@ async function api(path, options = {}) {
 // labelled weak, and a list with no strong hit says so instead of looking like ten answers.
 async function search(query) {
   $("#results-status").textContent = "searching…";
+  const current = newRequest("results");
   const data = await api(`/api/search?q=${encodeURIComponent(query)}&limit=10`);
+  if (!current()) return;
   const list = $("#results");
   list.replaceChildren();
   for (const r of data.results) {
@@ -44,7 +55,15 @@ async function search(query) {
 
 // -- one memory and its decay curve ----------------------------------------------------------
 async function showMemory(id) {
-  const data = await api(`/api/memory/${encodeURIComponent(id)}`);
+  const current = newRequest("detail");
+  let data;
+  try {
+    data = await api(`/api/memory/${encodeURIComponent(id)}`);
+  } catch (e) {
+    if (current()) throw e;
+    return;
+  }
+  if (!current()) return;
   const m = data.memory;
   $("#detail").replaceChildren(
     el("div", {}, el("code", {}, m.id), ` · ${m.status} · used ${m.use_count}× · score now ${data.score_now}`),

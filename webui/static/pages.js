@@ -36,7 +36,9 @@ async function loadMemories(params) {
   for (const k of ["status", "tag", "entity", "offset", "limit"]) if (params.get(k)) q.set(k, params.get(k));
   const [bound, days] = (params.get("age") || ":").split(":");
   if (bound) q.set(`${bound}_age_days`, days);
+  const current = newRequest("list");
   const data = await api(`/api/memories?${q}`);
+  if (!current()) return;
   const f = $("#filters");
   fillSelect(f.status, { "": "any status", ...Object.fromEntries(data.choices.status.map((s) => [s, s])) }, params.get("status") || "");
   fillSelect(f.age, AGES, params.get("age") || "");
@@ -76,7 +78,9 @@ function setupFilters() {
 
 // -- one memory: history with undo, links, notes ---------------------------------------------
 async function loadHistory(id) {
+  const current = newRequest("history");
   const data = await api(`/api/memory/${encodeURIComponent(id)}/history`);
+  if (!current()) return;
   const body = $("#history tbody");
   body.replaceChildren();
   for (const e of data.history) {
