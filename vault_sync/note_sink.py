@@ -135,7 +135,8 @@ class ObsidianNoteSink:
 
     def flush(self) -> None:
         """Write the collected entity links and fold the ledger journal into its snapshot
-        (atomic); cheap when nothing is pending."""
+        (atomic); cheap when nothing is pending. The locator's map is left for the next process."""
+        self.locator.save()
         if (self._ledger is None or not self._ledger.pending) and not self._entities.notes:
             self._release_held()
             return

@@ -127,3 +127,67 @@ def test_lost_ledger_never_clobbers_an_edit_and_never_blocks_an_unchanged_note(
     assert kept.path == edited_rel
     assert "My own remark." in path.read_text()  # treated as the person's: body left alone
     assert parse_note_text(path.read_text()).metadata["use_count"] == 4
+
+
+def test_the_next_process_reads_no_note_the_last_walk_read(
+    store: InMemoryStore, vault: Path, monkeypatch
+) -> None:
+    """The locator's map outlives its sink: a new sink (the next consolidation run) stats the
+    vault's notes but reads none of those the last walk read or its sink wrote."""
+    _person_notes(vault, 40)
+    reads = _spy_reads(monkeypatch)
+    with ObsidianNoteSink(vault, "cortexgraph") as first:
+        promote_memory(
+            store, first, store.save("first fact", now=NOW - 86400).id, now=NOW, force=True
+        )
+    assert len(reads) == 40
+    reads.clear()
+    with ObsidianNoteSink(vault, "cortexgraph") as second:
+        m = store.save("second fact", now=NOW - 86400)
+        assert promote_memory(store, second, m.id, now=NOW, force=True).created
+    assert second.locator.walks == 1 and reads == []
+
+
+def test_the_kept_map_reads_again_what_changed_since(
+    store: InMemoryStore, vault: Path, monkeypatch
+) -> None:
+    """A note added, edited, moved or removed since the map was kept is read again (its stat
+    key differs or its path is new): the note carrying an id is still found, no duplicate made."""
+    _person_notes(vault, 10)
+    moved_m = store.save("Deploys happen on Tuesdays", now=NOW - 86400)
+    edited_m = store.save("The cache TTL is five minutes", now=NOW - 86400)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        moved_rel = sink.write_note(moved_m, now=NOW).path
+        edited_rel = sink.write_note(edited_m, now=NOW).path
+    assert (vault / STATE_DIR / "note-ids.json").exists()
+    # The person moves one note, copies the other's text into one of their own notes (and
+    # deletes ours), drops one of theirs and adds one; the write ledger is lost.
+    (vault / "Ops").mkdir()
+    (vault / moved_rel).rename(vault / "Ops" / "deploys.md")
+    (vault / "area0" / "note 0.md").write_text((vault / edited_rel).read_text())
+    (vault / edited_rel).unlink()
+    (vault / "area1" / "note 1.md").unlink()
+    (vault / "area2" / "new.md").write_text("---\ntitle: new\n---\nText.\n")
+    for name in (LEDGER_FILE, JOURNAL_FILE):
+        (vault / STATE_DIR / name).unlink(missing_ok=True)
+    reads = _spy_reads(monkeypatch)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        assert sink.find_note(moved_m.id) == vault / "Ops" / "deploys.md"
+        assert sink.find_note(edited_m.id) == vault / "area0" / "note 0.md"
+        out = sink.write_note(store.get(moved_m.id), now=NOW + 5)
+    assert out.path == "Ops/deploys.md" and not out.created
+    assert sorted(p.name for p in reads) == ["deploys.md", "new.md", "note 0.md"]
+
+
+def test_an_unreadable_map_costs_a_full_read_not_a_wrong_answer(
+    store: InMemoryStore, vault: Path
+) -> None:
+    m = store.save("Backups run at midnight", now=NOW - 86400)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        rel = sink.write_note(m, now=NOW).path
+    (vault / STATE_DIR / "note-ids.json").write_text('{"version": 1, "notes": {"x": [1]}')
+    (vault / STATE_DIR / LEDGER_FILE).unlink(missing_ok=True)
+    (vault / STATE_DIR / JOURNAL_FILE).unlink(missing_ok=True)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        assert sink.find_note(m.id) == vault / rel
+        assert sink.locator.reads == 1
