@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cortexgraph.storage.beads.errors import CommitError
 from cortexgraph.storage.beads.git_repo import GitFileCommitter
-from cortexgraph.storage.beads.issue_file import IssueFile, apply_changes
+from cortexgraph.storage.beads.issue_file import IssueFile
 
 
 def commit_own_changes(
@@ -33,7 +33,7 @@ def commit_own_changes(
     ]
     try:
         sha = committer.commit_file(
-            file.path, message, rebase=lambda base: apply_changes(base, ours)
+            file.path, message, rebase=lambda base: file.rebased(base, ours)
         )
     except CommitError:
         write_ids(pending_path, pending)  # the change stays in the file; the next commit carries it

@@ -187,3 +187,72 @@ def test_a_change_that_runs_out_of_space_is_neither_left_in_the_file_nor_committ
     assert "lost finding" not in git_cmd(store, "log", "-p")
     subjects = git_cmd(store, "log", "--format=%s").splitlines()
     assert subjects == ["decay-analyzer: 2 issue changes (opened 2)"]
+
+
+def _count_parses(monkeypatch) -> list[int]:
+    """The sizes of the issue files parsed from here on (empty ones not counted)."""
+    from cortexgraph.storage.beads import issue_file
+
+    sizes: list[int] = []
+    real = issue_file.parse_issue_lines
+
+    def spy(data: bytes, source: str = "issues.jsonl"):
+        if data:
+            sizes.append(len(data))
+        return real(data, source)
+
+    monkeypatch.setattr(issue_file, "parse_issue_lines", spy)
+    return sizes
+
+
+def test_a_run_of_batches_parses_the_file_once(tmp_path: Path, git_cmd, clock, monkeypatch):
+    """Each agent's batch commits on top of the last one's commit: HEAD's file is the bytes
+    the tracker just committed, so it is not parsed again to apply the next batch."""
+    store = tmp_path / "store"
+    first = open_tracker(store, search_parents=False, clock=clock)
+    with first.batch("setup"):
+        ids = [first.create(f"finding {i}", labels=["x"]).id for i in range(20)]
+    parses = _count_parses(monkeypatch)
+    tracker = open_tracker(store, search_parents=False, clock=clock)  # the next run's process
+    for n, author in enumerate(("decay-analyzer", "cluster-detector", "semantic-merge")):
+        with tracker.batch(author):
+            tracker.query(labels=["x"])
+            tracker.close(ids[n], "done")
+    assert len(parses) == 1  # the first read; three commits parsed nothing more
+    committed = git_cmd(store, "show", "HEAD:.beads/issues.jsonl")
+    assert committed == tracker.path.read_text()
+    assert [json.loads(line)["status"] for line in committed.splitlines()[:4]] == [
+        "closed",
+        "closed",
+        "closed",
+        "open",
+    ]
+
+
+def test_a_commit_made_by_hand_between_batches_is_parsed_and_kept(
+    tmp_path: Path, git_cmd, clock, monkeypatch
+):
+    """The cached parse is HEAD's only while HEAD holds our bytes: a person's commit of the
+    file between two batches is read, and our next commit keeps their change."""
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("setup"):
+        ids = [tracker.create(f"finding {i}").id for i in range(5)]
+    parses = _count_parses(monkeypatch)
+    with tracker.batch("decay-analyzer"):
+        tracker.close(ids[0], "done")
+    assert parses == []
+    text = tracker.path.read_text().replace("finding 4", "finding four, renamed by hand")
+    tracker.path.write_text(text)
+    git_cmd(store, "commit", "-q", "-am", "rename by hand")
+    tracker.path.write_text(text.replace("finding 3", "finding 3, not committed yet"))
+    with tracker.batch("semantic-merge"):
+        tracker.close(ids[1], "done")
+    assert len(parses) == 2  # the file as the person left it, and HEAD's (their commit)
+    committed = git_cmd(store, "show", "HEAD:.beads/issues.jsonl")
+    assert "finding four, renamed by hand" in committed and "not committed yet" not in committed
+    assert [json.loads(line)["status"] for line in committed.splitlines()[:2]] == [
+        "closed",
+        "closed",
+    ]
+    assert "not committed yet" in tracker.path.read_text()
