@@ -111,7 +111,8 @@ def _embed_then_cluster(
     incremental run with nothing new compares nothing: the cache is not even read."""
     scope = pipeline.scope
     if collab.embedder is not None and (scope is None or scope.changed):
-        embedded = warm_embeddings(collab.store, collab.embedder, batch_size)
+        only = None if scope is None else scope.changed
+        embedded = warm_embeddings(collab.store, collab.embedder, batch_size, only)
         batches = -(-embedded // batch_size)
         collab.notes.append(f"embedded {embedded} new text(s) in {batches} embed-batch task(s)")
     return cluster_task(pipeline, now, dry_run)
@@ -162,7 +163,8 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
         and (pipeline.scope is None or pipeline.scope.changed)
     ):
         # What the merge made is embedded now: the next run finds it in the cache.
-        warm_embeddings(collab.store, collab.embedder, options.embed_batch_size)
+        only = None if pipeline.scope is None else pipeline.scope.changed
+        warm_embeddings(collab.store, collab.embedder, options.embed_batch_size, only)
     collab.finish()
     report = run.report(collab.notes)
     if not options.dry_run:
