@@ -185,6 +185,8 @@ class EmbeddingCache:
         them). Read them, never write into them: they are the next answer's too. The
         consolidation run reads the claims' vectors so (agents.held_rows): a stacked copy was
         15 MB at 10k memories, at the run's peak."""
+        if not texts:  # nothing asked: the file is not read (a run where nothing changed)
+            return []
         keys = [text_key(t) for t in texts]
         served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
         for round_ in range(2):  # a second round only if the model's width dropped cached rows

@@ -234,3 +234,24 @@ def test_fading_memories_outside_the_scope_are_listed_not_judged_again(tracker, 
     assert digests(store, tracker) == digests(twin, twin_tracker)  # as a full run lists them
     after = incremental.state_after(pipe, tracked, report, NOW)
     assert set(decay.carried) <= set(after["fading"])
+
+
+def test_crossing_memories_alone_leave_the_embedding_cache_unread(store, tracker, tmp_path):
+    """Only time moved (memories crossed a decay bar, none changed): the cluster step compares
+    nothing, so the cache's file (150 MB at 100k memories) is not read."""
+    from fakes import HashingEmbedder
+
+    from cortexgraph.storage.embeddings import EmbeddingCache
+
+    _base(store)
+    warm = EmbeddingCache(HashingEmbedder(), tmp_path)
+    state = _first_run(store, tracker, warm)
+    warm.save()
+    cache = EmbeddingCache(HashingEmbedder(), tmp_path)  # the next run's process
+    pipe = _pipeline(store, tracker, cache)
+    incremental.begin(pipe, state, NOW)
+    assert pipe.scope is not None and pipe.scope.crossing and not pipe.scope.changed
+    report = run_agents(pipe, now=NOW, scope=pipe.scope)
+    assert report.reports["cluster"].scanned == 0
+    assert cache.hits == 0 and cache.embedded == 0
+    assert cache._loaded is None  # the file was never read
