@@ -167,15 +167,9 @@ class ChangeTracker:
         self.seen = {}
 
     def state(self, now: float, fading: Iterable[str]) -> dict[str, Any]:
-        return {
-            "version": 1,
-            "now": now,
-            "memories": {
-                k: [fp, None if math.isinf(t) else round(t, 3)]
-                for k, (fp, t) in self.prints.items()
-            },
-            "fading": sorted(fading),
-        }
+        """What the next run compares with: each memory's (fingerprint, next crossing time;
+        inf: none), as ``cortexgraph.run_state`` stores it."""
+        return {"version": 2, "now": now, "memories": dict(self.prints), "fading": sorted(fading)}
 
 
 __all__ = ["ChangeTracker", "RunScope", "fingerprint", "next_crossing"]

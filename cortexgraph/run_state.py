@@ -1,23 +1,70 @@
-"""``<storage>/consolidation-state.json``: what an incremental consolidation run compares with.
+"""``<storage>/consolidation-state.npz``: what an incremental consolidation run compares with.
 
 Written by every live run (the flow, the MCP ``run_consolidation`` tool) after its record in
 ``consolidation-runs.jsonl``; read by the next run (agents.changes.ChangeTracker). A missing or
 unreadable file means the next run is a full one.
+
+Arrays, not JSON: one row per memory (its id, fingerprint and next decay crossing time, inf for
+none) read and written whole by numpy, without pickle. At 100k memories the JSON form (9 MB)
+cost ~0.6 CPU s a run to parse, build and write; every run pays it, a run after no change too.
+The 1.x JSON file (``consolidation-state.json``) is still read when no array file is there.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
-STATE_FILE = "consolidation-state.json"
+import numpy as np
+
+STATE_FILE = "consolidation-state.npz"
+OLD_STATE_FILE = "consolidation-state.json"
+VERSION = 2
 
 
 def load_run_state(storage: Path) -> dict[str, Any] | None:
+    """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids]}``,
+    or None: no state, or one that cannot be read."""
+    path = storage / STATE_FILE
+    if not path.exists():
+        return _load_json(storage / OLD_STATE_FILE)
     try:
-        data = json.loads((storage / STATE_FILE).read_text(encoding="utf-8"))
+        with np.load(path, allow_pickle=False) as data:
+            if int(data["version"]) != VERSION:
+                return None
+            ids, fading = _strings(data["ids"]), _strings(data["fading"])
+            prints, due = data["prints"].tolist(), data["due"].tolist()
+            now = float(data["now"])
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
+        return None
+    if not len(ids) == len(prints) == len(due):
+        return None
+    return {
+        "version": VERSION,
+        "now": now,
+        "memories": dict(zip(ids, zip(prints, due, strict=True), strict=True)),
+        "fading": fading,
+    }
+
+
+def _strings(blob: np.ndarray) -> list[str]:
+    """Ids joined by newlines as UTF-8 (a memory id holds no newline): 3.7 MB at 100k
+    memories where an array of fixed-width strings took 27."""
+    text = blob.tobytes().decode("utf-8")
+    return text.split("\n") if text else []
+
+
+def _blob(strings: list[str]) -> np.ndarray:
+    return np.frombuffer("\n".join(strings).encode("utf-8"), dtype=np.uint8)
+
+
+def _load_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("version") == 1 else None
@@ -25,10 +72,28 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
 
 def save_run_state(storage: Path, state: dict[str, Any]) -> None:
     """Written whole to a temporary file, then renamed over the old one."""
+    memories: dict[str, Any] = state["memories"]
+    n = len(memories)
+    rows = memories.values()
+    prints = np.fromiter((int(r[0]) for r in rows), dtype=np.uint32, count=n)
+    due = (math.inf if r[1] is None else float(r[1]) for r in rows)
     path = storage / STATE_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp.npz")
+    try:
+        np.savez(
+            tmp,
+            version=np.array(VERSION),
+            now=np.array(float(state["now"])),
+            ids=_blob(list(memories)),
+            prints=prints,
+            due=np.fromiter(due, dtype=np.float64, count=n),
+            fading=_blob(sorted(state.get("fading") or ())),
+        )
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    (storage / OLD_STATE_FILE).unlink(missing_ok=True)  # the next run reads this one
 
 
 __all__ = ["STATE_FILE", "load_run_state", "save_run_state"]

@@ -10,7 +10,7 @@ its record to ``consolidation-runs.jsonl`` itself, so a deployment's run is reco
 CLI's.
 
 A run is incremental (agents.incremental): it looks only at what changed since the last run
-(``consolidation-state.json``, left by every live run of all five agents) and at memories that
+(``consolidation-state.npz``, left by every live run of all five agents) and at memories that
 crossed a decay bar by time alone; ``full=True`` (``--full``, the weekly deployment) looks at
 every memory.
 

@@ -255,3 +255,37 @@ def test_crossing_memories_alone_leave_the_embedding_cache_unread(store, tracker
     assert report.reports["cluster"].scanned == 0
     assert cache.hits == 0 and cache.embedded == 0
     assert cache._loaded is None  # the file was never read
+
+
+def test_the_state_file_round_trips_and_a_broken_one_means_a_full_run(store, tracker, tmp_path):
+    """The next run reads back exactly what this one left (fingerprints, crossing times, the
+    fading list); a 1.x JSON state is still read; a torn or foreign file is no state at all."""
+    import json
+
+    from cortexgraph.run_state import (
+        OLD_STATE_FILE,
+        STATE_FILE,
+        load_run_state,
+        save_run_state,
+    )
+
+    _base(store)
+    state = _first_run(store, tracker, None)
+    save_run_state(tmp_path, state)
+    back = load_run_state(tmp_path)
+    assert back is not None and back["now"] == state["now"]
+    assert back["memories"] == state["memories"] and back["fading"] == state["fading"]
+    assert any(math.isinf(t) for _, t in back["memories"].values())  # "never crosses" kept
+    pipe = _pipeline(store, tracker, None)
+    incremental.begin(pipe, back, BEFORE + 60)
+    assert pipe.scope is not None and pipe.scope.empty  # the same answer as from memory
+
+    (tmp_path / STATE_FILE).unlink()
+    old = {"version": 1, "now": BEFORE, "memories": {"a": [1, None]}, "fading": ["a"]}
+    (tmp_path / OLD_STATE_FILE).write_text(json.dumps(old))
+    assert load_run_state(tmp_path) == old
+    save_run_state(tmp_path, state)
+    assert not (tmp_path / OLD_STATE_FILE).exists()
+
+    (tmp_path / STATE_FILE).write_bytes((tmp_path / STATE_FILE).read_bytes()[:200])
+    assert load_run_state(tmp_path) is None
