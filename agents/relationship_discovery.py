@@ -11,7 +11,7 @@ the ceiling (``max_entity_share`` of the store, at least ``min_entity_ceiling`` 
 Jaccard over the rest weights each entity by its IDF, log(N / df): sharing a rare name counts
 for more than sharing a common one. Each memory keeps at most ``max_relations_per_memory``
 ``related`` edges, the strongest first, counting those earlier runs made. A pair that is already
-related in any way gets no new relation. The report summarises the memory graph (networkx).
+related in any way gets no new relation. The report summarises the memory graph (a union-find, no networkx).
 
 Entities first (``entity_finder``): memories no finder has read yet are handed to it in one
 batch (spaCy's ``nlp.pipe`` in activation.entity_batch, wired by the flow and the MCP tool), and
@@ -48,7 +48,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from cortexgraph.agents.common import LABEL_RELATIONS, ReportTable, short, snippet
 from cortexgraph.agents.duplicates import Details, conflict, numbers_in
@@ -56,9 +56,6 @@ from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.agents.restatement import utterance
 from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus, Relation
 from cortexgraph.storage.protocol import MemoryStore
-
-if TYPE_CHECKING:
-    import networkx as nx  # imported where a graph is built: 14 MB resident once imported
 
 log = logging.getLogger(__name__)
 
@@ -444,20 +441,7 @@ class RelationshipDiscovery:
         self, memories: dict[str, Memory], relations: list[Relation]
     ) -> dict[str, tuple[int, int]]:
         """memory id -> (component id, size) of the graph before this run's links."""
-        import networkx as nx
-
-        g: nx.Graph[str] = nx.Graph()
-        g.add_nodes_from(memories)
-        g.add_edges_from(
-            (r.from_memory_id, r.to_memory_id)
-            for r in relations
-            if r.from_memory_id in memories and r.to_memory_id in memories
-        )
-        out: dict[str, tuple[int, int]] = {}
-        for k, comp in enumerate(nx.connected_components(g)):
-            for node in comp:
-                out[node] = (k, len(comp))
-        return out
+        return _relation_graph(memories, relations).components()
 
     def _open_issues(
         self,
@@ -530,27 +514,80 @@ class RelationshipDiscovery:
         return replace(d, relation_id=rel.id)
 
     def _graph(self, memories: dict[str, Memory], new: list[DiscoveredRelation]) -> GraphSummary:
-        import networkx as nx
-
-        g: nx.Graph[str] = nx.Graph()
-        g.add_nodes_from(memories)
-        rels: list[Relation] = self.store.relations()
-        g.add_edges_from(
-            (r.from_memory_id, r.to_memory_id)
-            for r in rels
-            if r.from_memory_id in memories and r.to_memory_id in memories
-        )
-        g.add_edges_from((d.from_id, d.to_id) for d in new)
-        sizes = [len(c) for c in nx.connected_components(g) if len(c) > 1]
-        top = sorted(((n, d) for n, d in g.degree() if d > 0), key=lambda nd: (-nd[1], nd[0]))[:5]
+        g = _relation_graph(memories, self.store.relations())
+        for d in new:
+            g.add(d.from_id, d.to_id)
+        components = g.components()
+        sizes = sorted({c: n for c, n in components.values() if n > 1}.values())
+        degree = g.degree()
+        top = sorted(degree.items(), key=lambda nd: (-nd[1], nd[0]))[:5]
         return GraphSummary(
-            nodes=g.number_of_nodes(),
-            edges=g.number_of_edges(),
+            nodes=len(memories),
+            edges=len(g.edges),
             components=len(sizes),
             largest_component=max(sizes, default=0),
-            isolated=nx.number_of_isolates(g),
+            isolated=len(memories) - len(degree),
             most_connected=tuple((n, d, snippet(memories[n].content, 40)) for n, d in top),
         )
+
+
+def _relation_graph(memories: dict[str, Memory], relations: list[Relation]) -> _Graph:
+    g = _Graph(memories)
+    for r in relations:
+        if r.from_memory_id in memories and r.to_memory_id in memories:
+            g.add(r.from_memory_id, r.to_memory_id)
+    return g
+
+
+class _Graph:
+    """The relation graph as the report and the bridge issues read it (networkx's simple
+    graph: each undirected edge once, a loop counts twice in its node's degree), kept as
+    edges and a union-find of components. Building networkx graphs of the whole store cost
+    ~1 s each at 100k memories, twice a run, a run after no change too."""
+
+    def __init__(self, nodes: Iterable[str]) -> None:
+        self._parent = {n: n for n in nodes}
+        self._size = dict.fromkeys(self._parent, 1)
+        self.edges: set[tuple[str, str]] = set()
+
+    def add(self, a: str, b: str) -> None:
+        edge = (a, b) if a <= b else (b, a)
+        if edge in self.edges:
+            return
+        self.edges.add(edge)
+        for n in edge:
+            if n not in self._parent:
+                self._parent[n], self._size[n] = n, 1
+        ra, rb = self._root(a), self._root(b)
+        if ra != rb:
+            if self._size[ra] < self._size[rb]:
+                ra, rb = rb, ra
+            self._parent[rb] = ra
+            self._size[ra] += self._size[rb]
+
+    def _root(self, n: str) -> str:
+        parent = self._parent
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]  # path halving
+            n = parent[n]
+        return n
+
+    def components(self) -> dict[str, tuple[int, int]]:
+        """node -> (component id, component size)."""
+        ids: dict[str, int] = {}
+        out: dict[str, tuple[int, int]] = {}
+        for n in self._parent:
+            root = self._root(n)
+            out[n] = (ids.setdefault(root, len(ids)), self._size[root])
+        return out
+
+    def degree(self) -> Counter[str]:
+        """Nodes with at least one edge -> their degree."""
+        degree: Counter[str] = Counter()
+        for a, b in self.edges:
+            degree[a] += 1
+            degree[b] += 1
+        return degree
 
 
 __all__ = [

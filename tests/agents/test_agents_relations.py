@@ -259,3 +259,29 @@ def test_names_found_in_a_transcript_line_do_not_change_how_search_ranks_it(stor
     assert after.keys() == before.keys()
     assert all(abs(after[i] / before[i] - 1) < 0.05 for i in before)
     assert "alice" in {e.lower() for e in store.get(note.id).entities}  # a note keeps them
+
+
+def test_a_relations_run_builds_its_graph_without_networkx(tmp_path) -> None:
+    """The summary and the bridge issues read components and degrees off a union-find: the
+    run imports no networkx (two whole-store graphs a run cost ~1 s each at 100k memories).
+    The figures are networkx's: a pair related both ways is one edge."""
+    import subprocess
+    import sys
+
+    probe = f"""
+import sys
+from cortexgraph.agents.relationship_discovery import RelationshipDiscovery
+from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
+from cortexgraph.storage import open_store
+store = open_store({str(tmp_path)!r})
+ms = [store.save(f"m{{i}}", entities=["Alice", "Ledger"] if i < 3 else [f"e{{i}}"])
+      for i in range(6)]
+store.add_relation(ms[4].id, ms[5].id, "related")
+store.add_relation(ms[5].id, ms[4].id, "related")
+g = RelationshipDiscovery(store, tracker=InMemoryIssueTracker()).run(now=2e9).graph
+print(g.nodes, g.edges, g.components, g.largest_component, g.isolated,
+      sorted(d for _, d, _ in g.most_connected), 'networkx' in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["6", "4", "2", "3", "1", "[1,", "1,", "2,", "2,", "2]", "False"]
