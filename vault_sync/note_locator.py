@@ -84,7 +84,7 @@ def _stat_key(path: Path) -> StatKey | None:
 
 
 class NoteLocator:
-    def __init__(self, vault: Path, *, max_age: float = 60.0, persist: bool = True) -> None:
+    def __init__(self, vault: Path, *, max_age: float = 60.0) -> None:
         self.vault = vault
         self.max_age = max_age
         self.walks = 0  # full directory walks so far (tests and benchmarks read it)
@@ -92,8 +92,7 @@ class NoteLocator:
         self._by_id: dict[str, Path] = {}
         self._seen: dict[Path, tuple[StatKey | None, str | None]] = {}
         self._built_at: float | None = None
-        # None: the map is not kept on disk (a read-only look at a vault)
-        self._map_file = vault / STATE_DIR / MAP_FILE if persist else None
+        self._map_file = vault / STATE_DIR / MAP_FILE
         self._unsaved = False  # the map holds what the file does not
 
     def find(self, memory_id: str, *, expected: bool = False) -> Path | None:
@@ -142,8 +141,6 @@ class NoteLocator:
     def _load_map(self) -> dict[Path, tuple[StatKey | None, str | None]]:
         """The last walk's map (any process's), or nothing: a map that cannot be read costs
         one full read of the vault, never a wrong answer (every entry is checked by stat)."""
-        if self._map_file is None:
-            return {}
         try:
             data = json.loads(self._map_file.read_text(encoding="utf-8"))
             if data.get("version") != MAP_VERSION:
@@ -157,7 +154,7 @@ class NoteLocator:
 
     def save(self) -> None:
         """Leave the map for the next process, if it learnt anything (the sink's close)."""
-        if self._map_file is None or not self._unsaved:
+        if not self._unsaved:
             return
         self._unsaved = False
         notes = {
