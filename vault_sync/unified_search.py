@@ -129,13 +129,20 @@ def search_unified(
         add_related(store, merged, weight=related_weight)  # linked memories of the best hits
 
     if ltm_index is not None and ltm_weight > 0:
+        # Unfiltered, the STM side has ranked every memory the store holds; a note written for
+        # one of them ranks as that memory (ranked_as_its_memory).
+        stm_ranked_all = stm_weight > 0 and window_days is None and min_score is None
         for note, relevance, parts in _ltm_scores(
             ltm_index, query, tags, wanted, embedder, semantic_weight
         ):
+            as_memory = stm_ranked_all and ranked_as_its_memory(store, note, archive_weight)
+            if as_memory and note.path not in merged:
+                continue  # its memory did not make the STM side's list
             entry = merged.setdefault(note.path, {"note": note, "details": {}})
             entry["note"] = note
-            entry["ltm"] = ltm_weight * relevance
             entry["details"].update(ltm_score=relevance, **parts)
+            if not as_memory:
+                entry["ltm"] = ltm_weight * relevance
 
     # Rank on scores first; previews are built only for what is returned.
     ranked = heapq.nsmallest(
@@ -177,6 +184,21 @@ def findable_archived(memory: Memory) -> bool:
     ``archive_instead``), not as a merge's source. Forgetting on request deletes or marks a
     fact outdated (retrieval.forget), it never archives."""
     return memory.status == MemoryStatus.ARCHIVED and not memory.meta.extra.get(MERGED_INTO)
+
+
+def ranked_as_its_memory(store: MemoryStore, note: NoteRecord, archive_weight: float) -> bool:
+    """A note promotion wrote for a memory the STM side can still find: the pair is one result
+    and ranks by the memory's STM score alone. The note's relevance is BM25 over the vault's
+    best match: in a vault of a few notes that is any note sharing one word with the query, so
+    it lifted a promoted memory above better answers (two notes of dev conversation conv-41
+    ranked 2nd and 3rd for every question naming their speaker); a consolidation run must never
+    make another memory harder to find. A note whose memory is gone ranks by its own words."""
+    if note.memory_id is None or note.conflict_of is not None:
+        return False
+    memory = store.find(note.memory_id)
+    if memory is None or memory.meta.extra.get(MERGED_INTO):
+        return False
+    return memory.status != MemoryStatus.ARCHIVED or archive_weight > 0
 
 
 def _ltm_scores(
@@ -272,5 +294,6 @@ __all__ = [
     "PREVIEW_CHARS",
     "UnifiedResult",
     "findable_archived",
+    "ranked_as_its_memory",
     "search_unified",
 ]
