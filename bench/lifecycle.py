@@ -114,6 +114,12 @@ def row_for(
     }
 
 
+def keep_rankings(home: Path, out: Outcome) -> None:
+    """``--keep``: each question's credited ranking beside the store it came from."""
+    body = {"rankings": out.rankings, "with_archived": out.with_archived}
+    (home / "rankings.json").write_text(json.dumps(body) + "\n", "utf-8")
+
+
 def check_hook_process(user: HookUser, n: int) -> tuple[int, int]:
     """The real hook process on ``n`` prompts that recalled, against the in-process handler
     at the same (wall-clock) time: (same ids, asked)."""
@@ -205,7 +211,8 @@ def measure(
 
     rows: list[dict[str, Any]] = []
     hook_checks: list[tuple[int, int]] = []
-    with tempfile.TemporaryDirectory(prefix="cortexgraph-lifecycle-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cortexgraph-lifecycle-") as scratch:
+        tmp = args.keep or scratch
         os.environ.setdefault("PREFECT_HOME", str(Path(tmp) / "prefect-home"))
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
         with Progress(
@@ -221,6 +228,8 @@ def measure(
                     home = Path(tmp) / f"{name}-{c['id']}"
                     out, user = run_one(progress, name, c, home, crediting, args.days_after)
                     outs.append(out)
+                    if args.keep:
+                        keep_rankings(Path(args.keep) / f"{name}-{c['id']}", out)
                     if args.hook_process and name == names[0]:
                         hook_checks.append(check_hook_process(user, args.hook_process))
                 metrics = score(scorer, convs, outs)
@@ -246,6 +255,11 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=DAYS_AFTER,
         help="ask the questions this many simulated days after the last session",
+    )
+    ap.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep every store (DIR/<config>-<conversation>) and its rankings; outside the repo",
     )
     ap.add_argument("--shared", default=str(SHARED), help="the shared bench folder")
     args = ap.parse_args(argv)
