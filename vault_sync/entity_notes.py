@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from cortexgraph.vault_sync.atomic_file import atomic_write_text
 from cortexgraph.vault_sync.errors import UnsafePathError
@@ -153,6 +154,24 @@ def prune_entity_notes(
     return sum(drop_mentions(p, dead, durable=durable) for p in notes)
 
 
+_GENERATED_LINE = re.compile(r"^(?:#\s.*|Mentioned in:)$")
+
+
+def untouched_entity_note(frontmatter: Mapping[str, Any], body: str) -> bool:
+    """An entity note holding only what ``update_entity_note`` writes (its heading, "Mentioned
+    in:" and the managed list of links): nothing a person wrote on it."""
+    meta = frontmatter.get("cortexgraph")
+    if not isinstance(meta, Mapping) or not meta.get("entity"):
+        return False
+    start = _marker_at(body, BLOCK_START, 0)
+    end = _marker_at(body, BLOCK_END, start) if start >= 0 else -1
+    if start < 0 or end < start:
+        return False  # the person took our markers out: the page is theirs now
+    outside = body[:start] + body[end + len(BLOCK_END) :]
+    lines = (x.strip() for x in outside.splitlines())
+    return all(not x or _GENERATED_LINE.match(x) for x in lines)
+
+
 def _marker_at(text: str, marker: str, after: int) -> int:
     found = re.search(rf"^{re.escape(marker)}[ \t]*$", text[after:], re.MULTILINE)
     return after + found.start() if found else -1
@@ -165,5 +184,6 @@ __all__ = [
     "drop_mentions",
     "entity_name",
     "prune_entity_notes",
+    "untouched_entity_note",
     "update_entity_note",
 ]

@@ -31,6 +31,7 @@ from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.search import ARCHIVE_WEIGHT, RELATED_WEIGHT, fused_similarity
 from cortexgraph.storage.text_index import tokenize
+from cortexgraph.vault_sync.entity_notes import untouched_entity_note
 from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord
 from cortexgraph.vault_sync.related_expansion import add_related
@@ -217,6 +218,10 @@ def _ltm_scores(
             bm25 = {p: s for p, s in bm25.items() if p in allowed}
     elif allowed is not None:  # tags only: every tagged note, equally relevant
         bm25 = dict.fromkeys(allowed, 1.0)
+    pages = _navigation_pages(index)
+    if pages:
+        bm25 = {p: s for p, s in bm25.items() if p not in pages}
+        allowed = (allowed if allowed is not None else set(index.notes)) - pages
     # Only the best ``wanted`` lexical hits can make the list; common words match most notes.
     top = heapq.nlargest(wanted, bm25.items(), key=itemgetter(1))
     best = top[0][1] if top else 0.0
@@ -234,6 +239,22 @@ def _ltm_scores(
         scored.append((index.notes[path], fused_similarity(lex, cosine, semantic_weight), parts))
     scored.sort(key=lambda t: -t[1])
     return scored[:wanted]
+
+
+def _navigation_pages(index: LTMIndex) -> frozenset[str]:
+    """Entity notes nobody wrote on: a heading with the entity's name and links to the notes
+    that mention it, for Obsidian's graph. Their words are the name alone, so on the vault
+    side's scale (BM25 over the best note) such a page matched every question naming its
+    person as well as any note could, and took a top-5 place from an answer (dev conversation
+    conv-26: 117 of 150 questions). They are not searched; graph_query finds the entity, and
+    a page a person wrote on is searched as their note."""
+    key = ("navigation-pages",)
+    if key not in index.derived_cache:
+        index.derived_cache[key] = frozenset(
+            p for p, r in index.notes.items() if untouched_entity_note(r.frontmatter, r.content)
+        )
+    pages: frozenset[str] = index.derived_cache[key]
+    return pages
 
 
 def _tag_filter(index: LTMIndex, tags: Sequence[str] | None) -> set[str] | None:
