@@ -125,13 +125,13 @@ SEARCH_BACKLOG_LIMIT = 2_000
 
 # The defaults of unified search's STM-side weights (vault_sync.unified_search), here so that
 # the settings (cortexgraph.settings, which may not import vault_sync) read the same values.
-# An archived memory's score is its STM score (relevance re-ranked by its decay, below the
-# forget threshold: x0.85 to x0.8575) times ARCHIVE_WEIGHT; an active memory's factor is x0.85
-# to x1. Below 0.85 / 0.8575 (0.991) an archived memory ranks under every equally relevant
-# active one, even a faded one; 0.9 is the round value under that. bench/lifecycle.py dev conv
-# 0, defaults row: R@5 0.198 hidden, 0.288 at 0.5, 0.507 at 0.75, 0.523 at 0.9, 0.538 at 1
-# (docs/pipeline.md).
-ARCHIVE_WEIGHT = 0.9
+# An archived memory's score is its STM score times ARCHIVE_WEIGHT. Its decay, under the forget
+# threshold, already ranks it below every equally relevant memory gc keeps (x0.85 to x0.8575
+# against x0.8575 to x1); archiving decides the working set (search_memory, the hook's recall),
+# it is no evidence about relevance, so by default it moves nothing here: gc must not make a
+# memory harder to find. bench/lifecycle.py, whole LoCoMo dev split, defaults row: R@5 0.610 at
+# 0.9 (the earlier default), 0.614 at 1; MRR up on every conversation (docs/pipeline.md).
+ARCHIVE_WEIGHT = 1.0
 # Each of the best STM hits lends RELATED_WEIGHT times its score to its ``related`` memories
 # (vault_sync.related_expansion). Off: on the whole LoCoMo dev split through MCP, 0.15 after a
 # consolidation run gave multi-hop R@5 +0.005 for R@5 -0.007 and MRR -0.005

@@ -1,5 +1,6 @@
-"""search_unified's archive tier (issue 34): what gc archived stays findable, labelled, below
-equally relevant active memories; a merge's archived sources stay behind their merged memory."""
+"""search_unified's archive tier (issue 34): what gc archived stays findable, labelled, where it
+ranked before (its decay already puts it below equally relevant active memories); a merge's
+archived sources stay behind their merged memory."""
 
 from __future__ import annotations
 
@@ -51,6 +52,20 @@ def test_an_active_memory_outranks_an_equally_relevant_archived_one_not_a_weaker
     order = [h.memory_id for h in hits]
     assert order.index(twin.id) < order.index(archived.id) < order.index(weak.id), hits
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_gc_archiving_a_memory_moves_nothing_in_the_ranking() -> None:
+    store = InMemoryStore()
+    old = store.save(VET, now=OLD)
+    # less relevant than the old memory by less than an archive weight of 0.9 would take off
+    store.save("Biscuit sees the vet on Friday, then we walk in the park and buy food", now=NOW)
+    query = "when does Biscuit see the vet on Friday"
+    before = search_unified(store, None, query, now=NOW)
+    assert before[0].memory_id == old.id
+    _gc(store, old.id)
+    after = search_unified(store, None, query, now=NOW)
+    assert [(h.memory_id, h.score) for h in after] == [(h.memory_id, h.score) for h in before]
+    assert after[0].archived
 
 
 def test_a_merge_source_stays_hidden_behind_its_merged_memory() -> None:
