@@ -130,7 +130,7 @@ SEARCH_BACKLOG_LIMIT = 2_000
 # against x0.8575 to x1); archiving decides the working set (search_memory, the hook's recall),
 # it is no evidence about relevance, so by default it moves nothing here: gc must not make a
 # memory harder to find. bench/lifecycle.py, whole LoCoMo dev split, defaults row: R@5 0.610 at
-# 0.9 (the earlier default), 0.614 at 1; MRR up on every conversation (docs/pipeline.md).
+# 0.9 (the earlier default), 0.615 at 1 (no_gc 0.616); MRR 0.535 -> 0.551 (docs/pipeline.md).
 ARCHIVE_WEIGHT = 1.0
 # Each of the best STM hits lends RELATED_WEIGHT times its score to its ``related`` memories
 # (vault_sync.related_expansion). Off: on the whole LoCoMo dev split through MCP, 0.15 after a
