@@ -46,6 +46,7 @@ settings.register_profile("deep", parent=settings.get_profile("ci"), max_example
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.hookimpl(tryfirst=True)  # the groups are marked before xdist's own hook reads them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that share a module-scoped fixture of ours run on the same xdist worker (the
     fixture is built once, not once per worker); ``--dist loadgroup`` spreads the rest."""
@@ -59,6 +60,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if shared:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _name_groups(items)
+
+
+def _name_groups(items: list[pytest.Item]) -> None:
+    """What ``--dist loadgroup`` does on a worker, done here: the group's name appended to the
+    test's id (``path::test@group``), which is how the scheduler learns the group. xdist 3.8
+    writes it to ``item._nodeid``, which pytest 9 no longer reads (its id is ``item._id``):
+    without this every test was its own unit, the two tests sharing the packaging module's
+    wheel built it at once in one build/ folder, and each module fixture was built per worker."""
+    for item in items:
+        group = item.get_closest_marker("xdist_group")
+        if group and group.args and _unit(item.nodeid) == item.nodeid:
+            item._id = type(item._id).parse(f"{item.nodeid}@{group.args[0]}")
+
+
+def _unit(nodeid: str) -> str:
+    """The scheduler's unit of a test: its group's name after an ``@`` (one inside a
+    parameter's brackets is part of the parameter), else the test itself."""
+    if nodeid.rfind("@") > nodeid.rfind("]"):
+        return nodeid.rsplit("@", 1)[1]
+    return nodeid
 
 
 @pytest.fixture(scope="session")
