@@ -49,7 +49,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.hookimpl(tryfirst=True)  # the groups are marked before xdist's own hook reads them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that share a module-scoped fixture of ours run on the same xdist worker (the
-    fixture is built once, not once per worker); ``--dist loadgroup`` spreads the rest."""
+    fixture is built once, not once per worker); ``--dist loadgroup`` spreads the rest.
+
+    Under xdist the slow work is handed out first: the scheduler gives out its units (a group,
+    or one test) in collection order (``--no-loadscope-reorder``), and a slow unit handed out
+    last keeps one worker busy while the other has nothing left to do."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None or item.get_closest_marker("xdist_group"):
@@ -60,8 +64,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if shared:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # -n0 keeps the files' order
         _name_groups(items)
+        items[:] = _slow_units_first(items)
 
 
 def _name_groups(items: list[pytest.Item]) -> None:
@@ -74,6 +79,22 @@ def _name_groups(items: list[pytest.Item]) -> None:
         group = item.get_closest_marker("xdist_group")
         if group and group.args and _unit(item.nodeid) == item.nodeid:
             item._id = type(item._id).parse(f"{item.nodeid}@{group.args[0]}")
+
+
+def _slow_units_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Units with a ``slow`` test (real servers, processes, models) first, then the others
+    largest first (xdist's own order), each in collection order otherwise. Every worker
+    collects the same items, so every worker sorts them the same way."""
+    sizes: dict[str, int] = {}
+    slow: set[str] = set()
+    for item in items:
+        unit = _unit(item.nodeid)
+        sizes[unit] = sizes.get(unit, 0) + 1
+        if item.get_closest_marker("slow"):
+            slow.add(unit)
+    return sorted(
+        items, key=lambda item: (_unit(item.nodeid) not in slow, -sizes[_unit(item.nodeid)])
+    )
 
 
 def _unit(nodeid: str) -> str:
