@@ -1,6 +1,6 @@
-"""The README's main command, `cortexgraph demo`, end to end and twice: each run seeds,
-consolidates with the Prefect flow, leaves a vault and committed issues, and ends with a
-non-empty unified STM+LTM search; the vault's notes carry short titles."""
+"""The README's main command, `cortexgraph demo`, end to end and run again over its own folder:
+each run seeds, consolidates with the Prefect flow, leaves a vault and committed issues, and
+ends with a non-empty unified STM+LTM search; the vault's notes carry short titles."""
 
 from __future__ import annotations
 
@@ -13,11 +13,14 @@ import pytest
 from cli_helpers import Cli
 
 # Two runs, not three: the empty-search failure this guards against came from state a run
-# left for the next (6ced3bf), which a second run shows; the merge decisions themselves no
-# longer depend on embedding order (tests/agents/test_agents_cluster_restatements.py). Each run
-# is a whole demo in its own process (~28 s of CPU with MiniLM), the longest test of the suite.
-# `--no-embeddings` runs from the installed wheel in tests/test_packaging.py.
-RUNS = 2
+# left for the next (6ced3bf); the merge decisions themselves no longer depend on embedding
+# order (tests/agents/test_agents_cluster_restatements.py). The first run is the demo as a new
+# user runs it: its own process, MiniLM (~11 CPU-s of the demo's work; the longest test of
+# the suite). The second is the user's re-run, `cortexgraph demo` again over the folder the
+# first made: the demo wipes it and starts fresh (302 seeded again, one commit per agent, not
+# the first run's too). It runs in this process with `--no-embeddings` (~4.5 CPU-s of work, no
+# interpreter start): the process boundary and MiniLM are the first run's; `--no-embeddings`
+# also runs from the installed wheel in tests/test_packaging.py.
 
 
 def _check_what_the_demo_left(folder: Path, stdout: str) -> None:
@@ -50,12 +53,17 @@ def _check_what_the_demo_left(folder: Path, stdout: str) -> None:
 
 @pytest.mark.slow
 def test_demo_ends_with_a_non_empty_unified_search_every_time(tmp_path, prefect_harness):
-    """Two demos (the MiniLM model each time): the flow runs on the session's Prefect server."""
-    for run in range(RUNS):
-        cli = Cli(tmp_path / f"run{run}", process=True)  # the demo as a user runs it
-        folder = tmp_path / f"demo{run}"
-        # The demo's own choice of similarity: MiniLM when installed, as a new user runs it.
-        done = cli("demo", "--dir", str(folder), CORTEXGRAPH_ENABLE_EMBEDDINGS="true")
+    """The demo twice over one folder, the flow on the session's Prefect server each time: in
+    a process with MiniLM, then in this process with ``--no-embeddings`` over what it left."""
+    folder = tmp_path / "demo"
+    runs = [
+        # The demo as a new user runs it: its own process, MiniLM where installed.
+        (Cli(tmp_path / "user", process=True), {"CORTEXGRAPH_ENABLE_EMBEDDINGS": "true"}, ()),
+        # The re-run over the folder the first run made (and the lighter similarity).
+        (Cli(tmp_path / "user"), {}, ("--no-embeddings",)),
+    ]
+    for run, (cli, env, flags) in enumerate(runs):
+        done = cli("demo", "--dir", str(folder), *flags, **env)
         _check_what_the_demo_left(folder, done.stdout)
         tail = done.stdout.split("unified STM+LTM search", 1)
         assert len(tail) == 2, done.stdout[-3000:]
