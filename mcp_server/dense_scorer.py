@@ -105,6 +105,9 @@ class LazyDenseScorer:
     def scores_of(self, query: str, memory_ids: Any) -> dict[str, float]:
         return self._call("scores_of", query, memory_ids)
 
+    def content_scores(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        return self._call("content_scores", query, memories)
+
     def _call(self, method: str, *args: Any) -> Any:
         index = self._get()
         try:

@@ -387,6 +387,18 @@ class MatrixDenseIndex:
             sims = self._matrix[[r for _, r in pairs]] @ q
             return {i: float(s) for (i, _), s in zip(pairs, sims, strict=True)}
 
+    def content_scores(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        """Cosine of ``query`` to each memory's content alone (storage.protocol's
+        ``OwnWordsScorer``): a row holds the content with its context, and a long context can
+        outweigh a short line's own words. Embedded through the cache (kept by text)."""
+        if not memories:
+            return {}
+        q = self.query_vector(query)
+        vecs = self.cache.embed([m.content for m in memories])
+        if vecs.ndim != 2 or vecs.shape[1] != len(q):
+            return {}
+        return {m.id: float(v @ q) for m, v in zip(memories, vecs, strict=True)}
+
     # -- storage.protocol.DenseScorer: callers that hold memories rather than a synced index ------
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
         if not memories:

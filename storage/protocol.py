@@ -80,6 +80,17 @@ class DenseIndex(Protocol):
         ...
 
 
+@runtime_checkable
+class OwnWordsScorer(Protocol):
+    """A dense scorer that can also compare a query with memories' own words alone: their
+    content, without the context embedded beside it (storage.embeddings' ``MatrixDenseIndex``
+    and the MCP server's lazy wrapper). Search uses it where it is offered."""
+
+    def content_scores(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        """Cosine of ``query`` to each memory's content alone, by memory id."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class StoreStats:
     memories: int
@@ -191,5 +202,6 @@ __all__ = [
     "DenseScorer",
     "Embedder",
     "MemoryStore",
+    "OwnWordsScorer",
     "StoreStats",
 ]

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
 from cortexgraph.storage.merged_parts import MERGED_INTO, fold_parts, merged_into
 from cortexgraph.storage.models import Memory, MemoryStatus, SearchResult
-from cortexgraph.storage.protocol import DenseIndex
+from cortexgraph.storage.protocol import DenseIndex, OwnWordsScorer
 
 if TYPE_CHECKING:
     from cortexgraph.storage.config import StoreConfig
@@ -186,18 +186,41 @@ def sync_dense(
 
 def query_entities(store: SearchableStore, query: str) -> set[str]:
     """Ids of memories with an entity that the query names (1-3 word phrases, any case)."""
-    tokens = [t.strip("'.-") for t in _ENTITY_WORD_RE.findall(query.lower())]
-    tokens = [t.removesuffix("'s") for t in tokens if t]
+    return _named(store, query)[0]
+
+
+def _named(store: SearchableStore, query: str) -> tuple[set[str], list[tuple[int, int]]]:
+    """(ids of memories with an entity the query names, where those names are in the query:
+    character spans). Words are compared lower-cased, without edge punctuation or a 's."""
+    words = []
+    for m in _ENTITY_WORD_RE.finditer(query):
+        token = m.group().lower().strip("'.-").removesuffix("'s")
+        if token:
+            words.append((token, m.start(), m.end()))
     hits: set[str] = set()
+    spans: list[tuple[int, int]] = []
     by_entity = store.ids_by_entity
     if not by_entity:
-        return hits
+        return hits, spans
     for n in (1, 2, 3):
-        for i in range(len(tokens) - n + 1):
-            ids = by_entity.get(" ".join(tokens[i : i + n]))
+        for i in range(len(words) - n + 1):
+            ids = by_entity.get(" ".join(w[0] for w in words[i : i + n]))
             if ids:
                 hits |= ids
-    return hits
+                spans.append((words[i][1], words[i + n - 1][2]))
+    return hits, spans
+
+
+def _without_names(query: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The query less the names in ``spans`` (the whole query if nothing else is left)."""
+    if not spans:
+        return query
+    cut = bytearray(len(query))
+    for start, end in spans:
+        cut[start:end] = b"\x01" * (end - start)
+    rest = "".join(ch for ch, gone in zip(query, cut, strict=True) if not gone)
+    rest = " ".join(rest.split())
+    return rest if any(ch.isalnum() for ch in rest) else query
 
 
 def _dense_scores(
@@ -256,13 +279,19 @@ def relevance_scores(
         bm25 = {i: v for i, v in bm25.items() if i not in unscored}
     best = max(bm25.values(), default=0.0)
     lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
+    # The names the entity index matches exactly (a boost below) are left out of the text the
+    # vectors compare: "What does Melanie enjoy?" asks what she enjoys. A memory's vector holds
+    # its speaker's name ("Melanie: ...") and names in the text saved beside it, so the name
+    # drew the question toward her thank-yous and toward lines that address her.
+    named, spans = _named(store, query) if tuning.entity_boost > 0 else (set(), [])
+    meaning = _without_names(query, spans)
     dense: dict[str, float] = {}
     scorer = store.dense
     if scorer is not None and use_embeddings is not False:
         from cortexgraph.storage.embeddings import EmbeddingUnavailableError
 
         try:
-            dense = _dense_scores(store, scorer, query, scope, lexical, top_k, tuning)
+            dense = _dense_scores(store, scorer, meaning, scope, lexical, top_k, tuning)
         except EmbeddingUnavailableError as exc:
             if use_embeddings:  # asked for explicitly: say it cannot be done
                 raise
@@ -270,16 +299,42 @@ def relevance_scores(
     if unscored:
         dense = {i: v for i, v in dense.items() if i not in unscored}
     w = cfg.semantic_weight if dense else 0.0
-    # A hit without a vector yet (the background embedder has it queued): BM25 alone.
-    similarity = {
-        i: fused_similarity(lexical.get(i, 0.0), dense.get(i), w)
-        for i in lexical.keys() | dense.keys()
-    }
-    relevance = dict(similarity)
-    if tuning.entity_boost > 0:
-        for i in query_entities(store, query) & relevance.keys():
-            relevance[i] *= 1.0 + tuning.entity_boost
+    boost = dict.fromkeys(named, 1.0 + tuning.entity_boost)
+
+    def fuse(ids: Iterable[str]) -> None:
+        # A hit without a vector yet (the background embedder has it queued): BM25 alone.
+        for i in ids:
+            similarity[i] = fused_similarity(lexical.get(i, 0.0), dense.get(i), w)
+            relevance[i] = similarity[i] * boost.get(i, 1.0)
+
+    similarity: dict[str, float] = {}
+    relevance: dict[str, float] = {}
+    fuse(lexical.keys() | dense.keys())
+    if dense and isinstance(scorer, OwnWordsScorer):
+        fuse(_own_words(store, scorer, meaning, relevance, dense, top_k))
     return relevance, similarity
+
+
+def _own_words(
+    store: SearchableStore,
+    scorer: OwnWordsScorer,
+    query: str,
+    relevance: Mapping[str, float],
+    dense: dict[str, float],
+    top_k: int,
+) -> list[str]:
+    """A line is compared with the query by its own words too, not only with the text ranked
+    beside it: "I'm off to go swimming with the kids" saved after a long message about a book
+    has a vector mostly about the book. Of the best ``top_k`` hits with a ranking context, each
+    takes the better of the two cosines (``dense``, in place); returns the ids that gained."""
+    memories = store.memories_by_id
+    ranked = sorted(relevance, key=lambda i: -relevance[i])
+    pool = [memories[i] for i in ranked if i in dense and memories[i].ranking_context][:top_k]
+    own = scorer.content_scores(query, pool)
+    gained = [i for i, cosine in own.items() if cosine > dense[i]]
+    for i in gained:
+        dense[i] = own[i]
+    return gained
 
 
 def _outdated(memory: Memory) -> bool:
