@@ -95,7 +95,9 @@ class LazyDenseScorer:
 
     def _prefetch(self, memories: Sequence[Memory]) -> None:
         index = self._get()
-        texts = index.cache.missing(index.texts_of(memories))
+        # A line's own words too (search compares its best hits by them): embedded here, a
+        # search finds them cached instead of embedding them while the user waits.
+        texts = index.cache.missing(index.texts_of(memories) + index.own_texts(memories))
         if texts:
             index.cache.embed(texts)
 
@@ -105,8 +107,10 @@ class LazyDenseScorer:
     def scores_of(self, query: str, memory_ids: Any) -> dict[str, float]:
         return self._call("scores_of", query, memory_ids)
 
-    def content_scores(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
-        return self._call("content_scores", query, memories)
+    def content_scores(
+        self, query: str, memories: Sequence[Memory], embed_limit: int | None = None
+    ) -> dict[str, float]:
+        return self._call("content_scores", query, memories, embed_limit)
 
     def _call(self, method: str, *args: Any) -> Any:
         index = self._get()

@@ -387,17 +387,33 @@ class MatrixDenseIndex:
             sims = self._matrix[[r for _, r in pairs]] @ q
             return {i: float(s) for (i, _), s in zip(pairs, sims, strict=True)}
 
-    def content_scores(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+    def content_scores(
+        self, query: str, memories: Sequence[Memory], embed_limit: int | None = None
+    ) -> dict[str, float]:
         """Cosine of ``query`` to each memory's content alone (storage.protocol's
         ``OwnWordsScorer``): a row holds the content with its context, and a long context can
-        outweigh a short line's own words. Embedded through the cache (kept by text)."""
+        outweigh a short line's own words. Embedded through the cache (kept by text); with
+        ``embed_limit``, at most that many the cache lacks are embedded now, the first ones
+        first, and the others are left out (a background embedder fills them in)."""
+        texts = [m.content for m in memories]
+        if embed_limit is not None:
+            missing = set(self.cache.missing(texts)[embed_limit:])
+            memories = [m for m, t in zip(memories, texts, strict=True) if t not in missing]
+            texts = [m.content for m in memories]
         if not memories:
             return {}
         q = self.query_vector(query)
-        vecs = self.cache.embed([m.content for m in memories])
+        vecs = self.cache.embed(texts)
         if vecs.ndim != 2 or vecs.shape[1] != len(q):
             return {}
         return {m.id: float(v @ q) for m, v in zip(memories, vecs, strict=True)}
+
+    def own_texts(self, memories: Sequence[Memory]) -> list[str]:
+        """The contents that ``content_scores`` compares apart from their rows: those of
+        memories embedded with a context (for a background embedder to fill in)."""
+        if not self.include_context:
+            return []
+        return [m.content for m in memories if m.ranking_context]
 
     # -- storage.protocol.DenseScorer: callers that hold memories rather than a synced index ------
     def similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:

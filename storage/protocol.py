@@ -86,8 +86,11 @@ class OwnWordsScorer(Protocol):
     content, without the context embedded beside it (storage.embeddings' ``MatrixDenseIndex``
     and the MCP server's lazy wrapper). Search uses it where it is offered."""
 
-    def content_scores(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
-        """Cosine of ``query`` to each memory's content alone, by memory id."""
+    def content_scores(
+        self, query: str, memories: Sequence[Memory], embed_limit: int | None = None
+    ) -> dict[str, float]:
+        """Cosine of ``query`` to each memory's content alone, by memory id (with
+        ``embed_limit``: embedding at most that many new texts; the others are left out)."""
         ...
 
 

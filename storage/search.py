@@ -326,11 +326,18 @@ def _own_words(
     """A line is compared with the query by its own words too, not only with the text ranked
     beside it: "I'm off to go swimming with the kids" saved after a long message about a book
     has a vector mostly about the book. Of the best ``top_k`` hits with a ranking context, each
-    takes the better of the two cosines (``dense``, in place); returns the ids that gained."""
+    takes the better of the two cosines (``dense``, in place); returns the ids that gained.
+    With a background embedder (which embeds these texts after each save) a search embeds at
+    most SEARCH_EMBED_LIMIT of them itself, as for the rows."""
     memories = store.memories_by_id
     ranked = sorted(relevance, key=lambda i: -relevance[i])
     pool = [memories[i] for i in ranked if i in dense and memories[i].ranking_context][:top_k]
-    own = scorer.content_scores(query, pool)
+    limit = (
+        SEARCH_EMBED_LIMIT
+        if isinstance(scorer, DenseIndex) and scorer.embeds_in_background
+        else None
+    )
+    own = scorer.content_scores(query, pool, limit)
     gained = [i for i, cosine in own.items() if cosine > dense[i]]
     for i in gained:
         dense[i] = own[i]

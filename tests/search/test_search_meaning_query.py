@@ -60,3 +60,16 @@ def test_a_line_is_compared_by_its_own_words_too() -> None:
     )
     ids = [r.memory.id for r in store.search("what hobby", now=NOW)]
     assert ids == [answer.id, other.id]
+
+
+def test_own_words_embed_at_most_the_limit_and_leave_the_rest_out() -> None:
+    embedder = HashingEmbedder()
+    index = MatrixDenseIndex(EmbeddingCache(embedder))
+    store = InMemoryStore(StoreConfig(), dense=index)
+    first = store.save("swimming on sunday", neighbour="a long talk about books", now=NOW)
+    second = store.save("pottery on monday", neighbour="a long talk about films", now=NOW)
+    assert index.own_texts([first, second]) == [first.content, second.content]
+    got = index.content_scores("swimming", [first, second], embed_limit=1)
+    assert list(got) == [first.id]
+    assert embedder.texts[-1] == first.content
+    assert set(index.content_scores("swimming", [first, second])) == {first.id, second.id}
