@@ -66,3 +66,20 @@ def test_a_search_embeds_its_own_lexical_hits_first(embedder, monkeypatch) -> No
     assert not {m.id for m in other} & set(dense._row)  # the background embedder's
     assert {m.id for m in other} <= set(dense.queued)
     assert {r.memory.id for r in results} == {m.id for m in hits}
+
+
+def test_a_search_embeds_few_lines_own_words_and_leaves_the_rest(embedder, monkeypatch) -> None:
+    """Beside a background embedder (which embeds each saved line's own words too), a search
+    embeds at most SEARCH_EMBED_LIMIT of the contents it compares its best hits by."""
+    monkeypatch.setattr(search, "SEARCH_EMBED_LIMIT", 2)
+    store, dense = _store(embedder)
+    lines = [
+        store.save(f"billing ledger line {i}", neighbour=f"talk {i} about lunch", now=NOW)
+        for i in range(6)
+    ]
+    dense.sync(lines)  # every row embedded, as after the background embedder caught up
+    before = len(embedder.texts)
+    store.search("billing ledger", top_k=6, now=NOW)
+    contents = {m.content for m in lines}
+    assert sum(t in contents for t in embedder.texts[before:]) == 2
+    assert dense.own_texts(lines) == [m.content for m in lines]
