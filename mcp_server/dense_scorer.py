@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cortexgraph.mcp_server.errors import DependencyUnavailableError
 from cortexgraph.settings import Settings
-from cortexgraph.storage.embedding_worker import EmbeddingWorker
+from cortexgraph.storage.embedding_worker import BATCH, EmbeddingWorker
 from cortexgraph.storage.models import Memory
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ class LazyDenseScorer:
         self._error: str | None = None
         self._lock = threading.Lock()
         self._worker: EmbeddingWorker | None = None
+        self._own_words: list[str] = []  # contents left for the worker's idle time (its thread)
 
     def _get(self) -> Any:
         with self._lock:
@@ -95,11 +96,18 @@ class LazyDenseScorer:
 
     def _prefetch(self, memories: Sequence[Memory]) -> None:
         index = self._get()
-        # A line's own words too (search compares its best hits by them): embedded here, a
-        # search finds them cached instead of embedding them while the user waits.
-        texts = index.cache.missing(index.texts_of(memories) + index.own_texts(memories))
+        texts = index.cache.missing(index.texts_of(memories))
         if texts:
             index.cache.embed(texts)
+        # A line's own words too (search compares its best hits by them, and embeds at most a
+        # few itself), but only while no saved memory waits for its row: a row counts more.
+        self._own_words.extend(index.own_texts(memories))
+        worker = self._worker
+        while self._own_words and (worker is None or not worker.waiting):
+            chunk, self._own_words = self._own_words[:BATCH], self._own_words[BATCH:]
+            missing = index.cache.missing(chunk)
+            if missing:
+                index.cache.embed(missing)
 
     def ranked(self, query: str, k: int, allowed: Any = None) -> dict[str, float]:
         return self._call("ranked", query, k, allowed)

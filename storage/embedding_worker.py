@@ -56,6 +56,12 @@ class EmbeddingWorker:
         """Something submitted is not embedded yet."""
         return not self._idle.is_set()
 
+    @property
+    def waiting(self) -> bool:
+        """Memories are queued beyond the batch in hand (read from the worker's own thread:
+        work of lower priority yields to them)."""
+        return not self._queue.empty()
+
     def wait_idle(self, timeout: float | None = None) -> bool:
         """True once everything submitted so far is embedded (for tests and shutdown)."""
         return self._idle.wait(timeout)
