@@ -81,7 +81,7 @@ def remove_stale_temp_files(directory: Path, data_files: Sequence[str]) -> int:
     for name in data_files:
         for tmp in directory.glob(f".{name}.*.tmp"):
             removed += _unlink(tmp)
-    snapshots = directory.glob(".cortexgraph-index.pickle.*.tmp")
+    snapshots = directory.glob(".cortexgraph-*.pickle.*.tmp")  # memories' and relations'
     writers = [(t, t.name.split(".")[-2]) for t in snapshots]
     writers += [(t, t.name.split(".")[-3]) for t in directory.glob(".embeddings-*.tmp.npz")]
     for tmp, pid in writers:

@@ -94,10 +94,13 @@ def snapshot_view(state: Any) -> tuple[dict[str, Memory], TextIndex] | None:
     return memories, text
 
 
-def read_snapshot(directory: Path, data: bytes, rules: str = "") -> tuple[Any, int] | None:
-    """(state, bytes of ``data`` it covers) if the snapshot matches a prefix of ``data``, its
-    body is intact (checksum) and it was built under the same record ``rules``."""
-    path = directory / SNAPSHOT_NAME
+def read_snapshot(
+    directory: Path, data: bytes, rules: str = "", name: str = SNAPSHOT_NAME
+) -> tuple[Any, int] | None:
+    """(state, bytes of ``data`` it covers) if the snapshot ``name`` matches a prefix of
+    ``data``, its body is intact (checksum) and it was built under the same record ``rules``.
+    (``name``: the relations' one, storage.relation_snapshot, is kept the same way.)"""
+    path = directory / name
     try:
         blob = path.read_bytes()
     except FileNotFoundError:
@@ -126,10 +129,17 @@ def read_snapshot(directory: Path, data: bytes, rules: str = "") -> tuple[Any, i
         return None
 
 
-def write_snapshot(directory: Path, data: bytes | memoryview, state: Any, rules: str = "") -> bool:
-    """Store ``state`` as what loading ``data`` (the memories file's bytes) gives."""
-    path = directory / SNAPSHOT_NAME
-    tmp = path.with_name(f"{SNAPSHOT_NAME}.{os.getpid()}.tmp")
+def write_snapshot(
+    directory: Path,
+    data: bytes | memoryview,
+    state: Any,
+    rules: str = "",
+    name: str = SNAPSHOT_NAME,
+) -> bool:
+    """Store ``state`` as what loading ``data`` (the memories file's bytes, or the relations'
+    for their ``name``) gives."""
+    path = directory / name
+    tmp = path.with_name(f"{name}.{os.getpid()}.tmp")
     try:
         body = pickle.dumps(state, protocol=5)
         header = {

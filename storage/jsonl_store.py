@@ -67,6 +67,11 @@ from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.storage.protocol import CompactionReport, DenseScorer
 from cortexgraph.storage.quarantine import StoreQuarantine
+from cortexgraph.storage.relation_snapshot import (
+    RELATIONS_SNAPSHOT_NAME,
+    relations_state,
+    relations_view,
+)
 from cortexgraph.storage.validation import (
     check_loaded_line,
     lines_pass_rules,
@@ -111,6 +116,7 @@ class JSONLStore(IndexedStore):
         self._build_memories = functools.partial(plain_memories, config=self.config)
         self._rules = repr(self.config.record_limits())
         self._snapshot_due: bytes | None = None
+        self._relations_due: bytes | None = None  # the same, for the relations' snapshot
         self._view_from_snapshot = False
         self._unreadable = StoreQuarantine()
         try:
@@ -142,12 +148,12 @@ class JSONLStore(IndexedStore):
         generation = self._read_generation()
         if generation != self._generation and not self._follow_compaction(generation):
             self._reload_all()
-            self._snapshot_due = None  # under the file lock: leave it to the next open
+            self._snapshot_due = self._relations_due = None  # under the file lock: next open
             return
         stats = [(c, file_stat(c)) for c in (self._mem, self._rel)]
         if any(ino != c.inode or size < c.offset for c, (ino, size) in stats):
             self._reload_all()
-            self._snapshot_due = None
+            self._snapshot_due = self._relations_due = None
             return
         for (c, (_, size)), apply in zip(
             stats, (self._apply_memory, self._apply_relation), strict=True
@@ -187,20 +193,10 @@ class JSONLStore(IndexedStore):
             for c in (self._mem, self._rel):
                 c.inode, c.offset = -1, 0
             self._load_memories()
-            relations, _ = self._read_all(self._rel, self._build_relation)
-            self._load((), relations)
+            self._load_relations()
         self.quarantined_lines = sum(
             count_lines(quarantine_path(c.path)) for c in (self._mem, self._rel)
         )
-
-    def _read_all(self, cursor: FileCursor, build: Callable[[Any], Any]) -> tuple[list[Any], bool]:
-        """Live records of a whole file (bad lines quarantined), and whether there were any."""
-        ino, end, data = read_new_bytes(cursor)
-        cursor.inode, cursor.offset = ino, end
-        records, bad = self._live_records(data, build)
-        if bad:
-            self._quarantine(cursor, bad)
-        return records, bool(bad)
 
     def _live_records(
         self, data: bytes, build: Callable[[Any], Any], block: BlockBuild | None = None
@@ -232,6 +228,28 @@ class JSONLStore(IndexedStore):
         # Written by __init__/reload once the file lock is released (a second at 100k).
         self._snapshot_due = data if stale and not rewritten else None
 
+    def _load_relations(self) -> None:
+        """``_load_memories`` for relations.jsonl and its own snapshot."""
+        ino, end, data = read_new_bytes(self._rel)
+        self._rel.inode, self._rel.offset = ino, end
+        big = len(data) >= self.config.snapshot_min_bytes
+        name = RELATIONS_SNAPSHOT_NAME
+        cached = read_snapshot(self.path, data, self._rules, name) if big else None
+        relations = relations_view(cached[0]) if cached is not None else None
+        if cached is not None and relations is not None:
+            self._view_from_snapshot = True  # compaction parses the files, as for memories
+            self._load((), relations)
+            size = cached[1]
+            rewritten = self._apply_lines(self._rel, data[size:], self._apply_relation)
+            stale = len(data) - size > size // 4
+        else:
+            relations, bad = self._live_records(data, self._build_relation)
+            if bad and self._quarantine(self._rel, bad):
+                data = self._rel.path.read_bytes()
+            self._load((), relations)
+            rewritten, stale = len(data) != self._rel.offset or bool(self._unreadable.pending), big
+        self._relations_due = data if stale and not rewritten else None
+
     def _install_snapshot(self, state: Any) -> bool:
         """Caller has cleared the indexes. False: the state is not this version's."""
         view = snapshot_view(state)
@@ -244,11 +262,14 @@ class JSONLStore(IndexedStore):
     def _write_snapshot_if_due(self) -> None:
         """Caller holds ``self._lock``: the in-memory view is still what ``data`` gives."""
         data, self._snapshot_due = self._snapshot_due, None
-        if data is not None:
-            with gc_paused():
-                write_snapshot(
-                    self.path, data, snapshot_state(self._memories, self._text), self._rules
-                )
+        relations, self._relations_due = self._relations_due, None
+        with gc_paused():
+            if data is not None:
+                view = snapshot_state(self._memories, self._text)
+                write_snapshot(self.path, data, view, self._rules)
+            if relations is not None:
+                rows = relations_state(self._relations.values())
+                write_snapshot(self.path, relations, rows, self._rules, RELATIONS_SNAPSHOT_NAME)
 
     def _read_tail(self, cursor: FileCursor, apply: Callable[[Any], None]) -> None:
         """Apply complete lines past the cursor; quarantine lines that cannot be read."""

@@ -15,11 +15,12 @@ from pathlib import Path
 
 from cortexgraph.storage.index_snapshot import SNAPSHOT_NAME
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.relation_snapshot import RELATIONS_SNAPSHOT_NAME
 
 EMBEDDINGS_GLOB = ".embeddings-*.npz"
 QUARANTINE_GLOB = "*.quarantine.jsonl"
 # Files rebuilt from the records (or holding lines that could not be read): a wipe removes them.
-DERIVED_FILES = (SNAPSHOT_NAME, EMBEDDINGS_GLOB, QUARANTINE_GLOB)
+DERIVED_FILES = (SNAPSHOT_NAME, RELATIONS_SNAPSHOT_NAME, EMBEDDINGS_GLOB, QUARANTINE_GLOB)
 _HISTORY = (".git", ".beads")
 
 
@@ -31,7 +32,7 @@ def file_kind(name: str) -> str:
         return "memories"
     if name.endswith("relations.jsonl"):
         return "relations"
-    if name == SNAPSHOT_NAME:
+    if name in (SNAPSHOT_NAME, RELATIONS_SNAPSHOT_NAME):  # the load snapshots, BM25's with them
         return "text_index"
     if name.startswith(".embeddings-"):
         return "embeddings"

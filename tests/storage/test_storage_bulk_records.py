@@ -89,7 +89,7 @@ def test_a_block_is_built_in_bulk_only_when_every_record_is_plain(seed: int) -> 
             assert built == expected
             assert [type(m.strength) for m in built] == [float] * len(block)
             assert [m.unknown for m in built] == [{}] * len(block)
-            # built slot by slot (bulk_records._instances): every field, unknown included
+            # built slot by slot (bulk_records.dataclass_instances): every field, unknown included
             assert [m.__reduce__() for m in built] == [m.__reduce__() for m in expected]
             assert len({id(m.unknown) for m in built} | {id(m.meta.extra) for m in built}) == (
                 2 * len(block)

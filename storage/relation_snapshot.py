@@ -1,0 +1,50 @@
+"""The relations' snapshot: ``relations.jsonl`` as loaded, kept beside it as the memories'
+index snapshot is (storage.index_snapshot: the same header, check values and unpickler).
+
+A big store's relations file (8 MB, 31k relations at 100k memories) took 0.8 s of every open
+to parse and check line by line; the snapshot holds the live relations as one list per field
+and is used only when ``relations.jsonl`` still starts with exactly the bytes it was built
+from (lines appended since are applied as usual). A rewritten file (compaction, quarantine),
+a torn or edited snapshot, or one of another version is ignored and the JSONL parsed: the
+JSONL stays the only source of truth, and deleting the snapshot loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import fields
+from typing import Any
+
+from cortexgraph.storage.bulk_records import dataclass_instances
+from cortexgraph.storage.models import Relation
+
+RELATIONS_SNAPSHOT_NAME = ".cortexgraph-relations.pickle"
+_FIELDS = tuple(f.name for f in fields(Relation))
+
+
+def relations_state(relations: Iterable[Relation]) -> dict[str, list[Any]]:
+    """What the relations' snapshot pickles: one list per field."""
+    rows = list(relations)
+    return {name: [getattr(r, name) for r in rows] for name in _FIELDS}
+
+
+def relations_view(state: Any) -> list[Relation] | None:
+    """The relations of a ``relations_state``, or None if ``state`` is not one of this
+    version's (other fields, columns of different lengths, a field of the wrong type)."""
+    if type(state) is not dict or set(state) != set(_FIELDS):
+        return None
+    columns = [state[name] for name in _FIELDS]
+    if any(type(c) is not list for c in columns) or len({len(c) for c in columns}) > 1:
+        return None
+    ids, froms, tos, kinds, _, _, metadata = columns
+    if not all(type(v) is str for v in (*ids, *froms, *tos, *kinds)) or not all(
+        type(m) is dict for m in metadata
+    ):
+        return None
+    try:
+        return dataclass_instances(Relation, len(ids), **state)
+    except (TypeError, ValueError):
+        return None
+
+
+__all__ = ["RELATIONS_SNAPSHOT_NAME", "relations_state", "relations_view"]
