@@ -120,6 +120,9 @@ class DiscoveredRelation:
         )
 
 
+NOTHING_CHANGED = "no memory changed since the last run: no pair to look at, its graph stands"
+
+
 @dataclass(frozen=True, slots=True)
 class GraphSummary:
     nodes: int
@@ -138,16 +141,19 @@ class RelationshipReport:
     discovered: tuple[DiscoveredRelation, ...]
     skipped_existing: int
     common_entities_skipped: tuple[str, ...]
-    graph: GraphSummary
+    graph: GraphSummary | None  # None: skipped, nothing changed (the last run's graph stands)
     entity_ceiling: int = 0  # entities on more memories than this were left out
     over_cap: int = 0  # qualifying pairs dropped by max_relations_per_memory
     issues_opened: int = 0  # bridges between large components, possible contradictions
     entities_found: int = 0  # memories the entity finder read in this run
     entity_method: str = "none"  # the finder's method ("spacy+rules", "rules") or "none"
+    skipped: str = ""  # why nothing was looked at (an incremental run with nothing changed)
 
     def table(self) -> ReportTable:
         g = self.graph
         verb = "would add" if self.dry_run else "added"
+        if g is None:
+            return ReportTable(title="Relationships", summary=self.skipped, columns=(), rows=())
         return ReportTable(
             title="Relationships",
             summary=(
@@ -256,6 +262,11 @@ class RelationshipDiscovery:
         """``scope`` (an incremental run): only pairs that hold a changed memory, found
         through the changed memories' entities."""
         cfg = self.config
+        if scope is not None and not scope:
+            # Every pair must hold a changed memory: none can. Entities were read before the
+            # cluster step (read_entities); the postings and graph of every memory (1-2 s at
+            # 100k) would only be summarised again as the last run left them.
+            return RelationshipReport(dry_run, 0, 0, (), 0, (), None, skipped=NOTHING_CHANGED)
         memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
         found_count, method = self._find_entities(memories, dry_run)
         postings: dict[str, list[str]] = {}

@@ -168,6 +168,10 @@ def test_a_run_after_no_change_does_nearly_nothing_and_says_so(store, tracker, e
     assert report.to_json()["incremental"]["nothing_changed"] is True
     assert report.reports["cluster"].scanned == 0
     assert report.reports["relations"].discovered == ()
+    # no pair can hold a changed memory: no entity postings, no graph of the whole store
+    assert report.reports["relations"].scanned == 0
+    assert report.reports["relations"].graph is None
+    assert "no memory changed since the last run" in report.to_markdown()
     assert report.reports["promote"].scanned == 0
 
 
