@@ -17,7 +17,7 @@ from cortexgraph.storage.index_snapshot import SNAPSHOT_NAME
 from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.relation_snapshot import RELATIONS_SNAPSHOT_NAME
 
-EMBEDDINGS_GLOB = ".embeddings-*.npz"
+EMBEDDINGS_GLOB = ".embeddings-*"  # the cache files and their side files (embedding_cache)
 QUARANTINE_GLOB = "*.quarantine.jsonl"
 # Files rebuilt from the records (or holding lines that could not be read): a wipe removes them.
 DERIVED_FILES = (SNAPSHOT_NAME, RELATIONS_SNAPSHOT_NAME, EMBEDDINGS_GLOB, QUARANTINE_GLOB)

@@ -1,0 +1,83 @@
+"""New vectors are appended to the embedding cache's side file, not written with every other
+vector again; a torn append, a foreign side file or a new model width cost time, never a vector."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from fakes import HashingEmbedder
+
+from cortexgraph.storage.embedding_cache import EmbeddingCache, side_path
+
+BASE = [f"kayak trip number {i}" for i in range(40)]
+
+
+def _cache_file(path: Path) -> Path:
+    return next(path.glob(".embeddings-*.npz"))
+
+
+def _saved(path: Path, texts: list[str], width: int = 8) -> EmbeddingCache:
+    cache = EmbeddingCache(HashingEmbedder(width), path)
+    cache.embed(texts)
+    cache.save()
+    return cache
+
+
+def test_a_few_new_vectors_are_appended_and_read_back(tmp_path) -> None:
+    first = _saved(tmp_path, BASE)
+    want = first.embed([*BASE, "a canoe", "a paddle"])  # embeds the two new texts
+    main = _cache_file(tmp_path)
+    before = main.stat().st_mtime_ns, main.read_bytes()
+    first.save()
+    assert (main.stat().st_mtime_ns, main.read_bytes()) == before  # not rewritten
+    assert side_path(main).exists()
+    model = HashingEmbedder(8)
+    again = EmbeddingCache(model, tmp_path)
+    assert np.array_equal(again.embed([*BASE, "a canoe", "a paddle"]), want)
+    assert model.texts == []  # every vector from the file and its side file
+
+
+def test_a_torn_append_is_left_out_and_cut_before_the_next(tmp_path) -> None:
+    cache = _saved(tmp_path, BASE)
+    cache.embed(["a canoe"])
+    cache.save()
+    side = side_path(_cache_file(tmp_path))
+    with side.open("ab") as f:
+        f.write(b"\x01" * 20)  # a crash in the middle of a record
+    model = HashingEmbedder(8)
+    reader = EmbeddingCache(model, tmp_path)
+    reader.embed([*BASE, "a canoe", "a paddle"])
+    assert model.texts == ["a paddle"]
+    reader.save()  # appends after cutting the torn bytes
+    model = HashingEmbedder(8)
+    EmbeddingCache(model, tmp_path).embed([*BASE, "a canoe", "a paddle"])
+    assert model.texts == []
+
+
+def test_a_side_file_of_another_kind_is_ignored(tmp_path) -> None:
+    _saved(tmp_path, BASE)
+    side_path(_cache_file(tmp_path)).write_bytes(b"not a side file at all, just bytes" * 10)
+    model = HashingEmbedder(8)
+    EmbeddingCache(model, tmp_path).embed(BASE)
+    assert model.texts == []  # the .npz still serves
+
+
+def test_many_new_vectors_or_a_new_width_rewrite_the_file_and_drop_the_side_file(tmp_path):
+    cache = _saved(tmp_path, BASE)
+    cache.embed(["a canoe"])
+    cache.save()
+    side = side_path(_cache_file(tmp_path))
+    assert side.exists()
+    cache.embed([f"new text {i}" for i in range(30)])  # more than a quarter of the cache
+    cache.save()
+    assert not side.exists()
+    model = HashingEmbedder(8)
+    EmbeddingCache(model, tmp_path).embed([*BASE, "a canoe"])
+    assert model.texts == []
+    wider = EmbeddingCache(HashingEmbedder(4), tmp_path)  # another model width: rewritten
+    wider.embed(["a new word"])  # the model's first answer shows its width
+    wider.save()
+    assert not side.exists()
+    with np.load(_cache_file(tmp_path)) as data:
+        assert data["vectors"].shape == (1, 4)
