@@ -46,6 +46,7 @@ from cortexgraph.storage.file_ops import (
     rewrite_compacted,
 )
 from cortexgraph.storage.index_snapshot import (
+    SNAPSHOT_NAME,
     read_snapshot,
     snapshot_state,
     snapshot_view,
@@ -192,8 +193,13 @@ class JSONLStore(IndexedStore):
             self._generation = self._read_generation()
             for c in (self._mem, self._rel):
                 c.inode, c.offset = -1, 0
-            self._load_memories()
-            self._load_relations()
+            self._view_from_snapshot = False
+            self._snapshot_due = self._load_file(
+                self._mem, SNAPSHOT_NAME, self._install_snapshot, self._apply_memory
+            )
+            self._relations_due = self._load_file(
+                self._rel, RELATIONS_SNAPSHOT_NAME, self._install_relations, self._apply_relation
+            )
         self.quarantined_lines = sum(
             count_lines(quarantine_path(c.path)) for c in (self._mem, self._rel)
         )
@@ -206,49 +212,50 @@ class JSONLStore(IndexedStore):
             data, build, self._check_line, lines_pass=self._lines_pass, build_block=block
         )
 
-    def _load_memories(self) -> None:
-        """From the snapshot plus the lines appended since, or else from the JSONL alone."""
-        ino, end, data = read_new_bytes(self._mem)
-        self._mem.inode, self._mem.offset = ino, end
+    def _parse(self, cursor: FileCursor, data: bytes) -> tuple[list[Any], list[BadLine]]:
+        """The live records of the memories' or the relations' file, and its bad lines."""
+        if cursor is self._mem:
+            return self._live_records(data, self._build_memory, self._build_memories)
+        return self._live_records(data, self._build_relation)
+
+    def _load_file(
+        self,
+        cursor: FileCursor,
+        snapshot_name: str,
+        install: Callable[[Any], bool],
+        apply: Callable[[Any], None],
+    ) -> bytes | None:
+        """From the file's snapshot plus the lines appended since, or else from the JSONL
+        alone. Returns the bytes a fresh snapshot is to be written from (None: not due)."""
+        ino, end, data = read_new_bytes(cursor)
+        cursor.inode, cursor.offset = ino, end
         big = len(data) >= self.config.snapshot_min_bytes
-        cached = read_snapshot(self.path, data, self._rules) if big else None
-        self._view_from_snapshot = cached is not None and self._install_snapshot(cached[0])
-        if cached is not None and self._view_from_snapshot:
+        cached = read_snapshot(self.path, data, self._rules, snapshot_name) if big else None
+        if cached is not None and install(cached[0]):
+            self._view_from_snapshot = True  # compaction parses the files instead
             size = cached[1]
             # True when lines of the tail were quarantined: ``data`` is then not the file
-            rewritten = self._apply_lines(self._mem, data[size:], self._apply_memory)
+            rewritten = self._apply_lines(cursor, data[size:], apply)
             stale = len(data) - size > size // 4  # many appends since: refresh it
         else:
-            memories, bad = self._live_records(data, self._build_memory, self._build_memories)
-            if bad and self._quarantine(self._mem, bad):
-                data = self._mem.path.read_bytes()  # without them: it loads to this view
-            self._load(memories, ())
+            records, bad = self._parse(cursor, data)
+            if bad and self._quarantine(cursor, bad):
+                data = cursor.path.read_bytes()  # without them: it loads to this view
+            if cursor is self._mem:
+                self._load(records, ())
+            else:
+                self._load((), records)
             # lines not moved aside: no snapshot of the bytes that hold them (a reopen retries)
-            rewritten, stale = len(data) != self._mem.offset or bool(self._unreadable.pending), big
+            rewritten, stale = len(data) != cursor.offset or bool(self._unreadable.pending), big
         # Written by __init__/reload once the file lock is released (a second at 100k).
-        self._snapshot_due = data if stale and not rewritten else None
+        return data if stale and not rewritten else None
 
-    def _load_relations(self) -> None:
-        """``_load_memories`` for relations.jsonl and its own snapshot."""
-        ino, end, data = read_new_bytes(self._rel)
-        self._rel.inode, self._rel.offset = ino, end
-        big = len(data) >= self.config.snapshot_min_bytes
-        name = RELATIONS_SNAPSHOT_NAME
-        cached = read_snapshot(self.path, data, self._rules, name) if big else None
-        relations = relations_view(cached[0]) if cached is not None else None
-        if cached is not None and relations is not None:
-            self._view_from_snapshot = True  # compaction parses the files, as for memories
-            self._load((), relations)
-            size = cached[1]
-            rewritten = self._apply_lines(self._rel, data[size:], self._apply_relation)
-            stale = len(data) - size > size // 4
-        else:
-            relations, bad = self._live_records(data, self._build_relation)
-            if bad and self._quarantine(self._rel, bad):
-                data = self._rel.path.read_bytes()
-            self._load((), relations)
-            rewritten, stale = len(data) != self._rel.offset or bool(self._unreadable.pending), big
-        self._relations_due = data if stale and not rewritten else None
+    def _install_relations(self, state: Any) -> bool:
+        relations = relations_view(state)
+        if relations is None:
+            return False
+        self._load((), relations)
+        return True
 
     def _install_snapshot(self, state: Any) -> bool:
         """Caller has cleared the indexes. False: the state is not this version's."""
@@ -384,12 +391,9 @@ class JSONLStore(IndexedStore):
         If the in-memory view differs (it came from a snapshot that lied), the view is
         rebuilt from these records."""
         found = []
-        for c, build, block in (
-            (self._mem, self._build_memory, self._build_memories),
-            (self._rel, self._build_relation, None),
-        ):
+        for c in (self._mem, self._rel):
             _, _, data = read_new_bytes(FileCursor(c.path))
-            records, bad = self._live_records(data, build, block)
+            records, bad = self._parse(c, data)
             if bad:  # caught up, so nothing the view holds; moved aside all the same
                 self._quarantine(c, bad)
             found.append(records)
