@@ -54,7 +54,8 @@ def run_consolidation(
 
     state = state_of(ctx)
     vectors, similarity = cached_embedder_for(state)
-    before = (vectors.hits, vectors.embedded) if vectors is not None else (0, 0)
+    # This run's asks only: the background embedder fills the same cache meanwhile.
+    tally = vectors.tally_this_thread() if vectors is not None else None
     tracker, tracking = issue_tracker(state, create=not dry_run)
     sink = None if dry_run else note_sink(state)
     pipe = Pipeline(
@@ -83,10 +84,10 @@ def run_consolidation(
         if set(report.agents) == set(AGENT_ORDER):
             save_run_state(storage, incremental.state_after(pipe, changes, report, now))
     reuse: dict[str, int] = {}
-    if vectors is not None:
+    if vectors is not None and tally is not None:
         reuse = {
-            "from_cache": vectors.hits - before[0],
-            "embedded": vectors.embedded - before[1],
+            "from_cache": tally.hits,
+            "embedded": tally.embedded,
             "held": len(vectors),
         }
         report = replace(report, notes=(*report.notes, _reuse_note(reuse)))

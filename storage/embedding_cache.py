@@ -27,6 +27,7 @@ import os
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -133,6 +134,15 @@ def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
+@dataclass
+class CacheTally:
+    """What one thread asked of an ``EmbeddingCache`` since ``tally_this_thread``: texts
+    answered from the vectors held, and texts the model embedded."""
+
+    hits: int = 0
+    embedded: int = 0
+
+
 class EmbeddingCache:
     """Vectors keyed by (model, content hash); in memory, optionally persisted as .npz beside
     the store. Safe to share between threads; a corrupt cache file or row is ignored.
@@ -158,6 +168,19 @@ class EmbeddingCache:
         # was made: a caller reads the difference across a job (what it reused, what it cost).
         self.hits = 0
         self.embedded = 0
+        # Per thread: a consolidation run asks from its own thread while the MCP server's
+        # background embedder fills the same cache, and the run reports only its own asks.
+        self._tallies = threading.local()
+
+    def tally_this_thread(self) -> CacheTally:
+        """A fresh tally of what the calling thread asks from now on (until its next call)."""
+        tally = CacheTally()
+        self._tallies.current = tally
+        return tally
+
+    def _tally(self) -> CacheTally:
+        tally: CacheTally | None = getattr(self._tallies, "current", None)
+        return tally if tally is not None else CacheTally()
 
     @property
     def _vectors(self) -> dict[str, np.ndarray]:
@@ -253,7 +276,9 @@ class EmbeddingCache:
                 todo = {k: t for k, t in pairs if k not in known and k not in served}
                 missing = sorted(todo.items())
                 if round_ == 0:
-                    self.hits += sum(k in known for k in keys)
+                    hits = sum(k in known for k in keys)
+                    self.hits += hits
+                    self._tally().hits += hits
             if not missing:
                 break
             vecs = np.asarray(self.embedder.embed([t for _, t in missing]), dtype=np.float32)
@@ -264,6 +289,7 @@ class EmbeddingCache:
             ok = np.asarray(np.isfinite(vecs).all(axis=1))
             with self._lock:
                 self.embedded += len(missing)
+                self._tally().embedded += len(missing)
                 for (k, _), v, good in zip(missing, vecs, ok, strict=True):
                     if good:
                         self._vectors[k] = v

@@ -156,3 +156,21 @@ def test_the_cache_file_is_read_when_its_vectors_are_first_needed(tmp_path):
     assert len(early) == 2
     early.embed(["kayak one", "kayak two"])
     assert len(model.texts) == 2  # served from the file, not embedded again
+
+
+def test_a_tally_counts_only_what_its_own_thread_asked(tmp_path):
+    """A consolidation run reports what it asked of the server's cache, not what the
+    background embedder asked of it meanwhile (the run's count was 2 too high under load)."""
+    import threading
+
+    from cortexgraph.storage.embedding_cache import EmbeddingCache
+
+    cache = EmbeddingCache(HashingEmbedder(), tmp_path)
+    tally = cache.tally_this_thread()
+    cache.embed(["alpha", "beta"])
+    other = threading.Thread(target=cache.embed, args=(["gamma", "delta", "epsilon"],))
+    other.start()
+    other.join()
+    cache.embed(["alpha", "gamma"])  # both held by now
+    assert (tally.hits, tally.embedded) == (2, 2)
+    assert (cache.hits, cache.embedded) == (2, 5)  # the cache's own totals: every thread's
