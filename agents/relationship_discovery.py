@@ -50,9 +50,16 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Protocol
 
-from cortexgraph.agents.common import LABEL_RELATIONS, ReportTable, short, snippet
+from cortexgraph.agents.common import LABEL_RELATIONS, short, snippet
 from cortexgraph.agents.duplicates import Details, conflict, numbers_in
 from cortexgraph.agents.protocols import IssueTracker
+from cortexgraph.agents.relation_graph import graph_summary, relation_graph
+from cortexgraph.agents.relationship_report import (
+    NOTHING_CHANGED,
+    DiscoveredRelation,
+    GraphSummary,
+    RelationshipReport,
+)
 from cortexgraph.agents.restatement import utterance
 from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus, Relation
 from cortexgraph.storage.protocol import MemoryStore
@@ -97,88 +104,6 @@ class RelationshipConfig:
         """Entities on more memories than this are too common to relate two of them."""
         share = int(self.max_entity_share * memories)
         return min(self.max_entity_frequency, max(self.min_entity_ceiling, share))
-
-
-@dataclass(frozen=True, slots=True)
-class DiscoveredRelation:
-    from_id: str
-    to_id: str
-    shared_entities: tuple[str, ...]
-    shared_tags: tuple[str, ...]
-    strength: float
-    confidence: float
-    relation_id: str | None = None  # None in a dry run
-
-    @property
-    def relation_type(self) -> str:  # 1.x RelationResult names
-        return "related"
-
-    @property
-    def reasoning(self) -> str:
-        return f"shares {', '.join(self.shared_entities) or 'no entities'}" + (
-            f" and tags {', '.join(self.shared_tags)}" if self.shared_tags else ""
-        )
-
-
-NOTHING_CHANGED = "no memory changed since the last run: no pair to look at, its graph stands"
-
-
-@dataclass(frozen=True, slots=True)
-class GraphSummary:
-    nodes: int
-    edges: int
-    components: int  # connected components with at least two memories
-    largest_component: int
-    isolated: int
-    most_connected: tuple[tuple[str, int, str], ...]  # (memory id, degree, preview)
-
-
-@dataclass(frozen=True, slots=True)
-class RelationshipReport:
-    dry_run: bool
-    scanned: int
-    candidate_pairs: int
-    discovered: tuple[DiscoveredRelation, ...]
-    skipped_existing: int
-    common_entities_skipped: tuple[str, ...]
-    graph: GraphSummary | None  # None: skipped, nothing changed (the last run's graph stands)
-    entity_ceiling: int = 0  # entities on more memories than this were left out
-    over_cap: int = 0  # qualifying pairs dropped by max_relations_per_memory
-    issues_opened: int = 0  # bridges between large components, possible contradictions
-    entities_found: int = 0  # memories the entity finder read in this run
-    entity_method: str = "none"  # the finder's method ("spacy+rules", "rules") or "none"
-    skipped: str = ""  # why nothing was looked at (an incremental run with nothing changed)
-
-    def table(self) -> ReportTable:
-        g = self.graph
-        verb = "would add" if self.dry_run else "added"
-        if g is None:
-            return ReportTable(title="Relationships", summary=self.skipped, columns=(), rows=())
-        return ReportTable(
-            title="Relationships",
-            summary=(
-                f"{self.scanned} memories, entities read in {self.entities_found} "
-                f"({self.entity_method}); {self.candidate_pairs:,} candidate pairs; {verb} "
-                f"{len(self.discovered)}, {self.skipped_existing} already related, "
-                f"{self.over_cap} over the per-memory cap; too common (> {self.entity_ceiling}"
-                f" memories): {', '.join(self.common_entities_skipped[:5]) or 'none'}"
-                f"{' …' if len(self.common_entities_skipped) > 5 else ''}; graph: "
-                f"{g.nodes} nodes, {g.edges} edges, {g.components} components (largest "
-                f"{g.largest_component}), {g.isolated} isolated; most connected: "
-                + (", ".join(f"{short(i)} ({d})" for i, d, _ in g.most_connected) or "none")
-            ),
-            columns=("from", "to", "shared entities", "strength", "confidence"),
-            rows=tuple(
-                (
-                    short(d.from_id),
-                    short(d.to_id),
-                    ", ".join(d.shared_entities),
-                    f"{d.strength:.3f}",
-                    f"{d.confidence:.3f}",
-                )
-                for d in self.discovered
-            ),
-        )
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -452,7 +377,7 @@ class RelationshipDiscovery:
         self, memories: dict[str, Memory], relations: list[Relation]
     ) -> dict[str, tuple[int, int]]:
         """memory id -> (component id, size) of the graph before this run's links."""
-        return _relation_graph(memories, relations).components()
+        return relation_graph(memories, relations).components()
 
     def _open_issues(
         self,
@@ -525,80 +450,7 @@ class RelationshipDiscovery:
         return replace(d, relation_id=rel.id)
 
     def _graph(self, memories: dict[str, Memory], new: list[DiscoveredRelation]) -> GraphSummary:
-        g = _relation_graph(memories, self.store.relations())
-        for d in new:
-            g.add(d.from_id, d.to_id)
-        components = g.components()
-        sizes = sorted({c: n for c, n in components.values() if n > 1}.values())
-        degree = g.degree()
-        top = sorted(degree.items(), key=lambda nd: (-nd[1], nd[0]))[:5]
-        return GraphSummary(
-            nodes=len(memories),
-            edges=len(g.edges),
-            components=len(sizes),
-            largest_component=max(sizes, default=0),
-            isolated=len(memories) - len(degree),
-            most_connected=tuple((n, d, snippet(memories[n].content, 40)) for n, d in top),
-        )
-
-
-def _relation_graph(memories: dict[str, Memory], relations: list[Relation]) -> _Graph:
-    g = _Graph(memories)
-    for r in relations:
-        if r.from_memory_id in memories and r.to_memory_id in memories:
-            g.add(r.from_memory_id, r.to_memory_id)
-    return g
-
-
-class _Graph:
-    """The relation graph as the report and the bridge issues read it (networkx's simple
-    graph: each undirected edge once, a loop counts twice in its node's degree), kept as
-    edges and a union-find of components. Building networkx graphs of the whole store cost
-    ~1 s each at 100k memories, twice a run, a run after no change too."""
-
-    def __init__(self, nodes: Iterable[str]) -> None:
-        self._parent = {n: n for n in nodes}
-        self._size = dict.fromkeys(self._parent, 1)
-        self.edges: set[tuple[str, str]] = set()
-
-    def add(self, a: str, b: str) -> None:
-        edge = (a, b) if a <= b else (b, a)
-        if edge in self.edges:
-            return
-        self.edges.add(edge)
-        for n in edge:
-            if n not in self._parent:
-                self._parent[n], self._size[n] = n, 1
-        ra, rb = self._root(a), self._root(b)
-        if ra != rb:
-            if self._size[ra] < self._size[rb]:
-                ra, rb = rb, ra
-            self._parent[rb] = ra
-            self._size[ra] += self._size[rb]
-
-    def _root(self, n: str) -> str:
-        parent = self._parent
-        while parent[n] != n:
-            parent[n] = parent[parent[n]]  # path halving
-            n = parent[n]
-        return n
-
-    def components(self) -> dict[str, tuple[int, int]]:
-        """node -> (component id, component size)."""
-        ids: dict[str, int] = {}
-        out: dict[str, tuple[int, int]] = {}
-        for n in self._parent:
-            root = self._root(n)
-            out[n] = (ids.setdefault(root, len(ids)), self._size[root])
-        return out
-
-    def degree(self) -> Counter[str]:
-        """Nodes with at least one edge -> their degree."""
-        degree: Counter[str] = Counter()
-        for a, b in self.edges:
-            degree[a] += 1
-            degree[b] += 1
-        return degree
+        return graph_summary(memories, self.store.relations(), new)
 
 
 __all__ = [
