@@ -12,10 +12,9 @@ from cortexgraph.storage.models import Memory, Relation
 
 
 def graph_summary(
-    memories: dict[str, Memory], relations: list[Relation], new: list[DiscoveredRelation]
+    g: RelationGraph, memories: dict[str, Memory], new: list[DiscoveredRelation]
 ) -> GraphSummary:
-    """The graph of ``memories`` with the store's ``relations`` and this run's ``new`` ones."""
-    g = relation_graph(memories, relations)
+    """``g`` (the store's relations among ``memories``) with this run's ``new`` ones added."""
     for d in new:
         g.add(d.from_id, d.to_id)
     components = g.components()

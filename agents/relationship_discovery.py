@@ -61,7 +61,7 @@ from cortexgraph.agents.relationship_report import (
     RelationshipReport,
 )
 from cortexgraph.agents.restatement import utterance
-from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus, Relation
+from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -264,15 +264,16 @@ class RelationshipDiscovery:
             degree.update((d.from_id, d.to_id))
             found.append(d)
         opened = 0
+        # One whole-store graph a run: its components before this run's links are what the
+        # bridge issues compare; the report summarises it with them.
+        store_graph = relation_graph(memories, relations)
         if not dry_run and found:
-            # The graph before this run's links, for the issues only (a whole-store graph:
-            # ~1 s at 100k memories, for nothing when nothing was found).
             wants_issues = self.tracker is not None and cfg.open_issues
-            components = self._components(memories, relations) if wants_issues else {}
+            components = store_graph.components() if wants_issues else {}
             found = [self._create(d, now) for d in found]
             if wants_issues:
                 opened = self._open_issues(found, memories, components)
-        graph = self._graph(memories, found)
+        graph = graph_summary(store_graph, memories, found)
         log.info(
             "relations: %d candidate pairs, %d %s, %d already related, %d over the cap",
             len(shared),
@@ -373,12 +374,6 @@ class RelationshipDiscovery:
                 a, b = ordered[j], ordered[k]
                 yield (a, b) if a < b else (b, a)
 
-    def _components(
-        self, memories: dict[str, Memory], relations: list[Relation]
-    ) -> dict[str, tuple[int, int]]:
-        """memory id -> (component id, size) of the graph before this run's links."""
-        return relation_graph(memories, relations).components()
-
     def _open_issues(
         self,
         found: list[DiscoveredRelation],
@@ -448,9 +443,6 @@ class RelationshipDiscovery:
             },
         )
         return replace(d, relation_id=rel.id)
-
-    def _graph(self, memories: dict[str, Memory], new: list[DiscoveredRelation]) -> GraphSummary:
-        return graph_summary(memories, self.store.relations(), new)
 
 
 __all__ = [
