@@ -64,3 +64,24 @@ def folder_bytes(tmp_path: Path):
 @pytest.fixture
 def now() -> float:
     return NOW
+
+
+@pytest.fixture
+def parse_counter(monkeypatch: pytest.MonkeyPatch):
+    """``count(build)``: a list that gets, for each JSONL parse the store does with ``build``
+    (validation's ``loaded_memory`` or ``loaded_relation``), how many records it parsed; an
+    open the snapshot served adds nothing."""
+    import cortexgraph.storage.jsonl_store as jsonl_store
+
+    real = jsonl_store.live_records
+    counts: dict[object, list[int]] = {}
+
+    def counting(data, build, check=None, **bulk):
+        records, bad = real(data, build, check, **bulk)
+        calls = counts.get(getattr(build, "func", None))
+        if calls is not None:
+            calls.append(len(records))
+        return records, bad
+
+    monkeypatch.setattr(jsonl_store, "live_records", counting)
+    return lambda build: counts.setdefault(build, [])

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import cortexgraph.storage.jsonl_store as jsonl_store
 from cortexgraph.storage import JSONLStore, StoreConfig
 from cortexgraph.storage.relation_snapshot import RELATIONS_SNAPSHOT_NAME
 from cortexgraph.storage.validation import loaded_relation
@@ -18,19 +17,9 @@ ALWAYS = StoreConfig(snapshot_min_bytes=1)
 
 
 @pytest.fixture
-def relation_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def relation_parses(parse_counter) -> list[int]:
     """How many relation records each open parses from JSONL (nothing when the snapshot served)."""
-    calls: list[int] = []
-    real = jsonl_store.live_records
-
-    def counting(data, build, check=None, **bulk):
-        records, bad = real(data, build, check, **bulk)
-        if getattr(build, "func", None) is loaded_relation:
-            calls.append(len(records))
-        return records, bad
-
-    monkeypatch.setattr(jsonl_store, "live_records", counting)
-    return calls
+    return parse_counter(loaded_relation)
 
 
 @pytest.fixture

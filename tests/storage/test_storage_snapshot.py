@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import storage_workers
 
-import cortexgraph.storage.jsonl_store as jsonl_store
 from cortexgraph.storage import JSONLStore, StoreConfig
 from cortexgraph.storage.bulk_records import memories_from_columns, memory_columns
 from cortexgraph.storage.index_snapshot import (
@@ -42,19 +41,9 @@ def built(tmp_path: Path) -> tuple[Path, list[Memory]]:
 
 
 @pytest.fixture
-def json_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def json_loads(parse_counter) -> list[int]:
     """How many memory records each open parses from JSONL (0 when the snapshot served)."""
-    calls: list[int] = []
-    real = jsonl_store.live_records
-
-    def counting(data, build, check=None, **bulk):
-        records, bad = real(data, build, check, **bulk)
-        if getattr(build, "func", None) is loaded_memory:
-            calls.append(len(records))
-        return records, bad
-
-    monkeypatch.setattr(jsonl_store, "live_records", counting)
-    return calls
+    return parse_counter(loaded_memory)
 
 
 def _view(store: JSONLStore) -> tuple:
