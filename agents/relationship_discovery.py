@@ -153,6 +153,8 @@ class RelationshipDiscovery:
         self.config = config or RelationshipConfig()
         self.tracker = tracker
         self.entity_finder = entity_finder
+        # What read_entities read before this run's steps, for the run's report.
+        self._read_before: tuple[int, str] = (0, "none")
 
     def score(
         self,
@@ -187,6 +189,7 @@ class RelationshipDiscovery:
         """``scope`` (an incremental run): only pairs that hold a changed memory, found
         through the changed memories' entities."""
         cfg = self.config
+        read_before, self._read_before = self._read_before, (0, "none")
         if scope is not None and not scope:
             # Every pair must hold a changed memory: none can. Entities were read before the
             # cluster step (read_entities); the postings and graph of every memory (1-2 s at
@@ -194,6 +197,8 @@ class RelationshipDiscovery:
             return RelationshipReport(dry_run, 0, 0, (), 0, (), None, skipped=NOTHING_CHANGED)
         memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
         found_count, method = self._find_entities(memories, dry_run)
+        if read_before[0]:  # read before the cluster step (read_entities): this run read them
+            found_count, method = found_count + read_before[0], read_before[1]
         postings: dict[str, list[str]] = {}
         for m in memories.values():
             for e in _entities(m):
@@ -302,7 +307,8 @@ class RelationshipDiscovery:
         merge's names rule and this run's relations see the same entities and the next run
         finds nothing changed. Returns (memories read, the finder's method)."""
         memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
-        return self._find_entities(memories, dry_run=False)
+        self._read_before = self._find_entities(memories, dry_run=False)
+        return self._read_before
 
     def _find_entities(self, memories: dict[str, Memory], dry_run: bool) -> tuple[int, str]:
         """Hand the memories no finder (or only the rules) has read to the finder in one batch
@@ -321,7 +327,11 @@ class RelationshipDiscovery:
         method = finder.method
         names = dict(zip((m.id for m in todo), finder.find([m.content for m in todo]), strict=True))
 
-        def change(m: Memory) -> Memory:
+        read = {m.id: m for m in todo}
+
+        def change(m: Memory) -> Memory | None:
+            if m.content != read[m.id].content:
+                return None  # edited (another process) since it was read: read it next time
             extra = {**m.meta.extra, FOUND_KEY: method}
             found = _with_found(m.entities, names.get(m.id, ()))
             if utterance(m.content).speaker is None:
@@ -333,14 +343,14 @@ class RelationshipDiscovery:
             return replace(m, meta=replace(m.meta, extra=extra))
 
         if dry_run:
-            updated = [change(m) for m in todo]
+            updated = [u for m in todo if (u := change(m)) is not None]
         else:
             updated = self.store.modify_many([m.id for m in todo], change)
         for m in updated:
             memories[m.id] = m
         added = sum(
-            len(u.entities) + len(u.mentions) - len(m.entities) - len(m.mentions)
-            for m, u in zip(todo, updated, strict=False)
+            len(u.entities) + len(u.mentions) - len(read[u.id].entities) - len(read[u.id].mentions)
+            for u in updated
         )
         log.info(
             "relations: entities read in %d memories (%s), %d added, %d left for the next run",

@@ -285,3 +285,39 @@ print(g.nodes, g.edges, g.components, g.largest_component, g.isolated,
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["6", "4", "2", "3", "1", "[1,", "1,", "2,", "2,", "2]", "False"]
+
+
+def test_the_run_reports_the_entities_read_before_its_steps(store):
+    # A live run reads entities before the cluster step (read_entities): its relations report
+    # counts them, not the 0 its own step then finds left to read.
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    memories = _conversation(store)
+    agent = RelationshipDiscovery(store, entity_finder=BatchEntityFinder(None))
+    assert agent.read_entities() == (len(memories), "rules")
+    report = agent.run(now=NOW)
+    assert (report.entities_found, report.entity_method) == (len(memories), "rules")
+    again = agent.run(now=NOW)  # counted once, by the run that read them
+    assert (again.entities_found, again.entity_method) == (0, "none")
+
+
+def test_a_memory_edited_while_its_entities_were_read_is_read_again(store):
+    # Another process (the MCP server) may edit a memory while a child reads it: the entities
+    # found in the old text are not written over the new one.
+    from cortexgraph.activation.entity_batch import BatchEntityFinder
+
+    a = add(store, "Alice moved the ledger to Postgres")
+    b = add(store, "Bob moved the payroll to Kafka")
+
+    class EditsWhileReading(BatchEntityFinder):
+        def find(self, texts):
+            store.put(store.get(a.id).with_changes(content="The ledger moved from Alice to Carol"))
+            return super().find(texts)
+
+    agent = RelationshipDiscovery(store, entity_finder=EditsWhileReading(None))
+    agent.read_entities()
+    assert "entities_found" not in store.get(a.id).meta.extra
+    assert store.get(a.id).content == "The ledger moved from Alice to Carol"
+    assert store.get(b.id).meta.extra["entities_found"] == "rules"
+    assert agent.read_entities() == (1, "rules")
+    assert "carol" in store.get(a.id).entities
