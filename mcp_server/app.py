@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 
+from cortexgraph.mcp_server.entity_reading import stop_entity_reading
 from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.settings import Settings
@@ -62,6 +63,7 @@ def build_app(settings: Settings | None = None) -> ServerApp:
                 yield state
                 hooks_endpoint.cancel_scope.cancel()
         finally:
+            stop_entity_reading(state)  # a child reading entities: stopped, none started again
             state.save_embeddings()
 
     from cortexgraph import __version__ as server_version

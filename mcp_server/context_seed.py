@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictFloat
 
 from cortexgraph.mcp_server.arguments import check_content
+from cortexgraph.mcp_server.entity_reading import read_entities_soon
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, state_of
 from cortexgraph.retrieval.core import set_core
@@ -103,6 +104,7 @@ def memory_store(
     if memory_type == "core":
         memory = set_core(state.store, memory.id)
     state.embed_soon([memory])
+    read_entities_soon(state)
     temporal = after_save(state.store, memory, None, auto_supersede=state.settings.auto_supersede)
     return {
         "success": True,

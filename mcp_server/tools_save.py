@@ -19,6 +19,7 @@ from cortexgraph.mcp_server.arguments import (
     check_save,
     unique_ids,
 )
+from cortexgraph.mcp_server.entity_reading import read_entities_soon
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.retrieval.temporal import after_save
@@ -155,6 +156,7 @@ def save_memory(
     )
     recent.record(conversation, Neighbour(memory.id, content, now))
     state.embed_soon([memory])
+    read_entities_soon(state)  # the next run's entity step, in a child once saves stop
     temporal = after_save(
         state.store, memory, supersedes, auto_supersede=state.settings.auto_supersede
     )

@@ -24,6 +24,9 @@ for key, value in {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    # An MCP server a test runs reads no entities in a child after its saves (spaCy's seconds
+    # of CPU, and writes the test did not ask for) unless the test is about that.
+    "CORTEXGRAPH_ENTITY_READING_AFTER_SAVES": "false",
 }.items():
     os.environ.setdefault(key, value)
 # The rest is what every cortexgraph process sets where it starts (offline hubs, no telemetry,

@@ -30,6 +30,8 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "LTM_VAULT_PATH": str(tmp_path / "vault"),
         "CORTEXGRAPH_BEADS_REPO": str(tmp_path / "beads"),
         "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
+        # no child reading entities after saves, unless a test is about it (entity_reading)
+        "CORTEXGRAPH_ENTITY_READING_AFTER_SAVES": "false",
         "CORTEXGRAPH_LOG_LEVEL": "WARNING",
         "OMP_NUM_THREADS": "1",
         "PYTHONUNBUFFERED": "1",
