@@ -55,7 +55,7 @@ class EntityReading:
         self._child: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
-        self.started = 0  # children started (the log says so too)
+        self.started = 0  # children started
 
     def saved(self) -> None:
         with self._cond:
@@ -108,9 +108,13 @@ class EntityReading:
             log.warning("cortexgraph: cannot start entity reading: %s", exc)
             return None
         assert child.stdin is not None
-        with child.stdin:
-            child.stdin.write(self._settings.model_dump_json(exclude_unset=True).encode())
+        try:
+            with child.stdin:
+                child.stdin.write(self._settings.model_dump_json(exclude_unset=True).encode())
+        except OSError as exc:  # it died at once: its exit status is logged below
+            log.warning("cortexgraph: entity reading did not take its settings: %s", exc)
         self.started += 1
+        log.info("cortexgraph: reading saved memories' entities in process %d", child.pid)
         return child
 
     def close(self) -> None:
@@ -163,7 +167,7 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     prepare_process()
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, AttributeError):  # no os.nice on Windows
         os.nice(10)  # behind the server's requests
     from cortexgraph.activation.entity_batch import batch_entity_finder
     from cortexgraph.agents.pipeline import pipeline_config
