@@ -153,8 +153,9 @@ def test_children_and_a_writer_in_another_process_lose_nothing(tmp_path):
     touches = dict.fromkeys(ids, 0)
     children = [_child(settings), _child(settings)]
     saved_meanwhile = []
-    k = 0
+    k, deadline = 0, time.monotonic() + 300
     while any(c.poll() is None for c in children):
+        assert time.monotonic() < deadline, "the children did not finish"
         i = ids[k % len(ids)]
         server.touch(i)
         touches[i] += 1
