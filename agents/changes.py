@@ -22,6 +22,7 @@ from typing import Any
 
 from cortexgraph.storage.decay import DAY, DecayConfig, crossing_time, decay_thresholds
 from cortexgraph.storage.models import Memory
+from cortexgraph.storage.protocol import WriteLog
 
 
 def fingerprint(memory: Memory) -> int:
@@ -148,15 +149,28 @@ class ChangeTracker:
             float(since), frozenset(changed), frozenset(crossing), fading, len(old) - seen
         )
 
-    def refresh(self, memories: Iterable[Memory], now: float) -> None:
+    def refresh(
+        self, memories: Iterable[Memory], now: float, writes: WriteLog | None = None
+    ) -> None:
         """After the run's own changes (merges, promotions, gc): fingerprints of what it
-        wrote, so the next run does not count them as changed."""
+        wrote, so the next run does not count them as changed. ``writes``: what the run
+        itself wrote since ``scope`` (``MemoryStore.recording_writes``). A memory someone
+        else changed during the run keeps the fingerprint the run started from, and one
+        someone else saved gets none, so the next run looks at both (a memory saved beside the
+        run stays new even when the run's relations step read its entities). None: every
+        change since ``scope`` is the run's."""
         fresh: dict[str, tuple[int, float]] = {}
         seen, prints = self.seen, self.prints
         for m in memories:
             before = prints.get(m.id)
             if before is not None and seen.get(m.id) is m:
                 fresh[m.id] = before
+                continue
+            if writes is not None and (
+                m.id not in writes.written if before is not None else m.id not in writes.created
+            ):
+                if before is not None:
+                    fresh[m.id] = before
                 continue
             fp = fingerprint(m)
             if before is not None and before[0] == fp:

@@ -15,6 +15,7 @@ from cortexgraph.agents.changes import ChangeTracker
 from cortexgraph.agents.decay_findings import DecayReport
 from cortexgraph.agents.pipeline import Pipeline, PipelineReport
 from cortexgraph.storage.decay import decay_thresholds
+from cortexgraph.storage.protocol import WriteLog
 
 
 def begin(
@@ -31,10 +32,16 @@ def begin(
 
 
 def state_after(
-    pipeline: Pipeline, changes: ChangeTracker, report: PipelineReport, now: float
+    pipeline: Pipeline,
+    changes: ChangeTracker,
+    report: PipelineReport,
+    now: float,
+    writes: WriteLog | None = None,
 ) -> dict[str, Any]:
-    """The state the next run compares with."""
-    changes.refresh(pipeline.decay.store.list(), now)
+    """The state the next run compares with. ``writes``: what the run wrote itself, recorded
+    from ``begin`` on (``MemoryStore.recording_writes``); what others wrote meanwhile stays
+    changed for the next run. None: the caller cannot tell, every change counts as the run's."""
+    changes.refresh(pipeline.decay.store.list(), now, writes)
     decay = report.reports.get("decay")
     if isinstance(decay, DecayReport) and not decay.skipped:
         gone = set(decay.collected)

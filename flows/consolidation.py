@@ -54,6 +54,7 @@ from cortexgraph.flows.vault_scope import refresh_changed_notes
 from cortexgraph.flows.wiring import Collaborators
 from cortexgraph.run_state import load_run_state, save_run_state
 from cortexgraph.settings import Settings, load_settings
+from cortexgraph.storage.protocol import WriteLog
 from cortexgraph.user_store import record_run
 
 
@@ -126,6 +127,20 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
     if not options.dry_run and "relations" in options.agents:
         # Entities of new memories first (spaCy in batches): merge and relations see them.
         pipeline.relations.read_entities()
+    # What the run writes from here on, told from what the MCP server or a hook saves
+    # meanwhile: those stay changed for the next run (agents.incremental.state_after).
+    with collab.store.recording_writes() as writes:
+        return _run_pipeline_steps(settings, options, pipeline, collab, started, writes)
+
+
+def _run_pipeline_steps(
+    settings: Settings,
+    options: RunOptions,
+    pipeline: Pipeline,
+    collab: Collaborators,
+    started: float,
+    writes: WriteLog,
+) -> PipelineReport:
     now = time.time() if options.now is None else float(options.now)
     previous = load_run_state(settings.storage_path)
     changes = incremental.begin(pipeline, previous, now, full=options.full)
@@ -172,7 +187,7 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
         # CLI, run_pipeline): status, memory_status and --scheduled read it.
         record_run(settings.storage_path, report, time.time())
         if set(run.agents) == set(AGENT_ORDER):  # a partial run leaves the changes for the next
-            state = incremental.state_after(pipeline, changes, report, now)
+            state = incremental.state_after(pipeline, changes, report, now, writes)
             save_run_state(settings.storage_path, state)
     return report
 

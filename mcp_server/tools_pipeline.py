@@ -68,21 +68,24 @@ def run_consolidation(
         pipe.relations.read_entities()
     now = time.time()
     storage = state.settings.storage_path
-    changes = incremental.begin(pipe, load_run_state(storage), now, full=full)
-    report = run_agents(
-        pipe,
-        now=now,
-        dry_run=dry_run,
-        agents=agents,
-        notes=(similarity, tracking),
-        scope=pipe.scope,
-    )
-    if not dry_run:  # seen by memory_status, cortexgraph-consolidate status and --scheduled
-        from cortexgraph.user_store import record_run
+    # What this run writes itself, told from saves other tool calls make meanwhile: those
+    # stay changed for the next run (agents.incremental.state_after).
+    with state.store.recording_writes() as writes:
+        changes = incremental.begin(pipe, load_run_state(storage), now, full=full)
+        report = run_agents(
+            pipe,
+            now=now,
+            dry_run=dry_run,
+            agents=agents,
+            notes=(similarity, tracking),
+            scope=pipe.scope,
+        )
+        if not dry_run:  # seen by memory_status, cortexgraph-consolidate status and --scheduled
+            from cortexgraph.user_store import record_run
 
-        record_run(storage, report, time.time())
-        if set(report.agents) == set(AGENT_ORDER):
-            save_run_state(storage, incremental.state_after(pipe, changes, report, now))
+            record_run(storage, report, time.time())
+            if set(report.agents) == set(AGENT_ORDER):
+                save_run_state(storage, incremental.state_after(pipe, changes, report, now, writes))
     reuse: dict[str, int] = {}
     if vectors is not None and tally is not None:
         reuse = {

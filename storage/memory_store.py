@@ -31,7 +31,13 @@ from cortexgraph.storage.models import (
     validate_id,
     validate_tags,
 )
-from cortexgraph.storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
+from cortexgraph.storage.protocol import (
+    CompactionReport,
+    DenseScorer,
+    MemoryStore,
+    StoreStats,
+    WriteLog,
+)
 from cortexgraph.storage.reinforcement import status_after_use
 from cortexgraph.storage.validation import (
     apply_changes,
@@ -50,6 +56,7 @@ class IndexedStore(StoreIndexes):
         self.dense = dense
         self._lock = threading.RLock()
         self.quarantined_lines = 0
+        self._write_logs = threading.local()  # recording_writes: per thread, the open logs
 
     # -- persistence hooks ---------------------------------------------------------------------
     def _persist_memories(self, memories: Sequence[Memory], lines: Sequence[str]) -> None:
@@ -77,6 +84,20 @@ class IndexedStore(StoreIndexes):
         other writer in between, and the lock is taken once instead of once a write."""
         with self._lock, self._exclusive():
             yield
+
+    @contextlib.contextmanager
+    def recording_writes(self) -> Iterator[WriteLog]:
+        """What this thread saves, changes or deletes through this store while open. Per
+        thread: a consolidation run tells its own writes from what another caller (a save in
+        the MCP server beside it) or another process (read as it catches up) wrote meanwhile,
+        which the next incremental run must still see as changed."""
+        logs: list[WriteLog] = self._write_logs.__dict__.setdefault("open", [])
+        log = WriteLog()
+        logs.append(log)
+        try:
+            yield log
+        finally:
+            logs.remove(log)
 
     # -- memories ------------------------------------------------------------------------------
     def save(
@@ -119,6 +140,10 @@ class IndexedStore(StoreIndexes):
         checked = [m for m, _ in pairs]
         with self._lock:
             self._persist_memories(checked, [line for _, line in pairs])
+            if logs := self._write_logs.__dict__.get("open"):
+                for log in logs:
+                    log.created.update(m.id for m in checked if m.id not in self._memories)
+                    log.written.update(m.id for m in checked)
             for m in checked:
                 self._index_memory(m)
         return checked
@@ -172,6 +197,8 @@ class IndexedStore(StoreIndexes):
             memory = self.get(memory_id)
             rel_ids = sorted(self._relations_by_memory.get(memory_id, ()))
             self._persist_deletions([memory_id], rel_ids)
+            for log in self._write_logs.__dict__.get("open", ()):
+                log.written.add(memory_id)
             for rid in rel_ids:
                 self._unindex_relation(rid)
             self._unindex_memory(memory)

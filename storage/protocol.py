@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortexgraph.storage.config import StoreConfig
@@ -112,6 +112,16 @@ class StoreStats:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+@dataclass(slots=True)
+class WriteLog:
+    """What one thread wrote through a store while ``MemoryStore.recording_writes`` was open:
+    the ids of memories it saved, changed or deleted (``written``), and of those that were
+    new to the store (``created``)."""
+
+    written: set[str] = field(default_factory=set)
+    created: set[str] = field(default_factory=set)
+
+
 @dataclass(frozen=True, slots=True)
 class CompactionReport:
     memories_kept: int
@@ -157,6 +167,12 @@ class MemoryStore(Protocol):
     def delete(self, memory_id: str) -> None: ...
     def writing(self) -> AbstractContextManager[None]:
         """Several writes as one hold of the store: no other writer in between."""
+        ...
+
+    def recording_writes(self) -> AbstractContextManager[WriteLog]:
+        """The ids of the memories this thread saves, changes or deletes through the store
+        while open (what a consolidation run wrote itself, told apart from other callers'
+        and other processes' writes meanwhile)."""
         ...
 
     def list(
@@ -207,4 +223,5 @@ __all__ = [
     "MemoryStore",
     "OwnWordsScorer",
     "StoreStats",
+    "WriteLog",
 ]

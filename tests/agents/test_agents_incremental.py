@@ -7,6 +7,7 @@ full, and compares the decisions on the changed part.
 from __future__ import annotations
 
 import math
+import threading
 
 import pytest
 from agents_helpers import NOW, add
@@ -293,3 +294,47 @@ def test_the_state_file_round_trips_and_a_broken_one_means_a_full_run(store, tra
 
     (tmp_path / STATE_FILE).write_bytes((tmp_path / STATE_FILE).read_bytes()[:200])
     assert load_run_state(tmp_path) is None
+
+
+def test_what_others_write_during_a_run_is_still_changed_for_the_next(store, tracker, embedder):
+    """A save or a touch made beside the run (another tool call in the MCP server, another
+    process) is not the run's: the next run still looks at it, while what the run wrote itself
+    (its merge) is not counted again."""
+    state = _store_after_new_saves(store, tracker, embedder)
+    used = next(m for m in store.list() if m.content == "We deploy on Tuesdays.")
+
+    def beside() -> None:
+        store.save("saved beside the run", now=NOW)
+        store.touch(used.id, now=NOW)
+
+    pipe = _pipeline(store, tracker, embedder)
+    with store.recording_writes() as writes:
+        tracked = incremental.begin(pipe, state, NOW)
+        report = run_agents(pipe, now=NOW, scope=pipe.scope)
+        other = threading.Thread(target=beside)
+        other.start()
+        other.join()
+        after = incremental.state_after(pipe, tracked, report, NOW, writes)
+    assert report.reports["merge"].outcomes  # the run wrote something of its own
+
+    nxt = _pipeline(store, tracker, embedder)
+    incremental.begin(nxt, after, NOW + 60)
+    assert nxt.scope is not None
+    assert {store.get(i).content for i in nxt.scope.changed} == {
+        "saved beside the run",
+        "We deploy on Tuesdays.",
+    }
+
+
+def test_a_store_records_only_this_threads_writes(store):
+    first = store.save("before the log", now=NOW)
+    with store.recording_writes() as log:
+        mine = store.save("mine", now=NOW)
+        store.touch(first.id, now=NOW)
+        other = threading.Thread(target=lambda: store.save("another thread's", now=NOW))
+        other.start()
+        other.join()
+        store.delete(mine.id)
+    assert log.written == {mine.id, first.id} and log.created == {mine.id}
+    store.save("after the log", now=NOW)
+    assert log.written == {mine.id, first.id}

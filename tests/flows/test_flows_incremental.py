@@ -6,6 +6,7 @@ Through the real CLI and the flow (the session's Prefect test server), on the de
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
@@ -51,3 +52,40 @@ def test_a_run_after_no_change_says_so_and_full_looks_at_everything(
     full = json.loads(CliRunner().invoke(app, [*args, "--json", "--full"]).stdout)
     assert full["incremental"] is None
     assert full["reports"]["cluster"]["scanned"] > 1
+
+
+def test_what_another_process_saves_during_a_run_is_seen_by_the_next(
+    prefect_harness, demo_dirs, no_beads
+):
+    """The MCP server (another process) saves and uses memories while the hourly run works:
+    the run's state must not take them as judged, or no incremental run would ever look at
+    them again (only the weekly full run). The run's own writes still count as seen."""
+    import subprocess
+    import sys
+
+    from cortexgraph.flows.consolidation import run_pipeline
+    from cortexgraph.flows.pipeline_setup import RunOptions
+    from cortexgraph.settings import Settings
+
+    store_dir, vault = demo_dirs
+    used = next(iter(open_store(store_dir).list())).id
+    writer = (
+        "import sys; from cortexgraph.storage import open_store; s = open_store(sys.argv[1]); "
+        "s.save('Dana moved the standup to ten'); s.touch(sys.argv[2])"
+    )
+
+    def beside(name, report, seconds):
+        if name == "decay":  # mid-run, from another process
+            subprocess.run([sys.executable, "-c", writer, str(store_dir), used], check=True)
+
+    settings = Settings(storage_path=store_dir, vault_path=vault)
+    options = RunOptions(use_embeddings=False)
+    first = run_pipeline(settings, replace(options, on_step=beside))
+    assert first.reports["merge"].outcomes  # the run wrote merges of its own
+
+    after = run_pipeline(settings, options)
+    assert after.scope is not None
+    changed = {open_store(store_dir).get(i).content for i in after.scope.changed}
+    assert "Dana moved the standup to ten" in changed
+    assert open_store(store_dir).get(used).content in changed
+    assert len(changed) == 2  # nothing the first run merged or promoted itself
