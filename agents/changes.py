@@ -3,7 +3,8 @@
 A live run leaves a small state behind (``cortexgraph.run_state``): its clock (``now``), for
 every memory a fingerprint of the fields the agents judge (content, status, use, strength,
 promotion, entities, tags) and the next moment its decay score crosses a bar that changes what
-the decay analyzer or the promoter says of it, and the memories the decay run listed as fading.
+the decay analyzer or the promoter says of it, and the memories the decay run listed as fading
+with their urgency and forget moment (what its digests need of them).
 
 The next run compares: a memory is *changed* when it is new or its fingerprint differs (saved,
 touched, edited, merged, promoted, restored, archived); it is *crossing* when its predicted
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cortexgraph.storage.decay import DAY, DecayConfig, crossing_time, decay_thresholds
-from cortexgraph.storage.models import Memory
+from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import WriteLog
 
 
@@ -68,8 +69,12 @@ class RunScope:
     since: float  # the last run's clock
     changed: frozenset[str]
     crossing: frozenset[str]
-    fading: frozenset[str] = frozenset()  # listed fading by the last run (re-scored by decay)
+    # Listed fading by the last run and still active (decay counts them in its digests).
+    fading: frozenset[str] = frozenset()
     removed: int = 0  # memories gone from the store since
+    # The last run's word on its fading memories: (urgency, forget moment) by id
+    # (agents.decay_findings.FadingMark; absent in a state from before marks).
+    marks: Mapping[str, tuple[str, float]] = field(default_factory=dict)
 
     @property
     def ids(self) -> frozenset[str]:
@@ -144,9 +149,23 @@ class ChangeTracker:
             self.prints[m.id] = (fp, next_crossing(m, now, self.config, self.bars))
         if not isinstance(since, int | float) or not old:
             return None
-        fading = frozenset(str(i) for i in (previous or {}).get("fading") or ())
+        # Still there and active: a memory the last run merged or promoted after decay
+        # listed it is not changed (its fingerprint was taken after the run's writes).
+        seen_now, active = self.seen, MemoryStatus.ACTIVE
+        fading = frozenset(
+            {
+                i
+                for i in (previous or {}).get("fading") or ()
+                if i in seen_now and seen_now[i].status is active
+            }
+        )
         return RunScope(
-            float(since), frozenset(changed), frozenset(crossing), fading, len(old) - seen
+            float(since),
+            frozenset(changed),
+            frozenset(crossing),
+            fading,
+            len(old) - seen,
+            (previous or {}).get("fading_marks") or {},
         )
 
     def refresh(
@@ -180,10 +199,19 @@ class ChangeTracker:
         self.prints = fresh
         self.seen = {}
 
-    def state(self, now: float, fading: Iterable[str]) -> dict[str, Any]:
+    def state(
+        self, now: float, fading: Iterable[str], marks: Mapping[str, tuple[str, float]]
+    ) -> dict[str, Any]:
         """What the next run compares with: each memory's (fingerprint, next crossing time;
-        inf: none), as ``cortexgraph.run_state`` stores it."""
-        return {"version": 2, "now": now, "memories": dict(self.prints), "fading": sorted(fading)}
+        inf: none), the fading memories and their marks, as ``cortexgraph.run_state`` stores
+        it."""
+        return {
+            "version": 2,
+            "now": now,
+            "memories": dict(self.prints),
+            "fading": sorted(fading),
+            "fading_marks": marks,
+        }
 
 
 __all__ = ["ChangeTracker", "RunScope", "fingerprint", "next_crossing"]

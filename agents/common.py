@@ -45,9 +45,13 @@ class ReportTable:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Frozen report dataclasses (and what they hold) as plain JSON values."""
+    """Frozen report dataclasses (and what they hold) as plain JSON values; a field whose
+    metadata has ``to_json`` is given as that function of it (a long id list as its length)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: to_jsonable(f.metadata.get("to_json", _same)(getattr(value, f.name)))
+            for f in dataclasses.fields(value)
+        }
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, Mapping):
@@ -56,6 +60,10 @@ def to_jsonable(value: Any) -> Any:
         return [to_jsonable(v) for v in value]
     if isinstance(value, float):
         return round(value, 6)
+    return value
+
+
+def _same(value: Any) -> Any:
     return value
 
 

@@ -5,6 +5,8 @@ Apart from the analyzer so that its issue bookkeeping (decay_issues.py) shares t
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -42,7 +44,10 @@ class DecayAnalyzerConfig:
     # One issue per high-urgency memory besides the digests (CORTEXGRAPH_DECAY_MEMORY_ISSUES):
     # 302 demo memories made 124 of them, too many for a person to read.
     memory_issues: bool = False
-    digest_max_lines: int = 200
+    # Memories the high-urgency digest lists (its most urgent; decay_digests.py): a digest
+    # once listed every member, tens of thousands at 100k memories, rewritten and committed
+    # whenever one entered or left.
+    digest_max_lines: int = 20
     # gc archives first; in delete mode it deletes only what stayed archived this long (and
     # only with a graveyard to keep it in: CORTEXGRAPH_GC_GRACE_DAYS, agents.undo).
     gc_grace_days: float = 7.0
@@ -73,6 +78,23 @@ class DecayFinding:
     in_danger_zone: bool
     preview: str
     issue_id: str | None = None
+    # When its score falls (fell) to the forget threshold by time alone; None: never. Fixed
+    # until the memory changes, so it orders a digest without scoring its members again.
+    forget_at: float | None = None
+
+    @property
+    def mark(self) -> FadingMark:
+        return fading_mark(self.urgency, self.forget_at)
+
+
+# What the next incremental run needs of a fading memory it does not judge again (its run
+# state keeps it): urgency level and forget moment (inf: never). Neither moves until the memory
+# changes or crosses a bar, and either puts it in that run's scope.
+FadingMark = tuple[Urgency, float]
+
+
+def fading_mark(urgency: Urgency, forget_at: float | None) -> FadingMark:
+    return (urgency, math.inf if forget_at is None else forget_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +110,15 @@ class DecayReport:
     issues_tracked: int = 0  # high-urgency findings whose issue was already open
     issues_reopened: int = 0  # closed earlier, fading badly again
     issues_closed: int = 0  # the memory recovered, was promoted, archived or deleted
-    digests: tuple[tuple[str, str, int], ...] = ()  # (urgency, issue id, memories listed)
+    # (urgency, digest issue id, memories at that urgency): the exact count; the digest shows it
+    # rounded above 100 and lists only the most urgent (decay_digests.py).
+    digests: tuple[tuple[str, str, int], ...] = ()
     # Why nothing was scored (an incremental run after no change: the last run's word stands).
     skipped: str = ""
     # An incremental run: the last run's fading memories outside its scope, still fading and
-    # judged as then (no bar crossed since); not in ``findings``.
-    carried: tuple[str, ...] = ()
+    # judged as then (no bar crossed since), with their marks (kept for the next run); not in
+    # ``findings``. Tens of thousands at 100k memories: JSON gives their number.
+    carried: Mapping[str, FadingMark] = field(default_factory=dict, metadata={"to_json": len})
 
     @property
     def results(self) -> tuple[DecayFinding, ...]:  # 1.x: DecayAnalyzer.run() -> DecayResult
@@ -138,7 +163,9 @@ __all__ = [
     "DecayAnalyzerConfig",
     "DecayFinding",
     "DecayReport",
+    "FadingMark",
     "GcMode",
     "Urgency",
+    "fading_mark",
     "urgency_of",
 ]

@@ -1,4 +1,5 @@
-"""The tracker side of a decay run: digest issues per urgency level and per-memory issues.
+"""The tracker side of a decay run: digest issues per urgency level (decay_digests.py) and
+per-memory issues.
 
 Kept in step with the findings run after run (opened, rewritten, closed, reopened), apart from
 the analyzer's scoring and gc (decay_analyzer.py).
@@ -7,19 +8,19 @@ the analyzer's scoring and gc (decay_analyzer.py).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from cortexgraph.agents.common import LABEL_DECAY, short, snippet
+from cortexgraph.agents.decay_digests import DecayDigests, LevelMembers
 from cortexgraph.agents.decay_findings import (
     DecayAnalyzerConfig,
     DecayFinding,
+    FadingMark,
     Urgency,
-    urgency_of,
 )
 from cortexgraph.agents.protocols import IssueTracker, IssueView
-from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 
@@ -41,14 +42,14 @@ class DecayIssues:
         digests: list[tuple[str, str, int]],
         now: float,
         *,
-        carried: Sequence[tuple[float, Memory]] = (),
-        make: Callable[[Memory, float, float], DecayFinding] | None = None,
+        carried: Mapping[str, FadingMark] | None = None,
+        make: Callable[[str], DecayFinding | None] | None = None,
     ) -> list[DecayFinding]:
         """Digests per urgency level, and (if asked) one issue per high-urgency memory.
 
-        ``carried`` (an incremental run): (score, memory) of fading memories outside its scope,
-        by score; listed in their digests as before, their issues left as they are. ``make``
-        turns one into its finding when a digest listing it is rewritten.
+        ``carried`` (an incremental run): marks of fading memories outside its scope, by id;
+        counted in their digests as before, their issues left as they are. ``make`` turns
+        one into its finding when a digest lists it.
 
         Per-memory issues are keyed by memory (dedupe key ``decay:<id>``), so re-runs never
         duplicate them; one whose memory is no longer fading badly (used again, promoted,
@@ -56,18 +57,28 @@ class DecayIssues:
         opened by earlier runs keep following their memories when ``memory_issues`` is off.
         """
         known: dict[str, IssueView] = {}
-        digest_issues: dict[str, IssueView] = {}
+        digest_issues: list[IssueView] = []
         for i in self.tracker.query(labels=(LABEL_DECAY,)):
             if i.metadata.get("digest"):
-                digest_issues[str(i.metadata["digest"])] = i
+                digest_issues.append(i)
             else:
                 known[str(i.metadata.get("memory_id"))] = i
-        live = [f for f in findings if f.memory_id not in collected]
-        levels = _Members(live, carried, make, self.config, now)
-        digest_ids = self._sync_digests(levels, digest_issues, counts, digests, now)
+        live = {f.memory_id: f for f in findings if f.memory_id not in collected}
+        carried = carried or {}
+        levels = LevelMembers(live.values(), carried, self.config.digest_max_lines)
+
+        def finding_of(memory_id: str) -> DecayFinding | None:
+            found = live.get(memory_id)
+            if found is None and make is not None:
+                found = make(memory_id)
+            return found
+
+        digest_ids = DecayDigests(self.tracker, self.config).sync(
+            levels, digest_issues, finding_of, counts, digests, now
+        )
         out: list[DecayFinding] = []
         # A carried memory's issue stays as the last run left it (no bar crossed since).
-        urgent: set[str] = {m.id for _, m in carried}
+        urgent: set[str] = set(carried) if known else set()
         for f in findings:
             if f.memory_id in collected:
                 out.append(f)
@@ -94,79 +105,6 @@ class DecayIssues:
                 self.tracker.close(issue.id, self._why_resolved(memory_id, collected))
                 counts["closed"] += 1
         return out
-
-    def _sync_digests(
-        self,
-        levels: _Members,
-        known: dict[str, IssueView],
-        counts: Counter[str],
-        digests: list[tuple[str, str, int]],
-        now: float,
-    ) -> dict[Urgency, str]:
-        """One open digest per urgency level listing its memories; rewritten only when its
-        memories changed, closed when the level is empty, reopened when it fills again."""
-        ids: dict[Urgency, str] = {}
-        for level in Urgency:
-            memory_ids = levels.ids(level)
-            issue = known.get(level.value)
-            if not memory_ids:
-                if issue is not None and issue.status != "closed":
-                    self.tracker.close(issue.id, f"no fading memories of {level.value} urgency")
-                    counts["digests_closed"] += 1
-                continue
-            if issue is None:
-                fields = self._digest_fields(level, levels.findings(level), now)
-                issue = self.tracker.create(
-                    fields["title"],
-                    description=fields["description"],
-                    labels=fields["labels"],
-                    priority=fields["priority"],
-                    metadata=fields["metadata"],
-                    dedupe_key=f"decay-digest:{level.value}",
-                )
-                counts["digests_opened"] += 1
-            elif issue.status == "closed" or set(issue.metadata.get("memory_ids") or ()) != set(
-                memory_ids
-            ):
-                # Its memories, not their order: scores move with time and, on the power-law
-                # curve, overtake each other, so an order test rewrote (and committed) the
-                # digests on every run, and an incremental run would have to score them all.
-                fields = self._digest_fields(level, levels.findings(level), now)
-                issue = self.tracker.update(issue.id, status="open", **fields)
-                counts["digests_updated"] += 1
-            ids[level] = issue.id
-            digests.append((level.value, issue.id, len(memory_ids)))
-        return ids
-
-    def _digest_fields(
-        self, level: Urgency, members: list[DecayFinding], now: float
-    ) -> dict[str, Any]:
-        cap = self.config.digest_max_lines
-        lines = [
-            f"- {f.memory_id} score {f.score:.3f}, {f.action.value}: {f.preview}"
-            for f in members[:cap]
-        ]
-        if len(members) > cap:
-            lines.append(f"- … and {len(members) - cap} more (metadata.memory_ids lists all)")
-        actions = Counter(f.action.value for f in members)
-        return {
-            "title": f"{len(members)} fading memories, {level.value} urgency",
-            "description": (
-                f"Memories whose decay score puts them at {level.value} urgency "
-                f"({', '.join(f'{a} {n}' for a, n in sorted(actions.items()))}). Reinforce "
-                f"the ones worth keeping (touch_memory / observe_memory_usage); this digest is "
-                f"rewritten when its memories change (scores as of then) and closed when none "
-                f"are left.\n\n" + "\n".join(lines)
-            ),
-            "labels": (LABEL_DECAY, f"urgency:{level.value}", "decay:digest"),
-            "priority": {Urgency.HIGH: 1, Urgency.MEDIUM: 2, Urgency.LOW: 3}[level],
-            "metadata": {
-                "digest": level.value,
-                "memory_ids": [f.memory_id for f in members],
-                "count": len(members),
-                "updated_at": round(now, 3),
-            },
-        }
 
     def _why_resolved(self, memory_id: str, collected: set[str]) -> str:
         if memory_id in collected:
@@ -196,48 +134,6 @@ class DecayIssues:
             },
             dedupe_key=f"decay:{finding.memory_id}",
         )
-
-
-class _Members:
-    """The memories of each urgency level: this run's findings and the carried memories (by
-    score and id, as a full run would list them); findings made of the carried ones only for
-    a digest that is written."""
-
-    def __init__(
-        self,
-        findings: Sequence[DecayFinding],
-        carried: Sequence[tuple[float, Memory]],
-        make: Callable[[Memory, float, float], DecayFinding] | None,
-        config: DecayAnalyzerConfig,
-        now: float,
-    ) -> None:
-        self._found = findings
-        self._carried = carried
-        self._make = make
-        self._now = now
-        self._level = {m.id: urgency_of(score, config) for score, m in carried}
-
-    def _entries(self, level: Urgency) -> list[tuple[float, str, DecayFinding | Memory]]:
-        entries: list[tuple[float, str, DecayFinding | Memory]] = [
-            (f.score, f.memory_id, f) for f in self._found if f.urgency is level
-        ]
-        if self._carried:
-            entries += [(s, m.id, m) for s, m in self._carried if self._level[m.id] is level]
-            entries.sort(key=lambda e: (e[0], e[1]))
-        return entries
-
-    def ids(self, level: Urgency) -> list[str]:
-        return [i for _, i, _ in self._entries(level)]
-
-    def findings(self, level: Urgency) -> list[DecayFinding]:
-        out = []
-        for score, _, item in self._entries(level):
-            if isinstance(item, DecayFinding):
-                out.append(item)
-            else:
-                assert self._make is not None, "carried memories need a finding maker"
-                out.append(self._make(item, score, self._now))
-        return out
 
 
 def _with_issue(finding: DecayFinding, issue_id: str) -> DecayFinding:

@@ -43,15 +43,17 @@ def state_after(
     changed for the next run. None: the caller cannot tell, every change counts as the run's."""
     changes.refresh(pipeline.decay.store.list(), now, writes)
     decay = report.reports.get("decay")
+    marks: dict[str, tuple[str, float]]
     if isinstance(decay, DecayReport) and not decay.skipped:
         gone = set(decay.collected)
-        fading: set[str] = {f.memory_id for f in decay.findings if f.memory_id not in gone}
-        fading.update(decay.carried)
-    elif pipeline.scope is not None:
-        fading = set(pipeline.scope.fading)
-    else:
-        fading = set()
-    return changes.state(now, fading)
+        marks = {f.memory_id: f.mark for f in decay.findings if f.memory_id not in gone}
+        marks.update(decay.carried)
+        return changes.state(now, marks, marks)
+    if pipeline.scope is None:
+        return changes.state(now, (), {})
+    last = pipeline.scope.marks  # decay did not run, or found nothing to do: its word stands
+    fading = pipeline.scope.fading
+    return changes.state(now, fading, {i: last[i] for i in fading if i in last})
 
 
 __all__ = ["begin", "state_after"]

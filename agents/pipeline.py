@@ -227,7 +227,13 @@ class Pipeline:
             # The last run's fading memories outside the scope crossed no bar: their findings
             # stand, and they are only listed in their digests again.
             ids = self.scope.ids
-            return agent.run(now=now, dry_run=dry_run, scope=ids, carried=self.scope.fading - ids)
+            return agent.run(
+                now=now,
+                dry_run=dry_run,
+                scope=ids,
+                carried=self.scope.fading - ids,
+                marks=self.scope.marks,
+            )
         if name == "promote":  # time alone can end a memory's claim to promotion
             return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
         # Similarity and entities do not move with time: only what changed.

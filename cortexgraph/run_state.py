@@ -5,7 +5,8 @@ Written by every live run (the flow, the MCP ``run_consolidation`` tool) after i
 unreadable file means the next run is a full one.
 
 Arrays, not JSON: one row per memory (its id, fingerprint and next decay crossing time, inf for
-none) read and written whole by numpy, without pickle. At 100k memories the JSON form (9 MB)
+none) and one per fading memory (its id, urgency and forget moment: what the decay digests need
+of it), read and written whole by numpy, without pickle. At 100k memories the JSON form (9 MB)
 cost ~0.6 CPU s a run to parse, build and write; every run pays it, a run after no change too.
 The 1.x JSON file (``consolidation-state.json``) is still read when no array file is there.
 """
@@ -27,8 +28,9 @@ VERSION = 2
 
 
 def load_run_state(storage: Path) -> dict[str, Any] | None:
-    """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids]}``,
-    or None: no state, or one that cannot be read."""
+    """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
+    "fading_marks": {id: (urgency, forget moment)}}``, or None: no state, or one that cannot be
+    read."""
     path = storage / STATE_FILE
     if not path.exists():
         return _load_json(storage / OLD_STATE_FILE)
@@ -39,6 +41,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             ids, fading = _strings(data["ids"]), _strings(data["fading"])
             prints, due = data["prints"].tolist(), data["due"].tolist()
             now = float(data["now"])
+            marks = _marks(data, fading)
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
         return None
     if not len(ids) == len(prints) == len(due):
@@ -48,7 +51,19 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
         "now": now,
         "memories": dict(zip(ids, zip(prints, due, strict=True), strict=True)),
         "fading": fading,
+        "fading_marks": marks,
     }
+
+
+def _marks(data: Any, fading: list[str]) -> dict[str, tuple[str, float]]:
+    """The fading memories' (urgency, forget moment), row for row with ``fading``; none in a
+    file from before them (the decay run then scores those memories once)."""
+    if "fading_urgency" not in data.files:
+        return {}
+    urgency, at = _strings(data["fading_urgency"]), data["fading_at"].tolist()
+    if not len(urgency) == len(at) == len(fading):
+        return {}
+    return {i: (u, t) for i, u, t in zip(fading, urgency, at, strict=True) if u}
 
 
 def _strings(blob: np.ndarray) -> list[str]:
@@ -70,6 +85,18 @@ def _load_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("version") == 1 else None
 
 
+def _fading_arrays(state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The fading ids and, row for row, their marks ("" and nan where a mark is missing)."""
+    fading = sorted(state.get("fading") or ())
+    marks: dict[str, tuple[str, float]] = state.get("fading_marks") or {}
+    rows = [marks.get(i, ("", math.nan)) for i in fading]
+    return {
+        "fading": _blob(fading),
+        "fading_urgency": _blob([str(u) for u, _ in rows]),
+        "fading_at": np.fromiter((t for _, t in rows), dtype=np.float64, count=len(rows)),
+    }
+
+
 def save_run_state(storage: Path, state: dict[str, Any]) -> None:
     """Written whole to a temporary file, then renamed over the old one."""
     memories: dict[str, Any] = state["memories"]
@@ -80,15 +107,15 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
     path = storage / STATE_FILE
     tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp.npz")
     try:
-        np.savez(
-            tmp,
-            version=np.array(VERSION),
-            now=np.array(float(state["now"])),
-            ids=_blob(list(memories)),
-            prints=prints,
-            due=np.fromiter(due, dtype=np.float64, count=n),
-            fading=_blob(sorted(state.get("fading") or ())),
-        )
+        arrays = {
+            "version": np.array(VERSION),
+            "now": np.array(float(state["now"])),
+            "ids": _blob(list(memories)),
+            "prints": prints,
+            "due": np.fromiter(due, dtype=np.float64, count=n),
+            **_fading_arrays(state),
+        }
+        np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub: ``allow_pickle``
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

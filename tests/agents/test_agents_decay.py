@@ -171,23 +171,74 @@ def test_decay_issues_follow_their_memory_across_runs(store, tracker):
     assert reopened.id == issue.id
 
 
-def test_a_digest_is_rewritten_when_its_memories_change_not_their_order(store):
-    # Scores move with time and overtake each other on the power-law curve: an order test
-    # rewrote (and, with beads, committed) every digest on every run.
+def test_a_digest_lists_its_most_urgent_memories_and_counts_the_rest(store, tracker):
+    # It listed every member: tens of thousands of ids at 100k memories in one issue.
+    gone = [add(store, f"long forgotten detail number {k}", age_days=60 + k) for k in range(5)]
+    fading = add(store, "fading", age_days=10)
+    agent = DecayAnalyzer(store, tracker, DecayAnalyzerConfig(digest_max_lines=3))
+    report = agent.run(now=NOW)
+    (medium,) = tracker.query(labels=[LABEL_DECAY, "urgency:medium"])
+    # not at risk yet, and its most urgent change on nearly every run of a big store
+    assert medium.metadata["memory_ids"] == [] and medium.title.startswith("1 fading memory,")
+    assert fading.id not in medium.description
+    (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"])
+    oldest_first = [m.id for m in reversed(gone)]  # the first to fall below forget
+    assert high.metadata["memory_ids"] == oldest_first[:3]
+    assert high.metadata["count"] == 5 and high.metadata["format"] == 2
+    assert high.title == "5 fading memories, high urgency"
+    assert "… and 2 more" in high.description and gone[0].id not in high.description
+    assert "--agent decay --full --dry-run --json" in high.description  # the full list
+    assert report.digests == (("high", high.id, 5), ("medium", medium.id, 1))
+    by_id = {f.memory_id: f for f in report.findings}
+    assert [by_id[i].forget_at for i in oldest_first] == sorted(
+        by_id[i].forget_at for i in oldest_first
+    )
+    assert all(by_id[m.id].forget_at < NOW for m in gone)  # fell below it already
+
+
+def test_a_digest_is_rewritten_only_when_what_it_shows_changes(store):
+    # Any member entering or leaving rewrote it (and, with beads, committed it): at 100k
+    # memories ~1,300 cross a bar an hour, so every run did.
     from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
 
     changes: list[str] = []
     tracker = InMemoryIssueTracker(on_change=changes.append)
-    gone = [add(store, f"long forgotten detail number {k}", age_days=60 + k) for k in range(4)]
-    agent = DecayAnalyzer(store, tracker)
+    gone = [add(store, f"long forgotten detail {k}", age_days=60 + k / 10) for k in range(150)]
+    agent = DecayAnalyzer(store, tracker, DecayAnalyzerConfig(digest_max_lines=3))
     agent.run(now=NOW)
     (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"])
+    assert high.title == "about 150 fading memories, high urgency"
+    assert high.metadata["count"] == 150
     listed = list(high.metadata["memory_ids"])
-    tracker.update(high.id, metadata={**high.metadata, "memory_ids": listed[::-1]})
     changes.clear()
-    agent.run(now=NOW)
-    assert changes == []  # the same memories in another order: left as it is
-    store.update(gone[0].id, last_used=int(NOW))  # used again: it leaves the digest
+    agent.run(now=NOW + 3 * 86400)  # scores moved; the order by forget moment did not
+    add(store, "a newer fading memory", age_days=20)  # the 151st: less urgent than the listed
+    report = agent.run(now=NOW)
+    assert changes == [] and report.digests[0][2] == 151  # the report counts it
+    store.update(listed[0], last_used=int(NOW))  # used again: a listed one leaves
     agent.run(now=NOW)
     (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"])
-    assert changes and sorted(high.metadata["memory_ids"]) == sorted(m.id for m in gone[1:])
+    assert changes and high.metadata["memory_ids"] == [*listed[1:], gone[-4].id]
+
+
+def test_digests_of_the_old_format_are_rewritten_and_a_duplicate_closed(store, tracker):
+    """A store upgraded in place: its digests listed every member; two runs that raced left a
+    second digest of one level."""
+    gone = [add(store, f"long forgotten detail number {k}", age_days=60 + k) for k in range(5)]
+    old = {"digest": "high", "memory_ids": [m.id for m in gone], "count": 5, "updated_at": 1.0}
+    kept = tracker.create(
+        "5 fading memories, high urgency",
+        labels=(LABEL_DECAY, "urgency:high", "decay:digest"),
+        metadata=old,
+        dedupe_key="decay-digest:high",
+    )
+    twin = tracker.create(
+        "5 fading memories, high urgency",
+        labels=(LABEL_DECAY, "urgency:high", "decay:digest"),
+        metadata=old,
+    )
+    DecayAnalyzer(store, tracker, DecayAnalyzerConfig(digest_max_lines=2)).run(now=NOW)
+    (high,) = tracker.query(labels=[LABEL_DECAY, "urgency:high"], status="open")
+    assert high.id == kept.id and high.metadata["format"] == 2
+    assert high.metadata["memory_ids"] == [gone[4].id, gone[3].id]
+    assert tracker.query(labels=[LABEL_DECAY], status="closed")[0].id == twin.id

@@ -216,29 +216,79 @@ def test_a_run_after_no_change_writes_no_issue_and_keeps_the_fading_list(store, 
     assert after["fading"] == state["fading"]  # the next run still re-judges them
 
 
-def test_fading_memories_outside_the_scope_are_listed_not_judged_again(tracker, embedder):
-    store, twin, twin_tracker = InMemoryStore(), InMemoryStore(), InMemoryIssueTracker()
+def _digests(store, tracker):
+    """Each open digest as a person reads it, memories by content (ids differ between twins)."""
+    text = {m.id: m.content for m in store.list()}
+    out = {}
+    for i in tracker.query(labels=("decay:digest",)):
+        if i.status == "closed":
+            continue
+        description = i.description
+        for memory_id, content in text.items():
+            description = description.replace(memory_id, content)
+        meta = {k: v for k, v in i.metadata.items() if k != "memory_ids"}
+        out[i.metadata["digest"]] = (
+            i.title,
+            description,
+            meta,
+            [text[m] for m in i.metadata["memory_ids"]],
+        )
+    return out
+
+
+class _ListingStore(InMemoryStore):
+    """Records each ``list`` call's status filter (decay's read of every active memory)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed: list[object] = []
+
+    def list(self, status=None, tags=None):
+        self.listed.append(status)
+        return super().list(status, tags)
+
+
+@pytest.mark.parametrize("marks", [True, False], ids=["marks", "state-before-marks"])
+def test_fading_memories_outside_the_scope_are_listed_not_judged_again(embedder, marks):
+    """Their digests read as a full run writes them (title, count, listed memories, text),
+    with the same exact counts in the report; the carried memories are neither read nor
+    scored when the state has their marks, and scored once from a state without them."""
+    from cortexgraph.agents.common import to_jsonable
+    from cortexgraph.agents.decay_findings import DecayAnalyzerConfig
+    from cortexgraph.storage.models import MemoryStatus
+
+    store, twin = _ListingStore(), InMemoryStore()
+    tracker, twin_tracker = InMemoryIssueTracker(), InMemoryIssueTracker()
     state = _store_after_new_saves(store, tracker, embedder)
     _store_after_new_saves(twin, twin_tracker, embedder)
+    if not marks:
+        del state["fading_marks"]
+    assert _digests(store, tracker) == _digests(twin, twin_tracker)
     pipe = _pipeline(store, tracker, embedder)
+    full = _pipeline(twin, twin_tracker, embedder)
+    for p in (pipe, full):  # listing fewer than the level holds
+        p.decay.config = DecayAnalyzerConfig(digest_max_lines=2)
     tracked = incremental.begin(pipe, state, NOW)
     assert pipe.scope is not None
-    report = run_agents(pipe, now=NOW, scope=pipe.scope)
-    run_agents(_pipeline(twin, twin_tracker, embedder), now=NOW)
+    store.listed.clear()
+    report = run_agents(pipe, now=NOW, scope=pipe.scope, agents=["decay"])
+    twin_report = run_agents(full, now=NOW, agents=["decay"])
     decay = report.reports["decay"]
     assert decay.scanned <= len(pipe.scope.ids) and decay.carried  # the rest carried over
-
-    def digests(s, t):
-        text = {m.id: m.content for m in s.list()}
-        return {
-            i.metadata["digest"]: [text[m] for m in i.metadata["memory_ids"]]
-            for i in t.query(labels=("decay:digest",))
-            if i.status != "closed"
-        }
-
-    assert digests(store, tracker) == digests(twin, twin_tracker)  # as a full run lists them
+    assert (MemoryStatus.ACTIVE in store.listed) is not marks
+    assert _digests(store, tracker) == _digests(twin, twin_tracker)  # as a full run lists them
+    assert [n for _, _, n in decay.digests] == [
+        n for _, _, n in twin_report.reports["decay"].digests
+    ]
+    assert to_jsonable(decay)["carried"] == len(decay.carried)  # not tens of thousands of ids
     after = incremental.state_after(pipe, tracked, report, NOW)
     assert set(decay.carried) <= set(after["fading"])
+    text = {m.id: m.content for m in store.list()}
+    twin_marks = {
+        twin.get(f.memory_id).content: f.mark for f in twin_report.reports["decay"].findings
+    }
+    # What the next run is told of each fading memory is what a full run would say.
+    assert {text[i]: mark for i, mark in after["fading_marks"].items()} == twin_marks
 
 
 def test_crossing_memories_alone_leave_the_embedding_cache_unread(store, tracker, tmp_path):
@@ -264,7 +314,8 @@ def test_crossing_memories_alone_leave_the_embedding_cache_unread(store, tracker
 
 def test_the_state_file_round_trips_and_a_broken_one_means_a_full_run(store, tracker, tmp_path):
     """The next run reads back exactly what this one left (fingerprints, crossing times, the
-    fading list); a 1.x JSON state is still read; a torn or foreign file is no state at all."""
+    fading list and its marks); a 1.x JSON state is still read; a torn or foreign file is no
+    state at all."""
     import json
 
     from cortexgraph.run_state import (
@@ -280,6 +331,12 @@ def test_the_state_file_round_trips_and_a_broken_one_means_a_full_run(store, tra
     back = load_run_state(tmp_path)
     assert back is not None and back["now"] == state["now"]
     assert back["memories"] == state["memories"] and back["fading"] == state["fading"]
+    assert back["fading_marks"] == state["fading_marks"] and state["fading_marks"]
+    unmarked = sorted(state["fading"])[0]  # from a state read without marks: scored next run
+    marks = {i: m for i, m in state["fading_marks"].items() if i != unmarked}
+    save_run_state(tmp_path, {**state, "fading_marks": marks})
+    assert load_run_state(tmp_path)["fading_marks"] == marks
+    save_run_state(tmp_path, state)
     assert any(math.isinf(t) for _, t in back["memories"].values())  # "never crosses" kept
     pipe = _pipeline(store, tracker, None)
     incremental.begin(pipe, back, BEFORE + 60)
