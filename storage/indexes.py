@@ -26,7 +26,7 @@ _Keys = tuple[tuple[str, ...], tuple[str, ...], MemoryStatus]  # tags, entities,
 
 class DenseSyncState:
     """How far each dense index's rows have followed this store's text index change journal
-    (storage.search.sync_dense reads and advances it; one per store)."""
+    (storage.dense_search.sync_dense reads and advances it; one per store)."""
 
     __slots__ = ("dense_at", "pending")
 

@@ -17,21 +17,24 @@ Every weight here was measured on LoCoMo dev with bench/locomo.py; see docs/retr
 Search reads a store through ``SearchableStore`` (the read-only views ``StoreIndexes`` offers)
 and talks to its dense index through storage.protocol's ``DenseIndex`` or, for a plain scorer,
 ``DenseScorer``. ``fused_similarity`` is the one lexical/dense fusion rule; vault_sync's unified
-search ranks notes with it too.
+search ranks notes with it too. The dense side (rows kept in step, a query's cosines) is
+storage.dense_search; what the vectors compare of a query and of a line is
+storage.query_meaning.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
+from cortexgraph.storage.dense_search import background_limits, dense_scores, sync_dense
 from cortexgraph.storage.merged_parts import MERGED_INTO, fold_parts, merged_into
 from cortexgraph.storage.models import Memory, MemoryStatus, SearchResult
 from cortexgraph.storage.protocol import DenseIndex, OwnWordsScorer
+from cortexgraph.storage.query_meaning import names_in_query, own_words_gains, without_names
 
 if TYPE_CHECKING:
     from cortexgraph.storage.config import StoreConfig
@@ -40,8 +43,6 @@ if TYPE_CHECKING:
     from cortexgraph.storage.text_index import TextIndex
 
 log = logging.getLogger(__name__)
-
-_ENTITY_WORD_RE = re.compile(r"[\w][\w'.+#-]*", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,16 +114,6 @@ def fused_similarity(lexical: float, cosine: float | None, semantic_weight: floa
     return (1.0 - semantic_weight) * lexical + semantic_weight * max(0.0, cosine)
 
 
-# With a background embedder (the MCP server's), a search embeds at most SEARCH_EMBED_LIMIT of
-# the memories the embedding cache does not hold yet, its best lexical hits first; the rest
-# rank by BM25 alone until the background embedder has them. Past SEARCH_BACKLOG_LIMIT (a store
-# opened without its cache) it embeds none. A saved turn with its context is ~100 tokens,
-# ~15 ms of MiniLM on one core. LoCoMo dev through MCP right after each conversation's saves
-# (one run each, load 3-4): limit 32 R@5 0.697, first search 1.01 s; 16: 0.696, 0.55 s;
-# 8: 0.697, 0.30 s; 4: 0.685, 0.17 s.
-SEARCH_EMBED_LIMIT = 8
-SEARCH_BACKLOG_LIMIT = 2_000
-
 # The defaults of unified search's STM-side weights (vault_sync.unified_search), here so that
 # the settings (cortexgraph.settings, which may not import vault_sync) read the same values.
 # An archived memory's score is its STM score times ARCHIVE_WEIGHT. Its decay, under the forget
@@ -139,119 +130,9 @@ ARCHIVE_WEIGHT = 1.0
 RELATED_WEIGHT = 0.0
 
 
-def _changed_ids(
-    store: SearchableStore, seen: tuple[int, int] | None
-) -> tuple[tuple[int, int], set[str] | None]:
-    text = store.text_index
-    if seen is None or seen[0] != text.serial:
-        return (text.serial, text.version), None
-    version, ids = text.changes_since(seen[1])
-    return (text.serial, version), ids
-
-
-def _limit(dense: DenseIndex) -> dict[str, int]:
-    """Only an index with a background embedder may leave memories for later."""
-    if not dense.embeds_in_background:
-        return {}
-    return {"embed_limit": SEARCH_EMBED_LIMIT, "backlog_limit": SEARCH_BACKLOG_LIMIT}
-
-
-def sync_dense(
-    store: SearchableStore, dense: DenseIndex, prefer: Sequence[str] | None = None
-) -> None:
-    """Bring the dense index's rows up to date with what changed since the last search
-    (``prefer``: of the memories not embedded yet, embed now only these ids, best first)."""
-    state = store.dense_sync
-    mark, ids = _changed_ids(store, state.dense_at.get(id(dense)))
-    memories = store.memories_by_id
-    pending = state.pending.setdefault(id(dense), set())
-    if ids is None:  # first sync, or the store reloaded: all of it, and no other row
-        left = dense.sync(list(memories.values()), removed=None, prefer=prefer, **_limit(dense))
-        pending.clear()
-    else:
-        # While a background embedder works through a large backlog, its rows are synced once
-        # it is done, not re-checked by every search (10k key hashes each).
-        if len(pending) <= SEARCH_BACKLOG_LIMIT or not dense.background_busy:
-            ids = ids | pending
-            pending.clear()
-        left = dense.sync(
-            [memories[i] for i in ids if i in memories],
-            [i for i in ids if i not in memories],
-            prefer=prefer,
-            **_limit(dense),
-        )
-    pending.update(m.id for m in left or ())
-    state.dense_at[id(dense)] = mark
-
-
 def query_entities(store: SearchableStore, query: str) -> set[str]:
     """Ids of memories with an entity that the query names (1-3 word phrases, any case)."""
-    return _named(store, query)[0]
-
-
-def _named(store: SearchableStore, query: str) -> tuple[set[str], list[tuple[int, int]]]:
-    """(ids of memories with an entity the query names, where those names are in the query:
-    character spans). Words are compared lower-cased, without edge punctuation or a 's."""
-    words = []
-    for m in _ENTITY_WORD_RE.finditer(query):
-        token = m.group().lower().strip("'.-").removesuffix("'s")
-        if token:
-            words.append((token, m.start(), m.end()))
-    hits: set[str] = set()
-    spans: list[tuple[int, int]] = []
-    by_entity = store.ids_by_entity
-    if not by_entity:
-        return hits, spans
-    for n in (1, 2, 3):
-        for i in range(len(words) - n + 1):
-            ids = by_entity.get(" ".join(w[0] for w in words[i : i + n]))
-            if ids:
-                hits |= ids
-                spans.append((words[i][1], words[i + n - 1][2]))
-    return hits, spans
-
-
-def _without_names(query: str, spans: Sequence[tuple[int, int]]) -> str:
-    """The query less the names in ``spans`` (the whole query if nothing else is left)."""
-    if not spans:
-        return query
-    cut = bytearray(len(query))
-    for start, end in spans:
-        cut[start:end] = b"\x01" * (end - start)
-    rest = "".join(ch for ch, gone in zip(query, cut, strict=True) if not gone)
-    rest = " ".join(rest.split())
-    return rest if any(ch.isalnum() for ch in rest) else query
-
-
-def _dense_scores(
-    store: SearchableStore,
-    dense: DenseScorer,
-    query: str,
-    scope: set[str] | None,
-    lexical: dict[str, float],
-    top_k: int,
-    tuning: SearchTuning,
-) -> dict[str, float]:
-    pool_k = max(tuning.dense_pool, top_k * 5)
-    if isinstance(dense, DenseIndex):  # rows kept in step: one matvec per query
-        # Of the memories a burst of saves left unembedded, the question's lexical hits are
-        # embedded now (their cosine can change this ranking); the rest are the background
-        # embedder's. Taking the oldest ones instead made a search after ~400 saves embed
-        # texts that the background thread was embedding at the same time.
-        sync_dense(store, dense, prefer=list(lexical))  # best lexical hit first
-        scores = dense.ranked(query, pool_k, scope)
-        missing = [i for i in lexical if i not in scores]
-        if missing:
-            scores.update(dense.scores_of(query, missing))
-        return scores
-    # A plain DenseScorer wants the memories themselves.
-    memories = store.memories_by_id
-    pool = [memories[i] for i in scope] if scope is not None else list(memories.values())
-    scores = dense.top(query, pool, pool_k)
-    extra = [memories[i] for i in lexical if i not in scores]
-    if extra:
-        scores.update(dense.similarities(query, extra))
-    return scores
+    return names_in_query(store.ids_by_entity, query)[0]
 
 
 def relevance_scores(
@@ -280,18 +161,19 @@ def relevance_scores(
     best = max(bm25.values(), default=0.0)
     lexical = {i: s / best for i, s in bm25.items()} if best > 0 else {}
     # The names the entity index matches exactly (a boost below) are left out of the text the
-    # vectors compare: "What does Melanie enjoy?" asks what she enjoys. A memory's vector holds
-    # its speaker's name ("Melanie: ...") and names in the text saved beside it, so the name
-    # drew the question toward her thank-yous and toward lines that address her.
-    named, spans = _named(store, query) if tuning.entity_boost > 0 else (set(), [])
-    meaning = _without_names(query, spans)
+    # vectors compare (storage.query_meaning says why).
+    named, spans = (
+        names_in_query(store.ids_by_entity, query) if tuning.entity_boost > 0 else (set(), [])
+    )
+    meaning = without_names(query, spans)
     dense: dict[str, float] = {}
     scorer = store.dense
     if scorer is not None and use_embeddings is not False:
         from cortexgraph.storage.embeddings import EmbeddingUnavailableError
 
+        pool_k = max(tuning.dense_pool, top_k * 5)
         try:
-            dense = _dense_scores(store, scorer, meaning, scope, lexical, top_k, tuning)
+            dense = dense_scores(store, scorer, meaning, scope, lexical, pool_k)
         except EmbeddingUnavailableError as exc:
             if use_embeddings:  # asked for explicitly: say it cannot be done
                 raise
@@ -311,37 +193,13 @@ def relevance_scores(
     relevance: dict[str, float] = {}
     fuse(lexical.keys() | dense.keys())
     if dense and isinstance(scorer, OwnWordsScorer):
-        fuse(_own_words(store, scorer, meaning, relevance, dense, top_k))
+        # Beside a background embedder (which embeds these contents after each save) a search
+        # embeds at most SEARCH_EMBED_LIMIT of them itself, as for the rows.
+        limit = (
+            background_limits(scorer).get("embed_limit") if isinstance(scorer, DenseIndex) else None
+        )
+        fuse(own_words_gains(store.memories_by_id, scorer, meaning, relevance, dense, top_k, limit))
     return relevance, similarity
-
-
-def _own_words(
-    store: SearchableStore,
-    scorer: OwnWordsScorer,
-    query: str,
-    relevance: Mapping[str, float],
-    dense: dict[str, float],
-    top_k: int,
-) -> list[str]:
-    """A line is compared with the query by its own words too, not only with the text ranked
-    beside it: "I'm off to go swimming with the kids" saved after a long message about a book
-    has a vector mostly about the book. Of the best ``top_k`` hits with a ranking context, each
-    takes the better of the two cosines (``dense``, in place); returns the ids that gained.
-    With a background embedder (which embeds these texts after each save) a search embeds at
-    most SEARCH_EMBED_LIMIT of them itself, as for the rows."""
-    memories = store.memories_by_id
-    ranked = sorted(relevance, key=lambda i: -relevance[i])
-    pool = [memories[i] for i in ranked if i in dense and memories[i].ranking_context][:top_k]
-    limit = (
-        SEARCH_EMBED_LIMIT
-        if isinstance(scorer, DenseIndex) and scorer.embeds_in_background
-        else None
-    )
-    own = scorer.content_scores(query, pool, limit)
-    gained = [i for i, cosine in own.items() if cosine > dense[i]]
-    for i in gained:
-        dense[i] = own[i]
-    return gained
 
 
 def _outdated(memory: Memory) -> bool:

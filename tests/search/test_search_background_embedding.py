@@ -4,7 +4,7 @@ BM25 alone rather than as if its cosine were 0."""
 
 from __future__ import annotations
 
-from cortexgraph.storage import InMemoryStore, StoreConfig, search
+from cortexgraph.storage import InMemoryStore, StoreConfig, dense_search
 from cortexgraph.storage.embeddings import EmbeddingCache, MatrixDenseIndex
 
 NOW = 1_700_000_000
@@ -32,7 +32,7 @@ def _store(embedder) -> tuple[InMemoryStore, BackgroundDense]:
 
 
 def test_a_backlog_is_left_to_the_background_and_ranked_by_bm25(embedder, monkeypatch) -> None:
-    monkeypatch.setattr(search, "SEARCH_BACKLOG_LIMIT", 30)
+    monkeypatch.setattr(dense_search, "SEARCH_BACKLOG_LIMIT", 30)
     store, dense = _store(embedder)
     backlog = [store.save(f"note {i} about gardening tools", now=NOW) for i in range(35)]
     target = store.save("the quarterly budget review is on Friday", now=NOW)
@@ -44,7 +44,7 @@ def test_a_backlog_is_left_to_the_background_and_ranked_by_bm25(embedder, monkey
 
 
 def test_a_burst_of_saves_catches_up_a_few_per_search(embedder, monkeypatch) -> None:
-    monkeypatch.setattr(search, "SEARCH_EMBED_LIMIT", 4)
+    monkeypatch.setattr(dense_search, "SEARCH_EMBED_LIMIT", 4)
     store, dense = _store(embedder)
     fresh = [store.save(f"fresh note {i} on the billing ledger", now=NOW) for i in range(10)]
     store.search("billing ledger", top_k=3, now=NOW)
@@ -57,7 +57,7 @@ def test_a_burst_of_saves_catches_up_a_few_per_search(embedder, monkeypatch) -> 
 def test_a_search_embeds_its_own_lexical_hits_first(embedder, monkeypatch) -> None:
     """Of a burst of unembedded saves, a search embeds the ones its question's words reach
     (their cosine can change the ranking) and leaves the others to the background."""
-    monkeypatch.setattr(search, "SEARCH_EMBED_LIMIT", 4)
+    monkeypatch.setattr(dense_search, "SEARCH_EMBED_LIMIT", 4)
     store, dense = _store(embedder)
     other = [store.save(f"note {i} about gardening tools", now=NOW) for i in range(20)]
     hits = [store.save(f"fresh note {i} on the billing ledger", now=NOW) for i in range(3)]
@@ -71,7 +71,7 @@ def test_a_search_embeds_its_own_lexical_hits_first(embedder, monkeypatch) -> No
 def test_a_search_embeds_few_lines_own_words_and_leaves_the_rest(embedder, monkeypatch) -> None:
     """Beside a background embedder (which embeds each saved line's own words too), a search
     embeds at most SEARCH_EMBED_LIMIT of the contents it compares its best hits by."""
-    monkeypatch.setattr(search, "SEARCH_EMBED_LIMIT", 2)
+    monkeypatch.setattr(dense_search, "SEARCH_EMBED_LIMIT", 2)
     store, dense = _store(embedder)
     lines = [
         store.save(f"billing ledger line {i}", neighbour=f"talk {i} about lunch", now=NOW)
