@@ -18,7 +18,7 @@ class StoreConfig:
     decay: DecayConfig = field(default_factory=DecayConfig)
     max_content_bytes: int = 100_000
     # Every other field is bounded too, and so is a whole record (its JSON line, in bytes):
-    # one rule for saving and loading (storage.validation), so nothing huge gets in or stays.
+    # one rule for saving and loading (storage.record_limits), so nothing huge gets in or stays.
     max_tags: int = 64
     max_tag_chars: int = 200
     max_entities: int = 256

@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover
 _PLAIN_LEAVES = frozenset({str, int, bool, type(None)})
 _CONTAINERS = frozenset({dict, list, tuple})
 _JSON_KINDS = _PLAIN_LEAVES | _CONTAINERS | {float}
-# Deeper than any record the store accepts (validation.MAX_JSON_DEPTH is 32) and below
+# Deeper than any record the store accepts (record_limits.MAX_JSON_DEPTH is 32) and below
 # orjson's own recursion limit (254).
 _MAX_LEVELS = 64
 

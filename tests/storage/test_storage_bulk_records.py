@@ -16,6 +16,7 @@ from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.jsonl_lines import live_records
 from cortexgraph.storage.models import Memory, MemoryMeta
 from cortexgraph.storage.record_fast_path import well_formed_memory
+from cortexgraph.storage.record_limits import _plainly_within
 from cortexgraph.storage.terms import (
     _COMPOUND_SEP_RE,
     _TOKEN_RE,
@@ -25,12 +26,7 @@ from cortexgraph.storage.terms import (
     tokenize,
 )
 from cortexgraph.storage.text_index import TextIndex
-from cortexgraph.storage.validation import (
-    _plainly_within,
-    check_loaded_line,
-    lines_pass_rules,
-    loaded_memory,
-)
+from cortexgraph.storage.validation import check_loaded_line, lines_pass_rules, loaded_memory
 
 CONFIG = StoreConfig(max_tags=3, max_tag_chars=8, max_source_chars=12, max_context_chars=30)
 BASE = Memory(
