@@ -26,25 +26,42 @@ from rich.table import Table
 
 from cortexgraph.storage import Memory, MemoryMeta, open_store
 from cortexgraph.storage.models import new_id
+from cortexgraph.storage.recent_saves import NEIGHBOUR_CHARS, clip
 
 
-def seed(path: Path, n: int) -> None:
+def seed(path: Path, n: int, conversations: bool = False) -> None:
+    """``n`` memories of Zipf-like words over 30 days. ``conversations``: saved as
+    save_memory saves a conversation's turns, in sessions of 5-60 a minute or so apart, each
+    turn after the first with the one before as its neighbour text (storage.recent_saves);
+    the same contents either way."""
     rng = random.Random(7)
+    sessions = random.Random(11)
     vocab = [f"w{i}" for i in range(5000)] + ["postgres", "ledger", "deploy", "billing", "auth"]
     weights = [1 / (i + 1) for i in range(len(vocab))]  # Zipf-like, as real text is
     now = int(time.time())
     store = open_store(path)
-    batch = []
+    batch: list[Memory] = []
+    left = 0  # turns left in this session
     for _ in range(n):
         words = rng.choices(vocab, weights, k=rng.randint(12, 40))
         t = now - rng.randint(0, 30 * 86400)
+        content = " ".join(words)
+        neighbour = None
+        if conversations:
+            if left:
+                t = min(now, batch[-1].created_at + sessions.randint(20, 120))
+                neighbour = clip(batch[-1].content, NEIGHBOUR_CHARS)
+                left -= 1
+            else:
+                left = sessions.randint(5, 60) - 1
         batch.append(
             Memory(
                 id=new_id(),
-                content=" ".join(words),
+                content=content,
                 meta=MemoryMeta(tags=(rng.choice(vocab[:50]),)),
                 created_at=t,
                 last_used=t,
+                neighbour_text=neighbour,
             )
         )
     store.put_many(batch)

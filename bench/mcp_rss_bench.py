@@ -10,13 +10,17 @@ Issue 35's goal: under 300 MB throughout. The run's line below the table says ho
 it answered from the server's embedding cache and how many it embedded.
 
     python bench/mcp_rss_bench.py [--memories 10000] [--calls 300] [--analyze 100] [--live]
-                                  [--as-installed] [--no-cache]
+                                  [--as-installed] [--no-cache] [--plain-seed]
 
 Which packages are installed matters: the `full` extra's spaCy pipeline imports torch through
 thinc on the first `analyze_message` (+250 MB). By default the server runs as the default
 install does, with torch, spaCy, sentence-transformers and KeyBERT blocked at import (a
 sitecustomize on its PYTHONPATH); `--as-installed` measures whatever this environment holds.
 The last line says whether torch or spaCy ended up mapped into the server.
+
+The seeded memories are saved as save_memory saves a conversation: in sessions, each turn after
+the first with the turn before as its neighbour text (`--plain-seed`: none, as this bench
+seeded before), so each has a second vector in the cache, of its own words.
 
 A day's store has its embedding cache: the seeded store gets one of random unit vectors of the
 model's width, keyed as the server keys them (the same bytes resident as real vectors; embedding
@@ -100,11 +104,14 @@ def memory_mb(proc: psutil.Process) -> tuple[float, float]:
 
 def seed_cache(store: Path) -> None:
     """An embedding cache for every seeded memory: random unit vectors, keyed as the server
-    keys its own (see the module doc)."""
+    keys its own (see the module doc). A memory with neighbour text has two, as the server's
+    background embedder leaves them: its row (content and neighbour) and its own words."""
     memories = list(open_store(store))
-    keys = np.array([text_key(dense_text(m)) for m in memories])
+    texts = [dense_text(m) for m in memories]
+    texts += [m.content for m in memories if m.ranking_context]
+    keys = np.array([text_key(t) for t in dict.fromkeys(texts)])
     rng = np.random.default_rng(7)
-    vectors = rng.standard_normal((len(memories), 384)).astype(np.float32)
+    vectors = rng.standard_normal((len(keys), 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     np.savez(store / f".embeddings-{DEFAULT_MODEL}.npz", keys=keys, vectors=vectors)
 
@@ -176,11 +183,16 @@ def main() -> None:
         "--as-installed", action="store_true", help="do not block the full extra's packages"
     )
     ap.add_argument("--no-cache", action="store_true", help="seed no embedding cache")
+    ap.add_argument(
+        "--plain-seed",
+        action="store_true",
+        help="seed memories without neighbour text (the bench before conversations)",
+    )
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cg-rss-bench-"))
     try:
         store = work / "stm"
-        seed(store, args.memories)
+        seed(store, args.memories, conversations=not args.plain_seed)
         if not args.no_cache:
             seed_cache(store)
         env = env_for(store)
@@ -196,7 +208,10 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     install = "as installed" if args.as_installed else "default install (full extra blocked)"
-    table = Table(title=f"cortexgraph-mcp through a day at {args.memories:,} memories, {install}")
+    seeded = "plain" if args.plain_seed else "conversations"
+    table = Table(
+        title=f"cortexgraph-mcp through a day at {args.memories:,} memories ({seeded}), {install}"
+    )
     peak = "peak MB in phase" if per_phase else "peak MB since start"
     for col in ("phase", "seconds", "RSS MB after", peak):
         table.add_column(col, justify="left" if col == "phase" else "right")
