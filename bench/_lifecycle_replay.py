@@ -16,8 +16,9 @@ Every night at 03:00 UTC of simulated time, from the first session to ``DAYS_AFT
 the last, the consolidation flow runs (``flows.consolidation.run_pipeline`` with
 ``RunOptions(now=night)``): all five agents, gc as the configuration says (the nightly
 deployment's ``gc: archive`` for ``defaults``). At the end every question is asked through
-``vault_sync.search_unified`` as the MCP tool asks it (the configured weights, limit 10) at the
-final ``now``. A merged memory is credited with its sources (the shared bench's ``expand``).
+``vault_sync.search_unified`` as the MCP tool asks it (the configured weights, limit 10, the
+search's embedding model for the vault's notes) at the final ``now``. A merged memory is
+credited with its sources (the shared bench's ``expand``).
 """
 
 from __future__ import annotations
@@ -250,6 +251,9 @@ def ask_all(
 
     cache = default_cache(store_dir) if settings.enable_embeddings else None
     dense = MatrixDenseIndex(cache) if cache is not None else None
+    # The vault's notes ranked as the MCP tool ranks them: by words and by the model behind
+    # the search's cache (mcp_server.collaborators.embedder_for), not by words alone.
+    embedder = cache.embedder if cache is not None else None
     store = open_store(store_dir, settings.store_config(), dense=dense)
     index = None
     if vault.is_dir():
@@ -274,6 +278,7 @@ def ask_all(
             q["question"],
             limit=SEARCH_LIMIT,
             verbose=True,
+            embedder=embedder,
             now=now,
             **settings.unified_search_weights(),
         )
