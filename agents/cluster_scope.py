@@ -5,18 +5,33 @@ embedding cache's, or TF-IDF fitted on the whole store): one row per changed mem
 n² pairs. Those within reach of the cluster detector's lowest bar (less a margin) join them;
 the detector then links and groups that small set as it would the whole store, and keeps the
 clusters and related pairs that hold a changed memory.
+
+The comparison is one float32 matrix product per block of the store's rows (changed rows x
+``BLOCK``): the store's vectors are never stacked whole (177 MB at 115k memories) and no
+similarity matrix of the changed rows against the whole store is made (540 MB at 1,236
+changed); what passes the bar is kept as (row, column, similarity) triples, cut to each row's
+strongest whenever they grow past a bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import logging
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from cortexgraph.agents.held_rows import row_norms
 from cortexgraph.agents.protocols import Embedder
-from cortexgraph.agents.vectors import vectorize
+from cortexgraph.agents.vectors import tfidf_vectors
 from cortexgraph.storage.models import Memory
+
+log = logging.getLogger(__name__)
+
+BLOCK = 4096  # store rows compared at once (a 1,236 x 4,096 float32 product is 20 MB)
+
+# The store's rows at some positions (a slice, or an array of them), L2-normalised.
+_Rows = Callable[[slice | np.ndarray], np.ndarray]
 
 
 def neighbourhood(
@@ -26,30 +41,98 @@ def neighbourhood(
     *,
     bar: float,
     per_row: int,
+    block: int = BLOCK,
 ) -> list[Memory]:
     """``memories`` (sorted by id) cut down to those in ``scope`` and, for each, up to
-    ``per_row`` others at least ``bar`` similar; in the same order."""
-    rows = [k for k, m in enumerate(memories) if m.id in scope]
-    if not rows or len(rows) == len(memories):
-        return [memories[k] for k in rows]
+    ``per_row`` others at least ``bar`` similar (the strongest; on a tie the first); in the
+    same order."""
+    rows = np.array([k for k, m in enumerate(memories) if m.id in scope], dtype=np.int64)
+    if not len(rows) or len(rows) == len(memories):
+        return [memories[k] for k in rows.tolist()]
     texts = [m.content for m in memories]
-    sparse = _tfidf(texts) if embedder is None else None
-    if sparse is not None:  # exact TF-IDF rows; no sketch of the whole store is needed
-        sims = np.asarray((sparse[rows] @ sparse.T).todense(), dtype=np.float32)
-    else:
-        vectors = vectorize(texts, embedder)
-        if vectors.sparse is not None:
-            sims = np.asarray((vectors.sparse[rows] @ vectors.sparse.T).todense(), dtype=np.float32)
-        else:
-            sims = vectors.dense[rows] @ vectors.dense.T
-    keep = set(rows)
-    for r in range(sims.shape[0]):
-        row = sims[r]
-        near = np.flatnonzero(row >= bar)
-        if len(near) > per_row + 1:
-            near = near[np.argsort(-row[near], kind="stable")[: per_row + 1]]
-        keep.update(int(k) for k in near)
-    return [memories[k] for k in sorted(keep)]
+    sims = _similarity_blocks(texts, rows, embedder, max(1, block))
+    near = _strongest(sims, bar, per_row + 1, len(rows))  # a row's own column is among them
+    return [memories[k] for k in np.union1d(rows, near).tolist()]
+
+
+def _similarity_blocks(
+    texts: list[str], rows: np.ndarray, embedder: Embedder | None, block: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(first column, the changed rows' similarities with that block of the store), over the
+    store: cosine of the embedder's vectors, else of TF-IDF fitted on the store."""
+    dense = _embedded(texts, embedder) if embedder is not None else None
+    if dense is None:
+        sparse = _tfidf(texts)
+        if sparse is not None:  # exact TF-IDF rows; no sketch of the whole store is needed
+            query = sparse[rows]
+            for start in range(0, len(texts), block):
+                part = query @ sparse[start : start + block].T
+                yield start, np.asarray(part.toarray(), dtype=np.float32)
+            return
+        dense = _matrix_rows(tfidf_vectors(texts).dense)
+    query = dense(rows)
+    for start in range(0, len(texts), block):
+        yield start, query @ dense(slice(start, start + block)).T
+
+
+def _embedded(texts: list[str], embedder: Embedder) -> _Rows | None:
+    """The store's vectors as the detector reads them (agents.vectors: each row normalised
+    alone, so the same in any block): the arrays an embedding cache holds (``held``, never
+    stacked whole) or the embedder's matrix; None when the model fails (TF-IDF then)."""
+    held = getattr(embedder, "held", None)
+    try:
+        if held is None:
+            return _matrix_rows(np.asarray(embedder.embed(texts), dtype=np.float32))
+        vectors: list[np.ndarray] = held(texts)
+    except Exception as exc:  # any model failure means "use TF-IDF", as agents.vectors
+        log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
+        return None
+
+    def stacked(index: slice | np.ndarray) -> np.ndarray:
+        picked = vectors[index] if isinstance(index, slice) else [vectors[k] for k in index]
+        part = np.stack(picked).astype(np.float32, copy=False)
+        np.divide(part, row_norms(part), out=part)  # a new array: the held ones stay as they are
+        return part
+
+    return stacked
+
+
+def _matrix_rows(matrix: np.ndarray) -> _Rows:
+    def normalised(index: slice | np.ndarray) -> np.ndarray:
+        part: np.ndarray = matrix[index] / row_norms(matrix[index])
+        return part
+
+    return normalised
+
+
+def _strongest(
+    blocks: Iterator[tuple[int, np.ndarray]], bar: float, cap: int, n_rows: int
+) -> np.ndarray:
+    """The columns among each row's ``cap`` strongest similarities at least ``bar`` (ties:
+    the lower column), over all blocks. The triples kept are cut back to each row's ``cap``
+    whenever they pass four times that many, so they stay bounded."""
+    kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    size, bound = 0, 4 * cap * n_rows + 1
+    for start, sims in blocks:
+        r, c = np.nonzero(sims >= bar)
+        kept.append((r, c + start, sims[r, c]))
+        size += len(r)
+        if size > bound:
+            kept = [_cut(kept, cap)]
+            size = len(kept[0][0])
+    return np.unique(_cut(kept, cap)[1]) if kept else np.zeros(0, dtype=np.int64)
+
+
+def _cut(
+    triples: list[tuple[np.ndarray, np.ndarray, np.ndarray]], cap: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's ``cap`` strongest (row, column, similarity) triples; ties: the lower column."""
+    r, c, s = (np.concatenate(parts) for parts in zip(*triples, strict=True))
+    order = np.lexsort((c, -s, r))
+    r, c, s = r[order], c[order], s[order]
+    rank = np.arange(len(r)) - np.searchsorted(r, r, side="left")
+    keep = rank < cap
+    return r[keep], c[keep], s[keep]
 
 
 def _tfidf(texts: list[str]) -> Any:
@@ -70,4 +153,4 @@ def touches(ids: Sequence[str], scope: Collection[str]) -> bool:
     return any(i in scope for i in ids)
 
 
-__all__ = ["neighbourhood", "touches"]
+__all__ = ["BLOCK", "neighbourhood", "touches"]
