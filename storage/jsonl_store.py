@@ -263,7 +263,8 @@ class JSONLStore(IndexedStore):
         if view is None:
             return False
         self._memories, self._text = view
-        self._index_keys(self._memories)  # tags, entities, status: quicker than unpickling
+        # tags and status now (quicker than unpickling them), entities on first use
+        self._index_deferring_entities(self._memories)
         return True
 
     def _write_snapshot_if_due(self) -> None:

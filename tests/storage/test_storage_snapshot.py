@@ -76,6 +76,29 @@ def test_lines_appended_after_the_snapshot_are_applied(built, json_loads) -> Non
     assert [r.memory.id for r in store.search("canoe", now=NOW)] == [new.id]
 
 
+def test_a_snapshot_open_indexes_entities_on_first_use(built) -> None:
+    path, saved = built
+    writer = JSONLStore(path)
+    writer.update(saved[3].id, tags=["appended"])  # a line after the snapshot
+    store = JSONLStore(path, config=ALWAYS)
+    assert not store.entities_indexed  # opened from the snapshot: no entity index yet
+    fresh = store.save("a fresh note", tags=["fresh", "t"], entities=["Zed"], now=NOW)
+    store.update(saved[1].id, tags=["moved"], entities=["Zed"])
+    store.delete(saved[2].id)
+    assert len(store.list(status=MemoryStatus.ACTIVE)) == len(saved) and not store.entities_indexed
+
+    parsed = JSONLStore(path)  # from the JSONL alone: indexed as it loads
+    assert parsed.entities_indexed
+    for s in (store, parsed):
+        kept = {fresh.id, saved[0].id} | {m.id for m in saved[4:]}
+        assert {m.id for m in s.list(tags=["t"])} == kept
+        assert {m.id for m in s.list(tags=["moved"])} == {saved[1].id}
+        assert {m.id for m in s.list(tags=["appended"])} == {saved[3].id}
+        assert s.ids_with_entity("zed") == {fresh.id, saved[1].id}
+    assert store.entities_indexed
+    assert _view(store) == _view(parsed)
+
+
 def test_edited_file_makes_the_snapshot_stale(built, json_loads) -> None:
     path, saved = built
     jsonl = path / "memories.jsonl"
