@@ -94,11 +94,19 @@ class LazyDenseScorer:
                 self._worker = EmbeddingWorker(self._prefetch)
         self._worker.submit(memories)
 
+    @property
+    def background_pending(self) -> int:
+        """Memories handed to the background embedder and not embedded (and saved) yet."""
+        return 0 if self._worker is None else self._worker.pending
+
     def _prefetch(self, memories: Sequence[Memory]) -> None:
         index = self._get()
         texts = index.cache.missing(index.texts_of(memories))
         if texts:
             index.cache.embed(texts)
+            # Saved now, not at shutdown: a consolidation run (another process) an hour later
+            # finds these vectors instead of embedding them again (storage/embedding_files.py).
+            index.cache.save()
         # A line's own words too (search compares its best hits by them, and embeds at most a
         # few itself), but only while no saved memory waits for its row: a row counts more.
         self._own_words.extend(index.own_texts(memories))
@@ -108,6 +116,7 @@ class LazyDenseScorer:
             missing = index.cache.missing(chunk)
             if missing:
                 index.cache.embed(missing)
+                index.cache.save()  # a run embeds contents alone: these are its vectors
 
     def ranked(self, query: str, k: int, allowed: Any = None) -> dict[str, float]:
         return self._call("ranked", query, k, allowed)
@@ -138,9 +147,12 @@ class LazyDenseScorer:
         return self._index is not None
 
     def reset(self) -> None:
-        """Forget the loaded vectors (memory_wipe: nothing is written back at shutdown)."""
+        """Forget the loaded vectors (memory_wipe): nothing of them is written back, by the
+        background embedder's next save or at shutdown."""
         with self._lock:
-            self._index, self._error = None, None
+            index, self._index, self._error = self._index, None, None
+        if index is not None:
+            index.cache.detach()  # waits for a save in progress
 
     def close(self) -> None:
         """Stop the background embedder (at shutdown, before ``save``)."""

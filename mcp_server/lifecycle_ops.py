@@ -94,6 +94,9 @@ def wipe_store(state: ServerState, confirm: str, include_vault_notes: bool) -> d
             f"memory_wipe deletes every memory in {s.storage_path}; to confirm, pass that path "
             f"as confirm (got {confirm[:200]!r}). Nothing was deleted."
         )
+    if state.dense is not None:
+        # The background embedder saves each batch: none lands after the files are removed.
+        state.dense.reset()
     wiped = wipe(state.store, s.storage_path, also_remove=(RUNS_FILE,))
     if state.dense is not None:
         state.dense.reset()  # forget the loaded vectors, so shutdown does not write them back

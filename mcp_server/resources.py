@@ -120,10 +120,16 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     @server.resource(
         "cortexgraph://stats",
         mime_type="application/json",
-        description="Counts of memories by status, relations, danger zone.",
+        description="Counts of memories by status, relations, danger zone; memories saved "
+        "and not embedded yet (embeddings_pending).",
     )
     def stats() -> str:
-        return json.dumps(store().stats().to_json())
+        counts = store().stats().to_json()
+        # Saves are embedded, and their vectors saved, by a background thread: 0 means the
+        # embedding cache on disk holds every saved memory's vector (for a run, a benchmark).
+        dense = state.dense
+        counts["embeddings_pending"] = 0 if dense is None else dense.background_pending
+        return json.dumps(counts)
 
     server.resource(  # LatentContext's address for the same counts
         "memory://stats", mime_type="application/json", description="Same as cortexgraph://stats."

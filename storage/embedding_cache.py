@@ -9,22 +9,22 @@ soon as the model's width is known. So a damaged cache can cost time, never a cr
 distorted search.
 
 A run that embeds a few new texts does not rewrite the whole file (150 MB at 100k memories,
-1.2 CPU s): their vectors are appended to a side file, ``.embeddings-<model>.added.bin`` (a
-header with the width, then fixed-size records: the 16-byte content hash and the float32
-vector), read after the ``.npz``. A torn last record (a crash mid-append) is left out on read
-and cut before the next append. The ``.npz`` is rewritten whole, and the side file removed,
-when the side file would hold more than a quarter of the vectors, when its width is not the
-model's, or when vectors were dropped (a new model width); a crash between that rewrite and
-the removal leaves vectors held twice, the same ones.
+1.2 CPU s): their vectors are appended to a side file (storage/embedding_files.py, which also
+says how processes sharing the files stay safe). The ``.npz`` is rewritten whole, and the side
+file removed, when the side file would hold more than a quarter of the vectors, when its width
+is not the model's, or when vectors were dropped (a new model width).
+
+Another process's vectors reach this one: ``missing`` and ``held`` first take in what others
+appended since this process looked (two ``stat`` calls when nothing changed), so the MCP server
+finds the vectors a consolidation run embedded, and a run those the server's background
+embedder saved after its last batch.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,105 +33,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cortexgraph.storage.embedding_files import NORM_TOLERANCE, CacheFiles, good_rows, side_path
+
 if TYPE_CHECKING:
     from cortexgraph.storage.protocol import Embedder
 
 log = logging.getLogger(__name__)
 
-_KEY_RE = re.compile(r"[0-9a-f]{32}")
-# Stored vectors are L2-normalised; a norm outside this band is damage, not rounding.
-NORM_TOLERANCE = 0.05
-
 
 def text_key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def good_rows(vectors: np.ndarray) -> np.ndarray:
-    """Mask of the rows of a 2-D float array that are finite and of unit length."""
-    with np.errstate(all="ignore"):
-        # A row with a NaN or infinity has a non-finite square sum: one pass, no masked copy.
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
-    mask: np.ndarray = np.isfinite(norms) & (np.abs(norms - 1.0) <= NORM_TOLERANCE)
-    return mask
-
-
-_SIDE_MAGIC = b"CGEMBv1\n"
-_SIDE_HEADER = len(_SIDE_MAGIC) + 4  # the magic, then the width (uint32, little-endian)
-_KEY_BYTES = 16  # text_key's blake2b digest
-
-
-def _side_records(width: int) -> np.dtype:
-    return np.dtype([("key", f"V{_KEY_BYTES}"), ("vec", "<f4", (width,))])
-
-
-def side_path(cache_file: Path) -> Path:
-    """The append-only side file of the cache file ``cache_file`` (``….npz``)."""
-    return cache_file.with_name(f"{cache_file.stem}.added.bin")
-
-
-def _side_width(raw: bytes) -> int | None:
-    if len(raw) < _SIDE_HEADER or raw[: len(_SIDE_MAGIC)] != _SIDE_MAGIC:
-        return None
-    width = int.from_bytes(raw[len(_SIDE_MAGIC) : _SIDE_HEADER], "little")
-    return width if 0 < width <= 65_536 else None
-
-
-def _read_side_file(path: Path) -> dict[str, np.ndarray]:
-    """The valid records of a side file; a torn last record is left out."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    width = _side_width(raw)
-    if width is None:
-        log.warning("ignoring embedding cache side file %s: not one of this version's", path)
-        return {}
-    records = _side_records(width)
-    n = (len(raw) - _SIDE_HEADER) // records.itemsize
-    rows = np.frombuffer(raw, dtype=records, count=n, offset=_SIDE_HEADER)
-    vecs, blob = rows["vec"], rows["key"].tobytes()
-    ok = good_rows(vecs).tolist()
-    keys = (blob[i : i + _KEY_BYTES].hex() for i in range(0, len(blob), _KEY_BYTES))
-    return {key: vec for key, vec, good in zip(keys, vecs, ok, strict=True) if good}
-
-
-def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
-    """The valid rows of a cache file (an empty dict if the file as a whole is unusable)."""
-    with np.load(path, allow_pickle=False) as data:
-        keys, vecs = data["keys"], data["vectors"]
-    if (
-        keys.ndim != 1
-        or vecs.ndim != 2
-        or len(keys) != len(vecs)
-        or vecs.shape[1] == 0
-        or not np.issubdtype(vecs.dtype, np.floating)
-        or keys.dtype.kind not in "US"
-    ):
-        log.warning(
-            "ignoring embedding cache %s: keys %s %s, vectors %s %s",
-            path,
-            keys.shape,
-            keys.dtype,
-            vecs.shape,
-            vecs.dtype,
-        )
-        return {}
-    vecs = vecs.astype(np.float32, copy=False)
-    ok = good_rows(vecs)
-    match = _KEY_RE.fullmatch
-    out = {
-        key: vec
-        for key, vec, good in zip(keys.astype(str).tolist(), vecs, ok.tolist(), strict=True)
-        if good and match(key)
-    }
-    if len(out) < len(keys):
-        log.warning(
-            "embedding cache %s: dropped %d bad row(s) (re-embedded when needed)",
-            path,
-            len(keys) - len(out),
-        )
-    return out
 
 
 @dataclass
@@ -159,9 +70,12 @@ class EmbeddingCache:
         # Keys added since the file was read or written: appended to the side file on save.
         # None: the file must be rewritten whole (vectors were dropped).
         self._added: dict[str, None] | None = {}
-        self._file = (
-            Path(directory) / f".embeddings-{_safe(embedder.name)}.npz" if directory else None
+        self._files = (
+            CacheFiles(Path(directory) / f".embeddings-{_safe(embedder.name)}.npz")
+            if directory
+            else None
         )
+        self._save_lock = threading.Lock()  # one save at a time; outside _lock (file I/O)
         # Width of the vectors held; the model's first answer settles it (others dropped).
         self._width: int | None = None
         # Texts answered from the vectors held, and texts the model embedded, since this cache
@@ -194,19 +108,32 @@ class EmbeddingCache:
         return loaded
 
     def _read(self) -> dict[str, np.ndarray]:
-        if self._file is None:
-            return {}
-        out: dict[str, np.ndarray] = {}
+        return {} if self._files is None else self._files.read()
+
+    def _catch_up(self) -> None:
+        """Take in the vectors other processes appended since this one looked. Never waits:
+        while another holds the files' lock (it is writing), the next call looks again."""
+        files = self._files
+        if files is None or self._loaded is None or not files.changed():
+            return
         try:
-            if self._file.exists():
-                out = _read_cache_file(self._file)
-        except Exception as exc:  # cache is disposable
-            log.warning("ignoring unreadable embedding cache %s: %s", self._file, exc)
-        try:
-            out.update(_read_side_file(side_path(self._file)))
-        except Exception as exc:
-            log.warning("ignoring unreadable embedding cache side file: %s", exc)
-        return out
+            with files.locked(wait=False):
+                self._take_in(files.read_new())
+        except OSError as exc:  # filelock.Timeout, or a folder without write access
+            log.debug("embedding cache: not caught up now: %s", exc)
+
+    def _take_in(self, found: dict[str, np.ndarray]) -> None:
+        """Vectors read from the files: the ones this process lacks are added (of its width);
+        those it holds unsaved are on disk already, so not appended again."""
+        if not found:
+            return
+        with self._lock:
+            vectors, added, width = self._vectors, self._added, self._width
+            for key, vec in found.items():
+                if added is not None:
+                    added.pop(key, None)
+                if key not in vectors and (width is None or len(vec) == width):
+                    vectors[key] = vec
 
     @property
     def width(self) -> int:
@@ -227,6 +154,7 @@ class EmbeddingCache:
 
     def missing(self, texts: Sequence[str]) -> list[str]:
         """The distinct ``texts`` (first-seen order) that have no cached vector yet."""
+        self._catch_up()
         with self._lock:
             known = self._vectors
             out: dict[str, None] = {}
@@ -268,6 +196,7 @@ class EmbeddingCache:
         15 MB at 10k memories, at the run's peak."""
         if not texts:  # nothing asked: the file is not read (a run where nothing changed)
             return []
+        self._catch_up()
         keys = [text_key(t) for t in texts]
         served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
         for round_ in range(2):  # a second round only if the model's width dropped cached rows
@@ -306,66 +235,52 @@ class EmbeddingCache:
 
     def save(self) -> None:
         """Write the new vectors: appended to the side file when they are few, else the whole
-        cache file (atomic replace) and no side file. Best effort: a cache costs time, never
-        a failure, so a full disk or a read-only folder is a warning, the half written temp
-        file is removed (it was tens of MB left on a full disk) and the next save tries again."""
-        if self._file is None or not self._dirty:
-            return
-        with self._lock:
-            try:
-                if not self._appended():
-                    self._rewrite()
-            except OSError as exc:
-                log.warning("cortexgraph: cannot save embedding cache %s: %s", self._file, exc)
+        cache file (atomic replace) and no side file (storage/embedding_files.py: under the
+        files' lock, after taking in what other processes saved). Best effort: a cache costs
+        time, never a failure, so a full disk, a read-only folder or a lock held too long is a
+        warning, the half written temp file is removed (it was tens of MB left on a full disk)
+        and the next save tries again. Vectors embedded meanwhile (another thread) stay to be
+        saved next time."""
+        with self._save_lock:
+            files = self._files
+            if files is None or not self._dirty:
                 return
-            self._dirty, self._added = False, {}
+            try:
+                with files.locked():
+                    self._save_locked(files)
+            except OSError as exc:
+                log.warning("cortexgraph: cannot save embedding cache %s: %s", files.npz, exc)
 
-    def _appended(self) -> bool:
-        """Caller holds the lock: the added vectors appended to the side file; False when the
-        whole file is to be rewritten instead."""
-        assert self._file is not None
-        added = self._added
-        if added is None or not self._file.exists():
-            return False
-        if not added:
-            return True
-        vectors = self._vectors
-        width = len(vectors[next(iter(added))])
-        records = _side_records(width)
-        side = side_path(self._file)
-        with side.open("ab+") as f:
-            f.seek(0)
-            head = f.read(_SIDE_HEADER)
-            size = f.seek(0, os.SEEK_END)
-            if size and _side_width(head) != width:
-                return False
-            held = (size - _SIDE_HEADER) // records.itemsize if size else 0
-            if (held + len(added)) * 4 > len(vectors):  # a quarter of the cache: rewrite it
-                return False
-            rows = np.empty(len(added), dtype=records)
-            rows["key"] = [bytes.fromhex(k) for k in added]
-            rows["vec"] = [vectors[k] for k in added]
-            if not size:
-                f.write(_SIDE_MAGIC + width.to_bytes(4, "little"))
-            elif size != _SIDE_HEADER + held * records.itemsize:
-                f.truncate(_SIDE_HEADER + held * records.itemsize)  # a torn record: cut
-            f.write(rows.tobytes())
-        return True
+    def _save_locked(self, files: CacheFiles) -> None:
+        if files.removed:  # wiped (memory_wipe) while held here: not written back
+            fresh = files.read()  # what was saved since, if anything
+            with self._lock:
+                self._loaded, self._added, self._dirty = fresh, {}, False
+            return
+        self._take_in(files.read_new())
+        with self._lock:
+            vectors, added = self._vectors, self._added
+            rows = None if added is None else {k: vectors[k] for k in added}
+            held, width = len(vectors), self.width
+        if rows is None or not files.append(rows, width, held):
+            if files.npz_stale:  # another process rewrote it: its vectors are written back too
+                self._take_in(files.read_npz())
+            with self._lock:
+                rows = dict(self._vectors)
+            files.rewrite(rows)
+        with self._lock:
+            if self._added is None:
+                self._added = {k: None for k in self._vectors if k not in rows}
+            else:
+                for key in rows:
+                    self._added.pop(key, None)
+            self._dirty = bool(self._added)
 
-    def _rewrite(self) -> None:
-        """Caller holds the lock: every vector into the cache file, then no side file."""
-        assert self._file is not None
-        keys = np.array(list(self._vectors), dtype=object).astype(str)
-        vecs = np.stack(list(self._vectors.values())) if self._vectors else np.zeros((0, 384))
-        tmp = self._file.with_name(f"{self._file.name}.{os.getpid()}.tmp.npz")
-        try:
-            np.savez(tmp, keys=keys, vectors=vecs.astype(np.float32))
-            os.replace(tmp, self._file)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            raise
-        side_path(self._file).unlink(missing_ok=True)  # its vectors are in the file now
+    def detach(self) -> None:
+        """Write nothing more (the store's files are about to go: memory_wipe); waits for a
+        save in progress."""
+        with self._save_lock:
+            self._files = None
 
 
 def _safe(name: str) -> str:

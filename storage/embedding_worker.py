@@ -36,6 +36,7 @@ class EmbeddingWorker:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._stopping = False
+        self._pending = 0  # submitted and not embedded yet (the batch in hand included)
         self.failed: str | None = None  # why embedding stopped (the model is unavailable)
 
     def submit(self, memories: Iterable[Memory]) -> None:
@@ -45,6 +46,7 @@ class EmbeddingWorker:
             self._idle.clear()
             for memory in memories:
                 self._queue.put(memory)
+                self._pending += 1
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="cortexgraph-embed", daemon=True
@@ -55,6 +57,11 @@ class EmbeddingWorker:
     def busy(self) -> bool:
         """Something submitted is not embedded yet."""
         return not self._idle.is_set()
+
+    @property
+    def pending(self) -> int:
+        """How many submitted memories are not embedded yet (0 once idle)."""
+        return self._pending
 
     @property
     def waiting(self) -> bool:
@@ -106,6 +113,7 @@ class EmbeddingWorker:
                 self.failed = f"{type(exc).__name__}: {exc}"
                 log.warning("background embedding stopped: %s", self.failed)
             with self._lock:
+                self._pending = max(0, self._pending - len(batch))
                 if self._queue.empty():
                     self._idle.set()
 

@@ -189,6 +189,7 @@ def test_an_embedding_cache_that_cannot_be_saved_is_a_warning_and_leaves_no_temp
         """,
         str(tmp_path),
     )
-    assert out["full"] == ["room"]  # no cache file, no temp file
-    assert out["after"] == [".embeddings-hashing-test.npz", "room"]
+    lock = ".embeddings-hashing-test.lock"  # the writers' lock (storage/embedding_files.py)
+    assert out["full"] == [lock, "room"]  # no cache file, no temp file
+    assert out["after"] == [lock, ".embeddings-hashing-test.npz", "room"]
     assert out["rows"] == 200

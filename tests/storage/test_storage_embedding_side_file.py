@@ -81,3 +81,16 @@ def test_many_new_vectors_or_a_new_width_rewrite_the_file_and_drop_the_side_file
     assert not side.exists()
     with np.load(_cache_file(tmp_path)) as data:
         assert data["vectors"].shape == (1, 4)
+
+
+def test_a_cache_removed_while_held_is_not_written_back(tmp_path):
+    """memory_wipe removes the cache files while the MCP server holds the vectors, and its
+    background embedder saves after each batch: the wiped vectors must not come back."""
+    cache = _saved(tmp_path, BASE)
+    cache.embed(["a canoe"])
+    for path in tmp_path.glob(".embeddings-*"):
+        path.unlink()
+    assert cache.missing(["a paddle"]) == ["a paddle"]  # looks at the files first
+    cache.save()
+    assert not list(tmp_path.glob(".embeddings-*.npz"))
+    assert not side_path(tmp_path / ".embeddings-hashing-test.npz").exists()
