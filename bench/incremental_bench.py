@@ -11,6 +11,14 @@ process, defaults otherwise (embeddings, the real vault and beads):
     +1000 saves         incremental, after 1,000 new memories
     no change           incremental, nothing saved since
 
+The "+100 / +1000 saves" rows save the way a user's assistant does (``--saves mcp``, the
+default): ``save_memory`` calls (content, tags, entities) through the official ``mcp`` client
+over stdio to ``cortexgraph-mcp`` with default settings, one call after another as an assistant
+makes them; the server stays up during the consolidation run (Claude keeps it running), and the
+run starts once its background embedder is idle (``cortexgraph://stats`` ``embeddings_pending``
+is 0: every saved memory's vector is in the embedding cache on disk). ``--saves store`` calls
+``store.save`` in this process instead (no vectors made before the run). Each row says which.
+
 The table prints the agents' time (``total_seconds`` in --json), the wall time and the CPU
 seconds (user + sys) of the process, and the incremental run's scope. One Prefect server serves every run (PREFECT_API_URL), as a
 deployment has it.
@@ -41,8 +49,10 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +65,7 @@ from cortexgraph.storage import open_store
 from cortexgraph.storage.models import MemoryMeta
 
 CLI = str(Path(sys.executable).with_name("cortexgraph-consolidate"))
+SERVER = str(Path(sys.executable).with_name("cortexgraph-mcp"))
 READ = {"entities_found": "spacy+rules"}  # what the earlier runs' entity step left
 
 
@@ -80,6 +91,75 @@ def save_new(store_dir: Path, memories: list) -> None:
     store = open_store(store_dir)
     for m in memories:
         store.save(m.content, tags=m.meta.tags, entities=m.entities)
+
+
+def _payload(result: Any) -> dict:
+    if getattr(result, "isError", False) or getattr(result, "is_error", False):
+        raise SystemExit(f"save_memory failed: {result.content}")
+    structured = getattr(result, "structuredContent", None)
+    if structured is None:
+        structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        return structured.get("result", structured) if isinstance(structured, dict) else {}
+    return dict(json.loads(result.content[0].text))
+
+
+async def _saved_through_mcp(
+    store_dir: Path, vault: Path, env: dict, memories: list, then: Callable[[], Any]
+) -> tuple[Any, str]:
+    """Save ``memories`` through a stdio MCP session with cortexgraph-mcp (default settings),
+    wait until its background embedder is idle, run ``then()`` while the server still runs;
+    returns ``then``'s result and how the saves went."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    server_env = {
+        **env,
+        "CORTEXGRAPH_STORAGE_PATH": str(store_dir),
+        "LTM_VAULT_PATH": str(vault),
+        "CORTEXGRAPH_LOG_LEVEL": "WARNING",
+    }
+    params = StdioServerParameters(command=SERVER, args=[], env=server_env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        t0 = time.perf_counter()
+        for m in memories:
+            args = {"content": m.content, "tags": list(m.meta.tags), "entities": list(m.entities)}
+            _payload(await session.call_tool("save_memory", args))
+        saving = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        while True:  # the background embedder saves each batch's vectors to the cache
+            stats = await session.read_resource("cortexgraph://stats")
+            pending = json.loads(stats.contents[0].text)["embeddings_pending"]
+            if not pending:
+                break
+            await anyio.sleep(0.2)
+        idle = time.perf_counter() - t0
+        result = await anyio.to_thread.run_sync(then)
+    how = f"mcp: saves {saving:.1f} s ({1000 * saving / len(memories):.0f} ms each), idle +{idle:.1f} s"
+    return result, how
+
+
+def save_and_consolidate(
+    store_dir: Path, vault: Path, env: dict, memories: list, via: str, *flags: str
+) -> tuple[dict, float, float, str]:
+    """``memories`` saved (``via`` "mcp" or "store"), then one run: ``consolidate``'s figures
+    and how the saves were made."""
+    if not memories:
+        return (*consolidate(store_dir, vault, env, *flags), "")
+    if via == "store":
+        t0 = time.perf_counter()
+        save_new(store_dir, memories)
+        how = f"store.save: {time.perf_counter() - t0:.1f} s"
+        return (*consolidate(store_dir, vault, env, *flags), how)
+    import anyio
+
+    def run() -> tuple[dict, float, float]:
+        return consolidate(store_dir, vault, env, *flags)
+
+    (data, wall, cpu), how = anyio.run(_saved_through_mcp, store_dir, vault, env, memories, run)
+    return data, wall, cpu, how
 
 
 def consolidate(store_dir: Path, vault: Path, env: dict, *flags: str) -> tuple[dict, float, float]:
@@ -173,7 +253,7 @@ def prepared(n: int, work: Path, embed: str) -> tuple[Path, list, float | None]:
     return base / "store", memories[n:], meta["embed_seconds"]
 
 
-def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str) -> None:
+def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str, via: str) -> None:
     built, new, embed_seconds = prepared(n, work, embed)
     with tempfile.TemporaryDirectory(prefix="cg-incr-") as tmp:
         store_dir, vault = Path(tmp) / "store", Path(tmp) / "vault"
@@ -181,7 +261,7 @@ def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str) -> None:
         shutil.copytree(built, store_dir)
         if embed_seconds is not None:
             what = "embed (setup)" if embed == "minilm" else "hashed vectors (setup)"
-            rows.append((n, what, f"{embed_seconds:.2f}", "", "", "", "", "", "", "all"))
+            rows.append((n, what, f"{embed_seconds:.2f}", "", "", "", "", "", "", "all", ""))
             print(" | ".join(str(c) for c in rows[-1]), flush=True)
         steps = [
             *([] if embed_seconds is not None else [("full (cold)", (), ["--full"])]),
@@ -192,9 +272,9 @@ def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str) -> None:
         ]
         base = cold = base_cpu = None
         for name, saves, flags in steps:
-            if saves:
-                save_new(store_dir, list(saves))
-            data, wall, cpu = consolidate(store_dir, vault, env, *flags)
+            data, wall, cpu, how = save_and_consolidate(
+                store_dir, vault, env, list(saves), via, *flags
+            )
             agents = data["total_seconds"]
             own = sum(data["seconds"].values())  # the five agents alone, no setup
             if name == "full (cold)":
@@ -215,6 +295,7 @@ def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str) -> None:
                 cpu_ratio,
                 to_cold,
                 scope_of(data),
+                how,
             )
             rows.append(row)
             print(" | ".join(str(c) for c in row), flush=True)
@@ -234,6 +315,12 @@ def main() -> None:
         action="store_true",
         help="fill it with hashed bag-of-words vectors instead (timings only: see the doc)",
     )
+    ap.add_argument(
+        "--saves",
+        choices=("mcp", "store"),
+        default="mcp",
+        help="save the new memories through the MCP server over stdio (default) or store.save",
+    )
     args = ap.parse_args()
     from cortexgraph.flows.local_server import PrefectServerProcess
 
@@ -248,15 +335,15 @@ def main() -> None:
                 embed = (
                     "hashed" if args.hashed_vectors else "minilm" if args.embed_in_setup else "run"
                 )
-                bench(n, env, rows, args.work or Path(tmp), embed)
+                bench(n, env, rows, args.work or Path(tmp), embed, args.saves)
     finally:
         server.stop()
     print(f"\nmachine: {machine_line()}")
     print(
         "| store | run | total_seconds | five agents s | wall s | process CPU s "
-        "| / full | CPU / full | / full (cold) | scope |"
+        "| / full | CPU / full | / full (cold) | scope | saved through |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for r in rows:
         print("| " + " | ".join(f"{c:,}" if isinstance(c, int) else str(c) for c in r) + " |")
 
