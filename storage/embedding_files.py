@@ -147,7 +147,9 @@ class CacheFiles:
     def __init__(self, npz: Path) -> None:
         self.npz = npz
         self.side = side_path(npz)
-        self._lock = FileLock(str(npz.with_name(f"{npz.stem}.lock")), timeout=LOCK_TIMEOUT_S)
+        self._lock_path = str(npz.with_name(f"{npz.stem}.lock"))
+        self._lock: FileLock | None = None
+        self._lock_pid = 0
         self._npz_seen: Stamp | None = None  # the .npz as this process last read or wrote it
         self._side_seen: Stamp | None = None  # the side file as last read or appended to
         self._side_read = 0  # its bytes read as whole records (header included), or written
@@ -159,6 +161,10 @@ class CacheFiles:
     def locked(self, wait: bool = True) -> Iterator[None]:
         """Hold the writers' lock: filelock.Timeout (an OSError) after ``LOCK_TIMEOUT_S``, or
         at once with ``wait=False`` while another holds it."""
+        if self._lock is None or self._lock_pid != os.getpid():
+            # filelock refuses a lock made before a fork: a forked child makes its own
+            self._lock = FileLock(self._lock_path, timeout=LOCK_TIMEOUT_S)
+            self._lock_pid = os.getpid()
         with self._lock.acquire(blocking=wait):
             yield
 
