@@ -15,8 +15,9 @@ The "+100 / +1000 saves" rows save the way a user's assistant does (``--saves mc
 default): ``save_memory`` calls (content, tags, entities) through the official ``mcp`` client
 over stdio to ``cortexgraph-mcp`` with default settings, one call after another as an assistant
 makes them; the server stays up during the consolidation run (Claude keeps it running), and the
-run starts once its background embedder is idle (``cortexgraph://stats`` ``embeddings_pending``
-is 0: every saved memory's vector is in the embedding cache on disk). ``--saves store`` calls
+run starts once the server's background work is done (``cortexgraph://stats``:
+``embeddings_pending`` 0, every saved memory's vector in the embedding cache on disk, and
+``entities_pending`` false, their entities read by the server's child process). ``--saves store`` calls
 ``store.save`` in this process instead (no vectors made before the run). Each row says which.
 
 The table prints the agents' time (``total_seconds`` in --json), the wall time and the CPU
@@ -108,7 +109,7 @@ async def _saved_through_mcp(
     store_dir: Path, vault: Path, env: dict, memories: list, then: Callable[[], Any]
 ) -> tuple[Any, str]:
     """Save ``memories`` through a stdio MCP session with cortexgraph-mcp (default settings),
-    wait until its background embedder is idle, run ``then()`` while the server still runs;
+    wait until its background work is done, run ``then()`` while the server still runs;
     returns ``then``'s result and how the saves went."""
     import anyio
     from mcp import ClientSession, StdioServerParameters
@@ -129,15 +130,17 @@ async def _saved_through_mcp(
             _payload(await session.call_tool("save_memory", args))
         saving = time.perf_counter() - t0
         t0 = time.perf_counter()
-        while True:  # the background embedder saves each batch's vectors to the cache
-            stats = await session.read_resource("cortexgraph://stats")
-            pending = json.loads(stats.contents[0].text)["embeddings_pending"]
-            if not pending:
+        while True:  # vectors saved to the cache by batch, entities read by a child
+            stats = json.loads(
+                (await session.read_resource("cortexgraph://stats")).contents[0].text
+            )
+            if not stats["embeddings_pending"] and not stats["entities_pending"]:
                 break
             await anyio.sleep(0.2)
         idle = time.perf_counter() - t0
         result = await anyio.to_thread.run_sync(then)
-    how = f"mcp: saves {saving:.1f} s ({1000 * saving / len(memories):.0f} ms each), idle +{idle:.1f} s"
+    each = 1000 * saving / len(memories)
+    how = f"mcp: saves {saving:.1f} s ({each:.0f} ms each), background done +{idle:.1f} s"
     return result, how
 
 

@@ -69,6 +69,12 @@ class EntityReading:
                 self._thread.start()
             self._cond.notify()
 
+    @property
+    def pending(self) -> bool:
+        """A save's entities are not read yet: a child is due or running."""
+        with self._cond:
+            return self._due is not None or self._child is not None
+
     def _loop(self) -> None:
         while True:
             with self._cond:
@@ -139,15 +145,27 @@ def spacy_installed() -> bool:
     return importlib.util.find_spec("spacy") is not None
 
 
+def _reading(state: ServerState) -> EntityReading | None:
+    """The server's entity reading, made on first use (None when it is off or without spaCy)."""
+    settings = state.settings
+    if not settings.entity_reading_after_saves:
+        return None
+    return state.service(SERVICE, lambda: EntityReading(settings) if spacy_installed() else None)
+
+
 def read_entities_soon(state: ServerState) -> None:
     """After a save through the server: its entities are read once saves stop (nothing when
     CORTEXGRAPH_ENTITY_READING_AFTER_SAVES is false or spaCy is not installed)."""
-    settings = state.settings
-    if not settings.entity_reading_after_saves:
-        return
-    reading = state.service(SERVICE, lambda: EntityReading(settings) if spacy_installed() else None)
+    reading = _reading(state)
     if reading is not None:
         reading.saved()
+
+
+def entities_pending(state: ServerState) -> bool:
+    """Memories saved through this server whose entities no child has read yet (a child is
+    due or running): ``cortexgraph://stats`` says so, for a benchmark's run to wait."""
+    reading = _reading(state)
+    return reading is not None and reading.pending
 
 
 def stop_entity_reading(state: ServerState) -> None:
@@ -202,7 +220,13 @@ def main() -> int:
     return 0
 
 
-__all__ = ["EntityReading", "read_entities_soon", "spacy_installed", "stop_entity_reading"]
+__all__ = [
+    "EntityReading",
+    "entities_pending",
+    "read_entities_soon",
+    "spacy_installed",
+    "stop_entity_reading",
+]
 
 if __name__ == "__main__":
     raise SystemExit(main())

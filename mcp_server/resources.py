@@ -12,6 +12,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from cortexgraph.activation.entities import entity_kind
+from cortexgraph.mcp_server.entity_reading import entities_pending
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.mcp_server.views import memory_view, paginate, preview
 from cortexgraph.storage.errors import InvalidInputError
@@ -120,15 +121,17 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     @server.resource(
         "cortexgraph://stats",
         mime_type="application/json",
-        description="Counts of memories by status, relations, danger zone; memories saved "
-        "and not embedded yet (embeddings_pending).",
+        description="Counts of memories by status, relations, danger zone; this server's "
+        "background work on saves not done yet (embeddings_pending, entities_pending).",
     )
     def stats() -> str:
         counts = store().stats().to_json()
-        # Saves are embedded, and their vectors saved, by a background thread: 0 means the
-        # embedding cache on disk holds every saved memory's vector (for a run, a benchmark).
+        # Saves are embedded, and their vectors saved, by a background thread, and their
+        # entities read by a child process: 0 and false mean a run started now finds both on
+        # disk (a benchmark waits for that).
         dense = state.dense
         counts["embeddings_pending"] = 0 if dense is None else dense.background_pending
+        counts["entities_pending"] = entities_pending(state)
         return json.dumps(counts)
 
     server.resource(  # LatentContext's address for the same counts

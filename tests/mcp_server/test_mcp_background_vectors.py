@@ -1,6 +1,7 @@
 """The server's background embedder saves each batch's vectors while the server runs (Claude
 Desktop keeps it up for days): a consolidation run in another process an hour later finds them
-on disk. ``cortexgraph://stats`` says how many saves still wait for theirs. The real model."""
+on disk. ``cortexgraph://stats`` says how many saves still wait for theirs, and whether their
+entities are still to be read. The real model and spaCy."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import anyio
 from mcp import Client
 from mcp_common import make_settings, payload
 
+from cortexgraph.agents.relationship_discovery import FOUND_KEY
 from cortexgraph.mcp_server.app import build_server
+from cortexgraph.mcp_server.entity_reading import EntityReading
+from cortexgraph.storage import open_store
 from cortexgraph.storage.embedding_cache import text_key
 from cortexgraph.storage.embedding_files import CacheFiles
 
@@ -23,8 +27,9 @@ LINES = [
 
 
 async def _pending(client: Client) -> int:
-    stats = await client.read_resource("cortexgraph://stats")
-    return int(json.loads(stats.contents[0].text)["embeddings_pending"])
+    stats = json.loads((await client.read_resource("cortexgraph://stats")).contents[0].text)
+    assert stats["entities_pending"] in (True, False)  # the entity reading's, beside it
+    return int(stats["embeddings_pending"])
 
 
 def test_saved_vectors_are_on_disk_while_the_server_still_runs(tmp_path):
@@ -47,3 +52,26 @@ def test_saved_vectors_are_on_disk_while_the_server_still_runs(tmp_path):
     # Each content alone, as a consolidation run embeds it (the search's rows hold the line
     # saved before too): none is left for the run to embed.
     assert {text_key(line) for line in LINES} <= on_disk
+
+
+def test_the_entity_reading_is_pending_from_a_save_until_its_child_has_read(tmp_path):
+    """What ``entities_pending`` in cortexgraph://stats reports: due from the save on (the
+    child starts once saves stop), running, then done with the memory read."""
+    settings = make_settings(
+        tmp_path,
+        entity_reading_after_saves=True,
+        entity_reading_quiet_s=0.5,
+        entity_reading_min_gap_s=0,
+    )
+    memory = open_store(settings.storage_path).save("Caroline met Melanie in Boston.")
+    reading = EntityReading(settings)
+    assert not reading.pending
+    reading.saved()
+    seen = [reading.pending]
+    deadline = time.monotonic() + 120
+    while seen[-1] and time.monotonic() < deadline:
+        time.sleep(0.05)
+        seen.append(reading.pending)
+    reading.close()
+    assert seen[0] and not seen[-1] and reading.started == 1
+    assert FOUND_KEY in open_store(settings.storage_path).get(memory.id).meta.extra
