@@ -13,15 +13,8 @@ for more than sharing a common one. Each memory keeps at most ``max_relations_pe
 ``related`` edges, the strongest first, counting those earlier runs made. A pair that is already
 related in any way gets no new relation. The report summarises the memory graph (a union-find, no networkx).
 
-Entities first (``entity_finder``): memories no finder has read yet are handed to it in one
-batch (spaCy's ``nlp.pipe`` in activation.entity_batch, wired by the flow and the MCP tool), and
-the people, places, organisations, pets, events and things it finds join the memory's own
-entities (a live run writes them back, marked ``entities_found`` with the finder's method, so
-the next run reads only new memories; at most ``entity_batch_limit`` a run, newest first). A
-transcript line ("Speaker: ...") keeps its speaker as its only entity and gets the rest as its
-``mentions`` (``Memory.mentions``): search boosts entities, and the names a line mentions are
-not what it is about; relations read both.
-A save stays cheap: at most the speaker and rule matches.
+Entities first (``entity_finder``): memories no finder has read yet are read in one batch and
+what it finds joins their entities or mentions (agents.entity_reading, the step on its own).
 
 Pairs come from shared entities: every pair for an entity on at most ``all_pairs_max_df``
 memories, and for a more common one each memory with its ``entity_neighbours`` nearest in time
@@ -45,13 +38,13 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Protocol
 
 from cortexgraph.agents.common import LABEL_RELATIONS, short, snippet
 from cortexgraph.agents.duplicates import Details, conflict, numbers_in
+from cortexgraph.agents.entity_reading import FOUND_KEY, EntityFinder, find_entities
 from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.agents.relation_graph import graph_summary, relation_graph
 from cortexgraph.agents.relationship_report import (
@@ -60,24 +53,12 @@ from cortexgraph.agents.relationship_report import (
     GraphSummary,
     RelationshipReport,
 )
-from cortexgraph.agents.restatement import utterance
-from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus
+from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 
-FOUND_KEY = "entities_found"  # meta.extra: the finder method that has read this memory
-MAX_ENTITIES = 32  # a memory's entities after the finder's are added
 DAY = 86_400
-
-
-class EntityFinder(Protocol):
-    """Finds the entities of many texts at once (activation.entity_batch.BatchEntityFinder)."""
-
-    @property
-    def method(self) -> str: ...
-
-    def find(self, texts: Sequence[str]) -> Sequence[Sequence[str]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,20 +104,6 @@ def _words(text: str) -> set[str]:
 
 def _entities(m: Memory) -> set[str]:
     return {e.lower() for e in m.entities} | {e.lower() for e in m.mentions}
-
-
-def _needs_reading(m: Memory, finder: EntityFinder) -> bool:
-    """Never read, or read by the rules only while the finder now has spaCy."""
-    done = m.meta.extra.get(FOUND_KEY)
-    return done is None or (done == "rules" and finder.method != "rules")
-
-
-def _with_found(own: Sequence[str], found: Sequence[str]) -> tuple[str, ...]:
-    """The memory's own entities first (the user's and the save's), then the finder's new
-    ones, one per spelling that differs only in case."""
-    seen = {e.lower() for e in own}
-    extra = [e for e in dict.fromkeys(found) if e and e.lower() not in seen]
-    return tuple(own) + tuple(extra[: max(0, MAX_ENTITIES - len(own))])
 
 
 class RelationshipDiscovery:
@@ -311,55 +278,14 @@ class RelationshipDiscovery:
         return self._read_before
 
     def _find_entities(self, memories: dict[str, Memory], dry_run: bool) -> tuple[int, str]:
-        """Hand the memories no finder (or only the rules) has read to the finder in one batch
-        and add what it finds to their entities; ``memories`` is updated in place. A dry run
-        writes nothing. Returns (memories read, the finder's method)."""
-        finder = self.entity_finder
-        if finder is None:
-            return 0, "none"
-        todo = [m for m in memories.values() if _needs_reading(m, finder)]
-        if not todo:  # the model is not loaded to read nothing (spaCy: seconds, torch's import)
-            return 0, "none"
-        # A first run over a large store reads the newest memories; the rest wait for the next.
-        todo.sort(key=lambda m: (-m.created_at, m.id))
-        left = max(0, len(todo) - self.config.entity_batch_limit)
-        todo = todo[: self.config.entity_batch_limit]
-        method = finder.method
-        names = dict(zip((m.id for m in todo), finder.find([m.content for m in todo]), strict=True))
-
-        read = {m.id: m for m in todo}
-
-        def change(m: Memory) -> Memory | None:
-            if m.content != read[m.id].content:
-                return None  # edited (another process) since it was read: read it next time
-            extra = {**m.meta.extra, FOUND_KEY: method}
-            found = _with_found(m.entities, names.get(m.id, ()))
-            if utterance(m.content).speaker is None:
-                return replace(m, entities=found, meta=replace(m.meta, extra=extra))
-            # A transcript line is about its speaker (its entity since the save, which search
-            # boosts); the names it mentions are its mentions. As entities they cost recall:
-            # LoCoMo dev through MCP, 29 hits newly above the answer after a run.
-            extra[MENTIONS_KEY] = list(found[len(m.entities) :])
-            return replace(m, meta=replace(m.meta, extra=extra))
-
-        if dry_run:
-            updated = [u for m in todo if (u := change(m)) is not None]
-        else:
-            updated = self.store.modify_many([m.id for m in todo], change)
-        for m in updated:
-            memories[m.id] = m
-        added = sum(
-            len(u.entities) + len(u.mentions) - len(read[u.id].entities) - len(read[u.id].mentions)
-            for u in updated
+        """The entity step (agents.entity_reading) with this agent's finder and batch limit."""
+        return find_entities(
+            self.store,
+            memories,
+            self.entity_finder,
+            limit=self.config.entity_batch_limit,
+            dry_run=dry_run,
         )
-        log.info(
-            "relations: entities read in %d memories (%s), %d added, %d left for the next run",
-            len(todo),
-            method,
-            added,
-            left,
-        )
-        return len(todo), method
 
     def _pairs(
         self, entity: str, ids: list[str], memories: dict[str, Memory]

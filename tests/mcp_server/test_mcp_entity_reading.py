@@ -16,7 +16,8 @@ from mcp import Client, StdioServerParameters
 from mcp_helpers import PYTHON, make_settings, payload, server_env
 
 from cortexgraph.activation.entity_batch import batch_entity_finder
-from cortexgraph.agents.relationship_discovery import FOUND_KEY, RelationshipDiscovery
+from cortexgraph.agents.entity_reading import FOUND_KEY
+from cortexgraph.agents.relationship_discovery import RelationshipDiscovery
 from cortexgraph.mcp_server.entity_reading import (
     SERVICE,
     EntityReading,
