@@ -14,7 +14,7 @@ from cortexgraph.retrieval.core import core_memories, core_notes, is_current
 from cortexgraph.retrieval.graph import entities_in_text, graph_query, memory_ref
 from cortexgraph.retrieval.packing import Candidate, day, flatten, order_by
 from cortexgraph.storage.decay import DAY, memory_score
-from cortexgraph.storage.memory_store import IndexedStore
+from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 

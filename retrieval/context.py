@@ -25,7 +25,7 @@ from cortexgraph.retrieval.candidates import TIER_PRIORITY, CandidateGatherer
 from cortexgraph.retrieval.packing import Candidate, PackedItem, order_by, pack
 from cortexgraph.retrieval.tokens import TokenCounter, default_counter
 from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.memory_store import IndexedStore
+from cortexgraph.storage.indexed_store import IndexedStore
 
 MEMORY_TYPES = ("core", "ltm", "stm", "graph")
 MIN_BUDGET, MAX_BUDGET = 20, 200_000

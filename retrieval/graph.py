@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.memory_store import IndexedStore
+from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.vault_sync.entity_notes import entity_name
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from cortexgraph.retrieval.core import resolve_memory_id
 from cortexgraph.storage.errors import InvalidInputError, RelationNotFoundError
-from cortexgraph.storage.memory_store import IndexedStore
+from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import RELATION_TYPES, Memory, Relation
 from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.text_index import tokenize

@@ -21,8 +21,9 @@ from cortexgraph.storage.errors import (
     RelationNotFoundError,
     StorageError,
 )
+from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.jsonl_store import JSONLStore
-from cortexgraph.storage.memory_store import IndexedStore, InMemoryStore
+from cortexgraph.storage.memory_store import InMemoryStore
 from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus, Relation, SearchResult
 from cortexgraph.storage.protocol import CompactionReport, DenseScorer, MemoryStore, StoreStats
 from cortexgraph.storage.validation import validate_new_memory

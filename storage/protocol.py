@@ -3,7 +3,7 @@ embedding interfaces search and the agents are written against (``Embedder``, ``
 ``DenseIndex``).
 
 Agents, flows and the MCP server program against ``MemoryStore``; ``IndexedStore``
-(storage.memory_store) and ``JSONLStore`` (storage.jsonl_store) implement it.
+(storage.indexed_store) and ``JSONLStore`` (storage.jsonl_store) implement it.
 """
 
 from __future__ import annotations
