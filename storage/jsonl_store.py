@@ -39,11 +39,8 @@ from cortexgraph.storage.file_cursor import (
 )
 from cortexgraph.storage.file_ops import (
     bump_generation,
-    followed_cursors,
-    read_compaction_note,
     read_generation,
     remove_stale_temp_files,
-    rewrite_compacted,
 )
 from cortexgraph.storage.index_snapshot import (
     SNAPSHOT_NAME,
@@ -52,6 +49,7 @@ from cortexgraph.storage.index_snapshot import (
     snapshot_view,
     write_snapshot,
 )
+from cortexgraph.storage.jsonl_compaction import JSONLCompaction
 from cortexgraph.storage.jsonl_lines import (
     BAD_LINE_ERRORS,
     BadLine,
@@ -64,9 +62,8 @@ from cortexgraph.storage.jsonl_lines import (
     reason,
     tombstone,
 )
-from cortexgraph.storage.memory_store import IndexedStore
 from cortexgraph.storage.models import Memory, Relation
-from cortexgraph.storage.protocol import CompactionReport, DenseScorer
+from cortexgraph.storage.protocol import DenseScorer
 from cortexgraph.storage.quarantine import StoreQuarantine
 from cortexgraph.storage.relation_snapshot import (
     RELATIONS_SNAPSHOT_NAME,
@@ -83,8 +80,9 @@ from cortexgraph.storage.validation import (
 log = logging.getLogger(__name__)
 
 
-class JSONLStore(IndexedStore):
-    """``IndexedStore`` persisted to append-only JSONL files in the directory ``path``."""
+class JSONLStore(JSONLCompaction):
+    """``IndexedStore`` persisted to append-only JSONL files in the directory ``path``
+    (compacted by ``JSONLCompaction``, storage.jsonl_compaction)."""
 
     def __init__(
         self,
@@ -322,13 +320,6 @@ class JSONLStore(IndexedStore):
             self._bump_generation()
         return moved
 
-    def _move_unmoved(self) -> None:
-        """Caller holds the lock: before a compaction writes the files from the view."""
-        moved = self._unreadable.move_pending()
-        if moved:
-            self._bump_generation()
-            self.quarantined_lines += moved
-
     # -- writing -------------------------------------------------------------------------------
     def _append(self, cursor: FileCursor, lines: Sequence[str]) -> None:
         append_lines(cursor, lines, fsync=self.config.fsync)
@@ -351,83 +342,6 @@ class JSONLStore(IndexedStore):
                 if relation_ids:
                     truncate_to(self._rel, rel_end)
                 raise
-
-    def compact(self) -> CompactionReport:
-        """Rewrite both files with one line per live record (fsync + atomic replace).
-
-        A view that came from the index snapshot is not trusted for this: the records are then
-        parsed from the files themselves, so whatever a snapshot held, compaction writes only
-        what the JSONL holds. A big store's view is then snapshotted, once the file lock is
-        released: the next process to open it reads the snapshot (0.6-0.9 s at 100k memories)
-        instead of parsing every line (3-4 s with the snapshot write) while a user waits."""
-        with self._lock:
-            with self._flock:
-                report = self._rewrite_files()
-            self._write_snapshot_if_due()
-            return report
-
-    def _rewrite_files(self) -> CompactionReport:
-        """Caller holds both locks: the live records written out, in creation order."""
-        self._catch_up()
-        if self._view_from_snapshot:  # a cache's word is not enough to rewrite the truth
-            memories, relations = self._records_in_files()
-            self._view_from_snapshot = False
-        else:  # the view was parsed from these very files under the same rules
-            memories, relations = list(self._memories.values()), list(self._relations.values())
-        self._move_unmoved()
-        report, data = rewrite_compacted(
-            self.path,
-            (self._mem, self._rel),
-            (memories, relations),
-            generation=self._read_generation() + 1,
-            rules=self._rules,
-        )
-        self._bump_generation()
-        self._snapshot_due = data if len(data) >= self.config.snapshot_min_bytes else None
-        return report
-
-    def _records_in_files(self) -> tuple[list[Memory], list[Relation]]:
-        """Caller holds the lock and has caught up: the live records the JSONL files hold.
-
-        If the in-memory view differs (it came from a snapshot that lied), the view is
-        rebuilt from these records."""
-        found = []
-        for c in (self._mem, self._rel):
-            _, _, data = read_new_bytes(FileCursor(c.path))
-            records, bad = self._parse(c, data)
-            if bad:  # caught up, so nothing the view holds; moved aside all the same
-                self._quarantine(c, bad)
-            found.append(records)
-        memories, relations = found
-        if {m.id: m for m in memories} != self._memories or {
-            r.id: r for r in relations
-        } != self._relations:
-            log.warning(
-                "cortexgraph: in-memory view of %s differed from its files; rebuilt", self.path
-            )
-            with gc_paused():
-                self._clear_indexes()
-                self._load(memories, relations)
-        return memories, relations
-
-    def _follow_compaction(self, generation: int) -> bool:
-        """Caller holds the lock. After another process's compaction of exactly the bytes this
-        view was read from, point the cursors at the new files instead of reloading."""
-        if generation != self._generation + 1:
-            return False
-        note = read_compaction_note(self.path, generation, self._rules)
-        if note is None:
-            return False
-        cursors = (self._mem, self._rel)
-        moves = followed_cursors(
-            note, {c.path.name: ((c.inode, c.offset), file_stat(c)) for c in cursors}
-        )
-        if moves is None:
-            return False
-        for c in cursors:
-            c.inode, c.offset = moves[c.path.name]
-        self._generation = generation
-        return True
 
     def _file_bytes(self) -> int:
         return sum(file_stat(c)[1] for c in (self._mem, self._rel))
