@@ -51,7 +51,7 @@ def compacted(snap: ParsedIssueFile) -> ParsedIssueFile:
             dropped.add(i)
     if not dropped:
         return snap
-    out = ParsedIssueFile(issues=dict(snap.issues))
+    out = ParsedIssueFile(issues=snap.issues.copy())
     why = {n - 1: reason for n, reason in snap.unreadable}
     first_at = {i: issue_id for issue_id, i in first.items()}
     for i, line in enumerate(snap.lines):
@@ -95,8 +95,9 @@ class BatchState:
         # ours to change in place: never IssueFile's cached snapshot
         self.snapshot = snap = _copy(snap)
         self.keys = {}
-        for issue in snap.issues.values():
-            self._index(issue)
+        for issue_id, status, _, key in snap.issues.summaries():  # no issue read for it
+            if key is not None and status != "tombstone":
+                self.keys.setdefault(str(key), issue_id)
         self._stamp(file.path, generation)
         return snap
 
@@ -174,7 +175,7 @@ def stamp_generation(generation: Path) -> str:
 
 def _copy(snap: ParsedIssueFile) -> ParsedIssueFile:
     return ParsedIssueFile(
-        list(snap.lines), dict(snap.issues), dict(snap.line_of), list(snap.unreadable)
+        list(snap.lines), snap.issues.copy(), dict(snap.line_of), list(snap.unreadable)
     )
 
 

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from cortexgraph.storage.beads.issue_map import IssueMap
+from cortexgraph.storage.beads.parse_cache import load_parsed, save_parsed
 from cortexgraph.storage.beads.schema import (
     BeadsIssue,
     escape_unsafe_chars,
@@ -58,15 +60,19 @@ class ParsedIssueFile:
     """
 
     lines: list[str] = field(default_factory=list)
-    issues: dict[str, BeadsIssue] = field(default_factory=dict)
+    issues: IssueMap = field(default_factory=IssueMap)  # a dict given is held as one
     line_of: dict[str, int] = field(default_factory=dict)
     unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line number, why)
     quarantined: list[QuarantinedLine] = field(default_factory=list)  # left out of ``lines``
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.issues, IssueMap):
+            self.issues = IssueMap(self.issues)
+
     def with_changes(self, changed: Sequence[BeadsIssue]) -> ParsedIssueFile:
         """A new snapshot: changed issues replaced in place, new ones appended, and the lines
         that are not UTF-8 taken out into ``quarantined`` (IssueFile.write moves them aside)."""
-        lines, line_of, issues = list(self.lines), dict(self.line_of), dict(self.issues)
+        lines, line_of, issues = list(self.lines), dict(self.line_of), self.issues.copy()
         for issue in changed:
             text = issue_to_line(issue)
             if issue.id in line_of:
@@ -199,8 +205,11 @@ class IssueFile:
     size within one mtime tick, and a stale snapshot under the lock would lose an update.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, parse_cache: Path | None = None) -> None:
         self.path = path
+        # Where the parse of the file's current bytes is kept for the next process
+        # (parse_cache.py); None: every process parses.
+        self.parse_cache = parse_cache
         self.quarantine_path = quarantine_path(path)
         self._data: bytes | None = None
         self._snapshot = ParsedIssueFile()
@@ -234,10 +243,20 @@ class IssueFile:
         except OSError as e:
             raise StorageError(f"cannot read {self.path}: {e.strerror or e}") from e
         if data != self._data:
-            self._snapshot = parse_issue_lines(data, str(self.path))
+            self._snapshot = self._parse(data)
             self._data = data
             self._remember(data, self._snapshot)
         return self._snapshot
+
+    def _parse(self, data: bytes) -> ParsedIssueFile:
+        if self.parse_cache is None:
+            return parse_issue_lines(data, str(self.path))
+        known = load_parsed(self.parse_cache, data)
+        if known is not None:
+            return known
+        snap = parse_issue_lines(data, str(self.path))
+        save_parsed(self.parse_cache, data, snap)
+        return snap
 
     def write(self, snapshot: ParsedIssueFile) -> None:
         """Replace the file atomically: a reader sees the old or the new file, never half.
@@ -264,9 +283,12 @@ class IssueFile:
         except OSError as e:
             Path(tmp).unlink(missing_ok=True)
             raise StorageError(f"cannot write {self.path}: {e.strerror or e}") from e
-        # what we just wrote is what the next load would parse: skip that work
+        # what we just wrote is what the next load would parse: skip that work, here and in
+        # the next process
         self._data, self._snapshot = data, snapshot
         self._remember(data, snapshot)
+        if self.parse_cache is not None:
+            save_parsed(self.parse_cache, data, snapshot)
 
     def _quarantine(self, lines: list[QuarantinedLine]) -> None:
         """Append each line's original bytes and why (the memory store's quarantine entry),

@@ -77,7 +77,8 @@ class BeadsTracker:
         self.path = beads_dir / ISSUES_FILE
         self.identity = identity or GitIdentity()
         self._committer = GitFileCommitter(repo, self.identity)
-        self._file = IssueFile(self.path)
+        # the parse of the file's bytes is kept beside the lock for the next process
+        self._file = IssueFile(self.path, self._committer.lock_path.with_suffix(".parsed"))
         self._clock = clock
         self._flock = IssueLock(self._committer.lock_path, lock_timeout)
         self._generation = self._committer.lock_path.with_suffix(".gen")
@@ -103,16 +104,15 @@ class BeadsTracker:
     ) -> list[BeadsIssue]:
         """Issues carrying all ``labels`` (and the status/assignee if given), file order."""
         wanted = set(labels)
-        with self._tlock:
-            issues = list(self._read().issues.values())
-        return [
-            i
-            for i in issues
-            if wanted <= set(i.labels)
-            and (status is None or i.status == status)
-            and (assignee is None or i.assignee == assignee)
-            and (include_tombstones or status == "tombstone" or i.status != "tombstone")
-        ]
+
+        def status_ok(have: str) -> bool:
+            return (status is None or have == status) and (
+                include_tombstones or status == "tombstone" or have != "tombstone"
+            )
+
+        with self._tlock:  # only the issues that pass are read (issue_map.IssueMap)
+            issues = self._read().issues.matching(wanted, status_ok)
+        return [i for i in issues if assignee is None or i.assignee == assignee]
 
     def find(self, issue_id: str) -> BeadsIssue | None:
         """By full id, or by the hash alone (``1a2b`` for ``cg-1a2b``)."""
@@ -289,9 +289,9 @@ class BeadsTracker:
         if self._batch is not None and self._batch.snapshot is snap:
             found = self._batch.holder(key)
             return snap.issues[found] if found is not None else None
-        for issue in snap.issues.values():
-            if issue.status != "tombstone" and issue.metadata.get(DEDUPE_KEY) == key:
-                return issue
+        for issue_id, status, _, held_key in snap.issues.summaries():
+            if status != "tombstone" and held_key == key:
+                return snap.issues[issue_id]
         return None
 
     def _commit_batch(self, state: BatchState) -> None:

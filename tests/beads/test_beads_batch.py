@@ -207,7 +207,8 @@ def _count_parses(monkeypatch) -> list[int]:
 
 def test_a_run_of_batches_parses_the_file_once(tmp_path: Path, git_cmd, clock, monkeypatch):
     """Each agent's batch commits on top of the last one's commit: HEAD's file is the bytes
-    the tracker just committed, so it is not parsed again to apply the next batch."""
+    the tracker just committed, so it is not parsed again to apply the next batch. Nor is the
+    next process's first read: the last writer kept its parse for those bytes."""
     store = tmp_path / "store"
     first = open_tracker(store, search_parents=False, clock=clock)
     with first.batch("setup"):
@@ -218,7 +219,7 @@ def test_a_run_of_batches_parses_the_file_once(tmp_path: Path, git_cmd, clock, m
         with tracker.batch(author):
             tracker.query(labels=["x"])
             tracker.close(ids[n], "done")
-    assert len(parses) == 1  # the first read; three commits parsed nothing more
+    assert parses == []  # the first read found its bytes' parse; three commits parsed nothing
     committed = git_cmd(store, "show", "HEAD:.beads/issues.jsonl")
     assert committed == tracker.path.read_text()
     assert [json.loads(line)["status"] for line in committed.splitlines()[:4]] == [
@@ -227,6 +228,43 @@ def test_a_run_of_batches_parses_the_file_once(tmp_path: Path, git_cmd, clock, m
         "closed",
         "open",
     ]
+
+
+def test_each_batch_commit_deflates_the_file_once_and_inflates_none(
+    tmp_path: Path, git_cmd, clock, monkeypatch
+):
+    """A commit stored the file's blob, then `index.add` read, hashed and deflated the same
+    bytes again, and the next commit inflated HEAD's blob, which was those bytes too (15 MB
+    each at 100k memories). The index still ends as `git add` leaves it."""
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("setup"):
+        ids = [tracker.create(f"finding {i}", labels=["x"]).id for i in range(5)]
+    odb = tracker.repo.odb
+    stored: list[int] = []
+    inflated: list[bytes] = []
+    real_store, real_stream = odb.store, odb.stream
+
+    def store_spy(istream):
+        if istream.type in (b"blob", "blob"):  # ours bytes, GitPython's str
+            stored.append(istream.size)
+        return real_store(istream)
+
+    def stream_spy(binsha):
+        found = real_stream(binsha)
+        if found.type in (b"blob", "blob"):
+            inflated.append(binsha)
+        return found
+
+    monkeypatch.setattr(odb, "store", store_spy)
+    monkeypatch.setattr(odb, "stream", stream_spy)
+    for n, author in enumerate(("decay-analyzer", "cluster-detector", "semantic-merge")):
+        with tracker.batch(author):
+            tracker.close(ids[n], "done")
+    assert len(stored) == 3  # one blob a commit
+    assert inflated == []  # each HEAD was the blob stored just before
+    assert git_cmd(store, "status", "--porcelain") == ""
+    assert git_cmd(store, "diff", "--cached", "--stat") == ""
 
 
 def test_a_commit_made_by_hand_between_batches_is_parsed_and_kept(

@@ -1,0 +1,129 @@
+"""What a parse of ``issues.jsonl`` found, kept for the next process that reads the same bytes.
+
+Every process that opened the tracker parsed the whole file (14.5k issues, 15 MB at 100k
+memories: about 0.5 CPU s) to answer a query for a handful of open issues. The cache holds, for
+each line of one version of the file, its issue's id, status, labels and dedupe key; a reader
+whose bytes hash the same (the git blob sha of the bytes: any other byte, another length, and
+the cache is not used) gets the lines back from the bytes and reads an issue's line only when
+that issue is wanted (``issue_map``). Only clean files are kept: no unreadable line, every id
+in its file order, no dedupe key that is not a string; anything else is parsed as before.
+
+The file lives in ``.git/`` beside the tracker's lock (never an untracked file), is replaced
+atomically, and carries its own CRC and the interpreter's marshal tag: a torn, foreign or stale
+cache is ignored and rewritten by the next parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import marshal
+import os
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cortexgraph.storage.beads.issue_map import IssueMap, UnreadIssue, summary_of
+
+if TYPE_CHECKING:
+    from cortexgraph.storage.beads.issue_file import ParsedIssueFile
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"cortexgraph beads parse 2\n"
+_TAG = (sys.implementation.cache_tag or "python").encode("ascii") + b"\n"
+# What ``bytes.strip()`` removes: the parse skips a line that is only these (str.strip()
+# would also drop U+2028 and its kin, which are not blank to the parse).
+_BYTES_WHITESPACE = " \t\n\r\x0b\x0c"
+
+
+def bytes_key(data: bytes) -> bytes:
+    """The git blob sha of ``data``: what ``git hash-object`` names these bytes."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.digest()
+
+
+def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
+    """The file ``data`` as parsed before, its issues unread; None if the cache is not for
+    these bytes (or is missing, torn, or written by another interpreter)."""
+    from cortexgraph.storage.beads.issue_file import ParsedIssueFile
+
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + len(_TAG)
+    if len(raw) < head + 8 or raw[: len(MAGIC)] != MAGIC or raw[len(MAGIC) : head] != _TAG:
+        return None
+    crc = int.from_bytes(raw[head : head + 4], "big")
+    size = int.from_bytes(raw[head + 4 : head + 8], "big")
+    body = raw[head + 8 :]
+    if len(body) != size or zlib.crc32(body) != crc:
+        return None
+    try:
+        key, entries = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if key != bytes_key(data):
+        return None
+    try:  # one decode: a "\n" byte is never inside a UTF-8 sequence, so the lines are the same
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = [line for line in text.split("\n") if line.strip(_BYTES_WHITESPACE)]
+    if len(lines) != len(entries):
+        return None
+    held: dict[str, Any] = {}
+    line_of: dict[str, int] = {}
+    for number, entry in enumerate(entries):
+        if entry is None:  # a record of another _type, or an issue's earlier line
+            continue
+        issue_id, status, labels, dedupe_key = entry
+        held[issue_id] = UnreadIssue(lines[number], status, labels, dedupe_key)
+        line_of[issue_id] = number
+    return ParsedIssueFile(lines, IssueMap(held), line_of)
+
+
+def save_parsed(path: Path, data: bytes, snap: ParsedIssueFile) -> None:
+    """Keep ``snap`` (the parse of ``data``: ``snap.to_bytes() == data``) for the next reader,
+    if it is clean; best effort, a cache that cannot be written is only not there."""
+    entries = _entries(snap)
+    if entries is None:
+        return
+    body = marshal.dumps((bytes_key(data), entries))
+    header = MAGIC + _TAG + zlib.crc32(body).to_bytes(4, "big") + len(body).to_bytes(4, "big")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".beads-parse.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(header + body)
+        os.replace(tmp, path)
+    except OSError as e:
+        log.debug("could not keep the issues' parse in %s: %s", path, e)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+_Entry = tuple[str, str, tuple[str, ...], str | None]  # id, status, labels, dedupe key
+
+
+def _entries(snap: ParsedIssueFile) -> list[_Entry | None] | None:
+    """One entry per line (None: not an issue's last line); None if the file is not clean."""
+    if snap.unreadable or snap.quarantined:
+        return None
+    order = list(snap.issues)
+    if order != sorted(order, key=snap.line_of.__getitem__):
+        return None  # an id first seen above its last line: its place comes from the parse
+    entries: list[_Entry | None] = [None] * len(snap.lines)
+    for issue_id, held in snap.issues.held():
+        status, labels, dedupe_key = summary_of(held)
+        if dedupe_key is not None and not isinstance(dedupe_key, str):
+            return None
+        entries[snap.line_of[issue_id]] = (issue_id, status, tuple(labels), dedupe_key)
+    return entries
+
+
+__all__ = ["bytes_key", "load_parsed", "save_parsed"]

@@ -1,0 +1,137 @@
+"""The parse of issues.jsonl kept for the next process: used only for the same bytes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cortexgraph.storage.beads import issue_file, issue_map, open_tracker
+from cortexgraph.storage.beads.issue_file import parse_issue_lines
+
+
+@pytest.fixture
+def spies(monkeypatch) -> dict[str, list[str]]:
+    """Whole-file parses (their sizes) and single issue lines read lazily, from here on."""
+    seen: dict[str, list[str]] = {"files": [], "lines": []}
+    parse, read_line = issue_file.parse_issue_lines, issue_map.issue_from_line
+
+    def parse_spy(data: bytes, source: str = "issues.jsonl"):
+        if data:
+            seen["files"].append(str(len(data)))
+        return parse(data, source)
+
+    def line_spy(line: str):
+        seen["lines"].append(line)
+        return read_line(line)
+
+    monkeypatch.setattr(issue_file, "parse_issue_lines", parse_spy)
+    monkeypatch.setattr(issue_map, "issue_from_line", line_spy)
+    return seen
+
+
+def _store_with_closed_merges(tmp_path: Path, clock) -> tuple[Path, list[str]]:
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("semantic-merge"):
+        closed = [tracker.create(f"merge {i}", labels=["merge"]).id for i in range(30)]
+        for issue_id in closed:
+            tracker.close(issue_id, "merged")
+        open_ids = [
+            tracker.create("digest", labels=["digest"], dedupe_key="digest:high").id,
+            tracker.create("merge 30", labels=["merge"]).id,
+        ]
+    return store, open_ids
+
+
+def test_the_next_process_reads_only_the_issues_its_query_wants(tmp_path, clock, spies):
+    """A run's query for open merge issues read the whole file in every process (14.5k closed
+    issues at 100k memories); with the last writer's parse for the same bytes it reads the
+    one open merge issue's line, and the answer is a full parse's."""
+    store, (digest_id, open_merge) = _store_with_closed_merges(tmp_path, clock)
+    spies["files"].clear(), spies["lines"].clear()
+    tracker = open_tracker(store, search_parents=False, clock=clock)  # the next process
+
+    found = tracker.query(labels=["merge"], status="open")
+
+    assert [i.id for i in found] == [open_merge]
+    assert spies["files"] == [] and len(spies["lines"]) == 1
+    full = parse_issue_lines(tracker.path.read_bytes())
+    assert found == [i for i in full.issues.values() if i.id == open_merge]
+    # every issue still answers, read when asked for
+    assert tracker.query(labels=["merge"]) == [
+        i for i in full.issues.values() if "merge" in i.labels
+    ]
+    assert tracker.get(digest_id) == full.issues[digest_id]
+
+
+def test_a_batch_in_the_next_process_finds_a_dedupe_key_without_reading_issues(
+    tmp_path, clock, spies
+):
+    store, (digest_id, _) = _store_with_closed_merges(tmp_path, clock)
+    spies["files"].clear(), spies["lines"].clear()
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("decay-analyzer"):
+        again = tracker.create("digest", labels=["digest"], dedupe_key="digest:high")
+        tracker.update(digest_id, description="3 memories fading")
+    assert again.id == digest_id
+    assert spies["files"] == []
+    assert len(spies["lines"]) == 1  # the digest, read to change it
+    assert open_tracker(store, search_parents=False).get(digest_id).description == (
+        "3 memories fading"
+    )
+
+
+def test_other_bytes_of_the_same_size_and_time_are_parsed_again(tmp_path, clock, spies):
+    """An edit by hand that keeps the size and the modification time still invalidates the
+    kept parse: it is keyed by the bytes' hash, not by stat data."""
+    store, (_, open_merge) = _store_with_closed_merges(tmp_path, clock)
+    spies["files"].clear()
+    open_tracker(store, search_parents=False).query(labels=["merge"], status="open")
+    assert spies["files"] == []  # the same bytes: the kept parse
+    path = store / ".beads" / "issues.jsonl"
+    before = os.stat(path)
+    text = path.read_text()
+    assert text.count('"title":"merge 30"') == 1
+    path.write_text(text.replace('"title":"merge 30"', '"title":"merge 99"'))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size
+    spies["files"].clear()
+
+    found = open_tracker(store, search_parents=False).query(labels=["merge"], status="open")
+
+    assert [(i.id, i.title) for i in found] == [(open_merge, "merge 99")]
+    assert len(spies["files"]) == 1
+
+
+@pytest.mark.parametrize("damage", ["torn", "foreign"])
+def test_a_damaged_parse_cache_is_ignored_and_rewritten(tmp_path, clock, spies, damage):
+    store, (_, open_merge) = _store_with_closed_merges(tmp_path, clock)
+    cache = store / ".git" / "cortexgraph-beads.parsed"
+    kept = cache.read_bytes()
+    cache.write_bytes(kept[: len(kept) // 2] if damage == "torn" else b"x" + kept[1:])
+    spies["files"].clear()
+
+    found = open_tracker(store, search_parents=False).query(labels=["merge"], status="open")
+
+    assert [i.id for i in found] == [open_merge]
+    assert len(spies["files"]) == 1  # parsed, as without a cache
+    spies["files"].clear()
+    open_tracker(store, search_parents=False).query(labels=["merge"])
+    assert spies["files"] == []  # and kept again for the next process
+
+
+def test_a_file_with_an_unreadable_line_is_parsed_every_time(tmp_path, clock, spies):
+    """Only clean files are kept: an unreadable line's report comes from a parse."""
+    store, _ = _store_with_closed_merges(tmp_path, clock)
+    spies["files"].clear()
+    assert open_tracker(store, search_parents=False).unreadable_lines() == []
+    assert spies["files"] == []  # clean: the kept parse
+    path = store / ".beads" / "issues.jsonl"
+    path.write_text(path.read_text() + "{not json\n")
+    for _ in range(2):
+        spies["files"].clear()
+        fresh = open_tracker(store, search_parents=False)
+        assert [n for n, _ in fresh.unreadable_lines()] == [33]
+        assert len(spies["files"]) == 1
