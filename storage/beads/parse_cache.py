@@ -25,7 +25,8 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cortexgraph.storage.beads.issue_map import IssueMap, UnreadIssue, summary_of
+from cortexgraph.storage.beads.issue_map import IssueMap, UnreadIssue
+from cortexgraph.storage.beads.schema import DEDUPE_KEY
 
 if TYPE_CHECKING:
     from cortexgraph.storage.beads.issue_file import ParsedIssueFile
@@ -114,15 +115,22 @@ def _entries(snap: ParsedIssueFile) -> list[_Entry | None] | None:
     """One entry per line (None: not an issue's last line); None if the file is not clean."""
     if snap.unreadable or snap.quarantined:
         return None
-    order = list(snap.issues)
-    if order != sorted(order, key=snap.line_of.__getitem__):
-        return None  # an id first seen above its last line: its place comes from the parse
     entries: list[_Entry | None] = [None] * len(snap.lines)
+    line_of = snap.line_of
+    previous = -1
     for issue_id, held in snap.issues.held():
-        status, labels, dedupe_key = summary_of(held)
+        number = line_of[issue_id]
+        if number < previous:  # an id first seen above its last line: its place is the parse's
+            return None
+        previous = number
+        if isinstance(held, UnreadIssue):
+            dedupe_key: Any = held.dedupe_key
+            entries[number] = (issue_id, held.status, held.labels, dedupe_key)
+            continue
+        dedupe_key = held.metadata.get(DEDUPE_KEY)
         if dedupe_key is not None and not isinstance(dedupe_key, str):
             return None
-        entries[snap.line_of[issue_id]] = (issue_id, status, tuple(labels), dedupe_key)
+        entries[number] = (issue_id, held.status, held.labels, dedupe_key)
     return entries
 
 
