@@ -80,3 +80,34 @@ def test_an_agent_log_line_reaches_the_runs_logs_in_prefect(prefect_harness, dem
     lines = _run_logs(state.state_details.flow_run_id)
     decay = [line for line in lines if line.startswith("cortexgraph.agents.decay_analyzer: ")]
     assert decay and "scanned" in decay[0], lines
+
+
+def test_prefect_does_not_walk_the_report_the_flow_returns(
+    prefect_harness, demo_dirs, no_beads, monkeypatch
+):
+    """Prefect walks a flow's return value for futures to resolve; a report holds what the
+    run looked at (44k carried memories' marks at 100k memories: 1.15 CPU s a run). The flow returns
+    it quoted, so no finding is visited (Prefect stops at the quote; a task's result is looked
+    at one level deep), and ``unquote`` gives the whole report."""
+    import prefect.futures
+    import prefect.utilities.collections as collections
+
+    from cortexgraph.agents.pipeline import PipelineReport
+
+    visited: list[str] = []
+    real = collections.visit_collection
+
+    def spy(expr, *args, **kwargs):
+        visited.append(f"{type(expr).__module__}.{type(expr).__qualname__}")
+        return real(expr, *args, **kwargs)
+
+    monkeypatch.setattr(collections, "visit_collection", spy)  # its own recursion
+    monkeypatch.setattr(prefect.futures, "visit_collection", spy)  # a flow's return value
+    store_dir, vault = demo_dirs
+    quoted = consolidate(
+        storage_path=str(store_dir), vault_path=str(vault), agents=["decay"], now=NOW
+    )
+    report = quoted.unquote()
+    assert isinstance(report, PipelineReport) and report.reports["decay"].scanned > 0
+    assert report.reports["decay"].findings
+    assert "cortexgraph.agents.decay_findings.DecayFinding" not in visited
