@@ -115,6 +115,10 @@ class ChangeTracker:
     # The memory objects ``prints`` were taken of: records are immutable, so the store holding
     # the same object after the run means the same fingerprint, without computing it again.
     seen: dict[str, Memory] = field(default_factory=dict)
+    # Set by ``refresh``: someone else saved, changed or deleted a memory during the run, or
+    # the store was read again whole (another process's compaction): the store files then
+    # hold more than this run's state accounts for.
+    others_wrote: bool = True
 
     def __post_init__(self) -> None:
         if not self.bars:
@@ -180,6 +184,7 @@ class ChangeTracker:
         change since ``scope`` is the run's."""
         fresh: dict[str, tuple[int, float]] = {}
         seen, prints = self.seen, self.prints
+        others = writes is None
         for m in memories:
             before = prints.get(m.id)
             if before is not None and seen.get(m.id) is m:
@@ -188,6 +193,7 @@ class ChangeTracker:
             if writes is not None and (
                 m.id not in writes.written if before is not None else m.id not in writes.created
             ):
+                others = True
                 if before is not None:
                     fresh[m.id] = before
                 continue
@@ -196,6 +202,9 @@ class ChangeTracker:
                 fresh[m.id] = before
             else:
                 fresh[m.id] = (fp, next_crossing(m, now, self.config, self.bars))
+        if writes is not None and not others:  # deleted by someone else
+            others = any(i not in fresh and i not in writes.written for i in prints)
+        self.others_wrote = others
         self.prints = fresh
         self.seen = {}
 

@@ -4,16 +4,25 @@
 ``Pipeline.scope``; ``state_after`` is what to keep for the next run, taken after the run's own
 writes (merges, promotions, gc, entities found) so they do not count as changes next time. The
 file itself is the shell's (cortexgraph.run_state): agents read and write no files.
+
+``untouched_report`` is the report of a run the shell answered without opening the store: the
+files were as the last run left them and no decay crossing had come (``run_state.unchanged_since``),
+so every agent would have found nothing; ``ends_clean`` says when a run may leave the record that
+makes this possible.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from cortexgraph.agents.changes import ChangeTracker
+from cortexgraph.agents.changes import ChangeTracker, RunScope
+from cortexgraph.agents.common import ReportTable
 from cortexgraph.agents.decay_findings import DecayReport
-from cortexgraph.agents.pipeline import Pipeline, PipelineReport
+from cortexgraph.agents.pipeline import Pipeline, PipelineReport, StepListener
+from cortexgraph.agents.semantic_merge import MergeReport
 from cortexgraph.storage.decay import decay_thresholds
 from cortexgraph.storage.protocol import WriteLog
 
@@ -37,10 +46,26 @@ def state_after(
     report: PipelineReport,
     now: float,
     writes: WriteLog | None = None,
+    files: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The state the next run compares with. ``writes``: what the run wrote itself, recorded
     from ``begin`` on (``MemoryStore.recording_writes``); what others wrote meanwhile stays
-    changed for the next run. None: the caller cannot tell, every change counts as the run's."""
+    changed for the next run. None: the caller cannot tell, every change counts as the run's.
+    ``files``: what the store files were after the run's last write, taken before this call
+    reads the store again; kept as ``state["files"]`` only when the run ``ends_clean``."""
+    state = _state_after(pipeline, changes, report, now, writes)
+    if files is not None and ends_clean(changes, report):
+        state["files"] = dict(files)
+    return state
+
+
+def _state_after(
+    pipeline: Pipeline,
+    changes: ChangeTracker,
+    report: PipelineReport,
+    now: float,
+    writes: WriteLog | None,
+) -> dict[str, Any]:
     changes.refresh(pipeline.decay.store.list(), now, writes)
     decay = report.reports.get("decay")
     marks: dict[str, tuple[str, float]]
@@ -56,4 +81,69 @@ def state_after(
     return changes.state(now, fading, {i: last[i] for i in fading if i in last})
 
 
-__all__ = ["begin", "state_after"]
+def ends_clean(changes: ChangeTracker, report: PipelineReport) -> bool:
+    """Whether the store files at the end of this run hold nothing its state does not account
+    for, and it left nothing for a run after no change to do: no one else wrote to the store
+    meanwhile (``ChangeTracker.refresh``), and every merge issue it took up is closed (a
+    failed, skipped or previewed one is taken up again by every run)."""
+    merge = report.reports.get("merge")
+    pending = isinstance(merge, MergeReport) and any(
+        o.status not in ("merged", "linked") for o in merge.outcomes
+    )
+    return not changes.others_wrote and not pending
+
+
+TITLES = {
+    "decay": "Decay analysis",
+    "cluster": "Clusters",
+    "merge": "Semantic merge",
+    "promote": "Promotion to long-term memory",
+    "relations": "Relationships",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class UntouchedReport:
+    """One agent's part of a run that did not open the store: nothing to look at."""
+
+    agent: str
+    dry_run: bool
+    skipped: str
+
+    def table(self) -> ReportTable:
+        return ReportTable(
+            title=TITLES.get(self.agent, self.agent), summary=self.skipped, columns=(), rows=()
+        )
+
+
+def untouched_report(
+    agents: Iterable[str],
+    *,
+    since: float,
+    now: float,
+    dry_run: bool,
+    started: float,
+    on_step: StepListener | None = None,
+) -> PipelineReport:
+    """The report of a run after no change, answered without the store: each agent skipped
+    with the scope's "nothing changed since the last run at …"; ``on_step`` told of each."""
+    scope = RunScope(since, frozenset(), frozenset())
+    reports: dict[str, UntouchedReport] = {}
+    for name in agents:
+        reports[name] = UntouchedReport(name, dry_run, scope.describe())
+        if on_step is not None:
+            on_step(name, reports[name], 0.0)
+    notes = ("store not opened: its files are as the last run left them, no crossing due",)
+    return PipelineReport(
+        dry_run,
+        now,
+        tuple(reports),
+        reports,
+        dict.fromkeys(reports, 0.0),
+        time.perf_counter() - started,
+        notes,
+        scope,
+    )
+
+
+__all__ = ["UntouchedReport", "begin", "ends_clean", "state_after", "untouched_report"]

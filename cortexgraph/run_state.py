@@ -9,6 +9,11 @@ none) and one per fading memory (its id, urgency and forget moment: what the dec
 of it), read and written whole by numpy, without pickle. At 100k memories the JSON form (9 MB)
 cost ~0.6 CPU s a run to parse, build and write; every run pays it, a run after no change too.
 The 1.x JSON file (``consolidation-state.json``) is still read when no array file is there.
+
+A run that saw every write to the store files be its own also records what those files were
+when it ended (``files``: path, then inode, size and mtime in ns, or -1s for a missing file) and
+the earliest predicted decay crossing (``next_due``): ``unchanged_since`` tells the next run,
+from a few ``stat`` calls and without opening the store, that nothing can have changed.
 """
 
 from __future__ import annotations
@@ -22,9 +27,59 @@ from typing import Any
 
 import numpy as np
 
+from cortexgraph.storage.backup import GENERATION_NAME
+
 STATE_FILE = "consolidation-state.npz"
 OLD_STATE_FILE = "consolidation-state.json"
 VERSION = 2
+
+
+FILE_KEY_WIDTH = 3  # inode, size, mtime_ns
+
+
+def file_keys(paths: list[Path]) -> np.ndarray:
+    """What each file is now: (inode, size, mtime_ns), -1s when it does not exist. The
+    inode alone cannot tell a rewrite (the filesystem reuses freed inodes at once), so the
+    store's generation file is one of the paths: every compaction or quarantine bumps it."""
+    keys = np.full((len(paths), FILE_KEY_WIDTH), -1, dtype=np.int64)
+    for row, path in enumerate(paths):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        keys[row] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return keys
+
+
+def store_files(storage: Path, memories: str, relations: str) -> list[Path]:
+    """The files a store's content is read from (names as in ``StoreConfig``)."""
+    return [storage / memories, storage / relations, storage / GENERATION_NAME]
+
+
+def files_now(paths: list[Path]) -> dict[str, tuple[int, ...]]:
+    """``state["files"]`` for a run that wrote these files alone: what they are now."""
+    return {str(p): tuple(row) for p, row in zip(paths, file_keys(paths).tolist(), strict=True)}
+
+
+def unchanged_since(storage: Path, paths: list[Path], now: float) -> float | None:
+    """The last run's clock when nothing can have changed since it: it recorded ``paths``
+    (and maybe more, the issue tracker's file), every recorded file is as it left it, and no
+    memory's predicted decay crossing has come by ``now``. None otherwise (no record, another
+    file set, any difference, a crossing due, an unreadable state). Reads only the state's
+    small arrays, not its rows."""
+    try:
+        with np.load(storage / STATE_FILE, allow_pickle=False) as data:
+            if int(data["version"]) != VERSION or "files" not in data.files:
+                return None
+            recorded, keys = _strings(data["file_paths"]), data["files"]
+            next_due, since = float(data["next_due"]), float(data["now"])
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
+        return None
+    if not set(map(str, paths)) <= set(recorded) or keys.shape != (len(recorded), FILE_KEY_WIDTH):
+        return None
+    if next_due <= now or not np.array_equal(file_keys([Path(p) for p in recorded]), keys):
+        return None
+    return since
 
 
 def load_run_state(storage: Path) -> dict[str, Any] | None:
@@ -97,13 +152,28 @@ def _fading_arrays(state: dict[str, Any]) -> dict[str, np.ndarray]:
     }
 
 
+def _file_arrays(state: dict[str, Any], due: np.ndarray) -> dict[str, np.ndarray]:
+    """``state["files"]``: {path: (inode, size, mtime_ns)} of the files the run ended with,
+    set only by a run that wrote them alone; with it, the earliest crossing time."""
+    files: dict[str, Any] = state.get("files") or {}
+    if not files:
+        return {}
+    return {
+        "file_paths": _blob(list(files)),
+        "files": np.array(list(files.values()), dtype=np.int64).reshape(len(files), FILE_KEY_WIDTH),
+        "next_due": np.array(float(due.min()) if len(due) else math.inf),
+    }
+
+
 def save_run_state(storage: Path, state: dict[str, Any]) -> None:
     """Written whole to a temporary file, then renamed over the old one."""
     memories: dict[str, Any] = state["memories"]
     n = len(memories)
     rows = memories.values()
     prints = np.fromiter((int(r[0]) for r in rows), dtype=np.uint32, count=n)
-    due = (math.inf if r[1] is None else float(r[1]) for r in rows)
+    due = np.fromiter(
+        (math.inf if r[1] is None else float(r[1]) for r in rows), dtype=np.float64, count=n
+    )
     path = storage / STATE_FILE
     tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp.npz")
     try:
@@ -112,8 +182,9 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
             "now": np.array(float(state["now"])),
             "ids": _blob(list(memories)),
             "prints": prints,
-            "due": np.fromiter(due, dtype=np.float64, count=n),
+            "due": due,
             **_fading_arrays(state),
+            **_file_arrays(state, due),
         }
         np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub: ``allow_pickle``
         os.replace(tmp, path)
@@ -123,4 +194,12 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
     (storage / OLD_STATE_FILE).unlink(missing_ok=True)  # the next run reads this one
 
 
-__all__ = ["STATE_FILE", "load_run_state", "save_run_state"]
+__all__ = [
+    "STATE_FILE",
+    "file_keys",
+    "files_now",
+    "load_run_state",
+    "save_run_state",
+    "store_files",
+    "unchanged_since",
+]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -53,7 +54,13 @@ from cortexgraph.flows.orchestration_errors import (
 from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
 from cortexgraph.flows.vault_scope import refresh_changed_notes
 from cortexgraph.flows.wiring import Collaborators
-from cortexgraph.run_state import load_run_state, save_run_state
+from cortexgraph.run_state import (
+    files_now,
+    load_run_state,
+    save_run_state,
+    store_files,
+    unchanged_since,
+)
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.storage.protocol import WriteLog
 from cortexgraph.user_store import record_run
@@ -124,6 +131,9 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
     """The flow's body: the chosen agents in pipeline order, each a task; a live run is
     recorded (user_store.record_run)."""
     started = time.perf_counter()
+    untouched = _untouched_run(settings, options, started)
+    if untouched is not None:
+        return untouched
     pipeline, collab = build_pipeline(settings, options)
     if not options.dry_run and "relations" in options.agents:
         # Entities of new memories first (spaCy in batches): merge and relations see them.
@@ -132,6 +142,40 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
     # meanwhile: those stay changed for the next run (agents.incremental.state_after).
     with collab.store.recording_writes() as writes:
         return _run_pipeline_steps(settings, options, pipeline, collab, started, writes)
+
+
+def _untouched_run(
+    settings: Settings, options: RunOptions, started: float
+) -> PipelineReport | None:
+    """A run after no change, answered without opening the store, the tracker or the vault
+    (cortexgraph.run_state.unchanged_since); None: run. Never for ``full``, nor gc's delete
+    mode (the grace period of what gc archived is a clock of its own)."""
+    if options.full or options.gc == "delete":
+        return None
+    now = time.time() if options.now is None else float(options.now)
+    since = unchanged_since(settings.storage_path, _store_files(settings), now)
+    if since is None:
+        return None
+    report = incremental.untouched_report(
+        options.agents,
+        since=since,
+        now=now,
+        dry_run=options.dry_run,
+        started=started,
+        on_step=options.on_step,
+    )
+    if not options.dry_run:
+        record_run(settings.storage_path, report, time.time())
+    return report
+
+
+def _store_files(settings: Settings, tracker: object = None) -> list[Path]:
+    """The files a run's inputs are read from: the store's, and the tracker's issues file."""
+    paths = store_files(
+        settings.storage_path, settings.memories_filename, settings.relations_filename
+    )
+    issues = getattr(tracker, "path", None)
+    return [*paths, issues] if isinstance(issues, Path) else paths
 
 
 def _run_pipeline_steps(
@@ -188,7 +232,10 @@ def _run_pipeline_steps(
         # CLI, run_pipeline): status, memory_status and --scheduled read it.
         record_run(settings.storage_path, report, time.time())
         if set(run.agents) == set(AGENT_ORDER):  # a partial run leaves the changes for the next
-            state = incremental.state_after(pipeline, changes, report, now, writes)
+            # The files after the run's last write, before state_after reads the store again:
+            # whatever lands in between is seen by it (a write by someone else: no record).
+            files = files_now(_store_files(settings, collab.tracker))
+            state = incremental.state_after(pipeline, changes, report, now, writes, files)
             save_run_state(settings.storage_path, state)
     return report
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
@@ -23,6 +24,9 @@ from cortexgraph.mcp_server.collaborators import (
 )
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
+
+if TYPE_CHECKING:
+    from cortexgraph.agents.pipeline import PipelineReport
 
 MAX_REPORT_CHARS = 20_000
 
@@ -48,11 +52,36 @@ def run_consolidation(
     """
     from cortexgraph.activation.entity_batch import batch_entity_finder
     from cortexgraph.agents import incremental
-    from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents
-    from cortexgraph.run_state import load_run_state, save_run_state
+    from cortexgraph.agents.decay_findings import GcMode
+    from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents, select_agents
+    from cortexgraph.run_state import (
+        files_now,
+        load_run_state,
+        save_run_state,
+        store_files,
+        unchanged_since,
+    )
     from cortexgraph.storage import native_memory
+    from cortexgraph.user_store import record_run
 
     state = state_of(ctx)
+    storage = state.settings.storage_path
+    paths = store_files(
+        storage, state.settings.memories_filename, state.settings.relations_filename
+    )
+    started, now = time.perf_counter(), time.time()
+    decay = pipeline_config_for(state).decay  # gc's delete mode has a clock of its own
+    deletes = decay is not None and decay.gc is GcMode.DELETE
+    since = None if full or deletes else unchanged_since(storage, paths, now)
+    if since is not None:
+        # Nothing saved, changed or crossing a decay bar since the last run: nothing to do.
+        chosen = select_agents(agents)
+        untouched = incremental.untouched_report(
+            chosen, since=since, now=now, dry_run=dry_run, started=started
+        )
+        if not dry_run:
+            record_run(storage, untouched, time.time())
+        return _result(untouched, {})
     vectors, similarity = cached_embedder_for(state)
     # This run's asks only: the background embedder fills the same cache meanwhile.
     tally = vectors.tally_this_thread() if vectors is not None else None
@@ -66,8 +95,6 @@ def run_consolidation(
     pipe.relations.entity_finder = batch_entity_finder(state.settings.spacy_model)
     if not dry_run and (agents is None or "relations" in agents):
         pipe.relations.read_entities()
-    now = time.time()
-    storage = state.settings.storage_path
     # What this run writes itself, told from saves other tool calls make meanwhile: those
     # stay changed for the next run (agents.incremental.state_after).
     with state.store.recording_writes() as writes:
@@ -81,11 +108,14 @@ def run_consolidation(
             scope=pipe.scope,
         )
         if not dry_run:  # seen by memory_status, cortexgraph-consolidate status and --scheduled
-            from cortexgraph.user_store import record_run
-
             record_run(storage, report, time.time())
             if set(report.agents) == set(AGENT_ORDER):
-                save_run_state(storage, incremental.state_after(pipe, changes, report, now, writes))
+                # After the run's last write, before state_after reads the store again.
+                issues = getattr(tracker, "path", None)
+                files = files_now([*paths, issues] if isinstance(issues, Path) else paths)
+                save_run_state(
+                    storage, incremental.state_after(pipe, changes, report, now, writes, files)
+                )
     reuse: dict[str, int] = {}
     if vectors is not None and tally is not None:
         reuse = {
@@ -96,13 +126,18 @@ def run_consolidation(
         report = replace(report, notes=(*report.notes, _reuse_note(reuse)))
         if not dry_run:  # as the flow does; a dry run's vectors are written at shutdown
             vectors.save()
-    data = report.to_json()
-    markdown = report.to_markdown()
+    result = _result(report, reuse)
     del pipe, changes, report  # the run's matrices and candidate lists: give their pages back
     native_memory.release()
+    return result
+
+
+def _result(report: PipelineReport, reuse: dict[str, int]) -> dict[str, Any]:
+    data = report.to_json()
+    markdown = report.to_markdown()
     return {
         "success": True,
-        "dry_run": dry_run,
+        "dry_run": report.dry_run,
         "agents": data["agents"],
         "seconds": {k: round(v, 3) for k, v in data["seconds"].items()},
         "notes": data["notes"],

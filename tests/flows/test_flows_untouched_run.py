@@ -1,0 +1,157 @@
+"""A run after no change opens nothing (issue 32): the store files are as the last run left them
+and no decay crossing is due (``cortexgraph.run_state.unchanged_since``), so the run is answered
+without the store, the tracker or the vault, and says so. Anything that may have changed what a
+run would see opens the store again.
+
+Through the real CLI and the flow (the session's Prefect test server), on the demo store.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cortexgraph.cli.consolidate import app
+from cortexgraph.run_state import STATE_FILE
+from cortexgraph.storage import open_store
+from cortexgraph.user_store import RUNS_FILE
+
+NOT_OPENED = "store not opened"
+
+
+@pytest.fixture
+def no_beads(monkeypatch):
+    monkeypatch.setenv("CORTEXGRAPH_BEADS_ENABLED", "false")
+    monkeypatch.setenv("CORTEXGRAPH_ENABLE_EMBEDDINGS", "false")
+
+
+@pytest.fixture
+def cli(demo_dirs, prefect_harness, no_beads):
+    store_dir, vault = demo_dirs
+    args = ["--storage-path", str(store_dir), "--vault", str(vault), "--no-embeddings"]
+
+    def run(*extra: str) -> dict:
+        out = CliRunner().invoke(app, [*args, "--json", *extra])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.stdout)
+
+    first = run()  # no state yet: a full run, which records the files it ended with
+    assert first["incremental"] is None
+    run.args = args  # type: ignore[attr-defined]
+    return run
+
+
+def untouched(data: dict) -> bool:
+    return any(NOT_OPENED in n for n in data["notes"])
+
+
+def state_key(store_dir):
+    st = (store_dir / STATE_FILE).stat()
+    return st.st_ino, st.st_mtime_ns, (store_dir / STATE_FILE).read_bytes()
+
+
+def runs_recorded(store_dir) -> int:
+    return len((store_dir / RUNS_FILE).read_text().splitlines())
+
+
+def test_a_run_after_no_change_opens_nothing_and_says_so(cli, demo_dirs):
+    store_dir, _ = demo_dirs
+    state, runs = state_key(store_dir), runs_recorded(store_dir)
+
+    data = cli()
+    assert untouched(data)
+    summary = data["incremental"]["summary"]
+    assert summary.startswith("incremental: nothing changed since the last run at")
+    assert data["incremental"]["nothing_changed"] is True
+    assert data["agents"] == ["decay", "cluster", "merge", "promote", "relations"]
+    assert set(data["summaries"].values()) == {summary}  # every agent skipped, saying why
+    assert state_key(store_dir) == state  # the state is left as it was
+    assert runs_recorded(store_dir) == runs + 1  # the run is recorded
+
+    text = CliRunner().invoke(app, cli.args)
+    assert text.exit_code == 0, text.output
+    assert text.stdout.startswith("incremental: nothing changed since the last run at")
+    assert NOT_OPENED in text.stdout
+
+    preview = cli("--dry-run")  # a dry run after no change: the same answer, not recorded
+    assert untouched(preview) and preview["dry_run"] is True
+    decay_only = cli("--agent", "decay")
+    assert untouched(decay_only) and decay_only["agents"] == ["decay"]
+    assert runs_recorded(store_dir) == runs + 3
+    assert state_key(store_dir) == state
+
+    full = cli("--full")  # never skipped
+    assert full["incremental"] is None and not untouched(full)
+    assert full["reports"]["cluster"]["scanned"] > 1
+    assert untouched(cli())  # a full run records the files it ended with too
+
+
+def test_what_may_have_changed_a_run_opens_the_store(cli, demo_dirs):
+    store_dir, _ = demo_dirs
+    assert untouched(cli())  # the first run's own writes (merges, entities) are recorded
+
+    # A save by another process (the MCP server, a hook).
+    writer = "import sys; from cortexgraph.storage import open_store; open_store(sys.argv[1])"
+    subprocess.run(
+        [sys.executable, "-c", writer + ".save('Dana moved the standup to ten')", str(store_dir)],
+        check=True,
+    )
+    seen = cli()
+    assert not untouched(seen) and seen["incremental"]["changed"] == 1
+    assert untouched(cli())
+
+    # A compaction by another process: the same records in a new file.
+    open_store(store_dir).compact()
+    compacted = cli()
+    assert not untouched(compacted) and compacted["incremental"]["nothing_changed"] is True
+    assert untouched(cli())
+
+    # The relations file changed by hand: a line written again.
+    relations = store_dir / "relations.jsonl"
+    lines = relations.read_text().splitlines(keepends=True)
+    assert lines
+    with relations.open("a") as f:
+        f.write(lines[-1])
+    assert not untouched(cli())
+    assert untouched(cli())
+
+    # A run of some agents only reads the state but records nothing: the next run still looks.
+    open_store(store_dir).save("The fax machine is gone for good")
+    decay_only = cli("--agent", "decay")
+    assert not untouched(decay_only) and decay_only["incremental"]["changed"] == 1
+    after = cli()
+    assert not untouched(after) and after["incremental"]["changed"] == 1
+    assert untouched(cli())
+
+
+def test_a_due_decay_crossing_or_gc_delete_opens_the_store(demo_dirs, cli):
+    from cortexgraph.flows.consolidation import run_pipeline
+    from cortexgraph.flows.pipeline_setup import RunOptions
+    from cortexgraph.settings import Settings
+
+    store_dir, vault = demo_dirs
+    # The demo's memories are all past every bar: one fresh memory has a crossing to come.
+    open_store(store_dir).save("The quarterly review moved to Thursday")
+    assert not untouched(cli())
+    with np.load(store_dir / STATE_FILE) as data:
+        due, since = float(data["next_due"]), float(data["now"])
+        crossings = data["due"]
+    assert np.isfinite(due) and due == crossings.min()
+    settings = Settings(storage_path=store_dir, vault_path=vault)
+    options = RunOptions(use_embeddings=False)
+
+    before = run_pipeline(settings, replace(options, now=(since + due) / 2, dry_run=True))
+    assert NOT_OPENED in before.notes[0]
+    crossed = run_pipeline(settings, replace(options, now=due + 1, dry_run=True))
+    assert NOT_OPENED not in " ".join(crossed.notes)
+    assert crossed.scope is not None and crossed.scope.crossing
+
+    # gc's delete mode has a clock of its own (the grace period of what gc archived).
+    deleting = run_pipeline(settings, replace(options, gc="delete", dry_run=True))
+    assert NOT_OPENED not in " ".join(deleting.notes)
