@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -125,10 +125,17 @@ class ChangeTracker:
             self.bars = decay_thresholds(self.config)
 
     def scope(
-        self, memories: Iterable[Memory], previous: Mapping[str, Any] | None, now: float
+        self,
+        memories: Iterable[Memory],
+        previous: Mapping[str, Any] | None,
+        now: float,
+        written: Collection[str] | None = None,
     ) -> RunScope | None:
         """The run's scope, or None (a full run) without a usable previous state. Also
-        refreshes ``prints`` for every memory (crossing times only where needed)."""
+        refreshes ``prints`` for every memory (crossing times only where needed).
+        ``written``: the only memories written since the last state was taken (the store
+        file's lines since, cortexgraph.run_state.appended_ids); every other one keeps its
+        recorded fingerprint without computing it. None: compare every memory."""
         old: Mapping[str, Any] = (previous or {}).get("memories") or {}
         since = (previous or {}).get("now")
         changed: set[str] = set()
@@ -136,8 +143,17 @@ class ChangeTracker:
         seen = 0
         for m in memories:
             self.seen[m.id] = m
-            fp = fingerprint(m)
             before = old.get(m.id)
+            if written is not None and before is not None and m.id not in written:
+                seen += 1  # as the last run left it: only its crossing time can have come
+                due = float(before[1]) if before[1] is not None else math.inf
+                if due > now:
+                    self.prints[m.id] = (before[0], due)
+                    continue
+                crossing.add(m.id)
+                self.prints[m.id] = (before[0], next_crossing(m, now, self.config, self.bars))
+                continue
+            fp = fingerprint(m)
             if before is not None:
                 seen += 1
                 if before[0] == fp:

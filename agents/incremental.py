@@ -14,7 +14,7 @@ makes this possible.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,14 +28,23 @@ from cortexgraph.storage.protocol import WriteLog
 
 
 def begin(
-    pipeline: Pipeline, previous: Mapping[str, Any] | None, now: float, *, full: bool = False
+    pipeline: Pipeline,
+    previous: Mapping[str, Any] | None,
+    now: float,
+    *,
+    full: bool = False,
+    written: Callable[[], Collection[str] | None] | None = None,
 ) -> ChangeTracker:
-    """Set ``pipeline.scope`` for this run (None: full, asked for or without a last state)."""
+    """Set ``pipeline.scope`` for this run (None: full, asked for or without a last state).
+    ``written``: asked after the store is listed, the only memories written since the last
+    state (None: compare every memory; ChangeTracker.scope)."""
     cfg = pipeline.decay.config
     changes = ChangeTracker(
         cfg.decay, decay_thresholds(cfg.decay, cfg.high_below, cfg.medium_below)
     )
-    scope = changes.scope(pipeline.decay.store.list(), None if full else previous, now)
+    memories = pipeline.decay.store.list()
+    since = None if full or written is None or previous is None else written()
+    scope = changes.scope(memories, None if full else previous, now, since)
     pipeline.scope = scope
     return changes
 

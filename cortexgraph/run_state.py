@@ -84,8 +84,8 @@ def unchanged_since(storage: Path, paths: list[Path], now: float) -> float | Non
 
 def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
-    "fading_marks": {id: (urgency, forget moment)}}``, or None: no state, or one that cannot be
-    read."""
+    "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)}}``,
+    or None: no state, or one that cannot be read."""
     path = storage / STATE_FILE
     if not path.exists():
         return _load_json(storage / OLD_STATE_FILE)
@@ -97,6 +97,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             prints, due = data["prints"].tolist(), data["due"].tolist()
             now = float(data["now"])
             marks = _marks(data, fading)
+            files = _files(data)
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
         return None
     if not len(ids) == len(prints) == len(due):
@@ -107,7 +108,54 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
         "memories": dict(zip(ids, zip(prints, due, strict=True), strict=True)),
         "fading": fading,
         "fading_marks": marks,
+        "files": files,
     }
+
+
+def _files(data: Any) -> dict[str, tuple[int, ...]]:
+    """The recorded files, {path: (inode, size, mtime_ns)}; none in a file without them."""
+    if "files" not in data.files:
+        return {}
+    paths, keys = _strings(data["file_paths"]), data["files"].tolist()
+    return dict(zip(paths, map(tuple, keys), strict=True)) if len(paths) == len(keys) else {}
+
+
+def appended_ids(
+    previous: dict[str, Any] | None, memories: Path, generation: Path
+) -> set[str] | None:
+    """The ids in the memories file's lines written since the last run recorded it: every
+    other memory is as that run's state has it, because the store only appends to the file
+    between rewrites, and a rewrite (compaction, quarantine) bumps the generation file. None
+    (compare every memory) without a record, after a rewrite (another generation or inode, a
+    shorter file), or for a line that is not a whole record with an id (a writer mid-line).
+    Read after the store was listed, so that whatever the listing holds is in these lines."""
+    files = (previous or {}).get("files") or {}
+    mem, gen = files.get(str(memories)), files.get(str(generation))
+    if mem is None or gen is None or tuple(file_keys([generation])[0].tolist()) != tuple(gen):
+        return None
+    try:
+        with memories.open("rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_ino != mem[0] or st.st_size < mem[1]:
+                return None
+            f.seek(mem[1])
+            tail = f.read()
+    except OSError:
+        return None
+    if tail and not tail.endswith(b"\n"):
+        return None
+    ids: set[str] = set()
+    for line in tail.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            return None
+        ids.add(record["id"])
+    return ids
 
 
 def _marks(data: Any, fading: list[str]) -> dict[str, tuple[str, float]]:
@@ -196,6 +244,7 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
 
 __all__ = [
     "STATE_FILE",
+    "appended_ids",
     "file_keys",
     "files_now",
     "load_run_state",

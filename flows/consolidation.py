@@ -55,6 +55,7 @@ from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipelin
 from cortexgraph.flows.vault_scope import refresh_changed_notes
 from cortexgraph.flows.wiring import Collaborators
 from cortexgraph.run_state import (
+    appended_ids,
     files_now,
     load_run_state,
     save_run_state,
@@ -188,7 +189,14 @@ def _run_pipeline_steps(
 ) -> PipelineReport:
     now = time.time() if options.now is None else float(options.now)
     previous = load_run_state(settings.storage_path)
-    changes = incremental.begin(pipeline, previous, now, full=options.full)
+    memories_file, _, generation = _store_files(settings)
+    changes = incremental.begin(
+        pipeline,
+        previous,
+        now,
+        full=options.full,
+        written=lambda: appended_ids(previous, memories_file, generation),
+    )
     run = PipelineRun(
         pipeline,
         now=now,

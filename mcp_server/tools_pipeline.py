@@ -55,6 +55,7 @@ def run_consolidation(
     from cortexgraph.agents.decay_findings import GcMode
     from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents, select_agents
     from cortexgraph.run_state import (
+        appended_ids,
         files_now,
         load_run_state,
         save_run_state,
@@ -98,7 +99,14 @@ def run_consolidation(
     # What this run writes itself, told from saves other tool calls make meanwhile: those
     # stay changed for the next run (agents.incremental.state_after).
     with state.store.recording_writes() as writes:
-        changes = incremental.begin(pipe, load_run_state(storage), now, full=full)
+        previous = load_run_state(storage)
+        changes = incremental.begin(
+            pipe,
+            previous,
+            now,
+            full=full,
+            written=lambda: appended_ids(previous, paths[0], paths[2]),
+        )
         report = run_agents(
             pipe,
             now=now,

@@ -155,3 +155,60 @@ def test_a_due_decay_crossing_or_gc_delete_opens_the_store(demo_dirs, cli):
     # gc's delete mode has a clock of its own (the grace period of what gc archived).
     deleting = run_pipeline(settings, replace(options, gc="delete", dry_run=True))
     assert NOT_OPENED not in " ".join(deleting.notes)
+
+
+def _scopes(store_dir, now):
+    """The next run's scope and fingerprints, from the appended lines and from every memory."""
+    from cortexgraph.agents.changes import ChangeTracker
+    from cortexgraph.run_state import appended_ids, load_run_state, store_files
+    from cortexgraph.settings import Settings
+
+    settings = Settings(storage_path=store_dir)
+    memories_file, _, generation = store_files(
+        store_dir, settings.memories_filename, settings.relations_filename
+    )
+    previous = load_run_state(store_dir)
+    memories = open_store(store_dir).list()
+    written = appended_ids(previous, memories_file, generation)
+    found = []
+    for only in (written, None):
+        tracker = ChangeTracker(settings.decay_config())
+        found.append((tracker.scope(memories, previous, now, only), tracker.prints))
+    return written, found[0], found[1]
+
+
+def test_the_change_scan_reads_only_what_was_appended_and_finds_the_same(cli, demo_dirs):
+    import time
+
+    store_dir, _ = demo_dirs
+    store = open_store(store_dir)
+    kept, touched, edited, deleted = (m.id for m in store.list()[:4])
+    new = store.save("Dana moved the standup to ten").id
+    store.touch(touched)
+    store.update(edited, content="The billing service moved to the new cluster")
+    store.delete(deleted)
+    now = time.time() + 400 * 86400  # far enough for crossings too
+
+    written, appended, everything = _scopes(store_dir, now)
+    assert written is not None and {new, touched, edited, deleted} <= written
+    assert kept not in written
+    assert appended == everything  # the same scope and the same fingerprints for the next run
+    scope = appended[0]
+    assert {new, touched, edited} <= scope.changed and scope.removed == 1
+
+    open_store(store_dir).compact()  # a rewrite: every memory compared
+    assert _scopes(store_dir, now)[0] is None
+
+
+def test_a_line_cut_short_means_every_memory_is_compared(cli, demo_dirs):
+    from cortexgraph.run_state import appended_ids, load_run_state
+
+    store_dir, _ = demo_dirs
+    open_store(store_dir).save("Dana moved the standup to ten")
+    cli()  # records the files
+    memories = store_dir / "memories.jsonl"
+    generation = store_dir / ".cortexgraph.generation"
+    assert appended_ids(load_run_state(store_dir), memories, generation) == set()
+    with memories.open("a") as f:
+        f.write('{"id": "half a li')  # a writer mid-line
+    assert appended_ids(load_run_state(store_dir), memories, generation) is None
