@@ -65,10 +65,15 @@ def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
     for m in promoted:
         assert (vault / m.promoted_to).is_file()
     assert len(store.relations(relation_type="consolidated_from")) == len(archived)
-    # a second run merges and promotes nothing new
+    # a second run merges and promotes nothing new: nothing changed, so it does not even open
+    # the store (tests/flows/test_flows_untouched_run.py); only its record is written
+    before = _tree_bytes(store_dir, vault)
     again = run_pipeline(_settings(store_dir, vault), RunOptions(now=NOW))
-    assert again.reports["merge"].count("merged") == 0
-    assert again.reports["promote"].promotions == ()
+    assert again.scope is not None and again.scope.empty
+    assert {r.skipped for r in again.reports.values()} == {again.scope.describe()}
+    after = _tree_bytes(store_dir, vault)
+    runs = str(store_dir / "consolidation-runs.jsonl")
+    assert after.pop(runs) != before.pop(runs) and after == before
 
 
 def test_single_agent_and_unknown_agent(prefect_harness, demo_dirs):
