@@ -43,8 +43,8 @@ def begin(
         cfg.decay, decay_thresholds(cfg.decay, cfg.high_below, cfg.medium_below)
     )
     memories = pipeline.decay.store.list()
-    since = None if full or written is None or previous is None else written()
-    scope = changes.scope(memories, None if full else previous, now, since)
+    only = None if full or written is None or previous is None else written()
+    scope = changes.scope(memories, None if full else previous, now, only)
     pipeline.scope = scope
     return changes
 
