@@ -46,7 +46,7 @@ class Collaborators:
             self.embedder.save()
         close = getattr(self.sink, "close", None)
         if callable(close):
-            close()  # folds the ledger journal into write-ledger.json
+            close()  # syncs the notes and the ledger journal (folded once it is a quarter)
 
 
 def read_store_copy(settings: Settings) -> InMemoryStore:

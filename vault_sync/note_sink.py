@@ -2,9 +2,9 @@
 
 It satisfies ``agents.protocols.NoteSink`` structurally (vault_sync may not import agents).
 One sink serves a whole run: it walks the vault once (``NoteLocator``) and appends one journal
-line per note to the write ledger; ``close()`` (or leaving ``with sink:``) folds the journal into
-the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes once the journal holds a
-quarter of the snapshot's entries (so a run's snapshot rewrites add up to O(ledger), not
+line per note to the write ledger; ``close()`` (or leaving ``with sink:``) of an interactive
+sink folds the journal into the ledger snapshot, which also happens every ``FLUSH_EVERY`` notes
+once the journal holds a quarter of the snapshot's entries (so a run's snapshot rewrites add up to O(ledger), not
 O(ledger) per ``FLUSH_EVERY`` notes). Nothing is lost without ``close()``: the journal is read
 back by the next sink.
 
@@ -12,7 +12,12 @@ back by the next sink.
 promoter flushes before it marks the memories promoted): entity notes are written at that
 flush, each once with all the links collected in the run (vault_sync.entity_notes), and notes
 are not fsynced one by one: each flush, and every ``FLUSH_EVERY`` notes, syncs the file
-system once (``syncfs``). A process killed before the flush loses
+system once (``syncfs``), the ledger's journal lines with the notes; the journal is folded into
+the snapshot only once it holds a quarter of the snapshot's entries (and ``FLUSH_EVERY``
+lines), not at every flush: a run that promotes 20 notes appends 20 lines and rewrites no
+15k-entry ledger. A crash after the sync leaves notes and journal on disk: the next sink reads
+the journal back, and a memory not yet marked is promoted again onto its note. A process
+killed before the flush loses
 nothing written (the page cache keeps it) and its memories are not marked yet, so the next run
 promotes them again, updating their notes in place and writing the entity lists; a power cut
 can lose the notes written since the last sync (at most ``FLUSH_EVERY``). A batch sink also
@@ -155,7 +160,13 @@ class ObsidianNoteSink:
                 self._entities.write(durable=not self.batch)
             if self.batch:
                 sync_filesystem(self.vault)  # the notes written since the last flush, at once
-            if final or ledger.pending >= max(FLUSH_EVERY, len(ledger.entries) // 4):
+            # A batch's journal lines are synced with its notes just above, so the snapshot (the
+            # whole ledger, rewritten and fsynced: 0.3 s at 15k notes) is folded only once the
+            # journal is a quarter of it, not at every run's end; an interactive sink's notes
+            # are fsynced one by one and its journal is not: its close folds it.
+            if (final and not self.batch) or ledger.pending >= max(
+                FLUSH_EVERY, len(ledger.entries) // 4
+            ):
                 ledger.save()
             self._unflushed = 0
         finally:

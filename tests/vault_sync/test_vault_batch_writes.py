@@ -128,9 +128,14 @@ def test_a_big_ledger_is_folded_when_its_journal_reaches_a_quarter_of_it(
     for memory_id in ids[10:]:
         promote_memory(store, sink, memory_id, now=NOW, force=True)
     assert WriteLedger(vault).pending == 2  # 2 lines < 12 // 4: synced, left to the journal
-    sink.close()  # the run's end folds it whatever its size
+    folded = (vault / ".cortexgraph" / "write-ledger.json").stat().st_mtime_ns
+    sink.close()  # the run's end syncs the journal with the notes; no whole-ledger rewrite
     ledger = WriteLedger(vault)
-    assert ledger.pending == 0 and len(ledger.entries) == 12
+    assert ledger.pending == 2 and len(ledger.entries) == 12
+    assert (vault / ".cortexgraph" / "write-ledger.json").stat().st_mtime_ns == folded
+    again = ObsidianNoteSink(vault, batch=True)  # the next run finds every note through it
+    assert all(again.find_note(memory_id) is not None for memory_id in ids)
+    assert again.locator.walks == again.locator.catch_ups == 0
 
 
 def test_promoting_again_leaves_a_note_alone_when_only_its_date_would_change(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 from cortexgraph.storage import InMemoryStore
@@ -145,7 +147,7 @@ def test_the_next_process_reads_no_note_the_last_walk_read(
     with ObsidianNoteSink(vault, "cortexgraph") as second:
         m = store.save("second fact", now=NOW - 86400)
         assert promote_memory(store, second, m.id, now=NOW, force=True).created
-    assert second.locator.walks == 1 and reads == []
+    assert second.locator.walks == 0 and second.locator.catch_ups == 1 and reads == []
 
 
 def test_the_kept_map_reads_again_what_changed_since(
@@ -191,3 +193,96 @@ def test_an_unreadable_map_costs_a_full_read_not_a_wrong_answer(
     with ObsidianNoteSink(vault, "cortexgraph") as sink:
         assert sink.find_note(m.id) == vault / rel
         assert sink.locator.reads == 1
+
+
+def _age(vault: Path, *, keep: Path) -> None:
+    """Every folder and file an hour old (as a vault left alone since the last run), but
+    ``keep``, which stays as recent as the walk that is about to record it."""
+    then = time.time_ns() - 3600 * 10**9
+    for path in [vault, *vault.rglob("*")]:
+        if STATE_DIR not in path.parts and path != keep:
+            os.utime(path, ns=(then, then))
+
+
+def test_a_new_process_lists_only_the_folders_changed_since_the_kept_map(
+    store: InMemoryStore, vault: Path, monkeypatch
+) -> None:
+    """The next run's first promotion stats the vault's folders, not its notes: a folder whose
+    key is the one the map holds is taken as it was; one a person renamed, moved or deleted a
+    note in, or one changed within the clock's reach of the last walk, is listed again. No
+    note is lost and none is written twice."""
+    _person_notes(vault, 40)
+    renamed_m, moved_m, deleted_m, dropped_m = (
+        store.save(text, now=NOW - 86400)
+        for text in (
+            "Deploys happen on Tuesdays",
+            "The cache TTL is five minutes",
+            "Backups run at midnight",
+            "Queues drain nightly",
+        )
+    )
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        rels = {m.id: sink.write_note(m, now=NOW).path for m in (renamed_m, moved_m, deleted_m)}
+    racy = vault / "area1"
+    _age(vault, keep=racy)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        assert sink.find_note("no such memory") is None  # the map now holds the aged folders
+    # Between runs: a note of a memory written into area1 (another process) in the same clock
+    # tick as the walk that kept area1's key; a note renamed in place, one moved into a new
+    # folder, one deleted.
+    dropped = ObsidianNoteSink(vault, "area1").write_note(dropped_m, now=NOW).path
+    kept = json.loads((vault / STATE_DIR / "note-ids.json").read_text())["dirs"]["area1"]
+    os.utime(racy, ns=(kept[0], kept[0]))
+    (vault / rels[renamed_m.id]).rename(vault / "cortexgraph" / "Tuesdays.md")
+    (vault / "Ops").mkdir()
+    (vault / rels[moved_m.id]).rename(vault / "Ops" / "cache.md")
+    (vault / rels[deleted_m.id]).unlink()
+    for name in (LEDGER_FILE, JOURNAL_FILE):  # the locator alone knows where notes went
+        (vault / STATE_DIR / name).unlink(missing_ok=True)
+
+    stated: list[str] = []
+    real = locator_module._stat_key
+    monkeypatch.setattr(locator_module, "_stat_key", lambda p: stated.append(str(p)) or real(p))
+    reads = _spy_reads(monkeypatch)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        assert sink.find_note(renamed_m.id) == vault / "cortexgraph" / "Tuesdays.md"
+        assert sink.find_note(moved_m.id) == vault / "Ops" / "cache.md"
+        assert sink.find_note(dropped_m.id) == vault / dropped
+        updated = sink.write_note(store.get(renamed_m.id), now=NOW + 5)
+        assert sink.locator.walks == 0 and sink.locator.catch_ups == 1
+        assert sorted(p.name for p in reads) == sorted(
+            ["Tuesdays.md", "cache.md", Path(dropped).name]
+        )
+        assert not [p for p in stated if "/area0/" in p or "/area2/" in p or "/area3/" in p]
+        # A note the map had and the catch-up did not find may have been edited in place
+        # elsewhere: that costs a full walk, as every lookup did before.
+        assert sink.find_note(deleted_m.id) is None
+        assert sink.locator.walks == 1
+        again = sink.write_note(store.get(deleted_m.id), now=NOW + 5)
+    assert again.created and not updated.created and updated.path == "cortexgraph/Tuesdays.md"
+    notes = [p for p in vault.rglob("*.md") if STATE_DIR not in p.parts]
+    assert len(notes) == 40 + 3 + 1  # the person's, ours (one new), the dropped one
+
+
+def test_an_id_pasted_into_a_note_where_no_folder_changed_is_found_by_a_full_walk(
+    store: InMemoryStore, vault: Path
+) -> None:
+    """A person pastes our note's frontmatter into one of their notes (written in place: its
+    folder's key does not change) and deletes ours: the catch-up misses the id the map had,
+    so the vault is walked in full and the note found there, not written twice."""
+    _person_notes(vault, 4)
+    m = store.save("alpha fact", now=NOW - 86400)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        rel = sink.write_note(m, now=NOW).path
+    _age(vault, keep=vault / "nothing")
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        assert sink.find_note("no such memory") is None
+    theirs = vault / "area0" / "note 0.md"
+    theirs.write_text((vault / rel).read_text())
+    (vault / rel).unlink()
+    for name in (LEDGER_FILE, JOURNAL_FILE):
+        (vault / STATE_DIR / name).unlink(missing_ok=True)
+    with ObsidianNoteSink(vault, "cortexgraph") as sink:
+        assert sink.find_note(m.id) == theirs
+        assert (sink.locator.catch_ups, sink.locator.walks) == (1, 1)
+        assert not sink.write_note(m, now=NOW + 5).created
