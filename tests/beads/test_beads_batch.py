@@ -294,3 +294,32 @@ def test_a_commit_made_by_hand_between_batches_is_parsed_and_kept(
         "closed",
     ]
     assert "not committed yet" in tracker.path.read_text()
+
+
+def test_each_batch_commit_joins_the_file_once(tmp_path: Path, git_cmd, clock, monkeypatch):
+    """The commit's bytes (HEAD's file with our changes) are the file the batch just wrote
+    when no one else changed it: they are taken as written, not joined from 15 MB of lines
+    again; a hand edit left uncommitted still stays out of the commit."""
+    from cortexgraph.storage.beads.issue_file import ParsedIssueFile
+
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("setup"):
+        ids = [tracker.create(f"finding {i}", labels=["x"]).id for i in range(5)]
+    joined: list[int] = []
+    real = ParsedIssueFile.to_bytes
+    monkeypatch.setattr(ParsedIssueFile, "to_bytes", lambda s: joined.append(1) or real(s))
+    for n, author in enumerate(("decay-analyzer", "cluster-detector", "semantic-merge")):
+        with tracker.batch(author):
+            tracker.close(ids[n], "done")
+    assert len(joined) == 3  # the file's write, once a batch
+    issues = store / ".beads" / "issues.jsonl"
+    assert git_cmd(store, "show", "HEAD:.beads/issues.jsonl") == issues.read_text()
+    issues.write_text(issues.read_text() + '{"id": "cg-hand", "title": "by hand"}\n')
+    with tracker.batch("ltm-promoter"):
+        tracker.close(ids[3], "done")
+    committed = git_cmd(store, "show", "HEAD:.beads/issues.jsonl")
+    assert "cg-hand" not in committed and json.loads(committed.splitlines()[3])["status"] == (
+        "closed"
+    )
+    assert "cg-hand" in issues.read_text()
