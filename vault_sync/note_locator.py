@@ -222,7 +222,8 @@ class NoteLocator:
             listed = True
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
-            except OSError:
+            except OSError:  # kept under a key no folder has: listed again next time
+                dirs[rel_dir] = [-1, -1]
                 continue
             for entry in entries:
                 if entry.name.startswith(".") or entry.name in SKIPPED_DIRS:
