@@ -236,6 +236,10 @@ class IssueFile:
         self._remember(data, out, canonical=True)
         return data
 
+    def known(self) -> list[bytes]:
+        """The versions of the file this one last read, wrote or committed, newest first."""
+        return [data for data, _, _ in self._known]
+
     def _remember(self, data: bytes, snapshot: ParsedIssueFile, *, canonical: bool) -> None:
         kept = (k for k in self._known if k[0] != data)
         self._known = [(data, snapshot, canonical), *kept][:3]

@@ -33,7 +33,7 @@ def commit_own_changes(
     ]
     try:
         sha = committer.commit_file(
-            file.path, message, rebase=lambda base: file.rebased(base, ours)
+            file.path, message, rebase=lambda base: file.rebased(base, ours), known=file.known()
         )
     except CommitError:
         write_ids(pending_path, pending)  # the change stays in the file; the next commit carries it

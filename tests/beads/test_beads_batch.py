@@ -323,3 +323,38 @@ def test_each_batch_commit_joins_the_file_once(tmp_path: Path, git_cmd, clock, m
         "closed"
     )
     assert "cg-hand" in issues.read_text()
+
+
+def test_a_new_processs_first_batch_commit_takes_head_from_the_file_it_read(
+    tmp_path: Path, git_cmd, clock, monkeypatch
+):
+    """The next run's first commit needs HEAD's bytes of the file (15 MB at 100k memories):
+    they are the bytes its batch read (the last run committed what it wrote), matched by
+    blob sha, not inflated; a file edited by hand since is not taken for HEAD."""
+    store = tmp_path / "store"
+    first = open_tracker(store, search_parents=False, clock=clock)
+    with first.batch("setup"):
+        ids = [first.create(f"finding {i}", labels=["x"]).id for i in range(4)]
+    for n, edit_by_hand in enumerate((False, True)):
+        issues = store / ".beads" / "issues.jsonl"
+        if edit_by_hand:  # uncommitted: the batch reads it, HEAD does not hold it
+            issues.write_text(issues.read_text().replace("finding 3", "finding three"))
+        tracker = open_tracker(store, search_parents=False, clock=clock)  # a new process's
+        odb = tracker.repo.odb
+        inflated: list[bytes] = []
+        real_stream = odb.stream
+
+        def stream_spy(binsha, real_stream=real_stream, inflated=inflated):
+            found = real_stream(binsha)
+            if found.type in (b"blob", "blob"):
+                inflated.append(binsha)
+            return found
+
+        monkeypatch.setattr(odb, "stream", stream_spy)
+        with tracker.batch("decay-analyzer"):
+            tracker.close(ids[n], "done")
+        assert len(inflated) == (1 if edit_by_hand else 0)
+        committed = git_cmd(store, "show", "HEAD:.beads/issues.jsonl")
+        assert json.loads(committed.splitlines()[n])["status"] == "closed"
+        assert "finding 3" in committed  # the hand edit stays out of our commit
+    assert "finding three" in issues.read_text()
