@@ -150,7 +150,7 @@ class Settings(BaseSettings):
     # The consolidation run's entity step (spaCy over memories no finder has read), done by the
     # MCP server in a short-lived child process once saves have stopped for
     # entity_reading_quiet_s, at most once every entity_reading_min_gap_s: the next run finds
-    # them read and loads no spaCy (mcp_server/entity_reading.py; docs/pipeline.md).
+    # them read and loads no spaCy (mcp_server/entity_reading.py; docs/incremental.md).
     entity_reading_after_saves: bool = True
     entity_reading_quiet_s: float = Field(default=5.0, ge=0)
     entity_reading_min_gap_s: float = Field(default=60.0, ge=0)
