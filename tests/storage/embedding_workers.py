@@ -4,6 +4,7 @@ each is its own interpreter, as the MCP server and a consolidation run are)."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,25 @@ def save_texts(folder: str, batch: list[str]) -> None:
     """Another process: embed ``batch`` into the folder's cache and save."""
     cache = EmbeddingCache(HashingEmbedder(WIDTH), folder)
     cache.embed(batch)
+    cache.save()
+
+
+def save_in_a_forked_child(folder: str, base: list[str], added: str) -> None:
+    """A process that makes and saves a cache, then forks a child that embeds ``added`` and
+    saves through the same cache object (filelock refuses a lock made before a fork). Run in a
+    fresh interpreter: forking the test worker itself would copy its other threads' locks."""
+    cache = EmbeddingCache(HashingEmbedder(WIDTH), folder)
+    cache.embed(base)
+    cache.save()
+    child = multiprocessing.get_context("fork").Process(target=_embed_and_save, args=(cache, added))
+    child.start()
+    child.join(timeout=60)
+    if child.exitcode != 0:
+        raise SystemExit(f"the forked child exited with {child.exitcode}")
+
+
+def _embed_and_save(cache: EmbeddingCache, text: str) -> None:
+    cache.embed([text])
     cache.save()
 
 

@@ -99,17 +99,9 @@ def test_concurrent_appends_rewrites_and_reads_lose_no_vector_and_tear_none(tmp_
     assert _embedded_again(tmp_path, everyone) == []  # every process's vectors on disk
 
 
-def _save_in_forked_child(cache: EmbeddingCache) -> None:
-    cache.embed(["a text the forked child embedded"])
-    cache.save()
-
-
 def test_a_cache_made_before_a_fork_saves_in_the_child(tmp_path):
     """A process pool forked from a process holding the cache (filelock refuses a lock object
     made before a fork): the child's save still lands."""
-    cache = _saved_base(tmp_path)
-    proc = multiprocessing.get_context("fork").Process(target=_save_in_forked_child, args=(cache,))
-    proc.start()
-    proc.join(timeout=60)
-    assert proc.exitcode == 0
-    assert _embedded_again(tmp_path, [*BASE, "a text the forked child embedded"]) == []
+    added = "a text the forked child embedded"
+    _in_another_process(w.save_in_a_forked_child, str(tmp_path), BASE, added)
+    assert _embedded_again(tmp_path, [*BASE, added]) == []
