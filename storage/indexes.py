@@ -11,7 +11,8 @@ dense index in ``dense_sync``.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation
 from cortexgraph.storage.text_index import TextIndex
@@ -24,6 +25,19 @@ _LABELS = operator.attrgetter("meta.tags", "entities")
 _CONTENT = operator.attrgetter("content")
 _CONTEXT = operator.attrgetter("ranking_context")  # the user's context, a neighbour's text
 _Keys = tuple[tuple[str, ...], tuple[str, ...], MemoryStatus]  # tags, entities, status
+
+
+def _ids_by(memories: Mapping[str, Memory], key: Callable[[Memory], Any]) -> dict[Any, list[str]]:
+    """The memories' ids grouped by ``key`` of each: most of a big store shares a few tag,
+    entity and status lists, so an index takes a set update per group, not an add per memory."""
+    groups: dict[Any, list[str]] = {}
+    for mid, k in zip(memories, map(key, memories.values()), strict=True):
+        group = groups.get(k)
+        if group is None:
+            groups[k] = [mid]
+        else:
+            group.append(mid)
+    return groups
 
 
 class DenseSyncState:
@@ -136,18 +150,10 @@ class StoreIndexes:
 
         Memories sharing tags, entities and status (most of a big store) are indexed as one
         group: a set update per key instead of a set add per memory and key."""
-        groups: dict[_Keys, list[str]] = {}
-        for mid, key in zip(memories, map(_KEYS, memories.values()), strict=True):
-            group = groups.get(key)
-            if group is None:
-                groups[key] = [mid]
-            else:
-                group.append(mid)
-        by_tag, by_status = self._by_tag, self._by_status
-        for (tags, _, status), ids in groups.items():
-            for tag in tags:
-                by_tag.setdefault(tag.lower(), set()).update(ids)
-            by_status[status].update(ids)
+        groups: dict[_Keys, list[str]] = _ids_by(memories, _KEYS)
+        self._index_tags_and_status(
+            (tags, status, ids) for (tags, _, status), ids in groups.items()
+        )
         if not self._entities_deferred:
             self._index_entities(memories)
         return groups
@@ -155,27 +161,22 @@ class StoreIndexes:
     def _index_deferring_entities(self, memories: Mapping[str, Memory]) -> None:
         """Index the whole store, just installed, by tag and status; by entity on first use."""
         self._entities_deferred = True
-        groups: dict[tuple[tuple[str, ...], MemoryStatus], list[str]] = {}
-        for mid, key in zip(memories, map(_TAGS_STATUS, memories.values()), strict=True):
-            group = groups.get(key)
-            if group is None:
-                groups[key] = [mid]
-            else:
-                group.append(mid)
-        for (tags, status), ids in groups.items():
+        groups = _ids_by(memories, _TAGS_STATUS)
+        self._index_tags_and_status((tags, status, ids) for (tags, status), ids in groups.items())
+
+    def _index_tags_and_status(
+        self, groups: Iterable[tuple[tuple[str, ...], MemoryStatus, list[str]]]
+    ) -> None:
+        """Add groups of memories sharing tags and status: a set update per key and group."""
+        by_tag, by_status = self._by_tag, self._by_status
+        for tags, status, ids in groups:
             for tag in tags:
-                self._by_tag.setdefault(tag.lower(), set()).update(ids)
-            self._by_status[status].update(ids)
+                by_tag.setdefault(tag.lower(), set()).update(ids)
+            by_status[status].update(ids)
 
     def _index_entities(self, memories: Mapping[str, Memory]) -> None:
         """Add many memories to the entity index (grouped by entity list, as ``_index_keys``)."""
-        groups: dict[tuple[str, ...], list[str]] = {}
-        for mid, entities in zip(memories, map(_ENTITIES, memories.values()), strict=True):
-            group = groups.get(entities)
-            if group is None:
-                groups[entities] = [mid]
-            else:
-                group.append(mid)
+        groups: dict[tuple[str, ...], list[str]] = _ids_by(memories, _ENTITIES)
         by_entity = self._entity_ids
         for entities, ids in groups.items():
             for ent in entities:
