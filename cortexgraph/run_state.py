@@ -23,11 +23,14 @@ import math
 import os
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cortexgraph.storage.backup import GENERATION_NAME
+
+if TYPE_CHECKING:
+    from cortexgraph.settings import Settings
 
 STATE_FILE = "consolidation-state.npz"
 OLD_STATE_FILE = "consolidation-state.json"
@@ -54,6 +57,16 @@ def file_keys(paths: list[Path]) -> np.ndarray:
 def store_files(storage: Path, memories: str, relations: str) -> list[Path]:
     """The files a store's content is read from (names as in ``StoreConfig``)."""
     return [storage / memories, storage / relations, storage / GENERATION_NAME]
+
+
+def run_files(settings: Settings, tracker: object = None) -> list[Path]:
+    """The files a consolidation run's inputs are read from: the store's (memories,
+    relations, generation: in that order), and the issue tracker's file when it has one."""
+    paths = store_files(
+        settings.storage_path, settings.memories_filename, settings.relations_filename
+    )
+    issues = getattr(tracker, "path", None)
+    return [*paths, issues] if isinstance(issues, Path) else paths
 
 
 def files_now(paths: list[Path]) -> dict[str, tuple[int, ...]]:
@@ -248,6 +261,7 @@ __all__ = [
     "file_keys",
     "files_now",
     "load_run_state",
+    "run_files",
     "save_run_state",
     "store_files",
     "unchanged_since",

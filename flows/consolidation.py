@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -58,8 +57,8 @@ from cortexgraph.run_state import (
     appended_ids,
     files_now,
     load_run_state,
+    run_files,
     save_run_state,
-    store_files,
     unchanged_since,
 )
 from cortexgraph.settings import Settings, load_settings
@@ -154,7 +153,7 @@ def _untouched_run(
     if options.full or options.gc == "delete":
         return None
     now = time.time() if options.now is None else float(options.now)
-    since = unchanged_since(settings.storage_path, _store_files(settings), now)
+    since = unchanged_since(settings.storage_path, run_files(settings), now)
     if since is None:
         return None
     report = incremental.untouched_report(
@@ -170,15 +169,6 @@ def _untouched_run(
     return report
 
 
-def _store_files(settings: Settings, tracker: object = None) -> list[Path]:
-    """The files a run's inputs are read from: the store's, and the tracker's issues file."""
-    paths = store_files(
-        settings.storage_path, settings.memories_filename, settings.relations_filename
-    )
-    issues = getattr(tracker, "path", None)
-    return [*paths, issues] if isinstance(issues, Path) else paths
-
-
 def _run_pipeline_steps(
     settings: Settings,
     options: RunOptions,
@@ -189,7 +179,7 @@ def _run_pipeline_steps(
 ) -> PipelineReport:
     now = time.time() if options.now is None else float(options.now)
     previous = load_run_state(settings.storage_path)
-    memories_file, _, generation = _store_files(settings)
+    memories_file, _, generation = run_files(settings)
     changes = incremental.begin(
         pipeline,
         previous,
@@ -242,7 +232,7 @@ def _run_pipeline_steps(
         if set(run.agents) == set(AGENT_ORDER):  # a partial run leaves the changes for the next
             # The files after the run's last write, before state_after reads the store again:
             # whatever lands in between is seen by it (a write by someone else: no record).
-            files = files_now(_store_files(settings, collab.tracker))
+            files = files_now(run_files(settings, collab.tracker))
             state = incremental.state_after(pipeline, changes, report, now, writes, files)
             save_run_state(settings.storage_path, state)
     return report

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -58,8 +57,8 @@ def run_consolidation(
         appended_ids,
         files_now,
         load_run_state,
+        run_files,
         save_run_state,
-        store_files,
         unchanged_since,
     )
     from cortexgraph.storage import native_memory
@@ -67,9 +66,7 @@ def run_consolidation(
 
     state = state_of(ctx)
     storage = state.settings.storage_path
-    paths = store_files(
-        storage, state.settings.memories_filename, state.settings.relations_filename
-    )
+    paths = run_files(state.settings)
     started, now = time.perf_counter(), time.time()
     decay = pipeline_config_for(state).decay  # gc's delete mode has a clock of its own
     deletes = decay is not None and decay.gc is GcMode.DELETE
@@ -119,8 +116,7 @@ def run_consolidation(
             record_run(storage, report, time.time())
             if set(report.agents) == set(AGENT_ORDER):
                 # After the run's last write, before state_after reads the store again.
-                issues = getattr(tracker, "path", None)
-                files = files_now([*paths, issues] if isinstance(issues, Path) else paths)
+                files = files_now(run_files(state.settings, tracker))
                 save_run_state(
                     storage, incremental.state_after(pipe, changes, report, now, writes, files)
                 )
