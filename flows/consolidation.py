@@ -44,7 +44,7 @@ from cortexgraph.agents.pipeline import (
 )
 from cortexgraph.agents.relationship_discovery import RelationshipReport
 from cortexgraph.agents.semantic_merge import MergeReport
-from cortexgraph.flows.embedding_tasks import warm_embeddings
+from cortexgraph.flows.embedding_tasks import embed_merged, warm_embeddings
 from cortexgraph.flows.orchestration_errors import (
     OrchestrationError,
     orchestration_message,
@@ -220,9 +220,11 @@ def _run_pipeline_steps(
         and run.wants("merge")
         and (pipeline.scope is None or pipeline.scope.changed)
     ):
-        # What the merge made is embedded now: the next run finds it in the cache.
+        # What the merge made: embedded now only if this run's model is loaded already.
         only = None if pipeline.scope is None else pipeline.scope.changed
-        warm_embeddings(collab.store, collab.embedder, options.embed_batch_size, only)
+        note = embed_merged(collab.store, collab.embedder, options.embed_batch_size, only)
+        if note:
+            collab.notes.append(note)
     collab.finish()
     report = run.report(collab.notes)
     if not options.dry_run:

@@ -2,6 +2,10 @@
 
 The store opens with this stand-in, so start-up loads no model: numpy's matrix, torch and
 sentence-transformers load on the first semantic search (or the first background embedding).
+
+Once the store is open (``follow``), the background embedder also embeds what other processes
+write to it, a consolidation run's merges among them, without waiting for a tool call
+(mcp_server/store_pickup.py).
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.mcp_server.errors import DependencyUnavailableError
+from cortexgraph.mcp_server.store_pickup import AppendedLines, active_among
 from cortexgraph.settings import Settings
 from cortexgraph.storage.embedding_worker import BATCH, EmbeddingWorker
 from cortexgraph.storage.models import Memory
 
 if TYPE_CHECKING:
     from cortexgraph.storage.embedding_cache import EmbeddingCache
+    from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger("cortexgraph.mcp")
 
@@ -32,6 +38,14 @@ class LazyDenseScorer:
         self._lock = threading.Lock()
         self._worker: EmbeddingWorker | None = None
         self._own_words: list[str] = []  # contents left for the worker's idle time (its thread)
+        self._store: MemoryStore | None = None
+        # Marked before the store reads its files: what lands in between is picked up too.
+        from cortexgraph.run_state import store_files
+
+        memories, _, generation = store_files(
+            settings.storage_path, settings.memories_filename, settings.relations_filename
+        )
+        self._appended = AppendedLines(memories, generation)
 
     def _get(self) -> Any:
         with self._lock:
@@ -89,15 +103,54 @@ class LazyDenseScorer:
 
     def embed_later(self, memories: Sequence[Memory]) -> None:
         """Queue memories for the background embedder (just saved, or left by a search)."""
+        self._background().submit(memories)
+
+    def follow(self, store: MemoryStore) -> None:
+        """Start the background embedder on the open ``store``: from now on it also embeds what
+        other processes append to the store's file (mcp_server/store_pickup.py)."""
+        with self._lock:
+            self._store = store
+        self._background().start()
+
+    def _background(self) -> EmbeddingWorker:
         with self._lock:
             if self._worker is None:
-                self._worker = EmbeddingWorker(self._prefetch)
-        self._worker.submit(memories)
+                look = self._look if self._store is not None else None
+                self._worker = EmbeddingWorker(self._prefetch, idle=look)
+            return self._worker
+
+    def _look(self) -> None:
+        """The worker's idle look: the active memories in the lines appended to the store's
+        file since the last look whose texts the cache lacks are submitted (none lacking: no
+        model is loaded). The mark moves once they are queued, so ``background_pending``
+        never reads 0 in between."""
+        store = self._store
+        if store is None:
+            return
+        ids, seen = self._appended.take()
+        memories = active_among(store, ids)
+        if memories:
+            index = self._get()
+            texts = index.texts_of(memories)  # the search's (content and context), and the runs'
+            lacking = set(index.cache.missing([*texts, *(m.content for m in memories)]))
+            found = [
+                m
+                for m, text in zip(memories, texts, strict=True)
+                if text in lacking or m.content in lacking
+            ]
+            if found:
+                self._background().submit(found)
+        seen()
 
     @property
     def background_pending(self) -> int:
-        """Memories handed to the background embedder and not embedded (and saved) yet."""
-        return 0 if self._worker is None else self._worker.pending
+        """Memories handed to the background embedder and not embedded (and saved) yet, and
+        1 while the store's file changed since the embedder last looked (another process
+        wrote: its memories may be next)."""
+        worker = self._worker
+        if worker is None:
+            return 0
+        return worker.pending + int(worker.looking and self._appended.unseen())
 
     def _prefetch(self, memories: Sequence[Memory]) -> None:
         index = self._get()

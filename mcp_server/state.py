@@ -51,6 +51,7 @@ class ServerState:
     _thread: threading.Thread | None = None
     _services: dict[str, Any] = field(default_factory=dict)
     _services_lock: threading.Lock = field(default_factory=threading.Lock)
+    _closing: bool = False  # shut down: a store that opens now starts no background embedder
 
     def open_in_background(self) -> None:
         if self._opened.is_set() or self._thread is not None:
@@ -67,6 +68,8 @@ class ServerState:
             # open_user_store moves them out first, as every other shell does.
             self._store = open_user_store(self.settings, dense)
             self._dense = dense
+            if dense is not None and not self._closing:
+                dense.follow(self._store)  # what other processes write: embedded in the background
             log.info(
                 "cortexgraph: opened store %s (%d memories)", self._store.path, len(self._store)
             )
@@ -112,6 +115,7 @@ class ServerState:
         """Stop the background embedder and write the loaded vectors back to the embedding
         cache (at shutdown); nothing when the store never opened, embeddings are off or no
         vector was loaded."""
+        self._closing = True
         if self._dense is not None:
             self._dense.close()
             self._dense.save()

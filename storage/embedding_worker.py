@@ -8,6 +8,10 @@ ready; a memory still queued ranks by BM25 until it is embedded (storage.search 
 most a few such memories itself and queues the rest, e.g. a store opened without a cache).
 The JSONL record is written before the memory is queued, so a crash here loses a cache
 entry, never a memory.
+
+While nothing is queued the thread can look for work of its own every ``idle_s`` seconds
+(``idle``: the MCP server's look at what other processes wrote, mcp_server/store_pickup.py),
+and submit what it finds.
 """
 
 from __future__ import annotations
@@ -22,14 +26,25 @@ from cortexgraph.storage.models import Memory
 log = logging.getLogger(__name__)
 
 BATCH = 64
+IDLE_S = 2.0  # how often an idle worker looks for work of its own (``idle``)
 
 
 class EmbeddingWorker:
-    """One daemon thread: ``submit(memories)`` queues, ``prefetch(memories)`` embeds a batch."""
+    """One daemon thread: ``submit(memories)`` queues, ``prefetch(memories)`` embeds a batch;
+    ``idle()``, when given, is called in the thread every ``idle_s`` seconds the queue stays
+    empty, to submit work of its own (from ``start()`` on, not only after a first submit)."""
 
-    def __init__(self, prefetch: Callable[[Sequence[Memory]], None], batch: int = BATCH) -> None:
+    def __init__(
+        self,
+        prefetch: Callable[[Sequence[Memory]], None],
+        batch: int = BATCH,
+        idle: Callable[[], None] | None = None,
+        idle_s: float = IDLE_S,
+    ) -> None:
         self._prefetch = prefetch
         self._batch = batch
+        self._idle_look = idle
+        self._idle_s = idle_s
         self._queue: queue.SimpleQueue[Memory | None] = queue.SimpleQueue()
         self._idle = threading.Event()
         self._idle.set()
@@ -47,11 +62,23 @@ class EmbeddingWorker:
             for memory in memories:
                 self._queue.put(memory)
                 self._pending += 1
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="cortexgraph-embed", daemon=True
-                )
-                self._thread.start()
+            self._start_locked()
+
+    def start(self) -> None:
+        """Start the thread now (it idles, looking with ``idle`` when given)."""
+        with self._lock:
+            if not self._stopping:
+                self._start_locked()
+
+    def _start_locked(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="cortexgraph-embed", daemon=True)
+            self._thread.start()
+
+    @property
+    def looking(self) -> bool:
+        """The idle look runs (given, and neither it nor the embedding failed)."""
+        return self._idle_look is not None and self.failed is None and not self._stopping
 
     @property
     def busy(self) -> bool:
@@ -90,9 +117,27 @@ class EmbeddingWorker:
         thread.join(timeout)
         return not thread.is_alive()
 
+    def _next(self) -> Memory | None:
+        """The next queued memory (None: stop); while none comes, the idle look every
+        ``idle_s`` seconds."""
+        while True:
+            if self._idle_look is None or self.failed is not None:
+                return self._queue.get()
+            try:
+                return self._queue.get(timeout=self._idle_s)
+            except queue.Empty:
+                pass
+            if self._stopping:
+                return None
+            try:
+                self._idle_look()
+            except Exception as exc:  # the look stops; what is submitted is still embedded
+                self._idle_look = None
+                log.warning("background embedding: stopped looking for new memories: %s", exc)
+
     def _run(self) -> None:
         while True:
-            first = self._queue.get()
+            first = self._next()
             if first is None or self._stopping:
                 return
             batch = [first]
