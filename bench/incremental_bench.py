@@ -14,11 +14,16 @@ process, defaults otherwise (embeddings, the real vault and beads):
 The "+100 / +1000 saves" rows save the way a user's assistant does (``--saves mcp``, the
 default): ``save_memory`` calls (content, tags, entities) through the official ``mcp`` client
 over stdio to ``cortexgraph-mcp`` with default settings, one call after another as an assistant
-makes them; the server stays up during the consolidation run (Claude keeps it running), and the
+makes them. One server stays up for all of a store size's runs (Claude keeps it running); each
 run starts once the server's background work is done (``cortexgraph://stats``:
 ``embeddings_pending`` 0, every saved memory's vector in the embedding cache on disk, and
-``entities_pending`` false, their entities read by the server's child process). ``--saves store`` calls
-``store.save`` in this process instead (no vectors made before the run). Each row says which.
+``entities_pending`` false, their entities read by the server's child process), and after each
+run the next stage waits for that again: a run leaves the texts its merges made to the server,
+which embeds them in the background once the run's writes have settled
+(mcp_server/store_pickup.py), as it would have in the hour between two hourly runs. The row's
+last column says how long that took. ``--saves store`` calls ``store.save`` in this process
+instead, with no server (no vectors made before the run, and a run's merged texts embedded by
+the next run). Each row says which.
 
 The table prints the agents' time (``total_seconds`` in --json), the wall time and the CPU
 seconds (user + sys) of the process, and the incremental run's scope. One Prefect server serves every run (PREFECT_API_URL), as a
@@ -105,12 +110,26 @@ def _payload(result: Any) -> dict:
     return dict(json.loads(result.content[0].text))
 
 
-async def _saved_through_mcp(
-    store_dir: Path, vault: Path, env: dict, memories: list, then: Callable[[], Any]
-) -> tuple[Any, str]:
-    """Save ``memories`` through a stdio MCP session with cortexgraph-mcp (default settings),
-    wait until its background work is done, run ``then()`` while the server still runs;
-    returns ``then``'s result and how the saves went."""
+async def _background_done(session: Any) -> float:
+    """Seconds until the server's background work is done: vectors saved to the cache by
+    batch (saves, and what other processes wrote), entities read by a child."""
+    import anyio
+
+    t0 = time.perf_counter()
+    while True:
+        stats = json.loads((await session.read_resource("cortexgraph://stats")).contents[0].text)
+        if not stats["embeddings_pending"] and not stats["entities_pending"]:
+            return time.perf_counter() - t0
+        await anyio.sleep(0.2)
+
+
+async def _runs_through_mcp(
+    store_dir: Path, vault: Path, env: dict, steps: list, record: Callable[..., None]
+) -> None:
+    """Each step's memories saved through one stdio MCP session with cortexgraph-mcp (default
+    settings) that stays up for every step; the step's run once the server's background work
+    is done, then that work again (the run's merged texts) before the next step. ``record``
+    gets each step's name, its run's figures and how the saves and the pickup went."""
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -124,45 +143,29 @@ async def _saved_through_mcp(
     params = StdioServerParameters(command=SERVER, args=[], env=server_env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        t0 = time.perf_counter()
-        for m in memories:
-            args = {"content": m.content, "tags": list(m.meta.tags), "entities": list(m.entities)}
-            _payload(await session.call_tool("save_memory", args))
-        saving = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        while True:  # vectors saved to the cache by batch, entities read by a child
-            stats = json.loads(
-                (await session.read_resource("cortexgraph://stats")).contents[0].text
-            )
-            if not stats["embeddings_pending"] and not stats["entities_pending"]:
-                break
-            await anyio.sleep(0.2)
-        idle = time.perf_counter() - t0
-        result = await anyio.to_thread.run_sync(then)
-    each = 1000 * saving / len(memories)
-    how = f"mcp: saves {saving:.1f} s ({each:.0f} ms each), background done +{idle:.1f} s"
-    return result, how
+        await _background_done(session)
+        for name, memories, flags in steps:
+            how = ""
+            if memories:
+                t0 = time.perf_counter()
+                for m in memories:
+                    args = {
+                        "content": m.content,
+                        "tags": list(m.meta.tags),
+                        "entities": list(m.entities),
+                    }
+                    _payload(await session.call_tool("save_memory", args))
+                saving = time.perf_counter() - t0
+                idle = await _background_done(session)
+                each = 1000 * saving / len(memories)
+                how = f"mcp: saves {saving:.1f} s ({each:.0f} ms each), background done +{idle:.1f} s; "
 
+            def run(flags: list[str] = flags) -> tuple[dict, float, float]:
+                return consolidate(store_dir, vault, env, *flags)
 
-def save_and_consolidate(
-    store_dir: Path, vault: Path, env: dict, memories: list, via: str, *flags: str
-) -> tuple[dict, float, float, str]:
-    """``memories`` saved (``via`` "mcp" or "store"), then one run: ``consolidate``'s figures
-    and how the saves were made."""
-    if not memories:
-        return (*consolidate(store_dir, vault, env, *flags), "")
-    if via == "store":
-        t0 = time.perf_counter()
-        save_new(store_dir, memories)
-        how = f"store.save: {time.perf_counter() - t0:.1f} s"
-        return (*consolidate(store_dir, vault, env, *flags), how)
-    import anyio
-
-    def run() -> tuple[dict, float, float]:
-        return consolidate(store_dir, vault, env, *flags)
-
-    (data, wall, cpu), how = anyio.run(_saved_through_mcp, store_dir, vault, env, memories, run)
-    return data, wall, cpu, how
+            data, wall, cpu = await anyio.to_thread.run_sync(run)
+            picked = await _background_done(session)
+            record(name, data, wall, cpu, f"{how}run's writes picked up +{picked:.1f} s")
 
 
 def consolidate(store_dir: Path, vault: Path, env: dict, *flags: str) -> tuple[dict, float, float]:
@@ -273,17 +276,17 @@ def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str, via: str
             ("+1000 saves", new[100:1100], []),
             ("no change", (), []),
         ]
-        base = cold = base_cpu = None
-        for name, saves, flags in steps:
-            data, wall, cpu, how = save_and_consolidate(
-                store_dir, vault, env, list(saves), via, *flags
-            )
+        figures: dict[str, float] = {}
+
+        def record(name: str, data: dict, wall: float, cpu: float, how: str) -> None:
             agents = data["total_seconds"]
             own = sum(data["seconds"].values())  # the five agents alone, no setup
-            if name == "full (cold)":
-                cold = agents
+            if name in ("full (cold)", "full"):
+                figures[name] = agents
             if name == "full":
-                base, base_cpu = agents, cpu
+                figures["cpu"] = cpu
+            base, cold = figures.get("full"), figures.get("full (cold)")
+            base_cpu = figures.get("cpu")
             ratio = f"{agents / base:.3f}" if base and name != "full" else ""
             cpu_ratio = f"{cpu / base_cpu:.3f}" if base_cpu and name != "full" else ""
             to_cold = f"{agents / cold:.3f}" if cold and name != "full (cold)" else ""
@@ -304,6 +307,19 @@ def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str, via: str
             print(" | ".join(str(c) for c in row), flush=True)
             if os.environ.get("BENCH_VERBOSE"):
                 print("   ", {k: round(v, 2) for k, v in data["seconds"].items()}, data["notes"])
+
+        if via == "mcp":
+            import anyio
+
+            anyio.run(_runs_through_mcp, store_dir, vault, env, steps, record)
+            return
+        for name, saves, flags in steps:
+            how = ""
+            if saves:
+                t0 = time.perf_counter()
+                save_new(store_dir, list(saves))
+                how = f"store.save: {time.perf_counter() - t0:.1f} s"
+            record(name, *consolidate(store_dir, vault, env, *flags), how)
 
 
 def main() -> None:

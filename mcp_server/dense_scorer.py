@@ -120,12 +120,12 @@ class LazyDenseScorer:
             return self._worker
 
     def _look(self) -> None:
-        """The worker's idle look: the active memories in the lines appended to the store's
-        file since the last look whose texts the cache lacks are submitted (none lacking: no
-        model is loaded). The mark moves once they are queued, so ``background_pending``
+        """The worker's idle look: once the store's file has settled (store_pickup.QUIET_S),
+        the active memories in the lines appended since the last look whose texts the cache
+        lacks are submitted (none lacking: no model is loaded). The mark moves once they are queued, so ``background_pending``
         never reads 0 in between."""
         store = self._store
-        if store is None:
+        if store is None or not self._appended.settled():
             return
         ids, seen = self._appended.take()
         memories = active_among(store, ids)

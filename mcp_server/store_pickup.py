@@ -5,8 +5,10 @@ make; a Claude Code hook saves through the Python API. The server would embed th
 when a search needed them, and the next run would load the model to embed them itself (the
 cluster step compares every changed memory with the whole store's vectors). So the background
 embedder's idle loop looks every few seconds (storage.embedding_worker.IDLE_S): a ``stat`` of
-the memories file and the generation file; when the memories file grew, the ids in the lines
-appended since the last look (cortexgraph.run_state.appended_ids, the rule an incremental run
+the memories file and the generation file; once the memories file grew and then stayed as it
+is for ``QUIET_S`` seconds (its writer is done: the server does not load the model and embed
+beside a run that is still working on the same two cores), the ids in the lines appended since
+the last look (cortexgraph.run_state.appended_ids, the rule an incremental run
 uses) are read through the store, which applies the others' appends, and those still active
 whose texts the embedding cache lacks are embedded and saved like the server's own saves.
 
@@ -19,9 +21,12 @@ next look.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+QUIET_S = 5.0  # the memories file unchanged this long: its writer (a run, a hook) is done
 
 
 class AppendedLines:
@@ -33,6 +38,20 @@ class AppendedLines:
 
         self._paths = [memories, generation]
         self._seen = files_now(self._paths)
+        self._since: tuple[dict[str, tuple[int, ...]], float] | None = None  # last seen, when
+
+    def settled(self, quiet_s: float = QUIET_S, now: float | None = None) -> bool:
+        """The files changed since the last look and have stayed as they are for ``quiet_s``
+        seconds since a look first saw them so (``now``: ``time.monotonic()``)."""
+        from cortexgraph.run_state import files_now
+
+        stamp, at = files_now(self._paths), time.monotonic() if now is None else now
+        if stamp == self._seen:
+            self._since = None
+            return False
+        if self._since is None or self._since[0] != stamp:
+            self._since = (stamp, at)
+        return at - self._since[1] >= quiet_s
 
     def unseen(self) -> bool:
         """Either file changed since the last look."""
@@ -98,4 +117,4 @@ def active_among(store: Any, ids: set[str]) -> list[Any]:
     return [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
 
 
-__all__ = ["AppendedLines", "active_among"]
+__all__ = ["QUIET_S", "AppendedLines", "active_among"]

@@ -196,3 +196,15 @@ def test_a_store_made_after_the_server_started_is_read_from_its_first_line(tmp_p
     lines = AppendedLines(tmp_path / "memories.jsonl", tmp_path / ".cortexgraph.generation")
     saved = open_store(tmp_path).save("the first memory of a new store")
     assert lines.take()[0] == {saved.id}
+
+
+def test_the_look_waits_until_the_writer_is_done(tmp_path):
+    store = open_store(tmp_path)
+    lines = AppendedLines(tmp_path / "memories.jsonl", tmp_path / ".cortexgraph.generation")
+    assert not lines.settled(5.0, now=100.0)  # nothing written
+    store.save("a run's first merge")
+    assert not lines.settled(5.0, now=100.0)
+    assert not lines.settled(5.0, now=104.0)
+    store.save("its second merge")  # still writing
+    assert not lines.settled(5.0, now=106.0)
+    assert lines.settled(5.0, now=111.0)
