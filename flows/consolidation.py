@@ -45,6 +45,7 @@ from cortexgraph.agents.pipeline import (
 from cortexgraph.agents.relationship_discovery import RelationshipReport
 from cortexgraph.agents.semantic_merge import MergeReport
 from cortexgraph.flows.embedding_tasks import embed_merged, warm_embeddings
+from cortexgraph.flows.heartbeat import flow_run_heartbeats, in_process_heartbeats
 from cortexgraph.flows.orchestration_errors import (
     OrchestrationError,
     orchestration_message,
@@ -267,31 +268,32 @@ def consolidate(
     result is persisted either way.
     """
     _route_agent_logs()
-    settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
-    options = RunOptions(
-        dry_run=dry_run,
-        agents=select_agents(agents),
-        merge_mode=merge_mode,
-        gc=gc,
-        use_embeddings=use_embeddings,
-        now=now,
-        embed_batch_size=embed_batch_size,
-        on_step=on_step,
-        full=full,
-    )
-    report = run_consolidation(settings, options)
-    create_markdown_artifact(
-        report.to_markdown(),
-        key="consolidation-report",
-        description="What each consolidation agent found and did",
-    )
-    get_run_logger().info(
-        "consolidation %s in %.2f s: %s",
-        "previewed" if dry_run else "done",
-        report.total_seconds,
-        "; ".join(t.summary for t in report.tables()),
-    )
-    return quote(report)
+    with flow_run_heartbeats():  # in-process runs send their own (flows.heartbeat)
+        settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
+        options = RunOptions(
+            dry_run=dry_run,
+            agents=select_agents(agents),
+            merge_mode=merge_mode,
+            gc=gc,
+            use_embeddings=use_embeddings,
+            now=now,
+            embed_batch_size=embed_batch_size,
+            on_step=on_step,
+            full=full,
+        )
+        report = run_consolidation(settings, options)
+        create_markdown_artifact(
+            report.to_markdown(),
+            key="consolidation-report",
+            description="What each consolidation agent found and did",
+        )
+        get_run_logger().info(
+            "consolidation %s in %.2f s: %s",
+            "previewed" if dry_run else "done",
+            report.total_seconds,
+            "; ".join(t.summary for t in report.tables()),
+        )
+        return quote(report)
 
 
 def make_task_runner(kind: str, workers: int = 2, address: str | None = None) -> Any:
@@ -331,7 +333,7 @@ def run_pipeline(settings: Settings, options: RunOptions | None = None) -> Pipel
 
     options = options or RunOptions()
     runner = make_task_runner(options.task_runner, address=options.dask_address)
-    with local_prefect_api() as ours:  # Prefect's own server when none is configured
+    with local_prefect_api() as ours, in_process_heartbeats():  # see flows.heartbeat
         try:
             quoted = consolidate.with_options(task_runner=runner)(
                 storage_path=str(settings.storage_path),
