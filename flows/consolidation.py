@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -53,7 +53,6 @@ from cortexgraph.flows.orchestration_errors import (
 )
 from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
 from cortexgraph.flows.vault_scope import refresh_changed_notes
-from cortexgraph.flows.wiring import Collaborators
 from cortexgraph.run_state import (
     appended_ids,
     files_now,
@@ -65,6 +64,9 @@ from cortexgraph.run_state import (
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.storage.protocol import WriteLog
 from cortexgraph.user_store import record_run
+
+if TYPE_CHECKING:
+    from cortexgraph.flows.wiring import Collaborators
 
 
 @task(name="decay", cache_policy=NO_CACHE)

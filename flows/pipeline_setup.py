@@ -9,8 +9,8 @@ runs them directly (agents.pipeline.run_agents).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from cortexgraph.activation.entity_batch import batch_entity_finder
 from cortexgraph.agents.pipeline import (
     AGENT_ORDER,
     Pipeline,
@@ -19,9 +19,10 @@ from cortexgraph.agents.pipeline import (
     select_agents,
 )
 from cortexgraph.agents.pipeline import pipeline_config as _pipeline_config
-from cortexgraph.flows.wiring import Collaborators, open_collaborators
 from cortexgraph.settings import Settings
-from cortexgraph.storage.graveyard import Graveyard
+
+if TYPE_CHECKING:  # what opens the store, tracker and vault loads when a run opens them
+    from cortexgraph.flows.wiring import Collaborators
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,12 @@ def build_pipeline(
     settings: Settings, options: RunOptions, **overrides: object
 ) -> tuple[Pipeline, Collaborators]:
     """The five agents over the configured store, embeddings, vault and tracker, configured
-    for ``options`` (``overrides``: see pipeline_config)."""
+    for ``options`` (``overrides``: see pipeline_config). Their modules load here, not with
+    this one: a run after no change opens none of them (0.15 CPU s of imports)."""
+    from cortexgraph.activation.entity_batch import batch_entity_finder
+    from cortexgraph.flows.wiring import open_collaborators
+    from cortexgraph.storage.graveyard import Graveyard
+
     collab = open_collaborators(
         settings, dry_run=options.dry_run, use_embeddings=options.use_embeddings
     )
