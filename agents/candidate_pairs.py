@@ -46,6 +46,31 @@ def embed_each(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
     return np.vstack([vectors[t] for t in texts])
 
 
+class OwnVectors:
+    """Each text's own vector (``embed_each``), embedded when a pair first needs it; a zero
+    row for a text no pair asked about."""
+
+    def __init__(self, texts: Sequence[str], embedder: Embedder) -> None:
+        self.texts, self.embedder = texts, embedder
+        self.dense = np.zeros((len(texts), 1), dtype=np.float32)
+        self.done = np.zeros(len(texts), dtype=bool)
+
+    def similarity(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The cosine of pairs (i[k], j[k]) on their texts' own vectors."""
+        need = np.unique(np.concatenate([i, j])).astype(np.int64)
+        need = need[~self.done[need]]
+        if len(need):
+            vecs = embed_each([self.texts[x] for x in need.tolist()], self.embedder)
+            if self.dense.shape[1] != vecs.shape[1] and not self.done.any():
+                self.dense = np.zeros((len(self.texts), vecs.shape[1]), dtype=np.float32)
+            self.dense[need] = vecs
+            self.done[need] = True
+        return self.vectors().pair_similarity(i, j).astype(np.float32)
+
+    def vectors(self) -> TextVectors:
+        return TextVectors(f"embeddings:{self.embedder.name}", self.dense)
+
+
 def checked(
     texts: Sequence[str],
     found: NeighbourPairs,
@@ -56,16 +81,11 @@ def checked(
 ) -> tuple[TextVectors, NeighbourPairs]:
     """Vectors of the texts in ``found``'s pairs, each embedded on its own (zero rows for the
     rest), and the pairs whose cosine on them reaches ``link_threshold``."""
-    involved = np.unique(np.concatenate([found.i, found.j])).astype(np.int64)
-    vecs = embed_each([texts[x] for x in involved.tolist()], embedder)
-    width = vecs.shape[1] if vecs.ndim == 2 and len(vecs) else 1
-    dense = np.zeros((len(texts), width), dtype=np.float32)
-    if len(involved):
-        dense[involved] = vecs
-    vectors = TextVectors(f"embeddings:{embedder.name}", dense)
-    sim = vectors.pair_similarity(found.i, found.j).astype(np.float32)
+    own = OwnVectors(texts, embedder)
+    sim = own.similarity(found.i, found.j)
     keep = sim >= link_threshold
-    return vectors, NeighbourPairs(found.i[keep], found.j[keep], sim[keep], method, found.compared)
+    pairs = NeighbourPairs(found.i[keep], found.j[keep], sim[keep], method, found.compared)
+    return own.vectors(), pairs
 
 
 def checked_candidates(
@@ -95,4 +115,4 @@ def checked_candidates(
     return checked(texts, found, embedder, link_threshold=link_threshold, method=method)
 
 
-__all__ = ["checked", "checked_candidates", "embed_each"]
+__all__ = ["OwnVectors", "checked", "checked_candidates", "embed_each"]

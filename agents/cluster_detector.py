@@ -28,12 +28,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from cortexgraph.agents.candidate_pairs import checked, checked_candidates
-from cortexgraph.agents.cluster_grouping import (
-    complete_link_groups,
-    pair_cohesion,
-    strongest_per_row,
-)
+from cortexgraph.agents.candidate_pairs import OwnVectors, checked_candidates
+from cortexgraph.agents.cluster_grouping import complete_link_groups, pair_cohesion
 from cortexgraph.agents.cluster_report import (
     Cluster,
     ClusterAction,
@@ -45,6 +41,7 @@ from cortexgraph.agents.cluster_report import (
 from cortexgraph.agents.cluster_scope import neighbourhood, touches
 from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
 from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
+from cortexgraph.agents.link_reach import Bars, sift
 from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
 from cortexgraph.agents.vectors import TextVectors, held_vectors, vectorize
@@ -95,16 +92,20 @@ class ClusterDetector:
         self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
     ) -> ClusterReport:
         """``scope`` (an incremental run): only the changed memories and their neighbours in
-        the existing vectors (agents.cluster_scope); clusters and pairs that hold one."""
+        the existing vectors (agents.cluster_scope), and of their pairs those the changed
+        memories' links can reach (agents.link_reach: the pairs judged and the refusals
+        counted are those); clusters and pairs that hold a changed memory."""
         cfg = self.config
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
+        seeds = None
         if scope is not None:
             bar = min(*self._bars(self.embedder is not None), cfg.relate_threshold or 1.0)
             memories = neighbourhood(
                 memories, scope, self.embedder, bar=bar - 0.15, per_row=4 * cfg.max_cluster_size
             )
+            seeds = np.array([k for k, m in enumerate(memories) if m.id in scope], dtype=np.int64)
         guard = self._guard(memories)
-        links = self._links(guard)
+        links = self._links(guard, seeds=seeds)
         clusters = self._group(memories, links, guard)
         related = self._related(memories, links)
         if scope is not None:
@@ -178,46 +179,32 @@ class ClusterDetector:
             identifiers=cfg.identifier_names,
         )
 
-    def _links(self, guard: LinkGuard, link: float | None = None) -> _Links:
+    def _links(
+        self, guard: LinkGuard, link: float | None = None, seeds: np.ndarray | None = None
+    ) -> _Links:
         """Candidate pairs, judged by the guards, and checked on each text's own vector: the
-        allowed ones at the link bar, the restatement-refused ones at the relate bar."""
+        allowed ones at the link bar, the restatement-refused ones at the relate bar. With
+        ``seeds`` (rows), only the pairs that touch their reach (agents.link_reach)."""
         cfg = self.config
         texts = guard.claims()
         found, finder, margin, own = self._candidates(texts, link)
-        semantic = finder.is_semantic
-        merge_bar, _, link_bar = self._bars(semantic)
+        merge_bar, _, link_bar = self._bars(finder.is_semantic)
         link = link_bar if link is None else link
         relate = merge_bar if cfg.relate_threshold is None else cfg.relate_threshold
-        verdicts = [
-            guard.reason(i, j) for i, j in zip(found.i.tolist(), found.j.tolist(), strict=True)
-        ]
-        # Counted on the vectors that found the pairs (refused pairs are not checked further).
-        refused = Counter(
-            v for v, s in zip(verdicts, found.sim.tolist(), strict=True) if v and s >= link
-        )
-        allowed = np.array([v is None for v in verdicts], dtype=bool)
-        near = np.array([v in RESTATEMENT_REASONS for v in verdicts], dtype=bool)
-        near &= found.sim >= relate - margin
-        keep = allowed | near
-        found = NeighbourPairs(
-            found.i[keep], found.j[keep], found.sim[keep], found.method, found.compared
-        )
-        bar = min(link, relate)
-        if not own and self.embedder is not None:
-            vectors, pairs = checked(
-                texts, found, self.embedder, link_threshold=bar, method=found.method
-            )
-        else:
-            vectors, pairs = finder, _at_least(found, bar)
-        pairs = NeighbourPairs(
-            *strongest_per_row(pairs.i, pairs.j, pairs.sim, 2 * cfg.max_cluster_size),
-            pairs.method,
-            pairs.compared,
-        )
+        # Pairs found on other vectors are checked on each text's own, embedded as needed.
+        each = None if own or self.embedder is None else OwnVectors(texts, self.embedder)
+
+        def similarity(p: np.ndarray) -> np.ndarray:
+            return found.sim[p] if each is None else each.similarity(found.i[p], found.j[p])
+
+        bars = Bars(link, relate, margin, 2 * cfg.max_cluster_size)
+        sifted = sift(found, len(texts), guard.reason, similarity, bars, seeds)
+        vectors = finder if each is None else each.vectors()
+        pairs = sifted.pairs
         ok: list[tuple[int, int, float]] = []
         related: list[tuple[int, int, float]] = []
-        for i, j, sim in zip(pairs.i.tolist(), pairs.j.tolist(), pairs.sim.tolist(), strict=True):
-            why = guard.reason(i, j)
+        triples = zip(pairs.i.tolist(), pairs.j.tolist(), pairs.sim.tolist(), strict=True)
+        for (i, j, sim), why in zip(triples, sifted.verdicts, strict=True):
             if why is None:
                 if sim >= link:
                     ok.append((i, j, sim))
@@ -228,7 +215,7 @@ class ClusterDetector:
         related.sort(key=lambda p: (-p[2], p[0], p[1]))
         linked = _at_least(pairs, link)
         spoken = [line.said.speaker is not None for line in guard.lines]
-        return _Links(vectors, linked, ok, refused, related, spoken)
+        return _Links(vectors, linked, ok, sifted.refused, related, spoken)
 
     def _candidates(
         self, texts: list[str], link: float | None

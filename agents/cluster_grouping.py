@@ -78,15 +78,22 @@ def strongest_per_row(
     """
     if len(i) <= k:
         return i, j, sim
-    ends = np.concatenate([i, j])
-    pair = np.concatenate([np.arange(len(i)), np.arange(len(i))])
-    order = np.lexsort((-np.concatenate([sim, sim]), ends))
-    ends, pair = ends[order], pair[order]
-    starts = np.searchsorted(ends, ends, side="left")
-    rank = np.arange(len(ends)) - starts
-    keep = np.zeros(len(i), dtype=bool)
-    keep[pair[rank < k]] = True
+    rank_i, rank_j = row_ranks(i, j, sim)
+    keep = (rank_i < k) | (rank_j < k)
     return i[keep], j[keep], sim[keep]
+
+
+def row_ranks(i: np.ndarray, j: np.ndarray, sim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's rank among its ``i`` member's pairs and among its ``j`` member's (0: the
+    strongest). Ties go by position, a member's pairs as ``i`` before those as ``j``: a
+    member's rank depends on its own pairs alone and their order, so the ranks over any
+    subset of the pairs that holds all of one member's are that member's ranks over all."""
+    ends = np.concatenate([i, j])
+    order = np.lexsort((-np.concatenate([sim, sim]), ends))
+    starts = np.searchsorted(ends[order], ends[order], side="left")
+    rank = np.empty(len(ends), dtype=np.int64)
+    rank[order] = np.arange(len(ends)) - starts
+    return rank[: len(i)], rank[len(i) :]
 
 
 class CappedUnionFind:
@@ -126,5 +133,6 @@ __all__ = [
     "CappedUnionFind",
     "complete_link_groups",
     "pair_cohesion",
+    "row_ranks",
     "strongest_per_row",
 ]
