@@ -71,6 +71,22 @@ def test_default_embedder_is_onnx_with_torch_behind_it_where_installed() -> None
 
 
 @needs_model
+def test_choosing_the_default_embedder_loads_no_runtime(tmp_path) -> None:
+    """A consolidation run whose texts the cache holds never embeds: choosing the backend
+    looks onnxruntime up without importing it (0.07 s of every run)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from cortexgraph.storage.embeddings import default_cache; "
+        f"cache = default_cache({str(tmp_path)!r}); "
+        "print(cache.embedder.backend, 'onnxruntime' in sys.modules, 'tokenizers' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["onnx-fp32", "False", "False"]
+
+
+@needs_model
 @needs_torch
 def test_onnx_vectors_agree_with_torch_fp32_in_any_order_and_batch() -> None:
     """The graph built from the shipped weights, without torch, against sentence-transformers
