@@ -62,7 +62,10 @@ class LinkGuard:
         self._extractor = DetailExtractor(memories, identifiers=identifiers)
         # Filled only for memories that reach a candidate pair.
         self._details: list[Details | None] = [None] * len(memories)
-        self._merges = {i for i, m in enumerate(memories) if merged_at(m) is not None}
+        # When each merge was made (read once: a pair with a merge asked it of both sides).
+        self._merged_at = {
+            i: at for i, m in enumerate(memories) if (at := merged_at(m)) is not None
+        }
         self._verdicts: dict[tuple[int, int], str | None] = {}
 
     def claims(self) -> list[str]:
@@ -82,8 +85,8 @@ class LinkGuard:
         return Counter(r for i, j in pairs if (r := self.reason(i, j)) is not None)
 
     def _judge(self, i: int, j: int) -> str | None:
-        a, b = self.memories[i], self.memories[j]
-        if (i in self._merges or j in self._merges) and judged_by_merge(a, b):
+        merges = self._merged_at
+        if (i in merges or j in merges) and self._judged_by_merge(i, j):
             return "merged before"
         if self.restatements:
             why = refusal(self.lines[i], self.lines[j], self.questions)
@@ -92,6 +95,15 @@ class LinkGuard:
         if self.check_details and conflicts(self._detail(i), self._detail(j), self.overlap):
             return "numbers/names"
         return None
+
+    def _judged_by_merge(self, i: int, j: int) -> bool:
+        """``judged_by_merge`` of memories i and j, their merge times read once."""
+        merges, memories = self._merged_at, self.memories
+        for merged, other in ((i, j), (j, i)):
+            at = merges.get(merged)
+            if at is not None and memories[other].created_at <= at:
+                return True
+        return False
 
     def same_numbers(self, i: int, j: int) -> bool:
         """Both state numbers, and the same ones (agents.duplicates.agree)."""
