@@ -165,4 +165,5 @@ def test_the_reach_keeps_every_pair_touching_it_as_the_whole_sieve_does(seed):
             )
         )
         assert got == want
-        assert part.judged <= len(found)
+        if len(reach) < n // 2:  # the cut: pairs far from the reach were never judged
+            assert part.judged < len(found)
