@@ -7,15 +7,35 @@ and ``os.replace``; a journal line is appended whole or not at all. The store's 
 (``storage.file_ops.atomic_write``) always fsyncs the file and its folder and raises
 StorageError; a vault batch syncs once per flush instead (:func:`sync_filesystem`), and callers
 here turn an OSError into their own VaultWriteError.
+
+What this process wrote without an fsync is remembered by path until the flush that syncs it:
+a flush after a few notes (an hourly run's) fsyncs just those files and their folders, instead
+of asking the kernel to write out every dirty page of the file system (``syncfs``), which waits
+for whatever else is writing to that disk: 0.2-0.35 s of a 10k run's promote step while other
+processes wrote, against ~5 ms quiet. A flush of many notes (a full run) still syncs the file
+system once: one journal commit instead of thousands of fsyncs.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import IO, Any
 
 from cortexgraph.storage.file_cursor import append_whole
+
+# Up to this many files left unsynced in this process, a flush fsyncs each (and their folders);
+# more, and it syncs the whole file system once.
+FSYNC_EACH_UP_TO = 64
+
+_unsynced: set[Path] = set()  # written here without fsync, not yet synced by a flush
+_unsynced_lock = threading.Lock()
+
+
+def _written_unsynced(path: Path) -> None:
+    with _unsynced_lock:
+        _unsynced.add(Path(os.path.abspath(path)))
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
@@ -30,6 +50,8 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
+        if not durable:
+            _written_unsynced(path)
     except BaseException:
         tmp.unlink(missing_ok=True)  # never leave a half-written temp file behind
         raise
@@ -39,6 +61,7 @@ def append_line(path: Path, line: str) -> os.stat_result:
     """Append ``line`` (ending in a newline) whole or not at all, not fsynced; the file's stat
     after it. Opened per line: another process may empty the file between two appends."""
     data = line.encode("utf-8")
+    _written_unsynced(path)
     try:
         return append_whole(path, data, fsync=False)
     except FileNotFoundError:  # the folder, made on the first line only
@@ -50,6 +73,7 @@ def empty_file(path: Path) -> None:
     """Cut ``path`` to nothing (a journal folded into its snapshot)."""
     with open(path, "wb"):
         pass
+    _written_unsynced(path)
 
 
 def move_file(source: Path, target: Path) -> None:
@@ -68,6 +92,34 @@ def _open_in_folder(path: Path, mode: str) -> IO[Any]:
 
 
 def sync_filesystem(path: Path) -> None:
+    """Make what this process wrote without an fsync durable, at ``path``'s flush: each file,
+    its folder and that folder's parent (a folder made for it) when they are few
+    (``FSYNC_EACH_UP_TO``), else ``path``'s whole file system at once."""
+    with _unsynced_lock:
+        files = sorted(_unsynced)
+        _unsynced.clear()
+    if len(files) > FSYNC_EACH_UP_TO:
+        _sync_whole_filesystem(path)
+        return
+    for file in files:
+        _fsync_path(file)
+    folders = {file.parent for file in files}
+    for folder in sorted(folders | {folder.parent for folder in folders}):
+        _fsync_path(folder)  # the renames into it, and a folder made on the way
+
+
+def _fsync_path(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:  # replaced or moved since: its folder's fsync covers that
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_whole_filesystem(path: Path) -> None:
     """Flush every file written to ``path``'s file system to disk: ``syncfs`` where Linux has
     it (one journal commit for a whole batch of notes), else ``os.sync``."""
     try:

@@ -214,3 +214,58 @@ def test_promoting_again_parses_each_note_once_and_keeps_what_a_person_added(
     assert len(parsed) == 2  # found and updated from one read each
     text = note.read_text(encoding="utf-8")
     assert "rating: 5" in text and "moved in Q3" in text
+
+
+def _spy_syncs(monkeypatch) -> tuple[list[str], list[str]]:
+    """(paths fsynced, file systems synced whole) from here on."""
+    import os
+
+    import cortexgraph.vault_sync.atomic_file as atomic_file_module
+
+    fsynced: list[str] = []
+    whole: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        fsynced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(
+        atomic_file_module,
+        "_sync_whole_filesystem",
+        lambda path: whole.append(str(path)),
+        raising=False,
+    )
+    return fsynced, whole
+
+
+def test_a_flush_after_a_few_notes_fsyncs_just_those_files(tmp_path, monkeypatch) -> None:
+    # syncfs waits for every dirty page on the disk, other programs' too: an hourly run's
+    # three notes should cost three fsyncs, not a wait on whatever else is writing.
+    store, ids = _store([f"Sam moved ledger {i} to PostgreSQL." for i in range(3)])
+    vault = tmp_path / "vault"
+    fsynced, whole = _spy_syncs(monkeypatch)
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        written = [promote_memory(store, sink, i, now=NOW, force=True) for i in ids]
+    assert whole == []
+    for note in written:
+        path = Path(note.path) if Path(note.path).is_absolute() else vault / note.path
+        assert str(path.resolve()) in fsynced  # each note, after its last write
+        assert str(path.resolve().parent) in fsynced  # and the folder it was renamed into
+    entity = vault / "cortexgraph" / "entities" / "PostgreSQL.md"
+    assert str(entity.resolve()) in fsynced
+
+
+def test_a_flush_after_many_notes_syncs_the_file_system_once(tmp_path, monkeypatch) -> None:
+    import cortexgraph.vault_sync.atomic_file as atomic_file_module
+
+    monkeypatch.setattr(atomic_file_module, "FSYNC_EACH_UP_TO", 2, raising=False)
+    store, ids = _store([f"Sam moved ledger {i} to PostgreSQL." for i in range(5)])
+    vault = tmp_path / "vault"
+    fsynced, whole = _spy_syncs(monkeypatch)
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        for memory_id in ids:
+            promote_memory(store, sink, memory_id, now=NOW, force=True)
+    assert len(whole) == 1
+    assert not any(p.endswith(".md") for p in fsynced)
