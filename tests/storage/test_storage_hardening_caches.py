@@ -174,3 +174,46 @@ def test_a_tally_counts_only_what_its_own_thread_asked(tmp_path):
     cache.embed(["alpha", "gamma"])  # both held by now
     assert (tally.hits, tally.embedded) == (2, 2)
     assert (cache.hits, cache.embedded) == (2, 5)  # the cache's own totals: every thread's
+
+
+def test_a_damaged_byte_in_the_cache_file_costs_its_row_not_the_file(tmp_path):
+    # The file's arrays are read from their byte ranges (storage/npz_arrays.py), and every row
+    # is checked: a flipped byte in one vector drops that vector. Through zipfile's reader the
+    # member's CRC failed and every vector was dropped (100k re-embedded).
+    import numpy as np
+
+    store, cache, _ = _dense_store(tmp_path, width=8)
+    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
+    expected = _search_ids(store)
+    cache.save()
+    file = _cache_file(tmp_path)
+    blob = bytearray(file.read_bytes())
+    with np.load(file) as data:
+        first = data["vectors"][1].tobytes()
+    at = blob.index(first)
+    blob[at + 3] ^= 0x7F  # the exponent of row 1's first value: far from unit length
+    file.write_bytes(bytes(blob))
+    store2, cache2, model2 = _dense_store(tmp_path, width=8)
+    assert len(cache2) == len(saved) - 1
+    assert _search_ids(store2) == expected
+    assert len(model2.texts) == 2  # only the damaged row was embedded again (and the query)
+
+
+@pytest.mark.parametrize("kind", ["compressed", "torn"])
+def test_a_compressed_cache_file_is_read_and_a_torn_one_ignored(tmp_path, kind):
+    import numpy as np
+
+    store, cache, _ = _dense_store(tmp_path, width=8)
+    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
+    expected = _search_ids(store)
+    cache.save()
+    file = _cache_file(tmp_path)
+    if kind == "compressed":  # not what this version writes: np.load reads it
+        with np.load(file) as data:
+            keys, vecs = data["keys"], data["vectors"]
+        np.savez_compressed(file, keys=keys, vectors=vecs)
+    else:
+        file.write_bytes(file.read_bytes()[: file.stat().st_size * 2 // 3])
+    store2, cache2, _ = _dense_store(tmp_path, width=8)
+    assert len(cache2) == (len(saved) if kind == "compressed" else 0)
+    assert _search_ids(store2) == expected
