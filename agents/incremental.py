@@ -21,7 +21,7 @@ from typing import Any
 from cortexgraph.agents.changes import ChangeTracker, RunScope
 from cortexgraph.agents.common import ReportTable
 from cortexgraph.agents.decay_findings import DecayReport
-from cortexgraph.agents.pipeline import Pipeline, PipelineReport, StepListener
+from cortexgraph.agents.pipeline import Pipeline, PipelineReport, StepListener, gc_frozen
 from cortexgraph.agents.semantic_merge import MergeReport
 from cortexgraph.storage.decay import decay_thresholds
 from cortexgraph.storage.protocol import WriteLog
@@ -44,7 +44,8 @@ def begin(
     )
     memories = pipeline.decay.store.list()
     only = None if full or written is None or previous is None else written()
-    scope = changes.scope(memories, None if full else previous, now, only)
+    with gc_frozen():  # a full collection here walked the open store (0.37 s at 100k)
+        scope = changes.scope(memories, None if full else previous, now, only)
     pipeline.scope = scope
     return changes
 
@@ -62,7 +63,8 @@ def state_after(
     changed for the next run. None: the caller cannot tell, every change counts as the run's.
     ``files``: what the store files were after the run's last write, taken before this call
     reads the store again; kept as ``state["files"]`` only when the run ``ends_clean``."""
-    state = _state_after(pipeline, changes, report, now, writes)
+    with gc_frozen():  # as in ``begin``: the store is not walked for the rows made here
+        state = _state_after(pipeline, changes, report, now, writes)
     if files is not None and ends_clean(changes, report):
         state["files"] = dict(files)
     return state

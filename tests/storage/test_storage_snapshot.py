@@ -321,3 +321,24 @@ def test_text_index_with_free_slots_survives_a_snapshot() -> None:
     assert list(back.top("canoe", 5)) == list(index.top("canoe", 5)) == ["d10"]
     back.add("d11", "kayak again")  # the free slots still work after the round trip
     assert "d11" in back and len(back) == len(index) + 1
+
+
+@pytest.mark.parametrize("source", ["jsonl", "snapshot"])
+def test_an_opened_store_is_left_to_the_collectors_oldest_generation(
+    tmp_path: Path, source: str
+) -> None:
+    # A store's view lives as long as the store: left in the youngest generation, the first
+    # allocations after the load set off collector passes over all of it (0.17 + 0.11 CPU s
+    # at 100k memories), only to move it on.
+    import gc
+
+    writer = JSONLStore(tmp_path, config=ALWAYS)
+    for i in range(20):
+        writer.save(f"note {i} about kayak trips", now=NOW)
+    if source == "snapshot":
+        JSONLStore(tmp_path, config=ALWAYS)  # a cold open writes the snapshot
+    gc.collect()
+    store = JSONLStore(tmp_path, config=ALWAYS)
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    memories = store.list()
+    assert memories and all(id(m) in oldest for m in memories)
