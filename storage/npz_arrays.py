@@ -14,6 +14,7 @@ where a CRC mismatch cost the whole file.
 
 from __future__ import annotations
 
+import os
 import struct
 import zipfile
 from pathlib import Path
@@ -65,8 +66,9 @@ def _member_array(f: BinaryIO, info: zipfile.ZipInfo) -> np.ndarray | None:
         return None
     count = int(np.prod(shape, dtype=np.int64))
     size = count * dtype.itemsize
-    if f.tell() - start + size > info.file_size:  # the header claims more than the member
-        return None
+    end = f.tell() + size
+    if end - start > info.file_size or end > os.fstat(f.fileno()).st_size:
+        return None  # the header claims more than the member holds, or the file
     flat = np.empty(count, dtype=dtype)
     if size and f.readinto(flat.view(np.uint8)) != size:  # type: ignore[attr-defined]
         return None
