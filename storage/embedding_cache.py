@@ -201,13 +201,19 @@ class EmbeddingCache:
         served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
         for round_ in range(2):  # a second round only if the model's width dropped cached rows
             with self._lock:
-                known, pairs = self._vectors, zip(keys, texts, strict=True)
-                todo = {k: t for k, t in pairs if k not in known and k not in served}
-                missing = sorted(todo.items())
+                # One lookup per key, at C speed: the cluster step asks for every active
+                # memory's vector (0.13 s at 69k texts with a pass per question, 0.06 so).
+                # (``is None``, never ``==``: a list's ``count`` or ``in`` compares arrays.)
+                found = list(map(self._vectors.get, keys))
+                absent = [i for i, v in enumerate(found) if v is None]
                 if round_ == 0:
-                    hits = sum(k in known for k in keys)
+                    hits = len(found) - len(absent)
                     self.hits += hits
                     self._tally().hits += hits
+                if not absent:
+                    return found  # type: ignore[return-value]  # no None in it
+                todo = {keys[i]: texts[i] for i in absent if keys[i] not in served}
+                missing = sorted(todo.items())
             if not missing:
                 break
             vecs = np.asarray(self.embedder.embed([t for _, t in missing]), dtype=np.float32)
