@@ -88,6 +88,15 @@ def _search_ids(store) -> list[str]:
     return [r.memory.id for r in store.search("kayak", top_k=5, now=NOW, use_embeddings=True)]
 
 
+def _three_saved(path: Path) -> tuple[list, list[str], Path]:
+    """Three memories saved with their vectors: (them, a search's ids, the cache file)."""
+    store, cache, _ = _dense_store(path, width=8)
+    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
+    expected = _search_ids(store)
+    cache.save()
+    return saved, expected, _cache_file(path)
+
+
 def test_cache_rows_of_the_wrong_width_are_re_embedded_not_a_crash(tmp_path):
     store, cache, _ = _dense_store(tmp_path, width=8)
     saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
@@ -104,11 +113,7 @@ def test_cache_rows_of_the_wrong_width_are_re_embedded_not_a_crash(tmp_path):
 def test_non_finite_or_non_unit_rows_are_dropped_on_load(tmp_path, damage):
     import numpy as np
 
-    store, cache, _ = _dense_store(tmp_path, width=8)
-    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
-    expected = _search_ids(store)
-    cache.save()
-    file = _cache_file(tmp_path)
+    saved, expected, file = _three_saved(tmp_path)
     with np.load(file) as data:
         keys, vecs = data["keys"], data["vectors"].copy()
     vecs[1] = {"nan": np.nan, "inf": np.inf, "huge": 1e30, "zero": 0.0}[damage]
@@ -182,11 +187,7 @@ def test_a_damaged_byte_in_the_cache_file_costs_its_row_not_the_file(tmp_path):
     # member's CRC failed and every vector was dropped (100k re-embedded).
     import numpy as np
 
-    store, cache, _ = _dense_store(tmp_path, width=8)
-    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
-    expected = _search_ids(store)
-    cache.save()
-    file = _cache_file(tmp_path)
+    saved, expected, file = _three_saved(tmp_path)
     blob = bytearray(file.read_bytes())
     with np.load(file) as data:
         first = data["vectors"][1].tobytes()
@@ -203,11 +204,7 @@ def test_a_damaged_byte_in_the_cache_file_costs_its_row_not_the_file(tmp_path):
 def test_a_compressed_cache_file_is_read_and_a_torn_one_ignored(tmp_path, kind):
     import numpy as np
 
-    store, cache, _ = _dense_store(tmp_path, width=8)
-    saved = [store.save(f"kayak {i}", now=NOW) for i in range(3)]
-    expected = _search_ids(store)
-    cache.save()
-    file = _cache_file(tmp_path)
+    saved, expected, file = _three_saved(tmp_path)
     if kind == "compressed":  # not what this version writes: np.load reads it
         with np.load(file) as data:
             keys, vecs = data["keys"], data["vectors"]
