@@ -119,6 +119,9 @@ class ChangeTracker:
     # the store was read again whole (another process's compaction): the store files then
     # hold more than this run's state accounts for.
     others_wrote: bool = True
+    # Set by agents.incremental.begin when a last state exists but this run looks at every
+    # memory anyway: why (said in the report's notes).
+    full_because: str | None = None
 
     def __post_init__(self) -> None:
         if not self.bars:

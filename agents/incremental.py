@@ -21,6 +21,7 @@ from typing import Any
 from cortexgraph.agents.changes import ChangeTracker, RunScope
 from cortexgraph.agents.common import ReportTable
 from cortexgraph.agents.decay_findings import DecayReport
+from cortexgraph.agents.decision_key import pipeline_key
 from cortexgraph.agents.pipeline import Pipeline, PipelineReport, StepListener, gc_frozen
 from cortexgraph.agents.semantic_merge import MergeReport
 from cortexgraph.storage.decay import decay_thresholds
@@ -42,6 +43,11 @@ def begin(
     changes = ChangeTracker(
         cfg.decay, decay_thresholds(cfg.decay, cfg.high_below, cfg.medium_below)
     )
+    if not full and previous is not None and previous.get("config") != pipeline_key(pipeline):
+        # The last run judged under other thresholds (or did not record them): its word on an
+        # unchanged memory no longer stands (agents.decision_key).
+        previous = None
+        changes.full_because = "full run: the agents' configuration changed since the last run"
     memories = pipeline.decay.store.list()
     only = None if full or written is None or previous is None else written()
     with gc_frozen():  # a full collection here walked the open store (0.37 s at 100k)
@@ -65,6 +71,7 @@ def state_after(
     reads the store again; kept as ``state["files"]`` only when the run ``ends_clean``."""
     with gc_frozen():  # as in ``begin``: the store is not walked for the rows made here
         state = _state_after(pipeline, changes, report, now, writes)
+    state["config"] = pipeline_key(pipeline)
     if files is not None and ends_clean(changes, report):
         state["files"] = dict(files)
     return state

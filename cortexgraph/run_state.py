@@ -75,15 +75,20 @@ def files_now(paths: list[Path]) -> dict[str, tuple[int, ...]]:
     return {str(p): tuple(row) for p, row in zip(paths, file_keys(paths).tolist(), strict=True)}
 
 
-def unchanged_since(storage: Path, paths: list[Path], now: float) -> float | None:
+def unchanged_since(
+    storage: Path, paths: list[Path], now: float, config: int | None = None
+) -> float | None:
     """The last run's clock when nothing can have changed since it: it recorded ``paths``
-    (and maybe more, the issue tracker's file), every recorded file is as it left it, and no
-    memory's predicted decay crossing has come by ``now``. None otherwise (no record, another
+    (and maybe more, the issue tracker's file), every recorded file is as it left it, no
+    memory's predicted decay crossing has come by ``now``, and (``config`` given) it judged
+    under the same configuration (agents.decision_key). None otherwise (no record, another
     file set, any difference, a crossing due, an unreadable state). Reads only the state's
     small arrays, not its rows."""
     try:
         with np.load(storage / STATE_FILE, allow_pickle=False) as data:
             if int(data["version"]) != VERSION or "files" not in data.files:
+                return None
+            if config is not None and _config(data) != config:
                 return None
             recorded, keys = _strings(data["file_paths"]), data["files"]
             next_due, since = float(data["next_due"]), float(data["now"])
@@ -98,7 +103,8 @@ def unchanged_since(storage: Path, paths: list[Path], now: float) -> float | Non
 
 def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
-    "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)}}``,
+    "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)},
+    "config": the configuration's key or None}``,
     or None: no state, or one that cannot be read."""
     path = storage / STATE_FILE
     if not path.exists():
@@ -115,6 +121,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
                 now = float(data["now"])
                 marks = _marks(data, fading)
                 files = _files(data)
+                config = _config(data)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
             return None
         if not len(ids) == len(prints) == len(due):
@@ -126,7 +133,13 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             "fading": fading,
             "fading_marks": marks,
             "files": files,
+            "config": config,
         }
+
+
+def _config(data: Any) -> int | None:
+    """The configuration the state was taken under (agents.decision_key); None: not recorded."""
+    return int(data["config"]) if "config" in data.files else None
 
 
 def _files(data: Any) -> dict[str, tuple[int, ...]]:
@@ -251,6 +264,8 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
             **_fading_arrays(state),
             **_file_arrays(state, due),
         }
+        if state.get("config") is not None:
+            arrays["config"] = np.array(int(state["config"]), dtype=np.uint32)
         np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub: ``allow_pickle``
         os.replace(tmp, path)
     except BaseException:

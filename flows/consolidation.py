@@ -33,6 +33,7 @@ from prefect.utilities.annotations import quote
 from cortexgraph.agents import incremental
 from cortexgraph.agents.cluster_report import ClusterReport
 from cortexgraph.agents.decay_findings import DecayReport
+from cortexgraph.agents.decision_key import config_key
 from cortexgraph.agents.ltm_promoter import PromoteReport, PromotionFailedError
 from cortexgraph.agents.pipeline import (
     AGENT_ORDER,
@@ -156,7 +157,9 @@ def _untouched_run(
     if options.full or options.gc == "delete":
         return None
     now = time.time() if options.now is None else float(options.now)
-    since = unchanged_since(settings.storage_path, run_files(settings), now)
+    config = pipeline_config(settings, options.merge_mode, options.gc)
+    key = config_key(config, settings.decay_config())
+    since = unchanged_since(settings.storage_path, run_files(settings), now, key)
     if since is None:
         return None
     report = incremental.untouched_report(
@@ -190,6 +193,8 @@ def _run_pipeline_steps(
         full=options.full,
         written=lambda: appended_ids(previous, memories_file, generation),
     )
+    if changes.full_because:
+        collab.notes.append(changes.full_because)
     run = PipelineRun(
         pipeline,
         now=now,

@@ -52,6 +52,7 @@ def run_consolidation(
     from cortexgraph.activation.entity_batch import batch_entity_finder
     from cortexgraph.agents import incremental
     from cortexgraph.agents.decay_findings import GcMode
+    from cortexgraph.agents.decision_key import config_key
     from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents, select_agents
     from cortexgraph.run_state import (
         appended_ids,
@@ -68,9 +69,11 @@ def run_consolidation(
     storage = state.settings.storage_path
     paths = run_files(state.settings)
     started, now = time.perf_counter(), time.time()
-    decay = pipeline_config_for(state).decay  # gc's delete mode has a clock of its own
+    config = pipeline_config_for(state)
+    decay = config.decay  # gc's delete mode has a clock of its own
     deletes = decay is not None and decay.gc is GcMode.DELETE
-    since = None if full or deletes else unchanged_since(storage, paths, now)
+    key = config_key(config, state.settings.decay_config())
+    since = None if full or deletes else unchanged_since(storage, paths, now, key)
     if since is not None:
         # Nothing saved, changed or crossing a decay bar since the last run: nothing to do.
         chosen = select_agents(agents)
@@ -85,9 +88,7 @@ def run_consolidation(
     tally = vectors.tally_this_thread() if vectors is not None else None
     tracker, tracking = issue_tracker(state, create=not dry_run)
     sink = None if dry_run else note_sink(state)
-    pipe = Pipeline(
-        state.store, embedder=vectors, sink=sink, tracker=tracker, config=pipeline_config_for(state)
-    )
+    pipe = Pipeline(state.store, embedder=vectors, sink=sink, tracker=tracker, config=config)
     # Entities of the memories saved since the last run, in batches (never on a save),
     # before clustering: merge and relations see them.
     pipe.relations.entity_finder = batch_entity_finder(state.settings.spacy_model)
@@ -104,12 +105,13 @@ def run_consolidation(
             full=full,
             written=lambda: appended_ids(previous, paths[0], paths[2]),
         )
+        said = (changes.full_because,) if changes.full_because else ()
         report = run_agents(
             pipe,
             now=now,
             dry_run=dry_run,
             agents=agents,
-            notes=(similarity, tracking),
+            notes=(similarity, tracking, *said),
             scope=pipe.scope,
         )
         if not dry_run:  # seen by memory_status, cortexgraph-consolidate status and --scheduled

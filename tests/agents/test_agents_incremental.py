@@ -255,6 +255,7 @@ def test_fading_memories_outside_the_scope_are_listed_not_judged_again(embedder,
     scored when the state has their marks, and scored once from a state without them."""
     from cortexgraph.agents.common import to_jsonable
     from cortexgraph.agents.decay_findings import DecayAnalyzerConfig
+    from cortexgraph.agents.decision_key import pipeline_key
     from cortexgraph.storage.models import MemoryStatus
 
     store, twin = _ListingStore(), InMemoryStore()
@@ -268,6 +269,8 @@ def test_fading_memories_outside_the_scope_are_listed_not_judged_again(embedder,
     full = _pipeline(twin, twin_tracker, embedder)
     for p in (pipe, full):  # listing fewer than the level holds
         p.decay.config = DecayAnalyzerConfig(digest_max_lines=2)
+    # as if the first run had listed as few too (another configuration makes a full run)
+    state["config"] = pipeline_key(pipe)
     tracked = incremental.begin(pipe, state, NOW)
     assert pipe.scope is not None
     store.listed.clear()

@@ -212,3 +212,17 @@ def test_a_line_cut_short_means_every_memory_is_compared(cli, demo_dirs):
     with memories.open("a") as f:
         f.write('{"id": "half a li')  # a writer mid-line
     assert appended_ids(load_run_state(store_dir), memories, generation) is None
+
+
+def test_another_configuration_makes_a_full_run_that_says_why(cli, demo_dirs, monkeypatch):
+    # The state's crossing times and judgements were taken under the last run's thresholds:
+    # with another forget bar they no longer stand, though no file changed.
+    assert untouched(cli())
+    monkeypatch.setenv("CORTEXGRAPH_FORGET_THRESHOLD", "0.2")
+    data = cli()
+    assert not untouched(data)
+    assert data["incremental"] is None  # every memory looked at
+    assert any("configuration changed since the last run" in n for n in data["notes"])
+    assert untouched(cli())  # the full run recorded the new configuration
+    # how a run acts on what it finds is chosen per run, not a judgement: no full run
+    assert untouched(cli("--merge-mode", "preview"))
