@@ -19,13 +19,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from cortexgraph.activation.entities import (
-    _SPEAKER_RX,
-    EntityExtractor,
-    looks_secret,
-    speaker_of,
-)
-
 LEFT_OUT_LABELS = frozenset({"DATE", "TIME"})
 MAX_FOUND = 24  # entities kept per memory (the store allows far more; a graph needs few)
 
@@ -80,6 +73,15 @@ class BatchEntityFinder:
         return "spacy+rules" if self.nlp is not None else "rules"
 
     def find(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        # Loaded with the first batch: a run whose new memories were read at save time (the
+        # MCP server's background reader) never needs the extractor's rules and patterns.
+        from cortexgraph.activation.entities import (
+            _SPEAKER_RX,
+            EntityExtractor,
+            looks_secret,
+            speaker_of,
+        )
+
         nlp = self.nlp
         bodies = [_SPEAKER_RX.sub("", t, count=1) for t in texts]
         if nlp is not None:
