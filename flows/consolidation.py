@@ -102,6 +102,7 @@ def relations_task(pipeline: Pipeline, now: float, dry_run: bool) -> Relationshi
     return pipeline.step("relations", now=now, dry_run=dry_run, previous={})
 
 
+RUN_AUTHOR = "consolidation"  # who signs a run's one commit of issue changes
 AGENT_LOGGER = "cortexgraph.agents"  # the agents' loggers are getLogger(__name__) below it
 
 
@@ -144,7 +145,8 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
         pipeline.relations.read_entities()
     # What the run writes from here on, told from what the MCP server or a hook saves
     # meanwhile: those stay changed for the next run (agents.incremental.state_after).
-    with collab.store.recording_writes() as writes:
+    # The agents' issue changes are one commit, at collab.finish.
+    with collab.store.recording_writes() as writes, collab.one_issue_commit(RUN_AUTHOR):
         return _run_pipeline_steps(settings, options, pipeline, collab, started, writes)
 
 

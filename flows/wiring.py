@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,10 +37,22 @@ class Collaborators:
     promote: Callable[[str, str, float], Any] | None
     dry_run: bool
     notes: list[str] = field(default_factory=list)
+    _issue_batch: ExitStack = field(default_factory=ExitStack, repr=False)
+
+    def one_issue_commit(self, author: str) -> ExitStack:
+        """Every agent's issue changes in one commit, made by ``finish`` (or when the returned
+        context ends, if the run fails first). Each agent's block still ends synced and named
+        as pending (storage.beads.BeadsTracker.batch): the commit rewrites the 2 MB issue file
+        and stores it in git once a run, not once an agent."""
+        batch = getattr(self.tracker, "batch", None)
+        if callable(batch):
+            self._issue_batch.enter_context(batch(author))
+        return self._issue_batch
 
     def finish(self) -> None:
-        """Persist what a live run should keep (the embedding cache, the vault's write ledger);
-        a dry run keeps nothing."""
+        """Commit the run's issue changes; persist what a live run should keep (the embedding
+        cache, the vault's write ledger); a dry run keeps nothing."""
+        self._issue_batch.close()
         if self.dry_run:
             return
         if self.embedder is not None:

@@ -12,6 +12,9 @@ one line per issue, so ``git log -p`` still reads issue by issue.
 
 While a batch is open the file may hold an issue on more than one line; every reader of ours
 takes the last one, and the next write of anyone's folds them (:func:`compacted`).
+
+Batches nest: an inner block (one agent inside a consolidation run's batch) joins the outer
+one, and its changes are listed under its own author in the one commit's message.
 """
 
 from __future__ import annotations
@@ -79,6 +82,9 @@ class BatchState:
     depth: int = 1
     snapshot: ParsedIssueFile | None = None
     changes: list[str] = field(default_factory=list)  # one subject line per change
+    by: list[str] = field(default_factory=list)  # who made each change: the innermost block
+    # the open inner blocks: (author, how many changes the batch held when the block opened)
+    _inner: list[tuple[str, int]] = field(default_factory=list)
     keys: dict[str, str] = field(default_factory=dict)  # dedupe key -> holder's id
     _seen: tuple[int, int, int] | None = None  # issues.jsonl (inode, size, mtime_ns) we left
     _token: str = ""  # what we last wrote into the generation file
@@ -104,6 +110,20 @@ class BatchState:
     def holder(self, key: str) -> str | None:
         return self.keys.get(key)
 
+    def enter(self, author: str) -> None:
+        """An inner block opens: its changes join this batch, made by ``author``."""
+        self.depth += 1
+        self._inner.append((author, len(self.changes)))
+
+    def leave(self) -> list[str]:
+        """A block closes; the subjects of the changes an inner block made (none for the
+        outermost: the batch's commit carries them)."""
+        self.depth -= 1
+        if not self._inner:
+            return []
+        _, start = self._inner.pop()
+        return self.changes[start:]
+
     def apply(self, file: IssueFile, generation: Path, issue: BeadsIssue, subject: str) -> None:
         """Record one change: in the snapshot, appended to the file, in the commit message."""
         snap = self.snapshot
@@ -121,6 +141,7 @@ class BatchState:
         snap.issues[issue.id] = issue
         self._index(issue)
         self.changes.append(subject)
+        self.by.append(self._inner[-1][0] if self._inner else self.author)
         # No new generation token: an append always grows the file, which every other holder's
         # ``_unchanged`` sees in its (inode, size, mtime) check, and any holder that took the
         # lock since our last token made us reload (and stamp) in ``current``. Writing a token
@@ -133,7 +154,14 @@ class BatchState:
         said = ", ".join(f"{verb} {n}" for verb, n in verbs.most_common())
         plural = "s" if len(self.changes) != 1 else ""
         subject = f"{self.author}: {len(self.changes)} issue change{plural} ({said})"
-        return f"{subject}\n\n" + "\n".join(self.changes) + "\n"
+        if set(self.by) <= {self.author}:
+            return f"{subject}\n\n" + "\n".join(self.changes) + "\n"
+        # Inner blocks (agents): each author's changes under its name, in the order they came.
+        sections = []
+        for who in dict.fromkeys(self.by):
+            lines = [c for c, b in zip(self.changes, self.by, strict=True) if b == who]
+            sections.append(f"{who}:\n" + "\n".join(lines))
+        return f"{subject}\n\n" + "\n\n".join(sections) + "\n"
 
     def _index(self, issue: BeadsIssue) -> None:
         key = issue.metadata.get(DEDUPE_KEY)

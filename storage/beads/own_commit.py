@@ -5,12 +5,15 @@ HEAD's version of the file with only our changed issues' lines replaced (and lin
 UTF-8 left out, as in the work tree): their edit stays uncommitted, where they left it. If a
 commit of ours fails, the ids it carried are kept in ``.git/cortexgraph-beads.pending`` and the
 next commit carries them too: a change of ours is never left behind as if it were a hand edit.
+An open batch names there the changes of each inner block that ended (``record_pending``), so
+a run that dies before its one commit leaves them to the next.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -40,6 +43,28 @@ def commit_own_changes(
         raise
     pending_path.unlink(missing_ok=True)
     return sha
+
+
+def record_pending(committer: GitFileCommitter, ids: Iterable[str]) -> None:
+    """Name ``ids`` as changed but not committed yet (an open batch's finished block), synced:
+    the next commit carries them, this process's or, if it dies first, anyone's."""
+    path = committer.lock_path.with_suffix(".pending")
+    write_ids(path, read_ids(path) | set(ids))
+    sync_file(path)
+
+
+def sync_file(path: Path) -> None:
+    """fsync ``path`` (its appended lines); a file that cannot be opened is left as it is."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def commit_ids(subjects: Iterable[str]) -> set[str]:

@@ -33,7 +33,12 @@ from cortexgraph.storage.beads.git_repo import GitFileCommitter, GitIdentity, op
 from cortexgraph.storage.beads.ids import check_prefix, new_issue_id
 from cortexgraph.storage.beads.issue_file import IssueFile, ParsedIssueFile
 from cortexgraph.storage.beads.lock import IssueLock
-from cortexgraph.storage.beads.own_commit import commit_ids, commit_own_changes
+from cortexgraph.storage.beads.own_commit import (
+    commit_ids,
+    commit_own_changes,
+    record_pending,
+    sync_file,
+)
 from cortexgraph.storage.beads.schema import (
     DEDUPE_KEY,
     ISSUE_TYPES,
@@ -254,11 +259,14 @@ class BeadsTracker:
 
         Each change still holds the lock and sees other writers' changes (claims stay atomic);
         the commit is made even when the block raises, so no change is left uncommitted.
-        Nested blocks join the outer one. Reads inside see the batch's changes.
+        Nested blocks join the outer one, their changes listed under their own ``author``; when
+        one ends, its changes are synced and recorded as pending (own_commit), so a process
+        that dies before the outer commit leaves them to the next commit of anyone's.
+        Reads inside see the batch's changes.
         """
         with self._tlock:
             if self._batch is not None:
-                self._batch.depth += 1
+                self._batch.enter(author)
             else:
                 self._batch = BatchState(author)
         try:
@@ -267,11 +275,13 @@ class BeadsTracker:
             with self._tlock:
                 state = self._batch
                 assert state is not None
-                state.depth -= 1
+                made = state.leave()
                 if state.depth == 0:
                     self._batch = None
                     if state.changes:
                         self._locked(lambda: self._commit_batch(state))
+                elif made:
+                    self._locked(lambda: self._checkpoint(made))
 
     # -- machinery ----------------------------------------------------------------------
     def _read(self) -> ParsedIssueFile:
@@ -299,6 +309,12 @@ class BeadsTracker:
         self._file.write(snap)  # the canonical file: one line per issue, fsynced
         stamp_generation(self._generation)
         commit_own_changes(self._committer, self._file, commit_ids(state.changes), state.message())
+
+    def _checkpoint(self, subjects: list[str]) -> None:
+        """An inner block's changes, appended unsynced, made durable and named as pending:
+        what a per-block commit guaranteed, without rewriting and committing the file."""
+        sync_file(self.path)
+        record_pending(self._committer, commit_ids(subjects))
 
     def _locked(self, work: Callable[[], T]) -> T:
         with self._tlock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 from pathlib import Path
 
 import pytest
@@ -358,3 +359,59 @@ def test_a_new_processs_first_batch_commit_takes_head_from_the_file_it_read(
         assert json.loads(committed.splitlines()[n])["status"] == "closed"
         assert "finding 3" in committed  # the hand edit stays out of our commit
     assert "finding three" in issues.read_text()
+
+
+def test_nested_batches_are_one_commit_listing_each_authors_changes(tmp_path, git_cmd, clock):
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("consolidation"):
+        with tracker.batch("cluster-detector"):
+            a = tracker.create("cluster one")
+            b = tracker.create("cluster two")
+        with tracker.batch("semantic-merge"):
+            tracker.claim(a.id, "semantic-merge")
+            tracker.close(a.id, "merged")
+        assert tracker.history() == []  # not yet: one commit at the end
+
+    assert git_cmd(store, "log", "--format=%s").splitlines() == [
+        "consolidation: 4 issue changes (opened 2, claimed 1, closed 1)"
+    ]
+    body = git_cmd(store, "log", "-1", "--format=%b")
+    cluster, merge = body.strip().split("\n\n")
+    assert cluster.startswith("cluster-detector:\n") and merge.startswith("semantic-merge:\n")
+    assert f"\n{a.id}: opened" in cluster and f"\n{b.id}: opened" in cluster
+    assert f"\n{a.id}: claimed by semantic-merge\n{a.id}: closed (merged)" in merge
+    assert git_cmd(store, "status", "--porcelain") == ""
+    assert [c.message.splitlines()[0] for c in tracker.history(b.id)] == [
+        "consolidation: 4 issue changes (opened 2, claimed 1, closed 1)"
+    ]
+
+
+def _die_after_an_agent(store: str, results) -> None:
+    tracker = open_tracker(store, search_parents=False)
+    with tracker.batch("consolidation"):
+        with tracker.batch("cluster-detector"):
+            ids = [tracker.create(f"found {i}").id for i in range(2)]
+        results.put(ids)
+        results.close()
+        results.join_thread()
+        os._exit(1)  # killed between agents: the run's one commit never comes
+
+
+def test_a_run_that_dies_between_agents_leaves_their_changes_to_the_next_commit(
+    tmp_path: Path, git_cmd
+):
+    store = tmp_path / "store"
+    open_tracker(store, search_parents=False).create("before the run")
+    results = CTX.Queue()
+    child = CTX.Process(target=_die_after_an_agent, args=(str(store), results))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 1
+    found = results.get(timeout=10)
+    assert not any(i in git_cmd(store, "show", "HEAD:.beads/issues.jsonl") for i in found)
+
+    later = open_tracker(store, search_parents=False).create("the next run's finding")
+    committed = git_cmd(store, "show", "HEAD:.beads/issues.jsonl")
+    assert all(i in committed for i in [*found, later.id])  # nothing the dead run made is lost
+    assert git_cmd(store, "status", "--porcelain") == ""

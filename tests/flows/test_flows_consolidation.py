@@ -115,7 +115,7 @@ def test_cli_dry_run_on_missing_store_fails_cleanly(prefect_harness, tmp_path):
     assert not (tmp_path / "none").exists()
 
 
-def test_live_run_with_beads_commits_once_per_agent(prefect_harness, demo_dirs):
+def test_live_run_with_beads_commits_once_listing_each_agents_changes(prefect_harness, demo_dirs):
     from cortexgraph.storage.beads import open_tracker
 
     store_dir, vault = demo_dirs
@@ -124,14 +124,16 @@ def test_live_run_with_beads_commits_once_per_agent(prefect_harness, demo_dirs):
     assert report.reports["merge"].count("merged") >= 3
     tracker = open_tracker(store_dir, search_parents=False, init=False)
     commits = tracker.history(limit=100)
-    authors = [c.message.split(":", 1)[0] for c in commits]
-    assert len(authors) == len(set(authors))  # one commit per agent that changed issues
-    assert {"cluster-detector", "semantic-merge"} <= set(authors)
-    merge = next(c for c in commits if c.message.startswith("semantic-merge:"))
+    assert len(commits) == 1  # the whole run's issue changes: one rewrite, one commit
+    message = commits[0].message
+    assert message.startswith("consolidation: ")
+    sections = dict(part.split(":\n", 1) for part in message.split("\n\n")[1:])
+    assert {"cluster-detector", "semantic-merge"} <= set(sections)
+    opened = [i for i in tracker.query() if "consolidation:cluster" in i.labels]
     closed = [i for i in tracker.query(status="closed") if i.assignee == "semantic-merge"]
-    assert closed and all(f"\n{i.id}: closed" in merge.message for i in closed)
-    # an issue's own history: the cluster commit that opened it, the merge commit that closed it
-    assert [c.message.split(":", 1)[0] for c in tracker.history(closed[0].id)] == [
-        "semantic-merge",
-        "cluster-detector",
-    ]
+    assert opened and all(f"{i.id}: opened" in sections["cluster-detector"] for i in opened)
+    assert closed and all(f"\n{i.id}: closed" in "\n" + sections["semantic-merge"] for i in closed)
+    # every change is in git: the work tree's issue file is the committed one
+    assert tracker.repo.git.status("--porcelain", "--", ".beads") == ""
+    assert not (store_dir / ".git" / "cortexgraph-beads.pending").exists()
+    assert [c.sha for c in tracker.history(closed[0].id)] == [commits[0].sha]
