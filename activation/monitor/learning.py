@@ -30,12 +30,12 @@ from cortexgraph.activation.monitor.calls import (
     similarity,
     tokens,
 )
+from cortexgraph.activation.monitor.ledger_store import TAG
 from cortexgraph.activation.monitor.patterns import PatternSpec
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import Memory, MemoryMeta, Relation, new_id
 from cortexgraph.storage.protocol import MemoryStore
 
-TAG = "behavior-monitor"
 OCCURS_IN, REMEDIED_BY = "occurs_in", "remedied_by"
 WORKED, FAILED = "worked", "failed"
 MAX_NOTES = 1000

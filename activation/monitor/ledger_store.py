@@ -16,12 +16,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cortexgraph.activation.monitor.learning import TAG, BehaviorLedger
 from cortexgraph.storage import JSONLStore, MemoryStore, open_store
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.models import Memory
 
+if TYPE_CHECKING:
+    from cortexgraph.activation.monitor.learning import BehaviorLedger
+
+# The tag and source of every record the monitor writes (learning.py writes them). Here, so
+# that a shell opening the user's store (isolate_monitor_records) loads no monitor logic.
+TAG = "behavior-monitor"
 LEDGER_DIR = Path("monitor") / "ledger"
 ID_PREFIX = "bm."
 
@@ -36,6 +42,8 @@ def open_ledger_store(storage_path: str | os.PathLike[str]) -> JSONLStore:
 
 
 def open_ledger(storage_path: str | os.PathLike[str]) -> BehaviorLedger:
+    from cortexgraph.activation.monitor.learning import BehaviorLedger
+
     return BehaviorLedger(open_ledger_store(storage_path))
 
 

@@ -26,6 +26,7 @@ print("LOADED " + json.dumps({"read": read, "modules": sorted(sys.modules)}))
 NOT_NEEDED = (
     "cortexgraph.activation.monitor.engine",  # the monitor: only its ledger moves records
     "cortexgraph.activation.monitor.detectors",
+    "cortexgraph.activation.monitor.learning",
     "cortexgraph.vault_sync.ltm_index",  # the vault: only the note sink writes
     "cortexgraph.vault_sync.unified_search",
     "cortexgraph.vault_sync.vault_check",
