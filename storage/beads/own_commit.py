@@ -46,11 +46,12 @@ def commit_own_changes(
 
 
 def record_pending(committer: GitFileCommitter, ids: Iterable[str]) -> None:
-    """Name ``ids`` as changed but not committed yet (an open batch's finished block), synced:
-    the next commit carries them, this process's or, if it dies first, anyone's."""
+    """Name ``ids`` as changed but not committed yet (an open batch's finished block): the next
+    commit carries them, this process's or, if it dies first, anyone's. Not synced, as git's
+    objects are not: what must survive a power cut is the issue file's lines (synced by the
+    caller); a lost name leaves them in the work tree, uncommitted, never lost."""
     path = committer.lock_path.with_suffix(".pending")
     write_ids(path, read_ids(path) | set(ids))
-    sync_file(path)
 
 
 def sync_file(path: Path) -> None:
