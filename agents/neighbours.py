@@ -76,16 +76,53 @@ def _row_pairs(
     """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row, self pairs left out."""
     mask = (sims >= threshold) & (rows[:, None] != cols[None, :])
     if k is not None and sims.shape[1] > k:
-        masked = np.where(mask, sims, -np.inf)
-        top = np.argpartition(-masked, k - 1, axis=1)[:, :k]
-        r = np.repeat(np.arange(sims.shape[0]), k)
-        c = top.ravel()
-        keep = np.isfinite(masked[r, c])
-        r, c = r[keep], c[keep]
-    else:
-        r, c = np.nonzero(mask)
+        mask = strongest_in_rows(sims, mask, k)
+    r, c = _entries(mask)  # row by row: a pair found by both its rows keeps its lower's sim
     gi, gj = rows[r], cols[c]
     return np.minimum(gi, gj), np.maximum(gi, gj), sims[r, c]
+
+
+def strongest_in_rows(sims: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
+    """``mask`` cut to each row's ``k`` strongest entries: the entries ``np.argpartition``
+    of the row (the masked-out ones at -inf) puts first, without partitioning whole rows.
+
+    A row with ``k`` or fewer entries keeps them all. The others' entries are gathered into
+    a narrow matrix (a row's entries at the bar, ~1/20 of the row here) and partitioned
+    there; where the k-th strongest value also sits beyond the cut (a tie across it), which
+    of the tied entries is kept depends on how the row is partitioned, so that row is
+    partitioned whole, as before. The whole-row partition of every row was most of the
+    candidate search (~50 ms of a 2,142-row incremental cluster step)."""
+    counts = mask.sum(axis=1)
+    over = np.flatnonzero(counts > k)
+    if not len(over):
+        return mask
+    out = mask.copy()
+    out[over] = False
+    r, c = _entries(mask[over])
+    width = int(counts[over].max())
+    pos = np.arange(len(r)) - np.repeat(np.cumsum(counts[over]) - counts[over], counts[over])
+    values = np.full((len(over), width), -np.inf, dtype=sims.dtype)
+    values[r, pos] = sims[over[r], c]
+    columns = np.zeros((len(over), width), dtype=np.int64)
+    columns[r, pos] = c
+    order = np.argpartition(-values, k - 1, axis=1)
+    at = np.arange(len(over))[:, None]
+    kth = values[at[:, 0], order[:, k - 1]]
+    tied = (values[at, order[:, k:]] == kth[:, None]).any(axis=1)
+    clear = ~tied
+    out[np.repeat(over[clear], k), columns[at[clear], order[clear, :k]].ravel()] = True
+    for row in over[tied].tolist():
+        masked = np.where(mask[row], sims[row], -np.inf)
+        out[row, np.argpartition(-masked, k - 1)[:k]] = True
+    return out
+
+
+def _entries(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a 2-D mask (row by row, columns ascending), through the flat
+    positions: a third of the time on a 1,024 x 2,142 mask."""
+    flat = np.flatnonzero(mask)
+    rows = flat // mask.shape[1]
+    return rows, flat - rows * mask.shape[1]
 
 
 def _dedupe(
