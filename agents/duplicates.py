@@ -23,6 +23,8 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
 # docsearch.json). Each part opens with a letter and has two characters or more, so "e.g",
 # "2.3" and "v2.3" are not names.
 _IDENTIFIER = re.compile(r"(?<![\w.])[a-z][a-z0-9]+(?:[_.][a-z][a-z0-9]+)+(?![\w])")
+# Where an identifier's parts join (every identifier has one; a sentence's end has a space).
+_JOINT = re.compile(r"[a-z0-9][_.][a-z]")
 # Counts that paraphrases spell differently ("1:1", "two weeks") are not facts worth guarding.
 _TRIVIAL_NUMBERS = frozenset({"1", "1:1", "0"})
 
@@ -48,14 +50,35 @@ def numbers_in(text: str) -> frozenset[str]:
 def identifiers_in(text: str) -> frozenset[str]:
     """Names written as code (snake_case, dotted): what a technical note is about, as much
     as the entities it names."""
-    return frozenset(m.rstrip(".") for m in _IDENTIFIER.findall(text.lower()))
+    return _identifiers_lowered(text.lower())
 
 
-def _mentions(text: str, vocabulary: frozenset[str]) -> set[str]:
-    words = _WORD.findall(text.lower())
-    grams = set(words)
-    grams.update(f"{a} {b}" for a, b in itertools.pairwise(words))
-    return grams & vocabulary
+def _identifiers_lowered(lowered: str) -> frozenset[str]:
+    if _JOINT.search(lowered) is None:  # a quick scan: most texts name nothing as code
+        return frozenset()
+    return frozenset(m.rstrip(".") for m in _IDENTIFIER.findall(lowered))
+
+
+class _Vocabulary:
+    """The entries of a vocabulary a text mentions: its words and its pairs of adjacent
+    words that are entries. A word (no spaces) can only be an entry without one and a pair
+    "a b" only one with one space, so a pair is joined only where its first word opens such
+    an entry: not a string for every pair of every text."""
+
+    def __init__(self, vocabulary: frozenset[str]) -> None:
+        self.entries = vocabulary
+        self.second: dict[str, set[str]] = {}  # first word -> second words of two-word entries
+        for entry in vocabulary:
+            first, space, rest = entry.partition(" ")
+            if space and " " not in rest:
+                self.second.setdefault(first, set()).add(rest)
+
+    def mentions(self, lowered: str) -> frozenset[str]:
+        words = _WORD.findall(lowered)
+        second = self.second
+        pairs = [f"{a} {b}" for a, b in itertools.pairwise(words) if a in second and b in second[a]]
+        found = self.entries.intersection(words)
+        return found.union(pairs) if pairs else found
 
 
 class DetailExtractor:
@@ -64,14 +87,16 @@ class DetailExtractor:
     def __init__(self, memories: Iterable[Memory], *, identifiers: bool = True) -> None:
         self.vocabulary = frozenset(e.lower() for m in memories for e in m.entities)
         self.identifiers = identifiers
+        self._known = _Vocabulary(self.vocabulary)
 
     def details(self, memory: Memory, text: str | None = None) -> Details:
         """``text``: what the memory says, when not its whole content (a transcript line's
         date stamp is not a number it states; agents.restatement.claim_text)."""
         said = memory.content if text is None else text
-        names = {e.lower() for e in memory.entities} | _mentions(said, self.vocabulary)
+        lowered = said.lower()
+        names = {e.lower() for e in memory.entities} | self._known.mentions(lowered)
         if self.identifiers:
-            names |= identifiers_in(said)
+            names |= _identifiers_lowered(lowered)
         return Details(numbers_in(said), frozenset(names))
 
 

@@ -57,7 +57,9 @@ class Utterance:
     claim: str  # what was said: the text without stamp and speaker
     ends_in_question: bool  # its last sentence asks
     mostly_questions: bool  # more of its sentences ask than state
-    words: tuple[str, ...]  # the claim's words, lowercased, for "the same words"
+    # The claim's words, lowercased, for "the same words" across sessions: a transcript
+    # line's (one with a speaker: only those have a session), else ().
+    words: tuple[str, ...]
 
     def asks(self, rule: str) -> bool:
         """Whether this counts as a question under ``rule`` ("last", "most" or "off")."""
@@ -81,17 +83,24 @@ def utterance(text: str) -> Utterance:
         speaker = " ".join(s.group(1).lower().split())
         rest = rest[s.end() :]
     claim = rest.strip() or text.strip()
-    sentences = [x for x in _SENTENCE_END.split(_TRAILING_BRACKET.sub("", claim).strip()) if x]
-    asked = sum(x.endswith("?") for x in sentences)
+    ends_in_question = mostly_questions = False
+    if "?" in claim:  # without one, no sentence asks: the split is not needed
+        sentences = [x for x in _SENTENCE_END.split(_TRAILING_BRACKET.sub("", claim).strip()) if x]
+        asked = sum(x.endswith("?") for x in sentences)
+        ends_in_question = bool(sentences) and sentences[-1].endswith("?")
+        mostly_questions = asked > len(sentences) - asked
     return Utterance(
         stamp=stamp,
         speaker=speaker,
         claim=claim,
-        ends_in_question=bool(sentences) and sentences[-1].endswith("?"),
-        mostly_questions=asked > len(sentences) - asked,
+        ends_in_question=ends_in_question,
+        mostly_questions=mostly_questions,
         # One string per distinct word, not per occurrence: a run holds every active memory's
         # line at once (15 MB of word strings at 10k memories, a few hundred KB interned).
-        words=tuple(sys.intern(w.lower()) for w in _WORDS.findall(claim)),
+        # Only a transcript line has a session, so only its words are ever compared.
+        words=()
+        if speaker is None
+        else tuple(map(sys.intern, map(str.lower, _WORDS.findall(claim)))),
     )
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from agents_helpers import NOW, add
 
@@ -143,3 +145,22 @@ def test_complete_linkage_never_chains_two_unlike_memories_through_a_third(store
     (cl,) = report.clusters
     assert b.id in cl.memory_ids and len(cl.memory_ids) == 2
     assert not {a.id, c.id} <= set(cl.memory_ids)
+
+
+def test_names_are_the_vocabularys_words_and_adjacent_word_pairs(store):
+    """A known entity is named when the text holds it as a word or two adjacent words, in
+    order; an entry of three words never matches (the text's names are single words and
+    pairs), the same as joining every pair of words would find."""
+    known = add(
+        store,
+        "known names",
+        entities=["Omar Silva", "new york", "Kafka", "a b c", "york new", "app.tenant_id"],
+    )
+    text = "omar silva met a b c in New York; kafka and app.tenant_id, omar"
+    note = add(store, text)
+    names = DetailExtractor([known, note]).details(note).names
+    words = text.lower().replace(";", "").replace(",", "").split()
+    joined = {*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))}
+    vocabulary = {e.lower() for e in known.entities}
+    assert names == (joined & vocabulary) | {"app.tenant_id"}
+    assert names == {"omar silva", "new york", "kafka", "app.tenant_id"}
