@@ -132,24 +132,25 @@ class _Sieve:
         if not len(new):
             return
         self.judged[new] = True
-        reason, sims = self.reason, found.sim[new].tolist()
+        reason = self.reason
         ends = zip(found.i[new].tolist(), found.j[new].tolist(), strict=True)
         verdicts = [reason(i, j) for i, j in ends]
-        relate_floor = bars.relate - bars.margin
-        keep = np.zeros(len(new), dtype=bool)
-        kind = self.kind
-        for k, (why, sim) in enumerate(zip(verdicts, sims, strict=True)):
-            self.verdicts[new[k]] = why
-            if why is None:
-                keep[k] = True
-                kind[new[k]] = _ALLOWED
-            else:
-                if why in RESTATEMENT_REASONS:
-                    kind[new[k]] = _RESTATED
-                # Counted on the vectors that found the pairs (refused ones are not checked).
-                if sim >= bars.link:
-                    self.refused[why] += 1
-                keep[k] = why in RESTATEMENT_REASONS and sim >= relate_floor
+        for p, why in zip(new.tolist(), verdicts, strict=True):
+            self.verdicts[p] = why
+        # As Python floats: float64 against the bars, as the detector compares them.
+        sims = found.sim[new].astype(np.float64)
+        allowed = np.fromiter((why is None for why in verdicts), dtype=bool, count=len(new))
+        restated = np.fromiter(
+            (why in RESTATEMENT_REASONS for why in verdicts), dtype=bool, count=len(new)
+        )
+        self.kind[new[allowed]] = _ALLOWED
+        self.kind[new[restated]] = _RESTATED
+        # Counted on the vectors that found the pairs (refused ones are not checked).
+        at_link = (~allowed & (sims >= bars.link)).tolist()
+        self.refused.update(
+            why for why, counted in zip(verdicts, at_link, strict=True) if counted and why
+        )
+        keep = allowed | (restated & (sims >= bars.relate - bars.margin))
         kept = new[keep]
         if len(kept):
             own = self.own(kept)

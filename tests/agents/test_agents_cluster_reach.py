@@ -167,3 +167,32 @@ def test_the_reach_keeps_every_pair_touching_it_as_the_whole_sieve_does(seed):
         assert got == want
         if len(reach) < n // 2:  # the cut: pairs far from the reach were never judged
             assert part.judged < len(found)
+
+
+def test_the_bars_compare_similarities_as_python_floats():
+    """A float32 similarity that rounds to the bar is below it: the refusals counted at the
+    link bar and the restated pairs kept near the relate bar are read as the detector reads
+    its pairs (Python floats), not in float32."""
+    at = np.float32(0.65)  # 0.64999998 as a Python float
+    above = np.nextafter(at, np.float32(1.0))
+    found = NeighbourPairs(
+        np.array([0, 0, 1, 1]),
+        np.array([1, 2, 2, 3]),
+        np.array([at, above, np.float32(0.68), np.nextafter(np.float32(0.68), 0)]),
+        "test",
+        4,
+    )
+    verdicts = {(0, 1): "numbers/names", (0, 2): "numbers/names", (1, 2): "speakers"}
+    verdicts[(1, 3)] = "speakers"
+
+    def reason(i: int, j: int) -> str | None:
+        return verdicts[(i, j)]
+
+    bars = Bars(link=0.65, relate=0.75, margin=0.07, per_row=3)  # relate floor 0.68
+    sifted = sift(found, 4, reason, found.sim.__getitem__, bars)
+    assert sifted.refused == {"numbers/names": 1, "speakers": 2}
+    floor = bars.relate - bars.margin
+    high, low = (float(s) for s in found.sim[2:])
+    kept = [(1, 2)] if low < floor <= high else []
+    assert kept, "the relate floor falls between the two restated pairs' float32 values"
+    assert list(zip(sifted.pairs.i.tolist(), sifted.pairs.j.tolist(), strict=True)) == kept
