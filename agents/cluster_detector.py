@@ -97,14 +97,15 @@ class ClusterDetector:
         counted are those); clusters and pairs that hold a changed memory."""
         cfg = self.config
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
-        seeds = None
+        seeds, store = None, memories
         if scope is not None:
             bar = min(*self._bars(self.embedder is not None), cfg.relate_threshold or 1.0)
             memories = neighbourhood(
                 memories, scope, self.embedder, bar=bar - 0.15, per_row=4 * cfg.max_cluster_size
             )
             seeds = np.array([k for k, m in enumerate(memories) if m.id in scope], dtype=np.int64)
-        guard = self._guard(memories)
+        # The names a memory mentions are the whole store's entities, in any run.
+        guard = self._guard(memories, store)
         links = self._links(guard, seeds=seeds)
         clusters = self._group(memories, links, guard)
         related = self._related(memories, links)
@@ -168,10 +169,11 @@ class ClusterDetector:
             return cfg.merge_cohesion, cfg.review_cohesion, cfg.link_threshold
         return cfg.tfidf_merge_cohesion, cfg.tfidf_review_cohesion, cfg.tfidf_link_threshold
 
-    def _guard(self, memories: list[Memory]) -> LinkGuard:
+    def _guard(self, memories: list[Memory], known: list[Memory] | None = None) -> LinkGuard:
         cfg = self.config
         return LinkGuard(
             memories,
+            known=known,
             details=cfg.guard_details,
             restatements=cfg.restatements_only,
             questions=cfg.restatement_questions,

@@ -15,7 +15,7 @@ A verdict is asked again and again as groups grow; each pair is judged once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from cortexgraph.agents.duplicates import DetailExtractor, Details, agree, conflicts
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
@@ -52,14 +52,20 @@ class LinkGuard:
         questions: str = "most",
         names_min_overlap: float = 0.6,
         identifiers: bool = True,
+        known: Iterable[Memory] | None = None,
     ) -> None:
+        """``known``: the memories whose entities are the names a text can mention (default
+        ``memories``); an incremental run's guard judges a neighbourhood with the whole
+        store's names, as a full run does."""
         self.memories = memories
         self.lines: list[Line] = [line_of(m) for m in memories]
         self.check_details = details
         self.restatements = restatements
         self.questions = questions
         self.overlap = names_min_overlap
-        self._extractor = DetailExtractor(memories, identifiers=identifiers)
+        self._extractor = DetailExtractor(
+            memories if known is None else known, identifiers=identifiers
+        )
         # Filled only for memories that reach a candidate pair.
         self._details: list[Details | None] = [None] * len(memories)
         # When each merge was made (read once: a pair with a merge asked it of both sides).

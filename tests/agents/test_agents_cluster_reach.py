@@ -196,3 +196,20 @@ def test_the_bars_compare_similarities_as_python_floats():
     kept = [(1, 2)] if low < floor <= high else []
     assert kept, "the relate floor falls between the two restated pairs' float32 values"
     assert list(zip(sifted.pairs.i.tolist(), sifted.pairs.j.tolist(), strict=True)) == kept
+
+
+def test_names_known_only_far_away_still_keep_swapped_facts_apart(store, embedder):
+    """A text names what any memory of the store has as an entity: Redis and Kafka are known
+    only from a memory far from the changed one, and still make these two different facts,
+    in an incremental run as in a full one."""
+    new = add(store, "we chose redis for the billing events queue this week", age_days=0.1)
+    add(store, "we chose kafka for the billing events queue this week", age_days=1.0)
+    add(store, "the cafeteria lunch menu changes on fridays", entities=["Redis", "Kafka"])
+    for k in range(5):
+        add(store, f"unrelated note {k} about gardening and tomatoes {k}", age_days=3.0)
+    detector = ClusterDetector(store, embedder)
+    full = detector.run(now=NOW, dry_run=True)
+    part = detector.run(now=NOW, dry_run=True, scope={new.id})
+    assert part.scanned == 2  # the far memory is outside the changed one's neighbourhood
+    assert full.clusters == part.clusters == ()
+    assert full.refused_by == part.refused_by == (("numbers/names", 1),)
