@@ -3,6 +3,7 @@ components over the store's relations, with no networkx (agents.relationship_dis
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterable
 
@@ -17,10 +18,9 @@ def graph_summary(
     """``g`` (the store's relations among ``memories``) with this run's ``new`` ones added."""
     for d in new:
         g.add(d.from_id, d.to_id)
-    components = g.components()
-    sizes = sorted({c: n for c, n in components.values() if n > 1}.values())
+    sizes = sorted(n for n in g.component_sizes() if n > 1)
     degree = g.degree()
-    top = sorted(degree.items(), key=lambda nd: (-nd[1], nd[0]))[:5]
+    top = heapq.nsmallest(5, degree.items(), key=lambda nd: (-nd[1], nd[0]))
     return GraphSummary(
         nodes=len(memories),
         edges=len(g.edges),
@@ -80,6 +80,12 @@ class RelationGraph:
             root = self._root(n)
             out[n] = (ids.setdefault(root, len(ids)), self._size[root])
         return out
+
+    def component_sizes(self) -> list[int]:
+        """Each component's size (its root's): ``components`` without a root found for
+        every node (the report's summary reads only the sizes, of the whole store)."""
+        size = self._size
+        return [size[n] for n, parent in self._parent.items() if parent == n]
 
     def degree(self) -> Counter[str]:
         """Nodes with at least one edge -> their degree."""

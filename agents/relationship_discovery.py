@@ -53,7 +53,7 @@ from cortexgraph.agents.relationship_report import (
     GraphSummary,
     RelationshipReport,
 )
-from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,10 @@ def _words(text: str) -> set[str]:
 
 
 def _entities(m: Memory) -> set[str]:
-    return {e.lower() for e in m.entities} | {e.lower() for e in m.mentions}
+    own = {e.lower() for e in m.entities}
+    if MENTIONS_KEY in m.meta.extra:  # most memories are not transcript lines: none to read
+        own.update(e.lower() for e in m.mentions)
+    return own
 
 
 class RelationshipDiscovery:

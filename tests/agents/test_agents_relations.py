@@ -321,3 +321,15 @@ def test_a_memory_edited_while_its_entities_were_read_is_read_again(store):
     assert store.get(b.id).meta.extra["entities_found"] == "rules"
     assert agent.read_entities() == (1, "rules")
     assert "carol" in store.get(a.id).entities
+
+
+def test_the_graphs_component_sizes_are_read_from_its_roots():
+    """The report's summary reads only the components' sizes: one per component, as many as
+    ``components`` finds, without a root found for every memory."""
+    from cortexgraph.agents.relation_graph import RelationGraph
+
+    g = RelationGraph(["a", "b", "c", "d", "e"])
+    for x, y in (("a", "b"), ("c", "b"), ("a", "c"), ("d", "x")):  # x: a node only an edge has
+        g.add(x, y)
+    assert sorted(g.component_sizes()) == [1, 2, 3]
+    assert sorted(g.component_sizes()) == sorted(dict(g.components().values()).values())
