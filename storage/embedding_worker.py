@@ -55,8 +55,9 @@ class EmbeddingWorker:
         self.failed: str | None = None  # why embedding stopped (the model is unavailable)
 
     def submit(self, memories: Iterable[Memory]) -> None:
-        if self.failed is not None or self._stopping:
-            return
+        memories = list(memories)
+        if self.failed is not None or self._stopping or not memories:
+            return  # nothing queued: the worker stays idle (an empty batch never sets it again)
         with self._lock:
             self._idle.clear()
             for memory in memories:

@@ -81,3 +81,14 @@ def test_the_previous_save_counts_only_within_the_window() -> None:
     assert recent.previous("chat", 1061.0) is None  # too late: not a neighbour
     assert recent.previous("other", 1030.0) is None  # another conversation
     assert len(clip("x" * 2000)) <= 600
+
+
+def test_an_empty_submit_leaves_the_worker_idle() -> None:
+    # Nothing queued: nothing will set "idle" again, so the worker must not look busy
+    # (the stats the bench and callers wait on would never settle).
+    worker = EmbeddingWorker(lambda memories: None)
+    worker.submit([])
+    assert not worker.busy
+    assert worker.wait_idle(0)
+    worker.submit(_memories(2))
+    assert worker.wait_idle(5) and not worker.busy
