@@ -7,9 +7,10 @@ loads at import time; spaCy and MiniLM load on first use and every component has
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from cortexgraph.storage.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from cortexgraph.activation.analyze import Enrichment, MessageAnalysis, RecallAnalysis
@@ -48,13 +49,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'activation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, shown="activation")
 
 
 def _engine(config: ActivationConfig | None) -> Any:

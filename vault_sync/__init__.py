@@ -7,8 +7,9 @@ Imports only ``storage`` of cortexgraph. Every promotion path (agent, MCP tool, 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cortexgraph.storage.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from cortexgraph.vault_sync.errors import (
@@ -61,13 +62,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

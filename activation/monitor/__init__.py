@@ -9,8 +9,9 @@ learning ledger is a store of its own under ``<storage>/monitor/ledger`` (``ledg
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cortexgraph.storage.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from cortexgraph.activation.monitor.calls import (
@@ -81,13 +82,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [
