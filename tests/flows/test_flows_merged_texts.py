@@ -9,41 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
+from merged_texts import NEW, TEXTS, cached_keys, embed_in_cache
 
 from cortexgraph.flows.consolidation import run_pipeline
 from cortexgraph.flows.pipeline_setup import RunOptions
 from cortexgraph.settings import Settings
 from cortexgraph.storage import open_store
 from cortexgraph.storage.embedding_cache import text_key
-from cortexgraph.storage.embedding_files import CacheFiles
-from cortexgraph.storage.embeddings import default_cache
 
 pytestmark = pytest.mark.slow
-
-# Three wordings of one fact (a run merges them), and three other facts.
-TEXTS = [
-    "The billing service stores invoices in PostgreSQL",
-    "Billing service invoices are stored in PostgreSQL",
-    "Invoices of the billing service live in PostgreSQL",
-    "The team lunch is on Friday at noon",
-    "Deploys are frozen during the last week of the quarter",
-    "Ana runs the nightly database migrations with Alembic",
-]
-NEW = "PostgreSQL holds the invoices of the billing service"  # near the merged memory
-
-
-def _embedded(store_dir: Path, texts: list[str]) -> None:
-    """``texts`` in the store's embedding cache, as the MCP server's background embedder
-    leaves its saves."""
-    cache = default_cache(store_dir)
-    assert cache is not None
-    cache.embed(cache.missing(texts))
-    cache.save()
-
-
-def _on_disk(store_dir: Path) -> set[str]:
-    [npz] = store_dir.glob(".embeddings-*.npz")
-    return set(CacheFiles(npz).read())
 
 
 def _settings(root: Path) -> Settings:
@@ -83,29 +57,29 @@ def test_without_a_server_the_next_run_embeds_the_merged_texts_and_decides_the_s
     store = open_store(ours / "store")
     for text in TEXTS:
         store.save(text, now=now - 3600)
-    _embedded(ours / "store", TEXTS)
+    embed_in_cache(ours / "store", TEXTS)
 
     first = run_pipeline(_settings(ours), RunOptions(now=now))
     merged = [o.content for o in first.reports["merge"].outcomes if o.status == "merged"]
     assert merged
     # No model was loaded for them: left, and said so.
-    assert not {text_key(t) for t in merged} & _on_disk(ours / "store")
+    assert not {text_key(t) for t in merged} & cached_keys(ours / "store")
     assert any("1 merged text(s) left to embed" in n for n in first.notes), first.notes
 
     # The twin: the same store with the merged text embedded by the run that made it (as
     # before, or as a running MCP server leaves it).
     shutil.copytree(ours, twin)
-    _embedded(twin / "store", merged)
+    embed_in_cache(twin / "store", merged)
     for root in (ours, twin):
         open_store(root / "store").save(NEW, now=now + 60)
-        _embedded(root / "store", [NEW])
+        embed_in_cache(root / "store", [NEW])
 
     second = run_pipeline(_settings(ours), RunOptions(now=now + 120))
     twin_second = run_pipeline(_settings(twin), RunOptions(now=now + 120))
     # The next run's cluster step compared the new memory with the merged one's vector: it
     # embedded it (agents.cluster_scope._embedded -> EmbeddingCache.held) and saved it.
     assert second.scope is not None and second.scope.changed
-    assert {text_key(t) for t in merged} <= _on_disk(ours / "store")
+    assert {text_key(t) for t in merged} <= cached_keys(ours / "store")
     decided = _decisions(ours, second)
     assert decided == _decisions(twin, twin_second)
     assert any(NEW in group for group in decided[0])  # it merged the new one: a real decision

@@ -17,26 +17,15 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_helpers import PYTHON, make_settings, payload, server_env
+from merged_texts import NEW, TEXTS, cached_keys, embed_in_cache
 
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.mcp_server.store_pickup import AppendedLines
 from cortexgraph.storage import open_store
 from cortexgraph.storage.embedding_cache import text_key
-from cortexgraph.storage.embedding_files import CacheFiles
-from cortexgraph.storage.embeddings import default_cache
 
 pytestmark = pytest.mark.slow
 
-# Three wordings of one fact (a run merges them), and three other facts.
-TEXTS = [
-    "The billing service stores invoices in PostgreSQL",
-    "Billing service invoices are stored in PostgreSQL",
-    "Invoices of the billing service live in PostgreSQL",
-    "The team lunch is on Friday at noon",
-    "Deploys are frozen during the last week of the quarter",
-    "Ana runs the nightly database migrations with Alembic",
-]
-NEW = "PostgreSQL holds the invoices of the billing service"  # near the merged memory
 # A consolidation run in a process of its own (the flow, as the CLI and a deployment run it):
 # what it merged, what it looked at, and whether an embedding model was loaded in it.
 RUN = """
@@ -64,16 +53,7 @@ def _seeded(store_dir: Path) -> None:
     store = open_store(store_dir)
     for text in TEXTS:
         store.save(text, now=time.time() - 3600)
-    cache = default_cache(store_dir)
-    assert cache is not None
-    cache.embed(cache.missing(TEXTS))
-    cache.save()
-
-
-def _on_disk(store_dir: Path) -> set[str]:
-    """The text keys of the vectors in the embedding cache's files (what another process reads)."""
-    [npz] = store_dir.glob(".embeddings-*.npz")
-    return set(CacheFiles(npz).read())
+    embed_in_cache(store_dir, TEXTS)
 
 
 def _run(env: dict[str, str], cwd: Path) -> dict:
@@ -116,7 +96,7 @@ def test_a_server_embeds_what_a_run_merged_and_neither_run_loads_a_model(prefect
                 first = await anyio.to_thread.run_sync(_run, run_env, tmp_path)
                 # No tool call from here on: the server looks at the store's file by itself.
                 await _background_done(client)
-                picked = await anyio.to_thread.run_sync(_on_disk, store_dir)
+                picked = await anyio.to_thread.run_sync(cached_keys, store_dir)
                 saved = payload(await client.call_tool("save_memory", {"content": NEW}))
                 assert saved["success"]
                 await _background_done(client)
@@ -148,7 +128,7 @@ def test_what_another_process_saves_is_embedded_without_a_tool_call(tmp_path):
         while dense.background_pending and time.monotonic() < deadline:
             time.sleep(0.05)
         assert dense.background_pending == 0
-        assert text_key(saved.content) in _on_disk(settings.storage_path)
+        assert text_key(saved.content) in cached_keys(settings.storage_path)
         embedded = dense.cache.embedded
         # Another memory whose text the cache holds already: picked up, nothing embedded.
         again = other.save("Ravi moved the standup to ten on Mondays", tags=["again"])
