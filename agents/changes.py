@@ -122,6 +122,9 @@ class ChangeTracker:
     # Set by agents.incremental.begin when a last state exists but this run looks at every
     # memory anyway: why (said in the report's notes).
     full_because: str | None = None
+    # The key of the configuration this run judges under (agents.decision_key), set by
+    # agents.incremental.begin and recorded in the state it leaves.
+    config_key: int | None = None
 
     def __post_init__(self) -> None:
         if not self.bars:

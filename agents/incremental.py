@@ -43,7 +43,8 @@ def begin(
     changes = ChangeTracker(
         cfg.decay, decay_thresholds(cfg.decay, cfg.high_below, cfg.medium_below)
     )
-    if not full and previous is not None and previous.get("config") != pipeline_key(pipeline):
+    changes.config_key = pipeline_key(pipeline)
+    if not full and previous is not None and previous.get("config") != changes.config_key:
         # The last run judged under other thresholds (or did not record them): its word on an
         # unchanged memory no longer stands (agents.decision_key).
         previous = None
@@ -71,7 +72,7 @@ def state_after(
     reads the store again; kept as ``state["files"]`` only when the run ``ends_clean``."""
     with gc_frozen():  # as in ``begin``: the store is not walked for the rows made here
         state = _state_after(pipeline, changes, report, now, writes)
-    state["config"] = pipeline_key(pipeline)
+    state["config"] = changes.config_key
     if files is not None and ends_clean(changes, report):
         state["files"] = dict(files)
     return state
