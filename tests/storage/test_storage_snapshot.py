@@ -342,3 +342,33 @@ def test_an_opened_store_is_left_to_the_collectors_oldest_generation(
     oldest = {id(o) for o in gc.get_objects(generation=2)}
     memories = store.list()
     assert memories and all(id(m) in oldest for m in memories)
+
+
+def test_overlay_documents_unpickle_without_counters_and_still_score_and_leave() -> None:
+    # A Counter unpickles through its Python __init__ (a fifth of a 10k snapshot's load);
+    # the overlay's terms go as plain dicts and are read back as such.
+    index = TextIndex()
+    index.add_many([(f"d{i}", f"word{i} kayak", None) for i in range(10)])
+    index.add("d10", "kayak canoe canoe")  # the overlay, beside the bulk-built segment
+    index.add("d11", "canoe paddle")
+    blob = pickle.dumps(index, protocol=5)
+    assert b"Counter" not in blob
+    back = pickle.loads(blob)
+    assert back.top("canoe kayak", 20) == index.top("canoe kayak", 20)
+    back.remove("d10")  # an overlay document leaves by its terms
+    index.remove("d10")
+    assert back.top("canoe kayak", 20) == index.top("canoe kayak", 20)
+    assert back.size_estimate() == index.size_estimate()
+
+
+def test_equal_entity_lists_reopen_as_one_object(tmp_path: Path) -> None:
+    store = JSONLStore(tmp_path, config=ALWAYS)
+    saved = [
+        store.save(f"note {i} about a kayak", entities=["Kayak", "Lake"], now=NOW) for i in range(4)
+    ]
+    JSONLStore(tmp_path, config=ALWAYS)  # writes the snapshot
+    again = JSONLStore(tmp_path, config=ALWAYS)
+    first, *rest = (again.get(m.id) for m in saved)
+    assert first.entities == ("Kayak", "Lake")
+    assert all(m.entities is first.entities for m in rest)
+    assert again.get(saved[1].id) == store.get(saved[1].id)
