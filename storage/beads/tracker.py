@@ -29,7 +29,13 @@ from cortexgraph.storage.beads.fields import (
     clean_labels,
     validated,
 )
-from cortexgraph.storage.beads.git_repo import GitFileCommitter, GitIdentity, open_repo
+from cortexgraph.storage.beads.git_repo import (
+    GitFileCommitter,
+    GitIdentity,
+    RepoPlace,
+    find_repo,
+    open_repo,
+)
 from cortexgraph.storage.beads.ids import check_prefix, new_issue_id
 from cortexgraph.storage.beads.issue_file import IssueFile, ParsedIssueFile
 from cortexgraph.storage.beads.lock import IssueLock
@@ -68,7 +74,7 @@ class BeadsTracker:
 
     def __init__(
         self,
-        repo: Repo,
+        repo: Repo | RepoPlace,
         beads_dir: Path,
         *,
         prefix: str = "cg",
@@ -77,7 +83,6 @@ class BeadsTracker:
         lock_timeout: float = 60.0,
     ) -> None:
         self.prefix = check_prefix(prefix)
-        self.repo = repo
         self.beads_dir = beads_dir
         self.path = beads_dir / ISSUES_FILE
         self.identity = identity or GitIdentity()
@@ -89,6 +94,11 @@ class BeadsTracker:
         self._generation = self._committer.lock_path.with_suffix(".gen")
         self._tlock = threading.RLock()
         self._batch: BatchState | None = None
+
+    @property
+    def repo(self) -> Repo:
+        """The git repository (opened on first use: reading issues needs no git)."""
+        return self._committer.repo
 
     def __repr__(self) -> str:
         return f"BeadsTracker({str(self.path)!r}, prefix={self.prefix!r})"
@@ -357,7 +367,8 @@ class BeadsTracker:
 def _reopen(
     root: str, beads_dir: str, prefix: str, identity: GitIdentity, clock: Callable[[], float]
 ) -> BeadsTracker:
-    repo = open_repo(Path(root), search_parents=False, init=False)
+    place = find_repo(Path(root), search_parents=False)
+    repo = place or open_repo(Path(root), search_parents=False, init=False)
     return BeadsTracker(repo, Path(beads_dir), prefix=prefix, identity=identity, clock=clock)
 
 
@@ -379,8 +390,14 @@ def open_tracker(
     be used raises TrackerUnavailableError.
     """
     location = Path(storage_dir_or_repo).expanduser().resolve()
-    repo = open_repo(location, search_parents=search_parents, init=init)
-    root = Path(repo.working_tree_dir).resolve()  # type: ignore[arg-type]
+    # The plain case is found without GitPython, which is then imported at the first commit.
+    place = find_repo(location, search_parents=search_parents)
+    if place is not None:
+        repo: Repo | RepoPlace = place
+        root = place.root
+    else:
+        repo = open_repo(location, search_parents=search_parents, init=init)
+        root = Path(repo.working_tree_dir).resolve()  # type: ignore[arg-type]
     beads_dir = root / BEADS_DIR
     for folder in (location, *location.parents):
         if (folder / BEADS_DIR).is_dir():

@@ -220,3 +220,58 @@ def test_changes_start_no_process(tmp_path, git_cmd, monkeypatch):
     tracker.claim(a.id, "w")
     tracker.close(a.id, "ok")
     assert len(tracker.history(a.id)) == 3
+
+
+def test_reading_issues_opens_no_git_and_the_first_change_commits(tmp_path, git_cmd):
+    """GitPython (0.05 s to import) is loaded by the first commit, not by opening the tracker:
+    a process that only reads issues never pays for it. Run in a fresh interpreter, since this
+    one has imported git already."""
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+    made = open_tracker(store, search_parents=False).create("before", labels=["kept"])
+    script = f"""
+import sys
+from cortexgraph.storage.beads import open_tracker
+for parents, where in ((False, {str(store)!r}), (True, {str(store / ".beads")!r})):
+    tracker = open_tracker(where, search_parents=parents)
+    assert [i.id for i in tracker.query(labels=["kept"])] == [{made.id!r}], parents
+    assert tracker.get({made.id!r}).title == "before"
+    assert "git" not in sys.modules, "opening and reading imported GitPython"
+tracker.close({made.id!r}, "done")
+assert "git" in sys.modules
+print(len(tracker.history({made.id!r})))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2"]
+    log = git_cmd(store, "log", "--format=%s").splitlines()
+    assert log[0] == f"{made.id}: closed (done)" and len(log) == 2
+    assert git_cmd(store, "status", "--porcelain") == ""
+
+
+def test_a_worktree_or_bare_setting_is_left_to_gitpython(tmp_path, git_cmd):
+    """Only a plain ``.git`` folder is found without GitPython; a bare repository is still
+    refused when the tracker opens, as before."""
+    from cortexgraph.storage.beads.git_repo import find_repo
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    git_cmd(plain, "init", "-q")
+    found = find_repo(plain, search_parents=False)
+    assert found is not None and found.root == plain and found.git_dir == plain / ".git"
+    assert find_repo(plain / "sub", search_parents=True) == found
+    assert find_repo(plain / "sub", search_parents=False) is None
+
+    git_cmd(plain, "config", "core.bare", "true")
+    assert find_repo(plain, search_parents=False) is None
+    with pytest.raises(TrackerUnavailableError):
+        open_tracker(plain, search_parents=False, init=False)
+
+    worktree = tmp_path / "wt"
+    (worktree / ".git").parent.mkdir()
+    (worktree / ".git").write_text("gitdir: ../plain/.git\n")
+    assert find_repo(worktree, search_parents=False) is None
