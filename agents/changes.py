@@ -147,17 +147,21 @@ class ChangeTracker:
         changed: set[str] = set()
         crossing: set[str] = set()
         seen = 0
+        # locals: the loop runs once per memory of the store (12k at 10k: 8 ms)
+        seen_by_id, prints, get = self.seen, self.prints, old.get
         for m in memories:
-            self.seen[m.id] = m
-            before = old.get(m.id)
-            if written is not None and before is not None and m.id not in written:
+            mid = m.id
+            seen_by_id[mid] = m
+            before = get(mid)
+            if written is not None and before is not None and mid not in written:
                 seen += 1  # as the last run left it: only its crossing time can have come
-                due = float(before[1]) if before[1] is not None else math.inf
+                due = before[1]
+                due = math.inf if due is None else due if type(due) is float else float(due)
                 if due > now:
-                    self.prints[m.id] = (before[0], due)
+                    prints[mid] = before if due is before[1] else (before[0], due)
                     continue
-                crossing.add(m.id)
-                self.prints[m.id] = (before[0], next_crossing(m, now, self.config, self.bars))
+                crossing.add(mid)
+                prints[mid] = (before[0], next_crossing(m, now, self.config, self.bars))
                 continue
             fp = fingerprint(m)
             if before is not None:
