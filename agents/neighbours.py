@@ -20,6 +20,9 @@ from cortexgraph.agents.held_rows import HeldRows
 
 Rescore = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Rows = np.ndarray | HeldRows  # L2-normalised rows: a matrix, or vectors normalised as read
+# Similarities computed as one n x n product up to this many (32 MB of float32), else in
+# row blocks.
+WHOLE_PRODUCT = 8_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,48 +76,67 @@ def radius_pairs(
 def _row_pairs(
     sims: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float, k: int | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row, self pairs left out."""
-    mask = (sims >= threshold) & (rows[:, None] != cols[None, :])
+    """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row, self pairs left out.
+    Only the entries at the bar are gathered (~1/20 of a row here); the cut works on them."""
+    r, c = _entries(sims >= threshold)  # row by row: a pair found by both its rows keeps its
+    other = rows[r] != cols[c]  # lower's sim
+    r, c = r[other], c[other]
+    s = sims[r, c]
     if k is not None and sims.shape[1] > k:
-        mask = strongest_in_rows(sims, mask, k)
-    r, c = _entries(mask)  # row by row: a pair found by both its rows keeps its lower's sim
+        keep = _strongest_entries(sims, r, c, s, k)
+        r, c, s = r[keep], c[keep], s[keep]
     gi, gj = rows[r], cols[c]
-    return np.minimum(gi, gj), np.maximum(gi, gj), sims[r, c]
+    return np.minimum(gi, gj), np.maximum(gi, gj), s
 
 
 def strongest_in_rows(sims: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
     """``mask`` cut to each row's ``k`` strongest entries: the entries ``np.argpartition``
-    of the row (the masked-out ones at -inf) puts first, without partitioning whole rows.
+    of the row (the masked-out ones at -inf) puts first (``_strongest_entries``)."""
+    r, c = _entries(mask)
+    keep = _strongest_entries(sims, r, c, sims[r, c], k)
+    out = np.zeros_like(mask)
+    out[r[keep], c[keep]] = True
+    return out
 
-    A row with ``k`` or fewer entries keeps them all. The others' entries are gathered into
-    a narrow matrix (a row's entries at the bar, ~1/20 of the row here) and partitioned
-    there; where the k-th strongest value also sits beyond the cut (a tie across it), which
-    of the tied entries is kept depends on how the row is partitioned, so that row is
-    partitioned whole, as before. The whole-row partition of every row was most of the
-    candidate search (~50 ms of a 2,142-row incremental cluster step)."""
-    counts = mask.sum(axis=1)
+
+def _strongest_entries(
+    sims: np.ndarray, r: np.ndarray, c: np.ndarray, s: np.ndarray, k: int
+) -> np.ndarray:
+    """Which of the entries (rows ``r`` ascending, columns ``c`` ascending in a row, values
+    ``s`` = ``sims[r, c]``) are among their row's ``k`` strongest: the ones a whole row's
+    ``np.argpartition`` (the row's other entries at -inf) puts first.
+
+    A row with ``k`` or fewer entries keeps them all. For the others, the k-th and (k+1)-th
+    strongest values are read from a narrow matrix of the row's entries; where they differ,
+    the k strongest are those at the k-th value or above, whatever partitions them. Where
+    they are equal (a tie across the cut), which of the tied entries is kept depends on how
+    the row is partitioned, so that row is partitioned whole, as before. Partitioning every
+    row whole, then cutting a dense mask, was most of the candidate search (~50 ms of a
+    2,142-row incremental cluster step)."""
+    n_rows = sims.shape[0]
+    counts = np.bincount(r, minlength=n_rows)
+    keep = np.ones(len(r), dtype=bool)
     over = np.flatnonzero(counts > k)
     if not len(over):
-        return mask
-    out = mask.copy()
-    out[over] = False
-    r, c = _entries(mask[over])
-    width = int(counts[over].max())
-    pos = np.arange(len(r)) - np.repeat(np.cumsum(counts[over]) - counts[over], counts[over])
-    values = np.full((len(over), width), -np.inf, dtype=sims.dtype)
-    values[r, pos] = sims[over[r], c]
-    columns = np.zeros((len(over), width), dtype=np.int64)
-    columns[r, pos] = c
-    order = np.argpartition(-values, k - 1, axis=1)
-    at = np.arange(len(over))[:, None]
-    kth = values[at[:, 0], order[:, k - 1]]
-    tied = (values[at, order[:, k:]] == kth[:, None]).any(axis=1)
-    clear = ~tied
-    out[np.repeat(over[clear], k), columns[at[clear], order[clear, :k]].ravel()] = True
-    for row in over[tied].tolist():
-        masked = np.where(mask[row], sims[row], -np.inf)
-        out[row, np.argpartition(-masked, k - 1)[:k]] = True
-    return out
+        return keep
+    starts = np.cumsum(counts) - counts
+    slot = np.full(n_rows, -1, dtype=np.int64)
+    slot[over] = np.arange(len(over))
+    at = np.flatnonzero(slot[r] >= 0)  # the entries of rows over the cap
+    row_slot = slot[r[at]]
+    values = np.full((len(over), int(counts[over].max())), -np.inf, dtype=s.dtype)
+    values[row_slot, at - starts[r[at]]] = s[at]
+    strongest = -np.partition(-values, (k - 1, k), axis=1)
+    kth, next_ = strongest[:, k - 1], strongest[:, k]
+    keep[at] = s[at] >= kth[row_slot]
+    for row in over[next_ == kth].tolist():
+        first, stop = starts[row], starts[row] + counts[row]
+        masked = np.full(sims.shape[1], -np.inf, dtype=s.dtype)
+        masked[c[first:stop]] = s[first:stop]
+        kept = np.zeros(sims.shape[1], dtype=bool)
+        kept[np.argpartition(-masked, k - 1)[:k]] = True
+        keep[first:stop] = kept[c[first:stop]]
+    return keep
 
 
 def _entries(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -137,6 +159,10 @@ def _exact(
     x: np.ndarray, threshold: float, k: int | None = None, block: int = 1024
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     n = x.shape[0]
+    if n * n <= WHOLE_PRODUCT:
+        # One product of the rows with themselves: BLAS computes a symmetric one's upper
+        # half and mirrors it (syrk), half the work of its row blocks, the same values.
+        block = n
     out_i, out_j, out_s = [], [], []
     everyone = np.arange(n)
     for start in range(0, n, block):
