@@ -72,7 +72,10 @@ def _similarity_blocks(
         dense = _matrix_rows(tfidf_vectors(texts).dense)
     query = dense(rows)
     for start in range(0, len(texts), block):
-        yield start, query @ dense(slice(start, start + block)).T
+        # The block times the changed rows, transposed: the same products as the changed
+        # rows times the block (each a dot product of two rows), at a third of the time
+        # for a hundred changed rows (BLAS is slow with few rows on the left).
+        yield start, (dense(slice(start, start + block)) @ query.T).T
 
 
 def _embedded(texts: list[str], embedder: Embedder) -> _Rows | None:
@@ -114,7 +117,15 @@ def _strongest(
     kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     size, bound = 0, 4 * cap * n_rows + 1
     for start, sims in blocks:
-        r, c = np.nonzero(sims >= bar)
+        hit = sims >= bar
+        width = sims.shape[1]
+        if width > cap:
+            # Below a row's cap-th strongest in this block, nothing is among its cap strongest
+            # overall (ties at it are kept): about cap triples a row to sort, not every one
+            # at the bar (72k of them, 10 ms to sort, for 100 changed rows at 10k).
+            floor = np.partition(sims, width - cap, axis=1)[:, width - cap]
+            hit &= ~(sims < floor[:, None])
+        r, c = np.nonzero(hit)
         kept.append((r, c + start, sims[r, c]))
         size += len(r)
         if size > bound:
