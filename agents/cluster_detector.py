@@ -200,7 +200,7 @@ class ClusterDetector:
             return found.sim[p] if each is None else each.similarity(found.i[p], found.j[p])
 
         bars = Bars(link, relate, margin, 2 * cfg.max_cluster_size)
-        sifted = sift(found, len(texts), guard.reason, similarity, bars, seeds)
+        sifted = sift(found, len(texts), guard.reasons, similarity, bars, seeds)
         vectors = finder if each is None else each.vectors()
         pairs = sifted.pairs
         ok: list[tuple[int, int, float]] = []

@@ -9,21 +9,45 @@ Three guards, each a reason a pair is never one fact said twice, whatever its si
   says (a transcript line's date stamp is not a number it states).
 - ``speakers`` / ``sessions`` / ``question``: the restatement rule (agents.restatement).
 
-A verdict is asked again and again as groups grow; each pair is judged once.
+A verdict is asked again and again as groups grow; each pair is judged once. The detector
+asks thousands of pairs at once (``reasons``): the first three guards are then read from each
+memory's features as arrays, and only the pairs they let through are compared in Python.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import cast
 
-from cortexgraph.agents.duplicates import DetailExtractor, Details, agree, conflicts
+import numpy as np
+
+from cortexgraph.agents.duplicates import (
+    DetailExtractor,
+    Details,
+    agree,
+    conflicting,
+    conflicts,
+)
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.restatement import Line, line_of, refusal
 from cortexgraph.storage.models import Memory
 
 # Reasons that say "related, not the same": such pairs may become ``related`` links.
 RESTATEMENT_REASONS = frozenset({"speakers", "sessions", "question"})
+# The verdicts ``LinkGuard.reasons`` codes as small integers (0: may link).
+_VERDICTS: tuple[str | None, ...] = (
+    None,
+    "merged before",
+    "speakers",
+    "question",
+    "sessions",
+    "numbers/names",
+)
+_MERGED, _SPEAKERS, _QUESTION, _SESSIONS, _DETAILS = range(1, 6)
+# Times compared as float64 are compared exactly up to here (as Python compares them).
+_EXACT_TIME = 2**53
 
 
 def merged_at(memory: Memory) -> float | None:
@@ -38,6 +62,26 @@ def judged_by_merge(a: Memory, b: Memory) -> bool:
         if at is not None and other.created_at <= at:
             return True
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Features:
+    """What the first three guards read of each memory, as arrays by row."""
+
+    merged_at: np.ndarray  # float64; NaN: not a merge
+    created_at: np.ndarray  # float64
+    speaker: np.ndarray  # a code per speaker; -1: not a transcript line
+    asks: np.ndarray  # bool: a question under the guard's rule
+    session: np.ndarray  # a code per session; -1: none
+    words: np.ndarray  # a code per distinct tuple of the claim's words
+
+
+def _codes(values: Sequence[Hashable | None]) -> np.ndarray:
+    """Equal values, equal codes (None: -1)."""
+    seen: dict[Hashable, int] = {}
+    return np.array(
+        [-1 if v is None else seen.setdefault(v, len(seen)) for v in values], dtype=np.int64
+    )
 
 
 class LinkGuard:
@@ -73,6 +117,8 @@ class LinkGuard:
             i: at for i, m in enumerate(memories) if (at := merged_at(m)) is not None
         }
         self._verdicts: dict[tuple[int, int], str | None] = {}
+        self._features_made = False
+        self._made: _Features | None = None
 
     def claims(self) -> list[str]:
         """What each memory says: the text whose similarity decides."""
@@ -85,6 +131,68 @@ class LinkGuard:
         verdict = self._judge(i, j)
         self._verdicts[key] = verdict
         return verdict
+
+    def reasons(self, i: np.ndarray, j: np.ndarray) -> list[str | None]:
+        """``reason`` of each pair (memories ``i[k]`` and ``j[k]``), in order: the same
+        verdicts, each guard read for all the pairs at once."""
+        features = self._features()
+        if features is None:  # a merge time that is not a number: asked pair by pair
+            return [self.reason(a, b) for a, b in zip(i.tolist(), j.tolist(), strict=True)]
+        why = np.zeros(len(i), dtype=np.int8)
+        if self._merged_at:
+            merged, created = features.merged_at, features.created_at
+            judged = (merged[i] >= created[j]) | (merged[j] >= created[i])
+            why[judged] = _MERGED
+        if self.restatements:
+            open_ = why == 0
+            speaker_i, speaker_j = features.speaker[i], features.speaker[j]
+            two = open_ & (speaker_i >= 0) & (speaker_j >= 0) & (speaker_i != speaker_j)
+            why[two] = _SPEAKERS
+            open_ &= ~two
+            asks = open_ & (features.asks[i] != features.asks[j])
+            why[asks] = _QUESTION
+            open_ &= ~asks
+            session_i, session_j = features.session[i], features.session[j]
+            days = open_ & (session_i >= 0) & (session_j >= 0) & (session_i != session_j)
+            why[days & (features.words[i] != features.words[j])] = _SESSIONS
+        if self.check_details:
+            rest = np.flatnonzero(why == 0)
+            ends = i[rest], j[rest]
+            for k in np.unique(np.concatenate(ends)).tolist():
+                self._detail(k)
+            read = cast(list[Details], self._details).__getitem__  # each row asked is filled
+            pairs = zip(map(read, ends[0].tolist()), map(read, ends[1].tolist()), strict=True)
+            swapped = conflicting(pairs, self.overlap)
+            why[rest[np.array(swapped, dtype=bool)]] = _DETAILS
+        return [_VERDICTS[w] for w in why.tolist()]
+
+    def _features(self) -> _Features | None:
+        """Each memory's features as arrays (made on first use); None when a merge time is
+        not a number that float64 holds exactly (then ``reason`` answers as it always has)."""
+        if self._features_made:
+            return self._made
+        self._features_made = True
+        times = list(self._merged_at.values())
+        if not all(type(t) in (int, float) for t in times):
+            return None
+        created = np.array([m.created_at for m in self.memories], dtype=np.int64)
+        if len(created) and int(np.abs(created).max()) >= _EXACT_TIME:
+            return None
+        if any(type(t) is int and abs(t) >= _EXACT_TIME for t in times):
+            return None
+        merged = np.full(len(self.memories), np.nan)
+        for k, at in self._merged_at.items():
+            merged[k] = at
+        lines = self.lines
+        self._made = _Features(
+            merged_at=merged,
+            created_at=created.astype(np.float64),
+            speaker=_codes([line.said.speaker for line in lines]),
+            asks=np.array([line.said.asks(self.questions) for line in lines], dtype=bool),
+            session=_codes([line.session for line in lines]),
+            words=_codes([line.said.words for line in lines]),
+        )
+        return self._made
 
     def refused(self, pairs: Sequence[tuple[int, int]]) -> Counter[str]:
         """How many of ``pairs`` each reason refused."""

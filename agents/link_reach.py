@@ -40,10 +40,13 @@ from cortexgraph.agents.neighbours import NeighbourPairs
 
 # A pair's reason not to link (None: it may), asked by the members' rows.
 Reason = Callable[[int, int], "str | None"]
+# The reasons of many pairs at once (rows ``i[k]`` and ``j[k]``), in order.
+Reasons = Callable[[np.ndarray, np.ndarray], "list[str | None]"]
 # The similarities of the given candidate pairs (positions in ``found``) on each text's own
 # vector: the ones that found them when those are the texts' own.
 OwnSimilarity = Callable[[np.ndarray], np.ndarray]
 _REFUSED, _ALLOWED, _RESTATED = 0, 1, 2  # a judged pair's kind of verdict
+_KINDS = {None: _ALLOWED} | dict.fromkeys(RESTATEMENT_REASONS, _RESTATED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,26 +68,36 @@ class Sifted:
     judged: int
 
 
+def pairwise(reason: Reason) -> Reasons:
+    """``reason`` asked of each pair in turn."""
+
+    def reasons(i: np.ndarray, j: np.ndarray) -> list[str | None]:
+        return [reason(a, b) for a, b in zip(i.tolist(), j.tolist(), strict=True)]
+
+    return reasons
+
+
 def sift(
     found: NeighbourPairs,
     n: int,
-    reason: Reason,
+    reasons: Reasons,
     own: OwnSimilarity,
     bars: Bars,
     seeds: np.ndarray | None = None,
 ) -> Sifted:
     """The pairs of ``found`` (over ``n`` rows) that pass the sieves and touch the reach of
-    ``seeds`` (row numbers; None: every row, every pair judged)."""
-    return _Sieve(found, n, reason, own, bars).run(seeds)
+    ``seeds`` (row numbers; None: every row, every pair judged). ``reasons``: the guards'
+    verdicts of the pairs asked (``LinkGuard.reasons``, or ``pairwise`` of a per-pair one)."""
+    return _Sieve(found, n, reasons, own, bars).run(seeds)
 
 
 class _Sieve:
     def __init__(
-        self, found: NeighbourPairs, n: int, reason: Reason, own: OwnSimilarity, bars: Bars
+        self, found: NeighbourPairs, n: int, reasons: Reasons, own: OwnSimilarity, bars: Bars
     ) -> None:
-        self.found, self.reason, self.own, self.bars = found, reason, own, bars
+        self.found, self.reasons, self.own, self.bars = found, reasons, own, bars
         m = len(found)
-        self.verdicts: list[str | None] = [None] * m
+        self.verdicts = np.full(m, None, dtype=object)  # by pair: its guards' verdict
         self.kind = np.full(m, _REFUSED, dtype=np.int8)  # by verdict: _ALLOWED, _RESTATED
         self.judged = np.zeros(m, dtype=bool)
         self.checked = np.zeros(m, dtype=np.float32)  # own similarity, where judged and kept
@@ -121,7 +134,7 @@ class _Sieve:
         pairs = NeighbourPairs(
             found.i[out], found.j[out], self.checked[out], found.method, found.compared
         )
-        verdicts = [self.verdicts[p] for p in out.tolist()]
+        verdicts: list[str | None] = self.verdicts[out].tolist()
         return Sifted(pairs, verdicts, self.refused, int(self.judged.sum()))
 
     def _explore(self, rows: np.ndarray) -> None:
@@ -132,24 +145,16 @@ class _Sieve:
         if not len(new):
             return
         self.judged[new] = True
-        reason = self.reason
-        ends = zip(found.i[new].tolist(), found.j[new].tolist(), strict=True)
-        verdicts = [reason(i, j) for i, j in ends]
-        for p, why in zip(new.tolist(), verdicts, strict=True):
-            self.verdicts[p] = why
+        verdicts = self.reasons(found.i[new], found.j[new])
+        self.verdicts[new] = verdicts
+        kinds = np.array([_KINDS.get(why, _REFUSED) for why in verdicts], dtype=np.int8)
+        self.kind[new] = kinds
+        allowed, restated = kinds == _ALLOWED, kinds == _RESTATED
         # As Python floats: float64 against the bars, as the detector compares them.
         sims = found.sim[new].astype(np.float64)
-        allowed = np.fromiter((why is None for why in verdicts), dtype=bool, count=len(new))
-        restated = np.fromiter(
-            (why in RESTATEMENT_REASONS for why in verdicts), dtype=bool, count=len(new)
-        )
-        self.kind[new[allowed]] = _ALLOWED
-        self.kind[new[restated]] = _RESTATED
         # Counted on the vectors that found the pairs (refused ones are not checked).
-        at_link = (~allowed & (sims >= bars.link)).tolist()
-        self.refused.update(
-            why for why, counted in zip(verdicts, at_link, strict=True) if counted and why
-        )
+        at_link = np.flatnonzero(~allowed & (sims >= bars.link)).tolist()
+        self.refused.update(why for k in at_link if (why := verdicts[k]))
         keep = allowed | (restated & (sims >= bars.relate - bars.margin))
         kept = new[keep]
         if len(kept):
@@ -167,4 +172,4 @@ class _Sieve:
         return joins
 
 
-__all__ = ["Bars", "Sifted", "sift"]
+__all__ = ["Bars", "Reason", "Reasons", "Sifted", "pairwise", "sift"]

@@ -11,7 +11,7 @@ from agents_helpers import NOW, add
 
 from cortexgraph.agents.cluster_detector import ClusterDetector
 from cortexgraph.agents.cluster_grouping import strongest_per_row
-from cortexgraph.agents.link_reach import Bars, sift
+from cortexgraph.agents.link_reach import Bars, pairwise, sift
 from cortexgraph.agents.neighbours import NeighbourPairs
 
 
@@ -126,7 +126,7 @@ def test_the_reach_keeps_every_pair_touching_it_as_the_whole_sieve_does(seed):
     found = _random_pairs(rng, n, 240)
     reason = _reasons(rng, n)
     bars = Bars(link=0.65, relate=0.75, margin=0.07, per_row=3)  # a small cap: caps decide
-    whole = sift(found, n, reason, found.sim.__getitem__, bars)
+    whole = sift(found, n, pairwise(reason), found.sim.__getitem__, bars)
     assert whole.judged == len(found)
     # The whole sieve is the detector's: the verdicts' pairs at the bar, capped per row.
     verdicts = [reason(i, j) for i, j in zip(found.i.tolist(), found.j.tolist(), strict=True)]
@@ -142,7 +142,7 @@ def test_the_reach_keeps_every_pair_touching_it_as_the_whole_sieve_does(seed):
         whole.pairs.sim.tolist(),
     ]
     for seeds in (rng.choice(n, 1), rng.choice(n, 4, replace=False)):
-        part = sift(found, n, reason, found.sim.__getitem__, bars, np.asarray(seeds))
+        part = sift(found, n, pairwise(reason), found.sim.__getitem__, bars, np.asarray(seeds))
         reach = _reach(whole.pairs, whole.verdicts, bars, seeds.tolist())
         want = [
             (i, j, s, why)
@@ -189,7 +189,7 @@ def test_the_bars_compare_similarities_as_python_floats():
         return verdicts[(i, j)]
 
     bars = Bars(link=0.65, relate=0.75, margin=0.07, per_row=3)  # relate floor 0.68
-    sifted = sift(found, 4, reason, found.sim.__getitem__, bars)
+    sifted = sift(found, 4, pairwise(reason), found.sim.__getitem__, bars)
     assert sifted.refused == {"numbers/names": 1, "speakers": 2}
     floor = bars.relate - bars.margin
     high, low = (float(s) for s in found.sim[2:])
