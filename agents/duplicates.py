@@ -25,6 +25,8 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
 _IDENTIFIER = re.compile(r"(?<![\w.])[a-z][a-z0-9]+(?:[_.][a-z][a-z0-9]+)+(?![\w])")
 # Where an identifier's parts join (every identifier has one; a sentence's end has a space).
 _JOINT = re.compile(r"[a-z0-9][_.][a-z]")
+# Any swapped number conflicts: a share of shared numbers is always below this.
+ANY_NUMBER = 1.01
 # Counts that paraphrases spell differently ("1:1", "two weeks") are not facts worth guarding.
 _TRIVIAL_NUMBERS = frozenset({"1", "1:1", "0"})
 
@@ -109,11 +111,16 @@ class DetailExtractor:
         """``text``: what the memory says, when not its whole content (a transcript line's
         date stamp is not a number it states; agents.restatement.claim_text)."""
         said = memory.content if text is None else text
+        return Details(numbers_in(said), self.names(memory, said))
+
+    def names(self, memory: Memory, said: str) -> frozenset[str]:
+        """The names of ``details``: the memory's entities, the known ones ``said``
+        mentions, and its names written as code."""
         lowered = said.lower()
         names = {e.lower() for e in memory.entities} | self._known.mentions(lowered)
         if self.identifiers:
             names |= _identifiers_lowered(lowered)
-        return Details(numbers_in(said), frozenset(names))
+        return frozenset(names)
 
 
 def _swapped(a: frozenset[str], b: frozenset[str], min_overlap: float) -> bool:
@@ -129,7 +136,7 @@ def conflict(a: Details, b: Details, names_min_overlap: float = 0.6) -> str | No
     they share less than ``names_min_overlap`` (Jaccard) of them: paraphrases often mention
     one extra name each ("Sam said ..."), a different fact swaps the one that matters.
     """
-    if _swapped(a.numbers, b.numbers, 1.01):
+    if _swapped(a.numbers, b.numbers, ANY_NUMBER):
         return f"numbers differ: {sorted(a.numbers ^ b.numbers)[:4]}"
     if _swapped(a.names, b.names, names_min_overlap):
         return f"names differ: {sorted(a.names ^ b.names)[:4]}"
@@ -145,34 +152,30 @@ def agree(a: Details, b: Details) -> bool:
 def conflicts(a: Details, b: Details, names_min_overlap: float = 0.6) -> bool:
     """``conflict(a, b) is not None`` without the reason: the cluster detector asks this of
     every candidate pair, and sorting and formatting the reason was half of that work."""
-    return _swapped(a.numbers, b.numbers, 1.01) or _swapped(a.names, b.names, names_min_overlap)
+    return _swapped(a.numbers, b.numbers, ANY_NUMBER) or _swapped(
+        a.names, b.names, names_min_overlap
+    )
 
 
-def conflicting(
-    pairs: Iterable[tuple[Details, Details]], names_min_overlap: float = 0.6
+def swapped_pairs(
+    pairs: Iterable[tuple[frozenset[str], frozenset[str]]], min_overlap: float
 ) -> list[bool]:
-    """``conflicts(a, b)`` of each pair: the same two tests, written out once for the
-    thousands of pairs the cluster detector asks a run instead of three calls a pair."""
-    out = []
-    for a, b in pairs:
-        x, y = a.numbers, b.numbers
-        if x and y and not (x <= y or y <= x):  # any swapped number (_swapped at 1.01)
-            out.append(True)
-            continue
-        x, y = a.names, b.names
-        out.append(
-            bool(x and y) and not (x <= y or y <= x) and len(x & y) / len(x | y) < names_min_overlap
-        )
-    return out
+    """``_swapped`` of each pair of sets (two memories' numbers, or names), written out once
+    for the thousands of pairs the cluster detector asks a run."""
+    return [
+        bool(a and b) and not (a <= b or b <= a) and len(a & b) / len(a | b) < min_overlap
+        for a, b in pairs
+    ]
 
 
 __all__ = [
+    "ANY_NUMBER",
     "DetailExtractor",
     "Details",
     "agree",
     "conflict",
-    "conflicting",
     "conflicts",
     "identifiers_in",
     "numbers_in",
+    "swapped_pairs",
 ]

@@ -24,11 +24,13 @@ from typing import cast
 import numpy as np
 
 from cortexgraph.agents.duplicates import (
+    ANY_NUMBER,
     DetailExtractor,
     Details,
     agree,
-    conflicting,
     conflicts,
+    numbers_in,
+    swapped_pairs,
 )
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.restatement import Line, line_of, refusal
@@ -110,8 +112,9 @@ class LinkGuard:
         self._extractor = DetailExtractor(
             memories if known is None else known, identifiers=identifiers
         )
-        # Filled only for memories that reach a candidate pair.
-        self._details: list[Details | None] = [None] * len(memories)
+        # Read only for memories that reach a candidate pair (names: that numbers left).
+        self._numbers: list[frozenset[str] | None] = [None] * len(memories)
+        self._names: list[frozenset[str] | None] = [None] * len(memories)
         # When each merge was made (read once: a pair with a merge asked it of both sides).
         self._merged_at = {
             i: at for i, m in enumerate(memories) if (at := merged_at(m)) is not None
@@ -156,14 +159,15 @@ class LinkGuard:
             days = open_ & (session_i >= 0) & (session_j >= 0) & (session_i != session_j)
             why[days & (features.words[i] != features.words[j])] = _SESSIONS
         if self.check_details:
+            # Numbers first (as conflicts): names are read only for the pairs they leave.
             rest = np.flatnonzero(why == 0)
-            ends = i[rest], j[rest]
-            for k in np.unique(np.concatenate(ends)).tolist():
-                self._detail(k)
-            read = cast(list[Details], self._details).__getitem__  # each row asked is filled
-            pairs = zip(map(read, ends[0].tolist()), map(read, ends[1].tolist()), strict=True)
-            swapped = conflicting(pairs, self.overlap)
-            why[rest[np.array(swapped, dtype=bool)]] = _DETAILS
+            for sets, overlap in ((self._number_sets, ANY_NUMBER), (self._name_sets, self.overlap)):
+                ends = i[rest], j[rest]
+                read = sets(np.unique(np.concatenate(ends)).tolist()).__getitem__
+                pairs = zip(map(read, ends[0].tolist()), map(read, ends[1].tolist()), strict=True)
+                swapped = np.array(swapped_pairs(pairs, overlap), dtype=bool)
+                why[rest[swapped]] = _DETAILS
+                rest = rest[~swapped]
         return [_VERDICTS[w] for w in why.tolist()]
 
     def _features(self) -> _Features | None:
@@ -224,12 +228,23 @@ class LinkGuard:
         return agree(self._detail(i), self._detail(j))
 
     def _detail(self, i: int) -> Details:
-        got = self._details[i]
-        if got is None:
-            got = self._details[i] = self._extractor.details(
-                self.memories[i], self.lines[i].said.claim
-            )
-        return got
+        return Details(self._number_sets([i])[i], self._name_sets([i])[i])
+
+    def _number_sets(self, rows: Iterable[int]) -> list[frozenset[str]]:
+        """Each memory's numbers, read for ``rows`` if not yet (the others' may be unread)."""
+        sets, lines = self._numbers, self.lines
+        for k in rows:
+            if sets[k] is None:
+                sets[k] = numbers_in(lines[k].said.claim)
+        return cast(list[frozenset[str]], sets)
+
+    def _name_sets(self, rows: Iterable[int]) -> list[frozenset[str]]:
+        """Each memory's names, read for ``rows`` if not yet (the others' may be unread)."""
+        sets, lines, memories = self._names, self.lines, self.memories
+        for k in rows:
+            if sets[k] is None:
+                sets[k] = self._extractor.names(memories[k], lines[k].said.claim)
+        return cast(list[frozenset[str]], sets)
 
 
 __all__ = ["RESTATEMENT_REASONS", "LinkGuard", "judged_by_merge", "merged_at"]
