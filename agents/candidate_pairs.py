@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cortexgraph.agents.held_rows import distinct
 from cortexgraph.agents.neighbours import NeighbourPairs, radius_pairs
 from cortexgraph.agents.protocols import Embedder
 from cortexgraph.agents.vectors import TextVectors
@@ -57,7 +58,7 @@ class OwnVectors:
 
     def similarity(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The cosine of pairs (i[k], j[k]) on their texts' own vectors."""
-        need = np.unique(np.concatenate([i, j])).astype(np.int64)
+        need = distinct(np.concatenate([i, j])).astype(np.int64)
         need = need[~self.done[need]]
         if len(need):
             vecs = embed_each([self.texts[x] for x in need.tolist()], self.embedder)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cortexgraph.agents.held_rows import row_norms
+from cortexgraph.agents.held_rows import distinct, row_norms
 from cortexgraph.agents.protocols import Embedder
 from cortexgraph.agents.vectors import tfidf_vectors
 from cortexgraph.storage.models import Memory
@@ -52,7 +52,7 @@ def neighbourhood(
     texts = [m.content for m in memories]
     sims = _similarity_blocks(texts, rows, embedder, max(1, block))
     near = _strongest(sims, bar, per_row + 1, len(rows))  # a row's own column is among them
-    return [memories[k] for k in np.union1d(rows, near).tolist()]
+    return [memories[k] for k in distinct(np.concatenate((rows, near))).tolist()]
 
 
 def _similarity_blocks(
@@ -131,7 +131,7 @@ def _strongest(
         if size > bound:
             kept = [_cut(kept, cap)]
             size = len(kept[0][0])
-    return np.unique(_cut(kept, cap)[1]) if kept else np.zeros(0, dtype=np.int64)
+    return distinct(_cut(kept, cap)[1]) if kept else np.zeros(0, dtype=np.int64)
 
 
 def _cut(

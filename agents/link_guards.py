@@ -32,6 +32,7 @@ from cortexgraph.agents.duplicates import (
     numbers_in,
     swapped_pairs,
 )
+from cortexgraph.agents.held_rows import distinct
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.restatement import Line, line_of, refusal
 from cortexgraph.storage.models import Memory
@@ -163,7 +164,7 @@ class LinkGuard:
             rest = np.flatnonzero(why == 0)
             for sets, overlap in ((self._number_sets, ANY_NUMBER), (self._name_sets, self.overlap)):
                 ends = i[rest], j[rest]
-                read = sets(np.unique(np.concatenate(ends)).tolist()).__getitem__
+                read = sets(distinct(np.concatenate(ends)).tolist()).__getitem__
                 pairs = zip(map(read, ends[0].tolist()), map(read, ends[1].tolist()), strict=True)
                 swapped = np.array(swapped_pairs(pairs, overlap), dtype=bool)
                 why[rest[swapped]] = _DETAILS

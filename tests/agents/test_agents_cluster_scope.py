@@ -86,3 +86,38 @@ def test_the_neighbourhood_never_holds_the_stores_vectors_or_similarities_whole(
         tracemalloc.stop()
     assert len(got) > len(scope)
     assert peak < whole / 2
+
+
+def test_an_incremental_cluster_run_never_loads_numpy_ma(tmp_path):
+    """np.unique checks for a masked array, importing numpy.ma (~9 ms) on first use: the
+    cluster step was the only one in a consolidation run to call it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = """
+import sys
+from fakes import HashingEmbedder
+from cortexgraph.agents.cluster_detector import ClusterDetector
+from cortexgraph.storage import InMemoryStore
+from cortexgraph.storage.embedding_cache import EmbeddingCache
+
+store = InMemoryStore()
+for k in range(60):
+    store.save(f"the ledger note {k % 9} on postgres {k % 4}", now=1_760_000_000.0 + k)
+changed = {m.id for m in sorted(store.list(), key=lambda m: m.id)[:5]}
+cache = EmbeddingCache(HashingEmbedder())
+report = ClusterDetector(store, cache).run(now=1_760_000_100.0, dry_run=True, scope=changed)
+assert report.candidate_pairs, report
+print("numpy.ma" in sys.modules)
+"""
+    tests = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tests), "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "False"
