@@ -189,13 +189,16 @@ class LinkGuard:
         for k, at in self._merged_at.items():
             merged[k] = at
         lines = self.lines
+        # Without a transcript line, no memory has a speaker or a session.
+        spoken = any(line.said.speaker is not None for line in lines)
+        unsaid = np.full(len(lines), -1, dtype=np.int64)
         self._made = _Features(
             merged_at=merged,
             created_at=created.astype(np.float64),
-            speaker=_codes([line.said.speaker for line in lines]),
+            speaker=_codes([line.said.speaker for line in lines]) if spoken else unsaid,
             asks=np.array([line.said.asks(self.questions) for line in lines], dtype=bool),
-            session=_codes([line.session for line in lines]),
-            words=_codes([line.said.words for line in lines]),
+            session=_codes([line.session for line in lines]) if spoken else unsaid,
+            words=_codes([line.said.words for line in lines]) if spoken else unsaid,
         )
         return self._made
 

@@ -78,7 +78,7 @@ def utterance(text: str) -> Utterance:
         stamp = " ".join(m.group(1).lower().split())
         rest = rest[m.end() :]
     speaker = None
-    s = _SPEAKER.match(rest)
+    s = _SPEAKER.match(rest) if ":" in rest else None  # a speaker is followed by a colon
     if s is not None and s.group(1).lower() not in _NOT_SPEAKERS:
         speaker = " ".join(s.group(1).lower().split())
         rest = rest[s.end() :]
