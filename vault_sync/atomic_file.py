@@ -9,7 +9,9 @@ StorageError; a vault batch syncs once per flush instead (:func:`sync_filesystem
 here turn an OSError into their own VaultWriteError.
 
 What this process wrote without an fsync is remembered by path until the flush that syncs it:
-a flush after a few notes (an hourly run's) fsyncs just those files and their folders, instead
+a flush after a few notes (an hourly run's) fsyncs just those files and their folders (the
+files all at once from threads, then the folders: fsyncs in flight share a journal commit),
+instead
 of asking the kernel to write out every dirty page of the file system (``syncfs``), which waits
 for whatever else is writing to that disk: 0.2-0.35 s of a 10k run's promote step while other
 processes wrote, against ~5 ms quiet. A flush of many notes (a full run) still syncs the file
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +31,7 @@ from cortexgraph.storage.file_cursor import append_whole
 # Up to this many files left unsynced in this process, a flush fsyncs each (and their folders);
 # more, and it syncs the whole file system once.
 FSYNC_EACH_UP_TO = 64
+SYNC_THREADS = 16  # fsyncs in flight at once at a flush (sync_filesystem)
 
 _unsynced: set[Path] = set()  # written here without fsync, not yet synced by a flush
 _unsynced_lock = threading.Lock()
@@ -101,11 +105,26 @@ def sync_filesystem(path: Path) -> None:
     if len(files) > FSYNC_EACH_UP_TO:
         _sync_whole_filesystem(path)
         return
-    for file in files:
-        _fsync_path(file)
     folders = {file.parent for file in files}
-    for folder in sorted(folders | {folder.parent for folder in folders}):
-        _fsync_path(folder)  # the renames into it, and a folder made on the way
+    # The files first, then their folders (the renames into them, and a folder made on the
+    # way), as before; within each group at once, from threads: the file system commits
+    # fsyncs in flight together (ext4 joins them into one journal commit), so 19 fsyncs
+    # cost about one. One after another they were 60-85 ms of a 10k run's promote step
+    # while other processes wrote, ~15 ms at once.
+    _fsync_all(files)
+    _fsync_all(sorted(folders | {folder.parent for folder in folders}))
+
+
+def _fsync_all(paths: list[Path]) -> None:
+    """fsync every path, all in flight at once (at most ``SYNC_THREADS``); returns when all
+    are done, raising the first OSError."""
+    if len(paths) < 2:
+        for p in paths:
+            _fsync_path(p)
+        return
+    with ThreadPoolExecutor(max_workers=min(len(paths), SYNC_THREADS)) as pool:
+        for _ in pool.map(_fsync_path, paths):
+            pass
 
 
 def _fsync_path(path: Path) -> None:
