@@ -65,6 +65,10 @@ class RelationGraph:
             self._parent[rb] = ra
             self._size[ra] += self._size[rb]
 
+    def linked(self, a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` share an edge."""
+        return ((a, b) if a <= b else (b, a)) in self.edges
+
     def _root(self, n: str) -> str:
         parent = self._parent
         while parent[n] != n:

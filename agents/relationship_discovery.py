@@ -103,9 +103,9 @@ def _words(text: str) -> set[str]:
 
 
 def _entities(m: Memory) -> set[str]:
-    own = {e.lower() for e in m.entities}
+    own = set(map(str.lower, m.entities))
     if MENTIONS_KEY in m.meta.extra:  # most memories are not transcript lines: none to read
-        own.update(e.lower() for e in m.mentions)
+        own.update(map(str.lower, m.mentions))
     return own
 
 
@@ -179,22 +179,25 @@ class RelationshipDiscovery:
         common = frozenset(e for e, ids in postings.items() if len(ids) > ceiling)
         n = max(1, len(memories))
         idf = {e: math.log(n / len(ids)) + 1.0 for e, ids in postings.items() if e not in common}
-        # A memory with fewer informative entities than a pair must share can pair with none.
-        eligible = {
-            mid for mid, own in names.items() if len(own - common) >= cfg.min_shared_entities
-        }
         rare = {
             e
             for e, ids in postings.items()
             if len(ids) <= cfg.rare_entity_max_df and len(ids) <= cfg.rare_entity_max_share * n
         }
+        # A pair holding a changed memory shares one of its entities: only those are paired.
+        wanted = (
+            postings.keys() - common
+            if scope is None
+            else set().union(*(names[i] for i in scope if i in names)) - common
+        )
+        # A memory with fewer informative entities than a pair must share can pair with none.
+        eligible = {
+            mid for mid, own in names.items() if len(own - common) >= cfg.min_shared_entities
+        }
         pairs: set[tuple[str, str]] = set()
-        for e, ids in postings.items():
-            if e in common:
-                continue
-            if scope is not None and not any(i in scope for i in ids):
-                continue
-            members = [i for i in ids if i in eligible or e in rare]
+        for e in wanted:
+            ids = postings[e]
+            members = ids if e in rare else [i for i in ids if i in eligible]
             near = self._pairs(e, members, memories)
             if scope is not None:
                 near = [p for p in near if p[0] in scope or p[1] in scope]
@@ -207,11 +210,10 @@ class RelationshipDiscovery:
             if both & rare:
                 single.add((a, b))
         relations = self.store.relations()
-        existing = {frozenset((r.from_memory_id, r.to_memory_id)) for r in relations}
-        degree: Counter[str] = Counter()
-        for r in relations:
-            if r.relation_type == "related":
-                degree.update((r.from_memory_id, r.to_memory_id))
+        # One whole-store graph a run: its components before this run's links are what the
+        # bridge issues compare; the report summarises it with them. Both memories of a pair
+        # are in it, so a pair related in any way already is one of its edges.
+        store_graph = relation_graph(memories, relations)
         candidates: list[DiscoveredRelation] = []
         skipped = 0
         for (a, b), count in shared.items():
@@ -226,11 +228,18 @@ class RelationshipDiscovery:
             d = self.score(memories[a], memories[b], idf=idf, common=common)
             if d.confidence < cfg.min_confidence:
                 continue
-            if frozenset((a, b)) in existing:
+            if store_graph.linked(a, b):
                 skipped += 1
                 continue
             candidates.append(d)
         candidates.sort(key=lambda d: (-d.strength, -d.confidence, d.from_id, d.to_id))
+        # Each memory's ``related`` edges so far (a loop counts twice), for the cap.
+        degree = Counter(
+            end
+            for r in (relations if candidates else ())
+            if r.relation_type == "related"
+            for end in (r.from_memory_id, r.to_memory_id)
+        )
         found: list[DiscoveredRelation] = []
         for d in candidates:  # strongest first, so each memory keeps its best k
             cap = cfg.max_relations_per_memory
@@ -239,9 +248,6 @@ class RelationshipDiscovery:
             degree.update((d.from_id, d.to_id))
             found.append(d)
         opened = 0
-        # One whole-store graph a run: its components before this run's links are what the
-        # bridge issues compare; the report summarises it with them.
-        store_graph = relation_graph(memories, relations)
         if not dry_run and found:
             wants_issues = self.tracker is not None and cfg.open_issues
             components = store_graph.components() if wants_issues else {}

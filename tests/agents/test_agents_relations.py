@@ -333,3 +333,14 @@ def test_the_graphs_component_sizes_are_read_from_its_roots():
         g.add(x, y)
     assert sorted(g.component_sizes()) == [1, 2, 3]
     assert sorted(g.component_sizes()) == sorted(dict(g.components().values()).values())
+
+
+def test_the_graph_says_which_pairs_are_related_already_either_way():
+    """RelationshipDiscovery skips a pair the store relates in any direction by asking the
+    graph it builds anyway, not a second set of every relation's ends."""
+    from cortexgraph.agents.relation_graph import RelationGraph
+
+    g = RelationGraph(["a", "b", "c"])
+    g.add("b", "a")
+    assert g.linked("a", "b") and g.linked("b", "a")
+    assert not g.linked("a", "c")
