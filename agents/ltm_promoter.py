@@ -128,8 +128,13 @@ class LTMPromoter:
     ) -> list[tuple[Memory, str]]:
         """Active memories that qualify; with ``scope`` only those (and the forced ones)."""
         forced = set(self.config.force_ids)
+        return self._qualifying(self._active(scope, forced), now, forced)
+
+    def _qualifying(
+        self, active: list[Memory], now: float, forced: set[str]
+    ) -> list[tuple[Memory, str]]:
         out = []
-        for memory in self._active(scope, forced):
+        for memory in active:
             reason = promotion_reason(memory, now, self.config.decay)
             if reason is not None and held_by_undo(memory):
                 reason = None  # unpromoted by a person, not used since: stays in STM
@@ -155,12 +160,14 @@ class LTMPromoter:
         whose use (or anything else) changed, or whose promotion window closed, since."""
         if self.sink is None and self.promote is None and not dry_run:
             raise AgentError("LTMPromoter needs a note sink (a vault) to promote; none was given")
-        scanned = len(self._active(scope, set(self.config.force_ids)))
+        forced = set(self.config.force_ids)
+        active = self._active(scope, forced)  # read once: each find checks the store's files
+        scanned = len(active)
         promotions: list[Promotion] = []
         failed: list[tuple[str, str]] = []
         # notes written, memories not yet marked: id -> (promotion, first promotion's time)
         unmarked: dict[str, tuple[Promotion, int | None]] = {}
-        for memory, reason in self.candidates(now, scope):
+        for memory, reason in self._qualifying(active, now, forced):
             score = memory_score(memory, now, self.config.decay)
             promo = Promotion(memory.id, reason, score, snippet(memory.content))
             if dry_run:
