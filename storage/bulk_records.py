@@ -24,6 +24,7 @@ from cortexgraph.storage.field_rules import ID_RE, MAX_COUNT, MAX_STRENGTH, MAX_
 from cortexgraph.storage.memory_fields import MEMORY_FIELDS, NEIGHBOUR_FIELD, MemoryMeta
 from cortexgraph.storage.models import Memory
 from cortexgraph.storage.record_fast_path import FAST_KEYS, META_KEYS, STATUS_OF, plain_keys
+from cortexgraph.storage.record_limits import plain_objects
 
 _ROW = operator.itemgetter(*MEMORY_FIELDS)
 _META_ROW = operator.itemgetter("tags", "source", "context", "extra")
@@ -133,12 +134,11 @@ def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] 
         return None
     tags, sources, contexts, extras = zip(*map(_META_ROW, metas), strict=True)
     if not (
-        _types(extras) == {dict}
-        and not any(extras)
-        and _optional_text(sources, config.max_source_chars)
+        _optional_text(sources, config.max_source_chars)
         and _optional_text(contexts, config.max_context_chars)
         and _clean_lists(tags, config.max_tags, config.max_tag_chars)
         and _clean_lists(entities, config.max_entities, config.max_entity_chars)
+        and plain_objects(extras, config.max_extra_bytes)  # entities_found, merge ...
     ):
         return None
     n = len(records)

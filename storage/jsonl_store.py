@@ -52,6 +52,7 @@ from cortexgraph.storage.index_snapshot import (
 from cortexgraph.storage.jsonl_compaction import JSONLCompaction
 from cortexgraph.storage.jsonl_lines import (
     BAD_LINE_ERRORS,
+    BLOCK,
     BadLine,
     BlockBuild,
     count_lines,
@@ -286,17 +287,44 @@ class JSONLStore(JSONLCompaction):
     def _apply_lines(self, cursor: FileCursor, data: bytes, apply: Callable[[Any], None]) -> bool:
         """Apply lines in order; quarantine those that cannot be read (True if any)."""
         # We hold the lock, so no writer is mid-line: an unterminated tail is torn for good.
-        bad: list[BadLine] = []
+        lines: list[tuple[bytes, Any]] = []
         for raw in data.split(b"\n"):
             if not raw.strip():
                 continue
             try:
-                apply(parse_record(raw, self._check_line))
+                lines.append((raw, parse_record(raw, self._check_line)))
+            except BAD_LINE_ERRORS as exc:
+                lines.append((raw, BadLine(raw, reason(exc))))
+        built = self._memories_in_bulk([obj for _, obj in lines]) if cursor is self._mem else {}
+        bad: list[BadLine] = []
+        for raw, obj in lines:
+            if type(obj) is BadLine:
+                bad.append(obj)
+                continue
+            try:
+                memory = built.get(id(obj))
+                if memory is None:
+                    apply(obj)
+                else:
+                    self._index_memory(memory)
             except BAD_LINE_ERRORS as exc:
                 bad.append(BadLine(raw, reason(exc)))
         if bad and self._quarantine(cursor, bad):
             self.quarantined_lines += len(bad)
         return bool(bad)
+
+    def _memories_in_bulk(self, objs: list[Any]) -> dict[int, Memory]:
+        """The memories of the records among ``objs`` (not tombstones) that ``plain_memories``
+        builds, by ``id`` of their object: the lines appended after a snapshot, or by another
+        process, build as a cold open's do (a block it refuses is built line by line)."""
+        records = [o for o in objs if type(o) is dict and o.get("_deleted") is not True]
+        built: dict[int, Memory] = {}
+        for start in range(0, len(records), BLOCK):
+            block = records[start : start + BLOCK]
+            memories = self._build_memories(block)
+            if memories is not None:
+                built.update(zip(map(id, block), memories, strict=True))
+        return built
 
     def _apply_memory(self, obj: Any) -> None:
         if obj.get("_deleted") is True:
