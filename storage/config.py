@@ -42,6 +42,12 @@ class StoreConfig:
     # A memories file at least this big gets an index snapshot beside it (storage.index_snapshot),
     # so the next open skips parsing and indexing what it already covers.
     snapshot_min_bytes: int = 1_000_000
+    # An open whose file has grown by more than this since its snapshot rewrites the snapshot.
+    # A fixed size, not a share of the file: every open pays ~50 ns a byte of the lines past
+    # the snapshot, a rewrite ~7 ns a byte of the whole file, once (0.07 s at 10k memories,
+    # 0.74 s at 100k); 1 MB (~1,800 lines) keeps each open's tail under ~55 ms at any size.
+    # Figures and the choice: docs/incremental.md, "The store's open: extras in bulk".
+    snapshot_refresh_bytes: int = 1_000_000
 
     def record_limits(self) -> tuple[int, ...]:
         """The limits a loaded record is checked against (a snapshot built under others is

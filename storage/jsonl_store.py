@@ -235,7 +235,7 @@ class JSONLStore(JSONLCompaction):
             size = cached[1]
             # True when lines of the tail were quarantined: ``data`` is then not the file
             rewritten = self._apply_lines(cursor, data[size:], apply)
-            stale = len(data) - size > size // 4  # many appends since: refresh it
+            stale = len(data) - size > self.config.snapshot_refresh_bytes  # refresh it
         else:
             records, bad = self._parse(cursor, data)
             if bad and self._quarantine(cursor, bad):

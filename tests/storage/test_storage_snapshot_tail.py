@@ -1,10 +1,11 @@
 """The lines appended after a snapshot: built in bulk like a cold open's (extras included), bad
-ones still quarantined."""
+ones still quarantined, and the snapshot rewritten once they pass a fixed size."""
 
 from __future__ import annotations
 
 import json
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,30 @@ def test_appended_lines_build_in_bulk_and_bad_ones_still_quarantine(tmp_path, on
     assert store.get(saved[7].id).meta.extra["merge"] == PROVENANCE
     assert (tmp_path / "memories.quarantine.jsonl").read_bytes().count(b"\n") == 2
     assert _view(store) == _view(JSONLStore(tmp_path))
+
+
+@pytest.mark.parametrize("past", [False, True])
+def test_an_open_rewrites_the_snapshot_only_past_the_refresh_size(tmp_path, past: bool) -> None:
+    config = replace(SNAP, snapshot_refresh_bytes=4_000)
+    saved = _saved(tmp_path, 60, config)  # ~20 KB: a quarter is more than the refresh size
+    covered = _snapshot_size(tmp_path)
+    assert covered > 4 * config.snapshot_refresh_bytes
+    writer = JSONLStore(tmp_path)
+    for i in range(20 if past else 2):  # ~340 bytes a line
+        writer.touch(saved[i].id, now=NOW + i)
+    grown = (tmp_path / "memories.jsonl").stat().st_size - covered
+    assert (grown > config.snapshot_refresh_bytes) == past
+    store = JSONLStore(tmp_path, config=config)
+    size = (tmp_path / "memories.jsonl").stat().st_size
+    assert _snapshot_size(tmp_path) == (size if past else covered)
+    assert _view(JSONLStore(tmp_path, config=config)) == _view(store)
+
+
+def test_below_the_refresh_size_a_large_share_of_appends_keeps_the_snapshot(tmp_path) -> None:
+    _saved(tmp_path, 8)
+    covered = _snapshot_size(tmp_path)
+    writer = JSONLStore(tmp_path)
+    for i in range(8):  # as many lines again: far past the old quarter of the file
+        writer.save(f"kayak trip {i} at dawn", extra=FOUND, now=NOW)
+    JSONLStore(tmp_path, config=SNAP)
+    assert _snapshot_size(tmp_path) == covered  # under SNAP's 1 MB: not rewritten
