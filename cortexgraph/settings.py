@@ -85,6 +85,9 @@ class Settings(BaseSettings):
 
     # Search and embeddings
     enable_embeddings: bool = True
+    # The MCP server's search waits up to this long for the background embedder when its
+    # backlog would be embedded by then (a few saves just made); 0: never (mcp_server/dense_scorer.py).
+    search_embedding_wait_s: float = Field(default=1.0, ge=0, le=30)
     semantic_weight: float = Field(default=SEMANTIC_WEIGHT, ge=0, le=1)
     search_default_preview_length: int = Field(default=300, ge=0)
 

@@ -90,6 +90,12 @@ class LazyDenseScorer:
         backlog_limit: int = 2_000,
         prefer: Sequence[str] | None = None,
     ) -> list[Memory]:
+        if embed_limit is not None and self._worker is not None:
+            # A search that would leave memories to the background embedder waits for it
+            # instead, when it is nearly done (a few saves just made): their rows then count
+            # by meaning too, not by BM25 alone. A longer backlog is not waited for. (The
+            # search holds the store's lock: a save meanwhile waits as long, at most.)
+            self._worker.catch_up(self._settings.search_embedding_wait_s)
         left: list[Memory] = self._call(
             "sync", memories, removed, embed_limit, backlog_limit, prefer
         )

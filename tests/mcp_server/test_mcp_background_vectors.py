@@ -75,3 +75,47 @@ def test_the_entity_reading_is_pending_from_a_save_until_its_child_has_read(tmp_
     reading.close()
     assert seen[0] and not seen[-1] and reading.started == 1
     assert FOUND_KEY in open_store(settings.storage_path).get(memory.id).meta.extra
+
+
+FRESH = [
+    f"{who} brought {what} to the {where}"
+    for who, what, where in [
+        ("Ana", "lemon cake", "picnic"),
+        ("Ben", "a chess set", "library"),
+        ("Caro", "two kayaks", "lake"),
+        ("Dev", "his violin", "wedding"),
+        ("Eli", "spare tyres", "garage"),
+        ("Fay", "tomato seedlings", "allotment"),
+    ]
+    for _ in range(4)
+]
+
+
+def test_a_search_right_after_a_few_saves_ranks_every_one_by_its_meaning(tmp_path):
+    """The background embedder is still at the saves when the search comes. Its backlog is
+    short (search_embedding_wait_s at its measured pace), so the search waits for it: before,
+    the saves that share no word with the question were left to BM25, which finds none."""
+
+    async def go() -> tuple[list[str], set[str]]:
+        settings = make_settings(
+            tmp_path,
+            enable_embeddings=True,
+            entity_reading_after_saves=False,
+            search_embedding_wait_s=30,  # any pace: the bound is not what is tested here
+        )
+        async with Client(build_server(settings)) as client:
+            # The first batch loads the model, the second measures the pace.
+            for line in LINES[:2]:
+                assert payload(await client.call_tool("save_memory", {"content": line}))["success"]
+            deadline = time.monotonic() + 120
+            while await _pending(client) and time.monotonic() < deadline:
+                await anyio.sleep(0.1)
+            fresh = []
+            for line in FRESH:
+                saved = payload(await client.call_tool("save_memory", {"content": line}))
+                fresh.append(saved["memory_id"])
+            found = payload(await client.call_tool("search_memory", {"query": "qwzx", "top_k": 50}))
+            return fresh, {r["id"] for r in found["results"]}
+
+    fresh, found = anyio.run(go)
+    assert set(fresh) <= found

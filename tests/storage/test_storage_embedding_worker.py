@@ -92,3 +92,58 @@ def test_an_empty_submit_leaves_the_worker_idle() -> None:
     assert worker.wait_idle(0)
     worker.submit(_memories(2))
     assert worker.wait_idle(5) and not worker.busy
+
+
+def test_a_memory_submitted_again_while_it_waits_is_queued_once_in_its_latest_version() -> None:
+    """A search hands back what it left for later, every search: after a burst of saves the
+    queue (and cortexgraph://stats' embeddings_pending) grew by the whole burst each time."""
+    started, release = threading.Event(), threading.Event()
+    embedded: list[Memory] = []
+
+    def prefetch(memories):
+        started.set()
+        release.wait(5)  # the first batch is in hand while the others are submitted
+        embedded.extend(memories)
+
+    worker = EmbeddingWorker(prefetch)
+    worker.submit(_memories(1))
+    assert started.wait(5)
+    waiting = _memories(3)
+    for _ in range(5):
+        worker.submit(waiting)
+    edited = Memory(id=waiting[0].id, content="memory 0, edited", created_at=1, last_used=2)
+    worker.submit([edited])
+    assert worker.pending == 4  # the one in hand and the three waiting
+    release.set()
+    assert worker.wait_idle(10)
+    assert [m.content for m in embedded[1:]] == ["memory 0, edited", "memory 1", "memory 2"]
+    assert worker.pending == 0
+
+
+def test_catch_up_waits_for_a_short_backlog_once_the_pace_is_known() -> None:
+    release = threading.Event()
+    held = threading.Event()
+    embedded: set[str] = set()
+
+    def prefetch(memories):
+        if held.is_set():
+            release.wait(5)
+        embedded.update(m.id for m in memories)
+
+    worker = EmbeddingWorker(prefetch)
+    first = _memories(1)
+    worker.submit(first)  # the batch that loads the model: it says nothing of the pace
+    assert worker.wait_idle(10) and worker.pace_s is None
+    held.set()
+    backlog = _memories(3)
+    worker.submit(backlog)
+    assert worker.catch_up(60) is False  # no pace measured yet: not waited for
+    release.set()
+    assert worker.wait_idle(10) and worker.pace_s is not None
+    release.clear()
+    backlog = _memories(3)
+    worker.submit(backlog)
+    assert worker.catch_up(0) is False  # not done within the bound: not waited for
+    threading.Timer(0.05, release.set).start()
+    assert worker.catch_up(60) is True  # done well within it: waited for
+    assert {m.id for m in backlog} <= embedded
