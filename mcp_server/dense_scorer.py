@@ -122,7 +122,9 @@ class LazyDenseScorer:
         with self._lock:
             if self._worker is None:
                 look = self._look if self._store is not None else None
-                self._worker = EmbeddingWorker(self._prefetch, idle=look)
+                self._worker = EmbeddingWorker(
+                    self._prefetch, idle=look, spare=self._embed_own_words
+                )
             return self._worker
 
     def _look(self) -> None:
@@ -169,6 +171,13 @@ class LazyDenseScorer:
         # A line's own words too (search compares its best hits by them, and embeds at most a
         # few itself), but only while no saved memory waits for its row: a row counts more.
         self._own_words.extend(index.own_texts(memories))
+
+    def _embed_own_words(self) -> None:
+        """The worker's spare work: the own words of the lines embedded so far, in chunks,
+        while no saved memory waits for its row."""
+        if not self._own_words:
+            return
+        index = self._get()
         worker = self._worker
         while self._own_words and (worker is None or not worker.waiting):
             chunk, self._own_words = self._own_words[:BATCH], self._own_words[BATCH:]

@@ -14,10 +14,12 @@ While nothing is queued the thread can look for work of its own every ``idle_s``
 and submit what it finds.
 
 A memory is queued once: submitting it again while it waits (a search hands back what it left
-for later, every search) only replaces the version to embed. Before, each search after a burst
+for later, every search) only replaces the version to embed, and the version being embedded is
+not queued again. Before, each search after a burst
 of 600 saves queued the 600 again: ``pending`` (cortexgraph://stats' embeddings_pending) read
-8,600 for a store of 629 memories. ``catch_up`` lets a search wait for a backlog the worker
-would finish within a bound, at the pace measured on its own batches.
+8,600 for a store of 629 memories. ``catch_up`` lets a search wait for the rows a backlog still
+lacks when the worker would embed them within a bound, at the pace measured on its own batches;
+``spare`` work (a line's own words) comes after the rows and is not waited for.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ PACE_WEIGHT = 0.3  # the last batch's share of the measured pace (seconds per me
 
 class EmbeddingWorker:
     """One daemon thread: ``submit(memories)`` queues, ``prefetch(memories)`` embeds a batch;
-    ``idle()``, when given, is called in the thread every ``idle_s`` seconds the queue stays
-    empty, to submit work of its own (from ``start()`` on, not only after a first submit)."""
+    ``spare()``, when given, runs after a batch while nothing else is queued (work of lower
+    priority, that yields to ``waiting``); ``idle()``, when given, is called in the thread every
+    ``idle_s`` seconds the queue stays empty, to submit work of its own (from ``start()`` on, not
+    only after a first submit)."""
 
     def __init__(
         self,
@@ -48,20 +52,25 @@ class EmbeddingWorker:
         batch: int = BATCH,
         idle: Callable[[], None] | None = None,
         idle_s: float = IDLE_S,
+        spare: Callable[[], None] | None = None,
     ) -> None:
         self._prefetch = prefetch
+        self._spare = spare
         self._batch = batch
         self._idle_look = idle
         self._idle_s = idle_s
         # Ids in order; the version to embed of each queued id (the latest submitted).
         self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._queued: dict[str, Memory] = {}
-        self._idle = threading.Event()
+        self._in_hand: dict[str, Memory] = {}  # the batch being embedded
+        self._rows_left = 0  # memories queued or in hand (one in both counts once)
+        self._rows_done = threading.Event()  # every submitted memory's batch is embedded
+        self._rows_done.set()
+        self._idle = threading.Event()  # that, and the spare work after it
         self._idle.set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._stopping = False
-        self._pending = 0  # submitted and not embedded yet (the batch in hand included)
         self._pace_s: float | None = None  # seconds per memory of the batches so far
         self._batches = 0
         self.failed: str | None = None  # why embedding stopped (the model is unavailable)
@@ -72,10 +81,13 @@ class EmbeddingWorker:
             return  # nothing queued: the worker stays idle (an empty batch never sets it again)
         with self._lock:
             self._idle.clear()
+            self._rows_done.clear()
             for memory in memories:
                 if memory.id not in self._queued:
+                    if self._in_hand.get(memory.id) is memory:
+                        continue  # this very version is being embedded
                     self._queue.put(memory.id)
-                    self._pending += 1
+                    self._rows_left += memory.id not in self._in_hand
                 self._queued[memory.id] = memory
             self._start_locked()
 
@@ -102,8 +114,9 @@ class EmbeddingWorker:
 
     @property
     def pending(self) -> int:
-        """How many submitted memories are not embedded yet (0 once idle)."""
-        return self._pending
+        """How many submitted memories are not embedded yet; 1 while only the spare work after
+        them is left (0 once idle)."""
+        return max(self._rows_left, int(self.busy))
 
     @property
     def waiting(self) -> bool:
@@ -118,15 +131,15 @@ class EmbeddingWorker:
         return self._pace_s
 
     def catch_up(self, max_s: float) -> bool:
-        """Wait for everything submitted so far when, at the measured pace, it would be embedded
-        within ``max_s`` seconds; never longer than ``max_s``. A bigger backlog, or none
-        measured yet, is not waited for. True once nothing submitted is left."""
-        if not self.busy:
+        """Wait for every memory submitted so far to be embedded when, at the measured pace, that
+        takes at most ``max_s`` seconds; never longer than ``max_s``. A bigger backlog, or none
+        measured yet, is not waited for, nor is the spare work. True once none is left."""
+        if self._rows_done.is_set():
             return True
         pace = self._pace_s
-        if pace is None or self.failed is not None or self._pending * pace > max_s:
+        if pace is None or self.failed is not None or self._rows_left * pace > max_s:
             return False
-        return self._idle.wait(max_s)
+        return self._rows_done.wait(max_s)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """True once everything submitted so far is embedded (for tests and shutdown)."""
@@ -151,7 +164,8 @@ class EmbeddingWorker:
 
     def _take(self, memory_id: str) -> Memory:
         with self._lock:
-            return self._queued.pop(memory_id)
+            memory = self._in_hand[memory_id] = self._queued.pop(memory_id)
+            return memory
 
     def _next(self) -> Memory | None:
         """The next queued memory (None: stop); while none comes, the idle look every
@@ -202,7 +216,18 @@ class EmbeddingWorker:
                         pace if last is None else PACE_WEIGHT * pace + (1 - PACE_WEIGHT) * last
                     )
                 self._batches += 1
-                self._pending = max(0, self._pending - len(batch))
+                self._in_hand.clear()
+                self._rows_left = len(self._queued)  # one submitted again meanwhile is queued
+                if not self._queued:
+                    self._rows_done.set()
+            spare = self._spare
+            if spare is not None and self.failed is None and self._queue.empty():
+                try:
+                    spare()
+                except Exception as exc:  # the rows are still embedded
+                    self._spare = None
+                    log.warning("background embedding: stopped the spare work: %s", exc)
+            with self._lock:
                 if self._queue.empty():
                     self._idle.set()
 

@@ -106,17 +106,27 @@ def test_a_memory_submitted_again_while_it_waits_is_queued_once_in_its_latest_ve
         embedded.extend(memories)
 
     worker = EmbeddingWorker(prefetch)
-    worker.submit(_memories(1))
+    in_hand = _memories(1)
+    worker.submit(in_hand)
     assert started.wait(5)
     waiting = _memories(3)
     for _ in range(5):
         worker.submit(waiting)
+        worker.submit(in_hand)  # the version being embedded: not queued again
     edited = Memory(id=waiting[0].id, content="memory 0, edited", created_at=1, last_used=2)
     worker.submit([edited])
     assert worker.pending == 4  # the one in hand and the three waiting
+    changed = Memory(id=in_hand[0].id, content="in hand, edited", created_at=1, last_used=2)
+    worker.submit([changed])  # another version of the one in hand: queued, counted once
+    assert worker.pending == 4
     release.set()
     assert worker.wait_idle(10)
-    assert [m.content for m in embedded[1:]] == ["memory 0, edited", "memory 1", "memory 2"]
+    assert sorted(m.content for m in embedded[1:]) == [
+        "in hand, edited",
+        "memory 0, edited",
+        "memory 1",
+        "memory 2",
+    ]
     assert worker.pending == 0
 
 
@@ -147,3 +157,27 @@ def test_catch_up_waits_for_a_short_backlog_once_the_pace_is_known() -> None:
     threading.Timer(0.05, release.set).start()
     assert worker.catch_up(60) is True  # done well within it: waited for
     assert {m.id for m in backlog} <= embedded
+
+
+def test_catch_up_waits_for_the_rows_not_for_the_spare_work_after_them() -> None:
+    """The spare work (a line's own words) can take as long as the rows; a search needs the
+    rows."""
+    spare_started, release = threading.Event(), threading.Event()
+
+    def spare():
+        spare_started.set()
+        release.wait(30)
+
+    worker = EmbeddingWorker(lambda memories: None, spare=spare)
+    worker.submit(_memories(1))  # the batch that loads the model
+    assert spare_started.wait(5)
+    release.set()
+    assert worker.wait_idle(10)
+    release.clear()
+    spare_started.clear()
+    worker.submit(_memories(2))
+    assert spare_started.wait(5)
+    assert worker.busy and worker.pending == 1  # stats: not all done yet
+    assert worker.catch_up(30) is True  # the rows are
+    release.set()
+    assert worker.wait_idle(10) and worker.pending == 0
