@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 # (one run each, load 3-4): limit 32 R@5 0.697, first search 1.01 s; 16: 0.696, 0.55 s;
 # 8: 0.697, 0.30 s; 4: 0.685, 0.17 s. Which turns those first questions rank by BM25 alone
 # depends on how far the background embedder got: about half of the bench's run-to-run spread
-# (0.704-0.707; 0.709 asked once all is embedded, docs/retrieval.md). The MCP server's search
-# waits for the embedder instead when it would be done within CORTEXGRAPH_SEARCH_EMBEDDING_WAIT_S
-# (a few saves), not for a burst's backlog (35-80 s under load there).
+# (0.700-0.707; 0.709 asked once all is embedded, docs/retrieval.md). The MCP server's search
+# waits for the embedder's rows instead when it would be done within
+# CORTEXGRAPH_SEARCH_EMBEDDING_WAIT_S (a few saves), not for a burst's backlog (35-80 s under
+# load there: R@5 unchanged, 0.703/0.704 against 0.700/0.704).
 SEARCH_EMBED_LIMIT = 8
 SEARCH_BACKLOG_LIMIT = 2_000
 
