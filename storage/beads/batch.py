@@ -38,15 +38,17 @@ def compacted(snap: ParsedIssueFile) -> ParsedIssueFile:
     Lines that are neither an issue's last line nor unreadable are parsed again (foreign
     ``_type`` records and earlier copies of an issue); a file without copies is returned as is.
     """
+    if len(snap.line_of) + len(snap.unreadable) == len(snap.lines):
+        return snap  # every line is an issue's last or unreadable: none is read for this
     last = {i: issue_id for issue_id, i in snap.line_of.items()}
     bad = {n - 1 for n, _ in snap.unreadable}
     first: dict[str, int] = {}
     dropped: set[int] = set()
-    for i, line in enumerate(snap.lines):
+    for i in range(len(snap.lines)):
         if i in last or i in bad:
             continue
         try:
-            issue = issue_from_line(line)
+            issue = issue_from_line(snap.lines[i])
         except IssueRecordError:
             continue
         if issue is not None and issue.id in snap.line_of:
@@ -95,7 +97,7 @@ class BatchState:
             return self.snapshot
         loaded = file.load()
         snap = compacted(loaded)
-        if snap.lines != loaded.lines or not _ends_with_newline(file.path):
+        if snap is not loaded or not _ends_with_newline(file.path):
             file.write(snap)  # appends need one line per issue and a final newline
         file.path.parent.mkdir(parents=True, exist_ok=True)
         # ours to change in place: never IssueFile's cached snapshot
@@ -203,7 +205,7 @@ def stamp_generation(generation: Path) -> str:
 
 def _copy(snap: ParsedIssueFile) -> ParsedIssueFile:
     return ParsedIssueFile(
-        list(snap.lines), snap.issues.copy(), dict(snap.line_of), list(snap.unreadable)
+        snap.lines.copy(), snap.issues.copy(), dict(snap.line_of), list(snap.unreadable)
     )
 
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from cortexgraph.storage.beads.issue_lines import IssueLines
 from cortexgraph.storage.beads.issue_map import IssueMap
 from cortexgraph.storage.beads.parse_cache import load_parsed, save_parsed
 from cortexgraph.storage.beads.schema import (
@@ -59,20 +60,22 @@ class ParsedIssueFile:
     bytes; ``unreadable`` numbers a line by its place in ``lines`` (1-based).
     """
 
-    lines: list[str] = field(default_factory=list)
+    lines: IssueLines = field(default_factory=IssueLines)  # a list given is held as one
     issues: IssueMap = field(default_factory=IssueMap)  # a dict given is held as one
     line_of: dict[str, int] = field(default_factory=dict)
     unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line number, why)
     quarantined: list[QuarantinedLine] = field(default_factory=list)  # left out of ``lines``
 
     def __post_init__(self) -> None:
+        if not isinstance(self.lines, IssueLines):
+            self.lines = IssueLines(self.lines)
         if not isinstance(self.issues, IssueMap):
             self.issues = IssueMap(self.issues)
 
     def with_changes(self, changed: Sequence[BeadsIssue]) -> ParsedIssueFile:
         """A new snapshot: changed issues replaced in place, new ones appended, and the lines
         that are not UTF-8 taken out into ``quarantined`` (IssueFile.write moves them aside)."""
-        lines, line_of, issues = list(self.lines), dict(self.line_of), self.issues.copy()
+        lines, line_of, issues = self.lines.copy(), dict(self.line_of), self.issues.copy()
         for issue in changed:
             text = issue_to_line(issue)
             if issue.id in line_of:
@@ -89,7 +92,7 @@ class ParsedIssueFile:
         kept = [i for i in range(len(lines)) if i not in gone]
         moved = {old: new for new, old in enumerate(kept)}
         return ParsedIssueFile(
-            [lines[i] for i in kept],
+            IssueLines([lines[i] for i in kept]),
             issues,
             {issue_id: moved[i] for issue_id, i in line_of.items() if i in moved},
             [(moved[n - 1] + 1, r) for n, r in self.unreadable if n - 1 in moved],
@@ -97,7 +100,7 @@ class ParsedIssueFile:
         )
 
     def to_bytes(self) -> bytes:
-        return b"".join(_encode(line) + b"\n" for line in self.lines)
+        return self.lines.to_bytes()
 
 
 def parse_issue_lines(data: bytes, source: str = "issues.jsonl") -> ParsedIssueFile:

@@ -2,10 +2,11 @@
 
 Every process that opened the tracker parsed the whole file (14.5k issues, 15 MB at 100k
 memories: about 0.5 CPU s) to answer a query for a handful of open issues. The cache holds, for
-each line of one version of the file, its issue's id, status, labels and dedupe key; a reader
-whose bytes hash the same (the git blob sha of the bytes: any other byte, another length, and
-the cache is not used) gets the lines back from the bytes and reads an issue's line only when
-that issue is wanted (``issue_map``). Only clean files are kept: no unreadable line, every id
+each line of one version of the file, its issue's id, status, labels and dedupe key, and where
+the line starts and ends; a reader whose bytes hash the same (the git blob sha of the bytes:
+any other byte, another length, and the cache is not used) holds the lines as those stretches
+of the bytes (``issue_lines``) and decodes and reads an issue's line only when that issue is
+wanted (``issue_map``). Only clean files are kept: no unreadable line, every id
 in its file order, no dedupe key that is not a string; anything else is parsed as before.
 
 The file lives in ``.git/`` beside the tracker's lock (never an untracked file), is replaced
@@ -22,9 +23,11 @@ import os
 import sys
 import tempfile
 import zlib
+from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cortexgraph.storage.beads.issue_lines import IssueLines, line_spans
 from cortexgraph.storage.beads.issue_map import IssueMap, UnreadIssue
 from cortexgraph.storage.beads.schema import DEDUPE_KEY
 
@@ -33,11 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"cortexgraph beads parse 2\n"
+MAGIC = b"cortexgraph beads parse 3\n"
 _TAG = (sys.implementation.cache_tag or "python").encode("ascii") + b"\n"
-# What ``bytes.strip()`` removes: the parse skips a line that is only these (str.strip()
-# would also drop U+2028 and its kin, which are not blank to the parse).
-_BYTES_WHITESPACE = " \t\n\r\x0b\x0c"
 
 
 def bytes_key(data: bytes) -> bytes:
@@ -65,17 +65,19 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
     if len(body) != size or zlib.crc32(body) != crc:
         return None
     try:
-        key, entries = marshal.loads(body)
+        key, entries, raw_spans = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return None
     if key != bytes_key(data):
         return None
-    try:  # one decode: a "\n" byte is never inside a UTF-8 sequence, so the lines are the same
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
+    # The same bytes as the parse kept: valid UTF-8, and the lines at the spans kept (never
+    # decoded or split here: a line is read when its issue is wanted).
+    spans: array[int] = array("q")
+    try:
+        spans.frombytes(raw_spans)
+    except (TypeError, ValueError):
         return None
-    lines = [line for line in text.split("\n") if line.strip(_BYTES_WHITESPACE)]
-    if len(lines) != len(entries):
+    if len(spans) != 2 * len(entries) or (spans and spans[-1] > len(data)):
         return None
     held: dict[str, Any] = {}
     line_of: dict[str, int] = {}
@@ -83,9 +85,10 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
         if entry is None:  # a record of another _type, or an issue's earlier line
             continue
         issue_id, status, labels, dedupe_key = entry
-        held[issue_id] = UnreadIssue(lines[number], status, labels, dedupe_key)
+        at = 2 * number
+        held[issue_id] = UnreadIssue(data, spans[at], spans[at + 1], status, labels, dedupe_key)
         line_of[issue_id] = number
-    return ParsedIssueFile(lines, IssueMap(held), line_of)
+    return ParsedIssueFile(IssueLines(data=data, spans=spans), IssueMap(held), line_of)
 
 
 def save_parsed(path: Path, data: bytes, snap: ParsedIssueFile) -> None:
@@ -94,7 +97,10 @@ def save_parsed(path: Path, data: bytes, snap: ParsedIssueFile) -> None:
     entries = _entries(snap)
     if entries is None:
         return
-    body = marshal.dumps((bytes_key(data), entries))
+    spans = line_spans(data)
+    if len(spans) != 2 * len(entries):  # lines joined on reading: theirs is the parse's
+        return
+    body = marshal.dumps((bytes_key(data), entries, spans.tobytes()))
     header = MAGIC + _TAG + zlib.crc32(body).to_bytes(4, "big") + len(body).to_bytes(4, "big")
     tmp = None
     try:

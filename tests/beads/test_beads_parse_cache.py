@@ -135,3 +135,57 @@ def test_a_file_with_an_unreadable_line_is_parsed_every_time(tmp_path, clock, sp
         fresh = open_tracker(store, search_parents=False)
         assert [n for n, _ in fresh.unreadable_lines()] == [33]
         assert len(spies["files"]) == 1
+
+
+@pytest.fixture
+def decoded(monkeypatch) -> list[str]:
+    """The lines of a kept parse decoded from the file's bytes, from here on."""
+    from cortexgraph.storage.beads import issue_lines
+
+    seen: list[str] = []
+    real = issue_lines.decode_line
+
+    def spy(data: bytes, start: int, end: int) -> str:
+        seen.append(real(data, start, end))
+        return seen[-1]
+
+    monkeypatch.setattr(issue_lines, "decode_line", spy)
+    return seen
+
+
+def test_the_next_process_decodes_only_the_lines_it_reads(tmp_path, clock, decoded):
+    """The kept parse holds each line as a stretch of the file's bytes: a query decodes the
+    line of the one issue it returns, not the whole file."""
+    store, (digest_id, _) = _store_with_closed_merges(tmp_path, clock)
+    decoded.clear()
+
+    found = open_tracker(store, search_parents=False).query(labels=["digest"])
+
+    assert [i.id for i in found] == [digest_id]
+    assert len(decoded) == 1 and f'"id":"{digest_id}"' in decoded[0]
+
+
+def test_a_batch_in_the_next_process_writes_the_lines_it_did_not_change_as_they_were(
+    tmp_path, clock, git_cmd, decoded
+):
+    """A run that changes one issue decodes that issue's line alone, and the file it writes
+    (and commits) is the file before with that one line replaced, valid to a full parse."""
+    store, (digest_id, open_merge) = _store_with_closed_merges(tmp_path, clock)
+    path = store / ".beads" / "issues.jsonl"
+    before = path.read_bytes().split(b"\n")
+    decoded.clear()
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+
+    with tracker.batch("consolidation"), tracker.batch("semantic-merge"):
+        tracker.close(open_merge, "merged")
+
+    assert len(decoded) == 1 and f'"id":"{open_merge}"' in decoded[0]
+    after = path.read_bytes().split(b"\n")
+    assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [
+        before.index(decoded[0].encode())
+    ]
+    full = parse_issue_lines(path.read_bytes())
+    assert full.issues[open_merge].status == "closed" and full.unreadable == []
+    assert git_cmd(store, "show", "HEAD:.beads/issues.jsonl").encode() == path.read_bytes()
+    assert git_cmd(store, "status", "--porcelain") == ""
+    assert open_tracker(store, search_parents=False).get(digest_id) == full.issues[digest_id]
