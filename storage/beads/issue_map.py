@@ -9,7 +9,7 @@ in this process are held as they are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from cortexgraph.storage.beads import issue_lines
@@ -17,53 +17,52 @@ from cortexgraph.storage.beads.schema import DEDUPE_KEY, BeadsIssue, issue_from_
 from cortexgraph.storage.errors import StorageError
 
 
-class UnreadIssue:
-    """A line known to hold a valid issue, with what a query filters on; the line's text is
-    the bytes ``source[start:end]``, decoded only when the issue is read. (A plain class: a
-    frozen dataclass's ``__init__`` cost 12 us each, 0.17 s for a 100k store's issues.)"""
+class KeptIssues:
+    """The issues of a kept parse, as columns by their order in the file: each one's status,
+    labels and dedupe key (only str keys are kept), and the stretch of ``data`` holding its
+    line. Never changed once made; the maps made from it share it."""
 
-    __slots__ = ("dedupe_key", "end", "labels", "source", "start", "status")
+    __slots__ = ("data", "dedupe_keys", "ends", "labels", "starts", "statuses")
 
     def __init__(
         self,
-        source: bytes,
-        start: int,
-        end: int,
-        status: str,
-        labels: tuple[str, ...],
-        dedupe_key: str | None,
+        data: bytes,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        statuses: Sequence[str],
+        labels: Sequence[tuple[str, ...]],
+        dedupe_keys: Sequence[str | None],
     ) -> None:
-        self.source = source
-        self.start = start
-        self.end = end
-        self.status = status
-        self.labels = labels
-        self.dedupe_key = dedupe_key  # the metadata's dedupe key (only str keys stay unread)
+        self.data = data
+        self.starts, self.ends = starts, ends
+        self.statuses, self.labels, self.dedupe_keys = statuses, labels, dedupe_keys
 
-    @property
-    def line(self) -> str:
-        return issue_lines.decode_line(self.source, self.start, self.end)
-
-
-def summary_of(issue: BeadsIssue | UnreadIssue) -> tuple[str, tuple[str, ...], Any]:
-    """(status, labels, dedupe key as stored) without reading the line."""
-    if isinstance(issue, UnreadIssue):
-        return issue.status, issue.labels, issue.dedupe_key
-    return issue.status, issue.labels, issue.metadata.get(DEDUPE_KEY)
+    def line(self, k: int) -> str:
+        return issue_lines.decode_line(self.data, self.starts[k], self.ends[k])
 
 
 class IssueMap(MutableMapping[str, BeadsIssue]):
-    """id -> issue, in the file's order (an id's first line), each issue its last line's."""
+    """id -> issue, in the file's order (an id's first line), each issue its last line's.
 
-    __slots__ = ("_items",)
+    An issue of a kept parse is held as its place in ``kept`` (an int) until it is read: a
+    file of 2,364 issues is a dict of ints, not 2,364 objects made for a query that wants 3.
+    """
 
-    def __init__(self, items: Mapping[str, BeadsIssue | UnreadIssue] | None = None) -> None:
-        self._items: dict[str, BeadsIssue | UnreadIssue] = dict(items or {})
+    __slots__ = ("_items", "_kept")
+
+    def __init__(
+        self,
+        items: Mapping[str, BeadsIssue | int] | None = None,
+        kept: KeptIssues | None = None,
+    ) -> None:
+        self._items: dict[str, BeadsIssue | int] = dict(items or {})
+        self._kept = kept
 
     def __getitem__(self, issue_id: str) -> BeadsIssue:
         held = self._items[issue_id]
-        if isinstance(held, UnreadIssue):
-            issue = issue_from_line(held.line)
+        if isinstance(held, int):
+            assert self._kept is not None
+            issue = issue_from_line(self._kept.line(held))
             if issue is None or issue.id != issue_id:  # only a bug could get here
                 raise StorageError(f"the parse cache named {issue_id!r} for another line")
             self._items[issue_id] = held = issue  # the same value for every reader
@@ -95,16 +94,17 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
         return f"IssueMap({len(self._items)} issues)"
 
     def copy(self) -> IssueMap:
-        return IssueMap(self._items)
-
-    def held(self) -> Iterator[tuple[str, BeadsIssue | UnreadIssue]]:
-        """Each id with its issue as held now (read or not), in order."""
-        return iter(self._items.items())
+        return IssueMap(self._items, self._kept)
 
     def summaries(self) -> Iterator[tuple[str, str, tuple[str, ...], Any]]:
-        """(id, status, labels, dedupe key) of every issue, none read for it."""
+        """(id, status, labels, dedupe key as stored) of every issue, none read for it."""
+        kept = self._kept
         for issue_id, held in self._items.items():
-            yield (issue_id, *summary_of(held))
+            if isinstance(held, int):
+                assert kept is not None
+                yield issue_id, kept.statuses[held], kept.labels[held], kept.dedupe_keys[held]
+            else:
+                yield issue_id, held.status, held.labels, held.metadata.get(DEDUPE_KEY)
 
     def matching(self, labels: set[str], status_ok: Callable[[str], bool]) -> list[BeadsIssue]:
         """The issues carrying all ``labels`` whose status passes, in order; only they are read."""
@@ -115,4 +115,4 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
         ]
 
 
-__all__ = ["IssueMap", "UnreadIssue", "summary_of"]
+__all__ = ["IssueMap", "KeptIssues"]

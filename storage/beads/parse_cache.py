@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.beads.issue_lines import IssueLines, line_spans
-from cortexgraph.storage.beads.issue_map import IssueMap, UnreadIssue
-from cortexgraph.storage.beads.schema import DEDUPE_KEY
+from cortexgraph.storage.beads.issue_map import IssueMap, KeptIssues
 
 if TYPE_CHECKING:
     from cortexgraph.storage.beads.issue_file import ParsedIssueFile
@@ -65,42 +64,48 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
     if len(body) != size or zlib.crc32(body) != crc:
         return None
     try:
-        key, entries, raw_spans = marshal.loads(body)
+        key, ids, numbers, statuses, labels, dedupe_keys, raw_spans = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return None
     if key != bytes_key(data):
         return None
-    # The same bytes as the parse kept: valid UTF-8, and the lines at the spans kept (never
+    # The same bytes as the parse kept: valid UTF-8, and its lines at the spans kept (never
     # decoded or split here: a line is read when its issue is wanted).
     spans: array[int] = array("q")
     try:
         spans.frombytes(raw_spans)
     except (TypeError, ValueError):
         return None
-    if len(spans) != 2 * len(entries) or (spans and spans[-1] > len(data)):
+    if (spans and spans[-1] > len(data)) or not (
+        len(ids) == len(numbers) == len(statuses) == len(labels) == len(dedupe_keys)
+    ):
         return None
-    held: dict[str, Any] = {}
-    line_of: dict[str, int] = {}
-    for number, entry in enumerate(entries):
-        if entry is None:  # a record of another _type, or an issue's earlier line
-            continue
-        issue_id, status, labels, dedupe_key = entry
-        at = 2 * number
-        held[issue_id] = UnreadIssue(data, spans[at], spans[at + 1], status, labels, dedupe_key)
-        line_of[issue_id] = number
-    return ParsedIssueFile(IssueLines(data=data, spans=spans), IssueMap(held), line_of)
+    starts, ends = spans[0::2], spans[1::2]
+    kept = KeptIssues(
+        data,
+        [starts[n] for n in numbers],
+        [ends[n] for n in numbers],
+        statuses,
+        labels,
+        dedupe_keys,
+    )
+    return ParsedIssueFile(
+        IssueLines(data=data, spans=spans),
+        IssueMap(dict(zip(ids, range(len(ids)), strict=True)), kept),
+        dict(zip(ids, numbers, strict=True)),
+    )
 
 
 def save_parsed(path: Path, data: bytes, snap: ParsedIssueFile) -> None:
     """Keep ``snap`` (the parse of ``data``: ``snap.to_bytes() == data``) for the next reader,
     if it is clean; best effort, a cache that cannot be written is only not there."""
-    entries = _entries(snap)
-    if entries is None:
+    columns = _columns(snap)
+    if columns is None:
         return
     spans = line_spans(data)
-    if len(spans) != 2 * len(entries):  # lines joined on reading: theirs is the parse's
+    if len(spans) != 2 * len(snap.lines):  # lines joined on reading: theirs is the parse's
         return
-    body = marshal.dumps((bytes_key(data), entries, spans.tobytes()))
+    body = marshal.dumps((bytes_key(data), *columns, spans.tobytes()))
     header = MAGIC + _TAG + zlib.crc32(body).to_bytes(4, "big") + len(body).to_bytes(4, "big")
     tmp = None
     try:
@@ -114,30 +119,28 @@ def save_parsed(path: Path, data: bytes, snap: ParsedIssueFile) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-_Entry = tuple[str, str, tuple[str, ...], str | None]  # id, status, labels, dedupe key
-
-
-def _entries(snap: ParsedIssueFile) -> list[_Entry | None] | None:
-    """One entry per line (None: not an issue's last line); None if the file is not clean."""
+def _columns(snap: ParsedIssueFile) -> tuple[list[Any], ...] | None:
+    """Each issue's id, line number, status, labels and dedupe key, in file order; None if
+    the file is not clean."""
     if snap.unreadable or snap.quarantined:
         return None
-    entries: list[_Entry | None] = [None] * len(snap.lines)
+    columns: tuple[list[Any], ...] = ([], [], [], [], [])
+    ids, numbers, statuses, labels, dedupe_keys = columns
     line_of = snap.line_of
     previous = -1
-    for issue_id, held in snap.issues.held():
+    for issue_id, status, have, dedupe_key in snap.issues.summaries():
         number = line_of[issue_id]
         if number < previous:  # an id first seen above its last line: its place is the parse's
             return None
-        previous = number
-        if isinstance(held, UnreadIssue):
-            dedupe_key: Any = held.dedupe_key
-            entries[number] = (issue_id, held.status, held.labels, dedupe_key)
-            continue
-        dedupe_key = held.metadata.get(DEDUPE_KEY)
         if dedupe_key is not None and not isinstance(dedupe_key, str):
             return None
-        entries[number] = (issue_id, held.status, held.labels, dedupe_key)
-    return entries
+        previous = number
+        ids.append(issue_id)
+        numbers.append(number)
+        statuses.append(status)
+        labels.append(tuple(have))
+        dedupe_keys.append(dedupe_key)
+    return columns
 
 
 __all__ = ["bytes_key", "load_parsed", "save_parsed"]
