@@ -16,26 +16,42 @@ from cortexgraph.storage.beads import issue_lines
 from cortexgraph.storage.beads.schema import DEDUPE_KEY, BeadsIssue, issue_from_line
 from cortexgraph.storage.errors import StorageError
 
+STATUS = "\0status:"  # in ``by_label``, before a status: the places of the issues holding it
+
 
 class KeptIssues:
-    """The issues of a kept parse, as columns by their order in the file: each one's status,
-    labels and dedupe key (only str keys are kept), and the stretch of ``data`` holding its
-    line. Never changed once made; the maps made from it share it."""
+    """The issues of a kept parse, as columns by their order in the file: each one's id,
+    status, labels and dedupe key (only str keys are kept), the stretch of ``data`` holding its
+    line, and for each label (and status) the places of the issues carrying it. Never changed once made;
+    the maps made from it share it."""
 
-    __slots__ = ("data", "dedupe_keys", "ends", "labels", "starts", "statuses")
+    __slots__ = (
+        "by_label",
+        "data",
+        "dedupe_keys",
+        "ends",
+        "ids",
+        "labels",
+        "place",
+        "starts",
+        "statuses",
+    )
 
     def __init__(
         self,
         data: bytes,
-        starts: Sequence[int],
-        ends: Sequence[int],
+        ids: Sequence[str],
+        spans: tuple[Sequence[int], Sequence[int]],
         statuses: Sequence[str],
         labels: Sequence[tuple[str, ...]],
         dedupe_keys: Sequence[str | None],
+        by_label: Mapping[str, Sequence[int]],
     ) -> None:
-        self.data = data
-        self.starts, self.ends = starts, ends
+        self.data, self.ids = data, ids
+        self.starts, self.ends = spans
         self.statuses, self.labels, self.dedupe_keys = statuses, labels, dedupe_keys
+        self.by_label = by_label
+        self.place = dict(zip(ids, range(len(ids)), strict=True))
 
     def line(self, k: int) -> str:
         return issue_lines.decode_line(self.data, self.starts[k], self.ends[k])
@@ -46,17 +62,22 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
 
     An issue of a kept parse is held as its place in ``kept`` (an int) until it is read: a
     file of 2,364 issues is a dict of ints, not 2,364 objects made for a query that wants 3.
+    ``_set`` names the issues set since (in the order they were first set): the others still
+    are the kept parse's, so a query by label looks only at the kept issues carrying it.
     """
 
-    __slots__ = ("_items", "_kept")
+    __slots__ = ("_items", "_kept", "_set")
 
     def __init__(
         self,
-        items: Mapping[str, BeadsIssue | int] | None = None,
+        items: Mapping[str, BeadsIssue] | None = None,
         kept: KeptIssues | None = None,
     ) -> None:
         self._items: dict[str, BeadsIssue | int] = dict(items or {})
         self._kept = kept
+        self._set: dict[str, None] | None = {}  # None: an issue was deleted, no index used
+        if kept is not None:
+            self._items.update(kept.place)
 
     def __getitem__(self, issue_id: str) -> BeadsIssue:
         held = self._items[issue_id]
@@ -70,9 +91,12 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
 
     def __setitem__(self, issue_id: str, issue: BeadsIssue) -> None:
         self._items[issue_id] = issue
+        if self._set is not None and self._kept is not None:
+            self._set[issue_id] = None
 
     def __delitem__(self, issue_id: str) -> None:
         del self._items[issue_id]
+        self._set = None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)
@@ -94,7 +118,10 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
         return f"IssueMap({len(self._items)} issues)"
 
     def copy(self) -> IssueMap:
-        return IssueMap(self._items, self._kept)
+        out = IssueMap()
+        out._items, out._kept = dict(self._items), self._kept
+        out._set = None if self._set is None else dict(self._set)
+        return out
 
     def summaries(self) -> Iterator[tuple[str, str, tuple[str, ...], Any]]:
         """(id, status, labels, dedupe key as stored) of every issue, none read for it."""
@@ -106,13 +133,39 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
             else:
                 yield issue_id, held.status, held.labels, held.metadata.get(DEDUPE_KEY)
 
-    def matching(self, labels: set[str], status_ok: Callable[[str], bool]) -> list[BeadsIssue]:
-        """The issues carrying all ``labels`` whose status passes, in order; only they are read."""
-        return [
-            self[issue_id]
-            for issue_id, status, have, _ in self.summaries()
-            if status_ok(status) and labels.issubset(have)
-        ]
+    def matching(
+        self, labels: set[str], status_ok: Callable[[str], bool], status: str | None = None
+    ) -> list[BeadsIssue]:
+        """The issues carrying all ``labels`` whose status passes (``status_ok``; ``status``
+        if only that one can), in order; only they are read.
+
+        With a kept parse, its issues holding the rarest of ``labels`` and ``status``, and the
+        issues set since, are looked at, not every issue (14.5k closed merge issues at 100k
+        memories, 36 open ones)."""
+        kept, changed = self._kept, self._set
+        if kept is None or changed is None or not (labels or status):
+            return [
+                self[issue_id]
+                for issue_id, status, have, _ in self.summaries()
+                if status_ok(status) and labels.issubset(have)
+            ]
+        hits: list[tuple[int, str]] = []
+        places = [kept.by_label.get(label, ()) for label in labels]
+        if status is not None:
+            places.append(kept.by_label.get(STATUS + status, ()))
+        for k in min(places, key=len):
+            issue_id = kept.ids[k]
+            if issue_id in changed:
+                continue
+            if status_ok(kept.statuses[k]) and labels.issubset(kept.labels[k]):
+                hits.append((k, issue_id))
+        after = len(kept.ids)  # an issue new since comes after every kept one, in its order
+        for n, issue_id in enumerate(changed):
+            held = self[issue_id]
+            if status_ok(held.status) and labels.issubset(held.labels):
+                hits.append((kept.place.get(issue_id, after + n), issue_id))
+        hits.sort()
+        return [self[issue_id] for _, issue_id in hits]
 
 
 __all__ = ["IssueMap", "KeptIssues"]

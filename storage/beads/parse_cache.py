@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.beads.issue_lines import IssueLines, line_spans
-from cortexgraph.storage.beads.issue_map import IssueMap, KeptIssues
+from cortexgraph.storage.beads.issue_map import STATUS, IssueMap, KeptIssues
 
 if TYPE_CHECKING:
     from cortexgraph.storage.beads.issue_file import ParsedIssueFile
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"cortexgraph beads parse 3\n"
+MAGIC = b"cortexgraph beads parse 4\n"
 _TAG = (sys.implementation.cache_tag or "python").encode("ascii") + b"\n"
 
 
@@ -64,7 +64,7 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
     if len(body) != size or zlib.crc32(body) != crc:
         return None
     try:
-        key, ids, numbers, statuses, labels, dedupe_keys, raw_spans = marshal.loads(body)
+        key, ids, numbers, statuses, labels, dedupe_keys, by_label, raw_spans = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return None
     if key != bytes_key(data):
@@ -83,15 +83,16 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
     starts, ends = spans[0::2], spans[1::2]
     kept = KeptIssues(
         data,
-        [starts[n] for n in numbers],
-        [ends[n] for n in numbers],
+        ids,
+        ([starts[n] for n in numbers], [ends[n] for n in numbers]),
         statuses,
         labels,
         dedupe_keys,
+        by_label,
     )
     return ParsedIssueFile(
         IssueLines(data=data, spans=spans),
-        IssueMap(dict(zip(ids, range(len(ids)), strict=True)), kept),
+        IssueMap(kept=kept),
         dict(zip(ids, numbers, strict=True)),
     )
 
@@ -119,13 +120,14 @@ def save_parsed(path: Path, data: bytes, snap: ParsedIssueFile) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-def _columns(snap: ParsedIssueFile) -> tuple[list[Any], ...] | None:
-    """Each issue's id, line number, status, labels and dedupe key, in file order; None if
-    the file is not clean."""
+def _columns(snap: ParsedIssueFile) -> tuple[Any, ...] | None:
+    """Each issue's id, line number, status, labels and dedupe key, in file order, and each
+    label's issues (by that order); None if the file is not clean."""
     if snap.unreadable or snap.quarantined:
         return None
     columns: tuple[list[Any], ...] = ([], [], [], [], [])
     ids, numbers, statuses, labels, dedupe_keys = columns
+    by_label: dict[str, list[int]] = {}
     line_of = snap.line_of
     previous = -1
     for issue_id, status, have, dedupe_key in snap.issues.summaries():
@@ -140,7 +142,9 @@ def _columns(snap: ParsedIssueFile) -> tuple[list[Any], ...] | None:
         statuses.append(status)
         labels.append(tuple(have))
         dedupe_keys.append(dedupe_key)
-    return columns
+        for label in (*dict.fromkeys(have), STATUS + status):
+            by_label.setdefault(label, []).append(len(ids) - 1)
+    return (*columns, by_label)
 
 
 __all__ = ["bytes_key", "load_parsed", "save_parsed"]

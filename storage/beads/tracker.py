@@ -126,7 +126,7 @@ class BeadsTracker:
             )
 
         with self._tlock:  # only the issues that pass are read (issue_map.IssueMap)
-            issues = self._read().issues.matching(wanted, status_ok)
+            issues = self._read().issues.matching(wanted, status_ok, status)
         return [i for i in issues if assignee is None or i.assignee == assignee]
 
     def find(self, issue_id: str) -> BeadsIssue | None:
