@@ -102,10 +102,7 @@ class BatchState:
         file.path.parent.mkdir(parents=True, exist_ok=True)
         # ours to change in place: never IssueFile's cached snapshot
         self.snapshot = snap = _copy(snap)
-        self.keys = {}
-        for issue_id, status, _, key in snap.issues.summaries():  # no issue read for it
-            if key is not None and status != "tombstone":
-                self.keys.setdefault(str(key), issue_id)
+        self.keys = snap.issues.dedupe_holders()
         self._stamp(file.path, generation)
         return snap
 

@@ -9,7 +9,7 @@ in this process are held as they are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from cortexgraph.storage.beads import issue_lines
@@ -30,6 +30,7 @@ class KeptIssues:
         "data",
         "dedupe_keys",
         "ends",
+        "holders",
         "ids",
         "labels",
         "place",
@@ -46,11 +47,13 @@ class KeptIssues:
         labels: Sequence[tuple[str, ...]],
         dedupe_keys: Sequence[str | None],
         by_label: Mapping[str, Sequence[int]],
+        holders: Mapping[str, str],
     ) -> None:
         self.data, self.ids = data, ids
         self.starts, self.ends = spans
         self.statuses, self.labels, self.dedupe_keys = statuses, labels, dedupe_keys
         self.by_label = by_label
+        self.holders = holders  # dedupe key -> the first issue not tombstoned holding it
         self.place = dict(zip(ids, range(len(ids)), strict=True))
 
     def line(self, k: int) -> str:
@@ -133,6 +136,13 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
             else:
                 yield issue_id, held.status, held.labels, held.metadata.get(DEDUPE_KEY)
 
+    def dedupe_holders(self) -> dict[str, str]:
+        """Each dedupe key -> the first issue in file order holding it, tombstones left out;
+        a copy of the kept parse's when no issue was set since."""
+        if self._kept is not None and self._set == {}:
+            return dict(self._kept.holders)
+        return holders_of(self.summaries())
+
     def matching(
         self, labels: set[str], status_ok: Callable[[str], bool], status: str | None = None
     ) -> list[BeadsIssue]:
@@ -168,4 +178,13 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
         return [self[issue_id] for _, issue_id in hits]
 
 
-__all__ = ["IssueMap", "KeptIssues"]
+def holders_of(summaries: Iterable[tuple[str, str, tuple[str, ...], Any]]) -> dict[str, str]:
+    """Dedupe key -> holder over ``(id, status, labels, dedupe key)`` rows in file order."""
+    holders: dict[str, str] = {}
+    for issue_id, status, _, key in summaries:  # no issue read for it
+        if key is not None and status != "tombstone":
+            holders.setdefault(str(key), issue_id)
+    return holders
+
+
+__all__ = ["IssueMap", "KeptIssues", "holders_of"]

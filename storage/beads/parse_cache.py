@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.beads.issue_lines import IssueLines, line_spans
-from cortexgraph.storage.beads.issue_map import STATUS, IssueMap, KeptIssues
+from cortexgraph.storage.beads.issue_map import STATUS, IssueMap, KeptIssues, holders_of
 
 if TYPE_CHECKING:
     from cortexgraph.storage.beads.issue_file import ParsedIssueFile
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"cortexgraph beads parse 4\n"
+MAGIC = b"cortexgraph beads parse 5\n"
 _TAG = (sys.implementation.cache_tag or "python").encode("ascii") + b"\n"
 
 
@@ -64,7 +64,9 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
     if len(body) != size or zlib.crc32(body) != crc:
         return None
     try:
-        key, ids, numbers, statuses, labels, dedupe_keys, by_label, raw_spans = marshal.loads(body)
+        (key, ids, numbers, statuses, labels, dedupe_keys, by_label, holders, raw_spans) = (
+            marshal.loads(body)
+        )
     except (EOFError, ValueError, TypeError):
         return None
     if key != bytes_key(data):
@@ -89,6 +91,7 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
         labels,
         dedupe_keys,
         by_label,
+        holders,
     )
     return ParsedIssueFile(
         IssueLines(data=data, spans=spans),
@@ -144,7 +147,7 @@ def _columns(snap: ParsedIssueFile) -> tuple[Any, ...] | None:
         dedupe_keys.append(dedupe_key)
         for label in (*dict.fromkeys(have), STATUS + status):
             by_label.setdefault(label, []).append(len(ids) - 1)
-    return (*columns, by_label)
+    return (*columns, by_label, holders_of(zip(ids, statuses, labels, dedupe_keys, strict=True)))
 
 
 __all__ = ["bytes_key", "load_parsed", "save_parsed"]

@@ -225,3 +225,29 @@ def test_a_query_by_label_looks_only_at_the_issues_carrying_it_and_keeps_file_or
     assert got == [i.id for i in full.issues.values() if "digest" in i.labels]
     assert got == [closed[1], closed[3], new]
     assert merges == [open_merge]
+
+
+def test_a_batch_in_the_next_process_takes_the_dedupe_keys_from_the_kept_parse(
+    tmp_path, clock, monkeypatch
+):
+    """The kept parse holds each dedupe key's holder: a batch's first change in the next
+    process does not walk every issue to find them, and a key is still held once."""
+    from cortexgraph.storage.beads.issue_map import IssueMap
+
+    store, (digest_id, _) = _store_with_closed_merges(tmp_path, clock)
+    walked: list[int] = []
+    real = IssueMap.summaries
+
+    def counted(self):
+        walked.append(len(self))
+        return real(self)
+
+    monkeypatch.setattr(IssueMap, "summaries", counted)
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    with tracker.batch("decay-analyzer"):
+        again = tracker.create("digest", labels=["digest"], dedupe_key="digest:high")
+        low = tracker.create("digest", labels=["digest"], dedupe_key="digest:low")
+        assert tracker.create("digest", labels=["digest"], dedupe_key="digest:low").id == low.id
+        assert walked == []  # (the batch's end walks them once, to keep the new parse)
+
+    assert again.id == digest_id and low.id != digest_id
