@@ -136,6 +136,13 @@ class IssueMap(MutableMapping[str, BeadsIssue]):
             else:
                 yield issue_id, held.status, held.labels, held.metadata.get(DEDUPE_KEY)
 
+    def kept_since(self) -> tuple[KeptIssues, list[str]] | None:
+        """The kept parse this map was made from and the issues set since, in the order they
+        were first set; None if it was not made from one (or an issue was deleted)."""
+        if self._kept is None or self._set is None:
+            return None
+        return self._kept, list(self._set)
+
     def dedupe_holders(self) -> dict[str, str]:
         """Each dedupe key -> the first issue in file order holding it, tombstones left out;
         a copy of the kept parse's when no issue was set since."""

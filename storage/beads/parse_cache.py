@@ -16,6 +16,7 @@ cache is ignored and rewritten by the next parse.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import logging
 import marshal
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.beads.issue_lines import IssueLines, line_spans
 from cortexgraph.storage.beads.issue_map import STATUS, IssueMap, KeptIssues, holders_of
+from cortexgraph.storage.beads.schema import DEDUPE_KEY
 
 if TYPE_CHECKING:
     from cortexgraph.storage.beads.issue_file import ParsedIssueFile
@@ -128,6 +130,9 @@ def _columns(snap: ParsedIssueFile) -> tuple[Any, ...] | None:
     label's issues (by that order); None if the file is not clean."""
     if snap.unreadable or snap.quarantined:
         return None
+    since = snap.issues.kept_since()
+    if since is not None:
+        return _patched_columns(snap, *since)
     columns: tuple[list[Any], ...] = ([], [], [], [], [])
     ids, numbers, statuses, labels, dedupe_keys = columns
     by_label: dict[str, list[int]] = {}
@@ -148,6 +153,53 @@ def _columns(snap: ParsedIssueFile) -> tuple[Any, ...] | None:
         for label in (*dict.fromkeys(have), STATUS + status):
             by_label.setdefault(label, []).append(len(ids) - 1)
     return (*columns, by_label, holders_of(zip(ids, statuses, labels, dedupe_keys, strict=True)))
+
+
+def _patched_columns(
+    snap: ParsedIssueFile, kept: KeptIssues, changed: list[str]
+) -> tuple[Any, ...] | None:
+    """``_columns`` of a file read from a kept parse: its columns with the issues set since
+    put in (a run changes 70 of 2,364 issues at 10k memories), not made again from every
+    issue. The map's order is the kept issues' in theirs, then the new ones as first set."""
+    ids, statuses, labels = list(kept.ids), list(kept.statuses), list(kept.labels)
+    dedupe_keys = list(kept.dedupe_keys)
+    by_label = {label: list(places) for label, places in kept.by_label.items()}
+    holders: dict[str, str] | None = dict(kept.holders)
+    for issue_id in changed:
+        issue = snap.issues[issue_id]
+        key = issue.metadata.get(DEDUPE_KEY)
+        if key is not None and not isinstance(key, str):
+            return None
+        have = tuple(issue.labels)
+        new = (*dict.fromkeys(have), STATUS + issue.status)
+        k = kept.place.get(issue_id)
+        if k is None:  # opened since: after every kept issue
+            k = len(ids)
+            ids.append(issue_id)
+            statuses.append(issue.status)
+            labels.append(have)
+            dedupe_keys.append(key)
+            for label in new:
+                by_label.setdefault(label, []).append(k)
+            if holders is not None and key is not None and issue.status != "tombstone":
+                holders.setdefault(key, issue_id)
+            continue
+        old = (*dict.fromkeys(labels[k]), STATUS + statuses[k])
+        if (dedupe_keys[k], statuses[k] == "tombstone") != (key, issue.status == "tombstone"):
+            holders = None  # who holds a key first may have changed: counted again below
+        for label in old:
+            if label not in new:
+                by_label[label].remove(k)
+        for label in new:
+            if label not in old:
+                bisect.insort(by_label.setdefault(label, []), k)
+        statuses[k], labels[k], dedupe_keys[k] = issue.status, have, key
+    numbers = [snap.line_of[issue_id] for issue_id in ids]
+    if numbers != sorted(numbers):  # an id first seen above its last line
+        return None
+    if holders is None:
+        holders = holders_of(zip(ids, statuses, labels, dedupe_keys, strict=True))
+    return ids, numbers, statuses, labels, dedupe_keys, by_label, holders
 
 
 __all__ = ["bytes_key", "load_parsed", "save_parsed"]

@@ -248,6 +248,35 @@ def test_a_batch_in_the_next_process_takes_the_dedupe_keys_from_the_kept_parse(
         again = tracker.create("digest", labels=["digest"], dedupe_key="digest:high")
         low = tracker.create("digest", labels=["digest"], dedupe_key="digest:low")
         assert tracker.create("digest", labels=["digest"], dedupe_key="digest:low").id == low.id
-        assert walked == []  # (the batch's end walks them once, to keep the new parse)
+        assert walked == []
 
     assert again.id == digest_id and low.id != digest_id
+    assert walked == []  # the new parse kept at the end: the old one with these put in
+
+
+def test_the_parse_kept_after_a_batch_is_the_one_a_full_parse_gives(tmp_path, clock):
+    """The kept parse of the file a batch wrote is made from the one it read and the
+    issues it set: the same ids, lines, statuses, labels and key holders as a full parse."""
+    from cortexgraph.storage.beads.parse_cache import _columns, load_parsed
+    from cortexgraph.storage.beads.schema import DEDUPE_KEY
+
+    store, (digest_id, open_merge) = _store_with_closed_merges(tmp_path, clock)
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    closed = [i.id for i in tracker.query(labels=["merge"], status="closed")]
+    with tracker.batch("consolidation"):
+        tracker.update(closed[2], labels=["merge", "digest"])
+        tracker.update(closed[5], status="open")
+        tracker.update(digest_id, metadata={DEDUPE_KEY: "digest:old"})  # gives up its key
+        late = tracker.create("digest", labels=["digest"], dedupe_key="digest:late").id
+        tracker.claim(open_merge, "semantic-merge")
+        tracker.update(closed[7], labels=[])
+
+    data = tracker.path.read_bytes()
+    kept = load_parsed(tracker._file.parse_cache, data)
+    assert kept is not None
+    full = parse_issue_lines(data)
+    assert _columns(kept) == _columns(full)
+    holders = kept.issues.dedupe_holders()
+    assert holders["digest:late"] == late and holders["digest:old"] == digest_id
+    assert "digest:high" not in holders
+    assert kept.line_of == full.line_of and kept.to_bytes() == data
