@@ -41,10 +41,17 @@ def is_current(memory: Memory) -> bool:
     )
 
 
+def newest_first(store: MemoryStore, memories: Iterable[Memory]) -> list[Memory]:
+    """``memories`` newest first; within one second of ``created_at`` (its unit), the later
+    save first: the same order in every process, where the random id was not."""
+    found = list(memories)
+    rank = store.save_ranks(m.id for m in found)
+    return sorted(found, key=lambda m: (-m.created_at, -rank.get(m.id, -1)))
+
+
 def core_memories(store: MemoryStore) -> list[Memory]:
     """Current core memories, newest first."""
-    found = [m for m in store.list() if m.is_core and is_current(m)]
-    return sorted(found, key=lambda m: (-m.created_at, m.id))
+    return newest_first(store, (m for m in store.list() if m.is_core and is_current(m)))
 
 
 def core_notes(notes: Iterable[Any]) -> list[Any]:

@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from cortexgraph.retrieval.core import newest_first
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
@@ -45,8 +46,7 @@ def memories_naming(store: IndexedStore, name: str, limit: int) -> list[Memory]:
         for r in hits
         if r.memory.status != MemoryStatus.ARCHIVED and pattern.search(r.memory.content)
     ]
-    found.sort(key=lambda m: (-m.created_at, m.id))
-    return found[:limit]
+    return newest_first(store, found)[:limit]
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +203,7 @@ class _Builder:
         ]
         if not memories and self.root == ref:  # not extracted yet: the text names it
             memories = memories_naming(self.store, name, self.max_fanout + 1)
-        memories.sort(key=lambda m: (-m.created_at, m.id))
+        memories = newest_first(self.store, memories)
         if len(memories) > self.max_fanout:
             self.truncated = True
         out = []

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cortexgraph.retrieval.core import resolve_memory_id
+from cortexgraph.retrieval.core import newest_first, resolve_memory_id
 from cortexgraph.storage.errors import InvalidInputError, RelationNotFoundError
 from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import RELATION_TYPES, Memory, Relation
@@ -182,7 +182,7 @@ def find_superseded(
         candidate_ids |= store.ids_with_entity(entity)
     candidates = [m for i in candidate_ids - skip if (m := store.find(i)) is not None]
     candidates = [m for m in candidates if m.created_at <= new.created_at and _current(m)]
-    candidates.sort(key=lambda m: (-m.created_at, m.id))
+    candidates = newest_first(store, candidates)  # "the newest": the later of one second's
     new_entities = {e.lower() for e in new.entities}
     new_attrs = attribute_classes(new.content)
     new_words = _content_words(new) - _ATTRIBUTE_WORDS
@@ -359,7 +359,7 @@ def history_of(store: MemoryStore, memory_id: str, limit: int = 20) -> list[Memo
                     seen.add(old.id)
                     chain.append(old)
                     frontier.append(old.id)
-    return sorted(chain, key=lambda m: (-m.created_at, m.id))[:limit]
+    return newest_first(store, chain)[:limit]
 
 
 __all__ = [

@@ -227,6 +227,15 @@ class IndexedStore(StoreIndexes):
             self._sync()
             return memory_id in self._memories
 
+    def save_ranks(self, memory_ids: Iterable[str]) -> dict[str, int]:
+        """Each held id's place in the order the memories were first saved (a later save,
+        higher): the same in every process and after a reopen. It breaks ties of whole-second
+        ``created_at`` (a burst of saves shares one second). Ids not held are left out."""
+        with self._lock:
+            self._sync()
+            order = self.save_order
+            return {i: order[i] for i in memory_ids if i in order}
+
     def ids_with_entity(self, entity: str) -> set[str]:
         with self._lock:
             self._sync()

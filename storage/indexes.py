@@ -82,11 +82,31 @@ class StoreIndexes:
         self._relations_by_memory: dict[str, set[str]] = {}
         self._text = TextIndex()
         self.dense_sync = DenseSyncState()
+        # Each memory's place in the order it was first saved: ``_memories``' order, which is
+        # its file's line order (a reopen keeps a record at its first line; compaction writes
+        # in this order). Whole-second ``created_at`` ties among a burst of saves are broken by
+        # it, not by the random id. Built on first use (``save_order``), then kept up to date.
+        self._save_order: dict[str, int] | None = None
+        self._saves = 0
 
     # -- read-only views for search: the caller holds the store's lock and must not change them
     @property
     def memories_by_id(self) -> Mapping[str, Memory]:
         return self._memories
+
+    @property
+    def save_order(self) -> Mapping[str, int]:
+        """Id -> place in the order the memories were first saved (a later save, higher)."""
+        if self._save_order is None:
+            self._save_order = dict(zip(self._memories, range(len(self._memories)), strict=True))
+            self._saves = len(self._memories)
+        return self._save_order
+
+    def _note_saved(self, memory_id: str) -> None:
+        """``memory_id`` was just added to ``_memories`` (at its end)."""
+        if self._save_order is not None:
+            self._save_order[memory_id] = self._saves
+            self._saves += 1
 
     @property
     def text_index(self) -> TextIndex:
@@ -132,6 +152,8 @@ class StoreIndexes:
             fresh = dict(zip(map(_ID, memories), memories, strict=True))
         groups = self._index_keys(fresh)
         self._memories.update(fresh)
+        for mid in fresh:
+            self._note_saved(mid)
         # searchable_text in two parts: content, and tags and entities (one string per group)
         labels = {key[:2]: _label_text(*key[:2]) for key in groups}
         loaded = fresh.values()
@@ -191,8 +213,11 @@ class StoreIndexes:
                 and old.tags == memory.tags
                 and old.entities == memory.entities
                 and old.ranking_context == memory.ranking_context,
+                replacing=True,
             )
-        self._memories[memory.id] = memory
+        else:
+            self._note_saved(memory.id)
+        self._memories[memory.id] = memory  # a replaced one keeps its place (save order)
         for tag in memory.tags:
             self._by_tag.setdefault(tag.lower(), set()).add(memory.id)
         if not self._entities_deferred:
@@ -202,8 +227,13 @@ class StoreIndexes:
         if memory.id not in self._text:
             self._text.add(memory.id, searchable_text(memory), context=memory.ranking_context)
 
-    def _unindex_memory(self, memory: Memory, keep_text: bool = False) -> None:
-        self._memories.pop(memory.id, None)
+    def _unindex_memory(
+        self, memory: Memory, keep_text: bool = False, replacing: bool = False
+    ) -> None:
+        if not replacing:
+            self._memories.pop(memory.id, None)
+            if self._save_order is not None:
+                self._save_order.pop(memory.id, None)
         indexes = [(self._by_tag, memory.tags)]
         if not self._entities_deferred:
             indexes.append((self._entity_ids, memory.entities))
@@ -238,6 +268,7 @@ class StoreIndexes:
 
     def _clear_indexes(self) -> None:
         self._memories.clear()
+        self._save_order = None
         self._relations.clear()
         self._by_tag.clear()
         self._entity_ids.clear()

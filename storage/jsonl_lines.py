@@ -82,7 +82,9 @@ def live_records(
 
 
 def _latest_objects(data: bytes, check: LineCheck | None, bad: list[BadLine]) -> list[Any]:
-    """The newest line's object per live id, in order of those lines; bad lines into ``bad``."""
+    """The newest line's object per live id, in the order the ids were first saved (since
+    their last tombstone: the store's save order, which ties of ``created_at`` go by); bad
+    lines into ``bad``."""
     latest: dict[str, dict[str, Any]] = {}
     for raw in data.split(b"\n"):
         if not raw.strip():
@@ -96,8 +98,7 @@ def _latest_objects(data: bytes, check: LineCheck | None, bad: list[BadLine]) ->
         if obj.get("_deleted") is True:
             latest.pop(rid, None)
         else:
-            latest.pop(rid, None)  # re-insert so the dict keeps last-write order
-            latest[rid] = obj
+            latest[rid] = obj  # an update keeps the place of the first save
     return list(latest.values())
 
 
@@ -121,11 +122,18 @@ def _parsed_in_bulk(data: bytes, lines_pass: LinesCheck) -> list[Any] | None:
     ids = list(map(dict.get, objs, repeat("id")))
     if set(map(type, ids)) != {str}:
         return None
-    last_line = dict(zip(ids, range(len(ids)), strict=True))
-    if len(last_line) < len(ids):  # updated records: each at its newest line
-        objs = [objs[i] for i in sorted(last_line.values())]
     if any(map(dict.__contains__, objs, repeat("_deleted"))):
-        objs = [obj for obj in objs if obj.get("_deleted") is not True]
+        # A tombstone: an id saved again after it takes the place of that later save.
+        latest: dict[str, dict[str, Any]] = {}
+        for obj in objs:
+            if obj.get("_deleted") is True:
+                latest.pop(obj["id"], None)
+            else:
+                latest[obj["id"]] = obj
+        return list(latest.values())
+    last_line = dict(zip(ids, range(len(ids)), strict=True))
+    if len(last_line) < len(ids):  # updated records: each newest line, at its first save's place
+        objs = [objs[last_line[i]] for i in dict.fromkeys(ids)]
     return objs
 
 
@@ -218,9 +226,10 @@ def tombstone(record_id: str) -> str:
 
 
 def record_lines(records: Sequence[Memory | Relation]) -> list[bytes]:
-    """One line per record, oldest first (a compacted file reads in creation order)."""
-    ordered = sorted(records, key=lambda r: (r.created_at, r.id))
-    return [(dumps_compact(r.to_json()) + "\n").encode() for r in ordered]
+    """One line per record, in the order given: the store's save order, so that a compacted
+    file reopens to it (ties of whole-second ``created_at`` go by it; sorting by created_at
+    and then the random id put one second's saves in a new order at every compaction)."""
+    return [(dumps_compact(r.to_json()) + "\n").encode() for r in records]
 
 
 def count_lines(path: Path) -> int:

@@ -181,6 +181,10 @@ class MemoryStore(Protocol):
     def touch(
         self, memory_id: str, *, boost_strength: bool = False, now: float | None = None
     ) -> Memory: ...
+    def save_ranks(self, memory_ids: Iterable[str]) -> dict[str, int]:
+        """Each held id's place in the order the memories were first saved (later, higher)."""
+        ...
+
     def search(
         self,
         query: str | None = None,

@@ -96,6 +96,8 @@ class SearchableStore(Protocol):
     @property
     def memories_by_id(self) -> Mapping[str, Memory]: ...
     @property
+    def save_order(self) -> Mapping[str, int]: ...
+    @property
     def text_index(self) -> TextIndex: ...
     @property
     def ids_by_tag(self) -> Mapping[str, set[str]]: ...
@@ -305,7 +307,10 @@ def run_search(store: SearchableStore, request: SearchRequest) -> list[SearchRes
         )
     if successor_rank:
         results = _lift_successors(store, results, successor_rank, scope, now)
-    results.sort(key=lambda r: (-r.score, -r.memory.last_used, r.memory.id))
+    # Equal scores and last use (a burst of saves shares one second): the later save first,
+    # the same in every process; the random id would reorder them from run to run.
+    order = store.save_order
+    results.sort(key=lambda r: (-r.score, -r.memory.last_used, -order.get(r.memory.id, -1)))
     head = results[:top_k]
     if relevance and cfg.review_blend_ratio > 0 and len(results) > top_k:
         head = _blend_reviews(head, results[top_k:], top_k, cfg)

@@ -17,7 +17,7 @@ from cortexgraph.retrieval.temporal import (
     restore,
     supersede,
 )
-from cortexgraph.storage import open_store
+from cortexgraph.storage import InMemoryStore, open_store
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 
 # (old fact, its entities, the update, its entities)
@@ -191,3 +191,28 @@ def test_id_prefixes_resolve_only_when_unique_and_long_enough(store):
         resolve_memory_id(store, m.id[:4])
     with pytest.raises(InvalidInputError):
         resolve_memory_id(store, "../etc/passwd")
+
+
+def test_of_two_matches_saved_in_one_second_the_later_save_is_superseded():
+    # created_at is whole seconds: a burst of saves shares one. "The newest" is then the later
+    # save, whatever the random ids (the tie went to the smaller id, which changed run to run).
+    for _ in range(30):
+        store = InMemoryStore()
+        store.save("Sarah lives in Paris", entities=["sarah", "paris"], now=NOW - DAY)
+        later = store.save("Sarah lives in Paris", entities=["sarah", "paris"], now=NOW - DAY)
+        new = store.save("Sarah moved from Paris to London", entities=["sarah"], now=NOW)
+        assert [m.old_id for m in find_superseded(store, new, update_cue=True)] == [later.id]
+
+
+def test_the_later_save_stays_the_newest_after_an_update_and_a_reopen(tmp_path):
+    for draw in range(12):
+        path = tmp_path / f"stm{draw}"
+        store = open_store(path)
+        earlier = store.save("Sarah lives in Paris", entities=["sarah", "paris"], now=NOW - DAY)
+        later = store.save("Sarah lives in Paris", entities=["sarah", "paris"], now=NOW - DAY)
+        store.update(earlier.id, extra={"checked": True})  # a change is not a later save
+        store.compact()
+        again = open_store(path)
+        new = again.save("Sarah moved from Paris to London", entities=["sarah"], now=NOW)
+        assert [m.old_id for m in find_superseded(again, new, update_cue=True)] == [later.id]
+        assert [m.old_id for m in find_superseded(store, new, update_cue=True)] == [later.id]

@@ -134,6 +134,26 @@ def test_search_finds_by_unique_word_and_respects_filters(store, now):
     assert [r.memory.id for r in archived] == [target.id]
 
 
+def test_equal_search_scores_rank_the_later_save_first_in_every_view(store, reopen, now):
+    # A burst of saves shares one whole second: equal score and last use. The later save
+    # ranks first (the random id ordered them differently in every run), and a change to an
+    # earlier one, a reopen or a compaction does not make it a later save.
+    saved = [store.save("The ferry timetable changed again", now=now).id for _ in range(12)]
+    store.update(saved[0], extra={"checked": True})
+    later_first = saved[::-1]
+
+    def ranked(s) -> list[str]:
+        hits = s.search("ferry timetable", top_k=20, now=now, use_embeddings=False)
+        return [r.memory.id for r in hits]
+
+    assert ranked(store) == later_first
+    assert ranked(reopen(store)) == later_first
+    store.compact()
+    assert ranked(reopen(store)) == later_first
+    ranks = store.save_ranks([saved[3], saved[1], "not-held"])
+    assert set(ranks) == {saved[1], saved[3]} and ranks[saved[1]] < ranks[saved[3]]
+
+
 def test_search_window_and_min_score(store, now):
     old = store.save("ancient aardvark", now=now - 30 * DAY)
     new = store.save("fresh aardvark", now=now)
