@@ -41,6 +41,7 @@ class CandidateGatherer:
         self.now, self.history = now, history
         self.by_key: dict[str, Candidate] = {}
         self.notes: list[str] = []
+        self.save_ranks: dict[str, int] = {}  # the candidates' memories, set by finish()
         if index is None and ("ltm" in filters.memory_types):
             self.notes.append("no vault index: long-term notes not searched")
 
@@ -235,7 +236,8 @@ class CandidateGatherer:
         score = self.cfg.weights.score
         for c in unique:
             c.score = score(c)
-        core = order_by(lambda c: c.score, [c for c in unique if c.tier == "core"])
+        self.save_ranks = self.store.save_ranks(c.memory_id for c in unique if c.memory_id)
+        core = order_by(lambda c: c.score, [c for c in unique if c.tier == "core"], self.save_ranks)
         floor = self.filters.min_confidence
         rest = [c for c in unique if c.tier != "core" and (floor is None or c.score >= floor)]
         return core, rest

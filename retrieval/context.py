@@ -201,7 +201,7 @@ def memory_retrieve(
     if "graph" in types:
         gather.graph(query)
     core, rest = gather.finish()
-    ranked, repeats = _without_near_duplicates(order_by(cfg.weights.score, rest))
+    ranked, repeats = _without_near_duplicates(order_by(cfg.weights.score, rest, gather.save_ranks))
     if repeats:
         gather.notes.append(f"{repeats} near-duplicate(s) of a higher-ranked item left out")
     packed = pack(

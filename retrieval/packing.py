@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -179,8 +179,20 @@ def _assemble(
     return "\n".join(lines), tuple(items)
 
 
-def order_by(score: Callable[[Candidate], float], cands: Sequence[Candidate]) -> list[Candidate]:
-    return sorted(cands, key=lambda c: (-score(c), c.tier, c.key))
+def order_by(
+    score: Callable[[Candidate], float],
+    cands: Sequence[Candidate],
+    save_ranks: Mapping[str, int] | None = None,
+) -> list[Candidate]:
+    """Highest score first; a tie of one tier goes to the later save (``save_ranks``, the
+    store's), the same in every process: the key (a random memory id) reordered a burst of
+    one second's saves from run to run. Notes and facts (no memory) fall back to the key."""
+    ranks = save_ranks or {}
+
+    def saved(c: Candidate) -> int:
+        return ranks.get(c.memory_id, -1) if c.memory_id is not None else -1
+
+    return sorted(cands, key=lambda c: (-score(c), c.tier, -saved(c), c.key))
 
 
 __all__ = ["SECTIONS", "Candidate", "Packed", "PackedItem", "day", "flatten", "pack", "render"]

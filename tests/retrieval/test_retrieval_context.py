@@ -6,6 +6,7 @@ import pytest
 from retrieval_helpers import DAY, NOW, write_note
 
 from cortexgraph.retrieval import RetrievalConfig, RetrievalWeights, memory_retrieve, set_core
+from cortexgraph.storage import InMemoryStore
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.vault_sync.ltm_index import LTMIndex
 
@@ -157,3 +158,26 @@ def test_bad_arguments_and_empty_store(store):
     for query, budget in (("", 100), ("x", 5), ("x", True), ("x", 10**9)):
         with pytest.raises(InvalidInputError):
             memory_retrieve(store, query, budget, now=NOW)
+
+
+def test_equal_core_memories_saved_in_one_second_pack_the_later_save_first():
+    # created_at is whole seconds: a burst of saves shares one, and equal scores went to the
+    # random memory id, which reordered the packed context from run to run.
+    for _ in range(20):
+        store = InMemoryStore()
+        saved = [store.save(f"Standing rule {w}: keep it.", now=NOW - DAY) for w in FRUIT]
+        for m in saved:
+            set_core(store, m.id)
+        ctx = memory_retrieve(store, "rule", 800, {"memory_types": ["core"]}, now=NOW)
+        assert [i.memory_id for i in ctx.items] == [m.id for m in reversed(saved)]
+
+
+def test_equal_memories_saved_in_one_second_pack_the_later_save_first():
+    for _ in range(20):
+        store = InMemoryStore()
+        saved = [store.save(f"Deploy window note {w}", now=NOW - DAY) for w in FRUIT]
+        ctx = memory_retrieve(store, "deploy window", 800, {"memory_types": ["stm"]}, now=NOW)
+        assert [i.memory_id for i in ctx.items] == [m.id for m in reversed(saved)]
+
+
+FRUIT = ["kiwi", "mango", "pear", "plum", "fig"]
