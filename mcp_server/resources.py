@@ -15,6 +15,7 @@ from cortexgraph.activation.entities import entity_kind
 from cortexgraph.mcp_server.entity_reading import entities_pending
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.mcp_server.views import memory_view, paginate, preview
+from cortexgraph.retrieval.core import newest_first
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus, validate_id
 
@@ -164,7 +165,7 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
         if page < 1:
             raise ResourceError("page must be 1 or more")
         s = store()
-        memories = sorted(s.list(status=MemoryStatus.ACTIVE), key=lambda m: (-m.created_at, m.id))
+        memories = newest_first(s, s.list(status=MemoryStatus.ACTIVE))
         pg = paginate(memories, page, GRAPH_PAGE_SIZE)
         rels = {r.id: r.to_json() for m in pg.items for r in s.relations(m.id)}
         return json.dumps(

@@ -20,6 +20,7 @@ from cortexgraph.mcp_server.views import (
     relation_view,
     result_view,
 )
+from cortexgraph.retrieval.core import newest_first
 from cortexgraph.storage.decay import memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import MemoryStatus, SearchResult, validate_tags
@@ -186,7 +187,7 @@ def read_graph(
     """The memory graph, one page at a time: memories and the relations among them."""
     state = state_of(ctx)
     store = state.store
-    memories = sorted(store.list(status=_status(status)), key=lambda m: (-m.created_at, m.id))
+    memories = newest_first(store, store.list(status=_status(status)))
     if limit is not None:
         memories = memories[:limit]
     pg = paginate(memories, page, page_size)
