@@ -67,7 +67,10 @@ def find_entities(
     if not todo:  # the model is not loaded to read nothing (spaCy: seconds, torch's import)
         return 0, "none"
     # A first run over a large store reads the newest memories; the rest wait for the next.
-    todo.sort(key=lambda m: (-m.created_at, m.id))
+    # Within one second (created_at's unit), the later save: the random id changed which of a
+    # burst of saves a limited run read from one run to the next.
+    rank = store.save_ranks(m.id for m in todo)
+    todo.sort(key=lambda m: (-m.created_at, -rank.get(m.id, -1)))
     left = max(0, len(todo) - limit)
     todo = todo[:limit]
     method = finder.method
