@@ -62,8 +62,12 @@ def collect_bundle(store: Any, vault: Path | None = None, tracker: Any = None) -
     # writer between the two reads left relations pointing at memories not in the file.
     with store.writing():
         memories, relations = store.list(), store.relations()
+        rank = store.save_ranks(m.id for m in memories)
+    # Oldest first; within one second (created_at's unit), the earlier save first: an import
+    # saves in file order, so the imported store keeps the exported one's save order.
+    memories.sort(key=lambda m: (m.created_at, rank.get(m.id, -1)))
     return Bundle(
-        memories=[m.to_json() for m in sorted(memories, key=lambda m: (m.created_at, m.id))],
+        memories=[m.to_json() for m in memories],
         relations=[r.to_json() for r in sorted(relations, key=lambda r: (r.created_at, r.id))],
         notes=dict(vault_notes(vault)),
         issues=[issue_as_json(i) for i in tracker.query()] if tracker is not None else [],
