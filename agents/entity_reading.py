@@ -20,6 +20,7 @@ from typing import Protocol
 from cortexgraph.agents.restatement import utterance
 from cortexgraph.storage.models import MENTIONS_KEY, Memory
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.save_order import newest_first
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +67,9 @@ def find_entities(
     todo = [m for m in memories.values() if _needs_reading(m, finder)]
     if not todo:  # the model is not loaded to read nothing (spaCy: seconds, torch's import)
         return 0, "none"
-    # A first run over a large store reads the newest memories; the rest wait for the next.
-    # Within one second (created_at's unit), the later save: the random id changed which of a
-    # burst of saves a limited run read from one run to the next.
-    rank = store.save_ranks(m.id for m in todo)
-    todo.sort(key=lambda m: (-m.created_at, -rank.get(m.id, -1)))
+    # A first run over a large store reads the newest memories (of one second's, the later
+    # saves); the rest wait for the next.
+    todo = newest_first(store, todo)
     left = max(0, len(todo) - limit)
     todo = todo[:limit]
     method = finder.method

@@ -15,9 +15,9 @@ from cortexgraph.activation.entities import entity_kind
 from cortexgraph.mcp_server.entity_reading import entities_pending
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.mcp_server.views import memory_view, paginate, preview
-from cortexgraph.retrieval.core import newest_first
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus, validate_id
+from cortexgraph.storage.save_order import newest_first
 
 GRAPH_PAGE_SIZE = 50
 

@@ -20,10 +20,10 @@ from cortexgraph.mcp_server.views import (
     relation_view,
     result_view,
 )
-from cortexgraph.retrieval.core import newest_first
 from cortexgraph.storage.decay import memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import MemoryStatus, SearchResult, validate_tags
+from cortexgraph.storage.save_order import newest_first
 
 MAX_QUERY_CHARS = 10_000
 

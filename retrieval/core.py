@@ -12,6 +12,7 @@ from typing import Any
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import Memory, MemoryStatus, validate_id
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.save_order import newest_first
 
 CORE_KEY = "core"
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
@@ -39,14 +40,6 @@ def is_current(memory: Memory) -> bool:
         and extra.get("valid_until") is None
         and not extra.get("deprecated")
     )
-
-
-def newest_first(store: MemoryStore, memories: Iterable[Memory]) -> list[Memory]:
-    """``memories`` newest first; within one second of ``created_at`` (its unit), the later
-    save first: the same order in every process, where the random id was not."""
-    found = list(memories)
-    rank = store.save_ranks(m.id for m in found)
-    return sorted(found, key=lambda m: (-m.created_at, -rank.get(m.id, -1)))
 
 
 def core_memories(store: MemoryStore) -> list[Memory]:

@@ -21,10 +21,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from cortexgraph.retrieval.core import newest_first
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.save_order import newest_first
 from cortexgraph.vault_sync.entity_notes import entity_name
 
 MAX_DEPTH = 3

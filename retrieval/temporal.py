@@ -26,11 +26,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cortexgraph.retrieval.core import newest_first, resolve_memory_id
+from cortexgraph.retrieval.core import resolve_memory_id
 from cortexgraph.storage.errors import InvalidInputError, RelationNotFoundError
 from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import RELATION_TYPES, Memory, Relation
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.save_order import newest_first
 from cortexgraph.storage.text_index import tokenize
 
 SUPERSEDED_BY = "superseded_by"

@@ -25,6 +25,7 @@ from cortexgraph.storage.export_file import (
     write_bundle,
 )
 from cortexgraph.storage.models import Memory, Relation
+from cortexgraph.storage.save_order import oldest_first
 from cortexgraph.storage.validation import checked_memory
 
 _SKIP_DIRS = {".cortexgraph", ".obsidian", ".git", ".trash"}
@@ -61,11 +62,9 @@ def collect_bundle(store: Any, vault: Path | None = None, tracker: Any = None) -
     # Memories and relations read under one hold of the store's lock: a snapshot, where a
     # writer between the two reads left relations pointing at memories not in the file.
     with store.writing():
-        memories, relations = store.list(), store.relations()
-        rank = store.save_ranks(m.id for m in memories)
-    # Oldest first; within one second (created_at's unit), the earlier save first: an import
-    # saves in file order, so the imported store keeps the exported one's save order.
-    memories.sort(key=lambda m: (m.created_at, rank.get(m.id, -1)))
+        # Oldest first, one second's saves in save order: an import saves in file order, so
+        # the imported store keeps the exported one's save order.
+        memories, relations = oldest_first(store, store.list()), store.relations()
     return Bundle(
         memories=[m.to_json() for m in memories],
         relations=[r.to_json() for r in sorted(relations, key=lambda r: (r.created_at, r.id))],
