@@ -191,15 +191,10 @@ def test_a_batch_in_the_next_process_writes_the_lines_it_did_not_change_as_they_
     assert open_tracker(store, search_parents=False).get(digest_id) == full.issues[digest_id]
 
 
-def test_a_query_by_label_looks_only_at_the_issues_carrying_it_and_keeps_file_order(
-    tmp_path, clock, monkeypatch
-):
-    """The kept parse indexes its issues by label: a query for one label does not walk the
-    other issues (14.5k closed merge issues at 100k memories). Issues changed or opened
-    since come in file order with the kept ones, as a full parse of the file gives them."""
+def _count_walks(monkeypatch) -> list[int]:
+    """The sizes of the issue maps walked whole (``IssueMap.summaries``) from now on."""
     from cortexgraph.storage.beads.issue_map import IssueMap
 
-    store, (digest_id, open_merge) = _store_with_closed_merges(tmp_path, clock)
     walked: list[int] = []
     real = IssueMap.summaries
 
@@ -208,6 +203,17 @@ def test_a_query_by_label_looks_only_at_the_issues_carrying_it_and_keeps_file_or
         return real(self)
 
     monkeypatch.setattr(IssueMap, "summaries", counted)
+    return walked
+
+
+def test_a_query_by_label_looks_only_at_the_issues_carrying_it_and_keeps_file_order(
+    tmp_path, clock, monkeypatch
+):
+    """The kept parse indexes its issues by label: a query for one label does not walk the
+    other issues (14.5k closed merge issues at 100k memories). Issues changed or opened
+    since come in file order with the kept ones, as a full parse of the file gives them."""
+    store, (digest_id, open_merge) = _store_with_closed_merges(tmp_path, clock)
+    walked = _count_walks(monkeypatch)
     tracker = open_tracker(store, search_parents=False, clock=clock)
     assert [i.id for i in tracker.query(labels=["digest"])] == [digest_id]
     assert walked == []
@@ -232,17 +238,8 @@ def test_a_batch_in_the_next_process_takes_the_dedupe_keys_from_the_kept_parse(
 ):
     """The kept parse holds each dedupe key's holder: a batch's first change in the next
     process does not walk every issue to find them, and a key is still held once."""
-    from cortexgraph.storage.beads.issue_map import IssueMap
-
     store, (digest_id, _) = _store_with_closed_merges(tmp_path, clock)
-    walked: list[int] = []
-    real = IssueMap.summaries
-
-    def counted(self):
-        walked.append(len(self))
-        return real(self)
-
-    monkeypatch.setattr(IssueMap, "summaries", counted)
+    walked = _count_walks(monkeypatch)
     tracker = open_tracker(store, search_parents=False, clock=clock)
     with tracker.batch("decay-analyzer"):
         again = tracker.create("digest", labels=["digest"], dedupe_key="digest:high")
