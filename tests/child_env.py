@@ -42,6 +42,21 @@ def run_module(
     )
 
 
+def run_code(
+    code: str, *args: str, env: dict[str, str], timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -c CODE ARGS`` from the repository root (``sys.argv[1:]`` is ``args``)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def run_in_process(
     main: Callable[[], object], argv: list[str], *, env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:

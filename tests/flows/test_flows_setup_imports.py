@@ -8,10 +8,8 @@ demo store whose memories the MCP server has already read.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from child_env import ROOT, child_env
+from child_env import child_env, run_code
 
 CHILD = """
 import json, sys
@@ -35,15 +33,7 @@ NOT_NEEDED = (
 
 
 def _build_in_child(store_dir, vault, env) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(store_dir), str(vault)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    out = run_code(CHILD, str(store_dir), str(vault), env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     line = next(x for x in out.stdout.splitlines() if x.startswith("LOADED "))
     return json.loads(line[len("LOADED ") :])

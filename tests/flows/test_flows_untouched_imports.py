@@ -7,10 +7,8 @@ process, on the demo store, against the session's Prefect test server.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from child_env import ROOT, child_env
+from child_env import child_env, run_code
 from typer.testing import CliRunner
 
 from cortexgraph.cli.consolidate import app
@@ -38,15 +36,7 @@ def test_a_run_after_no_change_loads_nothing_that_opens_the_store(demo_dirs, pre
     first = CliRunner().invoke(app, args, env=env)  # the run that leaves the run state
     assert first.exit_code == 0, first.output
 
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    out = run_code(CHILD, *args, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.strip().splitlines()
     report = json.loads(next(line for line in lines if line.startswith("{")))
