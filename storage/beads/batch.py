@@ -132,13 +132,14 @@ class BatchState:
             st = append_whole(file.path, text.encode("utf-8") + b"\n", fsync=False)
         except OSError as e:
             raise StorageError(f"cannot write {file.path}: {e}") from e
+        before = snap.issues.get(issue.id)
         if issue.id in snap.line_of:
             snap.lines[snap.line_of[issue.id]] = text
         else:
             snap.line_of[issue.id] = len(snap.lines)
             snap.lines.append(text)
         snap.issues[issue.id] = issue
-        self._index(issue)
+        self._index(snap, before, issue)
         self.changes.append(subject)
         self.by.append(self._inner[-1][0] if self._inner else self.author)
         # No new generation token: an append always grows the file, which every other holder's
@@ -162,10 +163,15 @@ class BatchState:
             sections.append(f"{who}:\n" + "\n".join(lines))
         return f"{subject}\n\n" + "\n\n".join(sections) + "\n"
 
-    def _index(self, issue: BeadsIssue) -> None:
-        key = issue.metadata.get(DEDUPE_KEY)
-        if key is not None and issue.status != "tombstone":
-            self.keys.setdefault(str(key), issue.id)
+    def _index(self, snap: ParsedIssueFile, before: BeadsIssue | None, issue: BeadsIssue) -> None:
+        key = _held_key(issue)
+        if before is not None and _held_key(before) != key:
+            # Re-keyed (``update(metadata=...)``, never done by the pipeline): the old key may
+            # pass to a later issue and the new one stay with an earlier holder, so the index
+            # is made again from the snapshot's rows, as outside a batch (no issue read for it).
+            self.keys = snap.issues.dedupe_holders()
+        elif key is not None:
+            self.keys.setdefault(key, issue.id)
 
     def _unchanged(self, path: Path, generation: Path) -> bool:
         try:
@@ -215,6 +221,11 @@ def _ends_with_newline(path: Path) -> bool:
             return fh.read(1) == b"\n"
     except FileNotFoundError:
         return True
+
+
+def _held_key(issue: BeadsIssue) -> str | None:
+    key = issue.metadata.get(DEDUPE_KEY)
+    return str(key) if key is not None and issue.status != "tombstone" else None
 
 
 def _verb(subject: str) -> str:

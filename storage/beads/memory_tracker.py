@@ -143,14 +143,14 @@ class InMemoryIssueTracker:
                     fields["labels"] = _labels(value)
                 elif key == "metadata":
                     fields["metadata"] = {**rec.issue.metadata, **dict(value or {})}
-                    if DEDUPE_KEY in fields["metadata"]:
-                        self._by_key[str(fields["metadata"][DEDUPE_KEY])] = issue_id
                 else:
                     fields[key] = value
             issue = replace(rec.issue, **fields)
             if issue == rec.issue and priority == rec.priority:
                 return issue
             self._records[issue_id] = replace(rec, issue=issue, priority=priority)
+            if issue.metadata.get(DEDUPE_KEY) != rec.issue.metadata.get(DEDUPE_KEY):
+                self._rekeyed()
             self._changed(f"{issue_id}: updated {', '.join(sorted(changes))}")
             return issue
 
@@ -182,6 +182,15 @@ class InMemoryIssueTracker:
             return self._records[issue_id]
         except KeyError:
             raise NotFoundError(f"no issue {issue_id!r} in the in-memory tracker") from None
+
+    def _rekeyed(self) -> None:
+        """An issue's dedupe key changed: each key's holder is again the first issue still
+        carrying it, as in BeadsTracker (a rare change: the index is made again)."""
+        self._by_key = {}
+        for issue_id, rec in self._records.items():
+            key = rec.issue.metadata.get(DEDUPE_KEY)
+            if key is not None:
+                self._by_key.setdefault(str(key), issue_id)
 
     def _changed(self, message: str) -> None:
         if self._on_change is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import pytest
 
 from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
@@ -85,3 +87,25 @@ def test_shared_rules(tracker):
         tracker.create("c", priority=9)
     with pytest.raises(NotFoundError):
         tracker.close("nope-1", "x")
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["one-commit-each", "batch"])
+def test_a_changed_dedupe_key_is_found_under_the_new_key_not_the_old(tracker, batched):
+    """Re-keying by ``update(metadata=...)``: the key's holder is the first issue in order
+    still carrying it, in a batch as outside one (its index once kept the old key)."""
+    if batched and not hasattr(tracker, "batch"):
+        pytest.skip("the in-memory tracker has no batches")
+    with tracker.batch("test") if batched else nullcontext():
+        a = tracker.create("a", dedupe_key="k:old")
+        b = tracker.create("b")
+        tracker.update(a.id, metadata={"dedupe_key": "k:new"})
+        assert tracker.create("again", dedupe_key="k:new").id == a.id
+        fresh = tracker.create("fresh", dedupe_key="k:old")
+        assert fresh.id not in (a.id, b.id)
+        # a later issue given a held key does not take it from its first holder ...
+        tracker.update(b.id, metadata={"dedupe_key": "k:new"})
+        assert tracker.create("again", dedupe_key="k:new").id == a.id
+        # ... until that holder lets it go
+        tracker.update(a.id, metadata={"dedupe_key": None})
+        assert tracker.create("again", dedupe_key="k:new").id == b.id
+        assert tracker.create("again", dedupe_key="k:old").id == fresh.id
