@@ -12,7 +12,7 @@ from collections.abc import Container, Iterable, Sequence
 
 import numpy as np
 
-from cortexgraph.storage.embedding_cache import EmbeddingCache, text_key
+from cortexgraph.storage.embedding_cache import EmbeddingCache
 from cortexgraph.storage.models import Memory
 
 
@@ -89,7 +89,7 @@ class MatrixDenseIndex:
             if not changed:
                 return []
             texts = self.texts_of(changed)
-            keys = [text_key(t) for t in texts]
+            keys = self.cache.keys(texts)
             stale = [
                 i
                 for i, (m, k) in enumerate(zip(changed, keys, strict=True))
