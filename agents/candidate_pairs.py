@@ -14,7 +14,7 @@ again *on its own* (``embed_each``), and only those vectors decide links and coh
 decision depends on the two texts alone, never on batch order or on what a background
 embedder has embedded. (An ``EmbeddingCache`` handed in as the embedder answers with the
 vector it holds, the first one made for the text: with a batch-independent model, as the fp32
-default is, that is the text's own vector.)
+default is, that is the text's own vector. So it is asked once for all the texts.)
 
 Any failure of the static model returns None: the detector then finds pairs with MiniLM alone
 (the fallback; the report's neighbour method says which ran).
@@ -36,10 +36,23 @@ log = logging.getLogger(__name__)
 
 
 def embed_each(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
-    """L2-normalised rows, each text embedded on its own (a distinct text once)."""
+    """L2-normalised rows, each text's own vector (a distinct text once).
+
+    An embedder that holds its vectors (``held``: an ``EmbeddingCache``) is asked once for
+    all of them: it answers a text with the vector it holds whatever is asked beside it, and
+    embeds the ones it lacks together, which gives each the vector it gets alone where the
+    model is batch-independent (the fp32 default gave the same bits for 100 texts of 1 to 80
+    words). A bare model is asked text by text: its vectors may move with their batchmates
+    (the int8 ablation's did)."""
+    wanted = sorted(set(texts))
+    held = getattr(embedder, "held", None)
+    if held is not None:
+        found: list[np.ndarray] = held(wanted)
+    else:
+        found = [np.asarray(embedder.embed([text]), dtype=np.float32) for text in wanted]
     vectors: dict[str, np.ndarray] = {}
-    for text in sorted(set(texts)):
-        vec = np.asarray(embedder.embed([text]), dtype=np.float32).reshape(-1)
+    for text, row in zip(wanted, found, strict=True):
+        vec = np.asarray(row, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(vec))
         vectors[text] = vec / norm if norm > 0 else vec
     if not vectors:

@@ -9,7 +9,9 @@ import pytest
 from agents_helpers import NOW, add
 from fakes import BrokenEmbedder, HashingEmbedder
 
+from cortexgraph.agents.candidate_pairs import OwnVectors, embed_each
 from cortexgraph.agents.cluster_detector import ClusterDetector
+from cortexgraph.storage.embedding_cache import EmbeddingCache
 
 
 class _Constant:
@@ -90,6 +92,25 @@ def test_duplicate_pairs_go_through_the_candidates_too(store):
         frozenset((a.id, b.id)) for a in dup for b in dup if a.id < b.id
     }
     assert all(p.similarity >= 0.9 for p in pairs)
+
+
+def test_own_vectors_from_a_cache_are_one_ask_and_the_vectors_of_one_text_at_a_time():
+    texts = [
+        "the ledger uses PostgreSQL",
+        "Alice prefers tea",
+        "the ledger uses PostgreSQL",  # a text twice: embedded once
+        "deploys happen on Tuesdays",
+        "Alice prefers coffee",
+    ]
+    one_by_one = embed_each(texts, HashingEmbedder())  # a bare model: a call per text
+    i, j = np.array([0, 1, 3]), np.array([1, 4, 2])
+    need = [0, 1, 2, 3, 4]
+    model = HashingEmbedder()
+    own = OwnVectors(texts, EmbeddingCache(model))
+    sims = own.similarity(i, j)
+    assert model.calls == 1 and sorted(model.texts) == sorted(set(texts))
+    assert np.array_equal(own.dense[need], one_by_one[need])
+    assert np.array_equal(sims, np.einsum("ij,ij->i", one_by_one[i], one_by_one[j]))
 
 
 @pytest.fixture(scope="module")
