@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 from cortexgraph.storage.config import StoreConfig
@@ -43,6 +44,8 @@ from cortexgraph.storage.validation import (
     checked_relation,
     new_memory,
 )
+
+_CREATED_AT = attrgetter("created_at")
 
 
 class IndexedStore(StoreIndexes):
@@ -305,15 +308,18 @@ class IndexedStore(StoreIndexes):
     def relations(
         self, memory_id: str | None = None, relation_type: str | None = None
     ) -> builtins.list[Relation]:
+        """Oldest first; the relations of one second (``created_at``'s unit) in the order they
+        were first saved, the same in every process and after a reopen (no random id decides)."""
         with self._lock:
             self._sync()
             if memory_id is None:
-                rels = list(self._relations.values())
+                rels = list(self._relations.values())  # in save order
             else:
-                rels = [self._relations[r] for r in self._relations_by_memory.get(memory_id, ())]
+                ids, order = self._relations_by_memory.get(memory_id, ()), self.relation_order
+                rels = [self._relations[r] for r in sorted(ids, key=order.__getitem__)]
             if relation_type is not None:
                 rels = [r for r in rels if r.relation_type == relation_type]
-            return sorted(rels, key=lambda r: (r.created_at, r.id))
+            return sorted(rels, key=_CREATED_AT)  # stable: save order within a second
 
     def delete_relation(self, relation_id: str) -> None:
         validate_id(relation_id, "relation id")

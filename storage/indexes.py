@@ -88,6 +88,10 @@ class StoreIndexes:
         # it, not by the random id. Built on first use (``save_order``), then kept up to date.
         self._save_order: dict[str, int] | None = None
         self._saves = 0
+        # The same for relations: ``_relations``' order is their file's first lines (a replaced
+        # one keeps its place), and ties of ``created_at`` go by it (``relation_order``).
+        self._relation_order: dict[str, int] | None = None
+        self._relation_saves = 0
 
     # -- read-only views for search: the caller holds the store's lock and must not change them
     @property
@@ -101,6 +105,15 @@ class StoreIndexes:
             self._save_order = dict(zip(self._memories, range(len(self._memories)), strict=True))
             self._saves = len(self._memories)
         return self._save_order
+
+    @property
+    def relation_order(self) -> Mapping[str, int]:
+        """Relation id -> place in the order the relations were first saved (later, higher)."""
+        if self._relation_order is None:
+            held = self._relations
+            self._relation_order = dict(zip(held, range(len(held)), strict=True))
+            self._relation_saves = len(held)
+        return self._relation_order
 
     def _note_saved(self, memory_id: str) -> None:
         """``memory_id`` was just added to ``_memories`` (at its end)."""
@@ -249,8 +262,12 @@ class StoreIndexes:
             self._text.remove(memory.id)
 
     def _index_relation(self, relation: Relation) -> None:
-        if relation.id in self._relations:
-            self._unindex_relation(relation.id)
+        held = self._relations.get(relation.id)
+        if held is not None:
+            self._unlink_relation(held)  # a replaced one keeps its place (save order)
+        elif self._relation_order is not None:
+            self._relation_order[relation.id] = self._relation_saves
+            self._relation_saves += 1
         self._relations[relation.id] = relation
         self._relations_by_memory.setdefault(relation.from_memory_id, set()).add(relation.id)
         self._relations_by_memory.setdefault(relation.to_memory_id, set()).add(relation.id)
@@ -259,6 +276,13 @@ class StoreIndexes:
         relation = self._relations.pop(relation_id, None)
         if relation is None:
             return
+        if self._relation_order is not None:
+            self._relation_order.pop(relation_id, None)
+        self._unlink_relation(relation)
+
+    def _unlink_relation(self, relation: Relation) -> None:
+        """Drop ``relation`` from its memories' lists (it stays in ``_relations``)."""
+        relation_id = relation.id
         for mid in (relation.from_memory_id, relation.to_memory_id):
             ids = self._relations_by_memory.get(mid)
             if ids is not None:
@@ -270,6 +294,7 @@ class StoreIndexes:
         self._memories.clear()
         self._save_order = None
         self._relations.clear()
+        self._relation_order = None
         self._by_tag.clear()
         self._entity_ids.clear()
         self._entities_deferred = False

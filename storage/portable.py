@@ -62,12 +62,13 @@ def collect_bundle(store: Any, vault: Path | None = None, tracker: Any = None) -
     # Memories and relations read under one hold of the store's lock: a snapshot, where a
     # writer between the two reads left relations pointing at memories not in the file.
     with store.writing():
-        # Oldest first, one second's saves in save order: an import saves in file order, so
-        # the imported store keeps the exported one's save order.
+        # Oldest first, one second's saves in save order (``relations()`` lists relations
+        # so): an import saves in file order, so the imported store keeps the exported one's
+        # save order.
         memories, relations = oldest_first(store, store.list()), store.relations()
     return Bundle(
         memories=[m.to_json() for m in memories],
-        relations=[r.to_json() for r in sorted(relations, key=lambda r: (r.created_at, r.id))],
+        relations=[r.to_json() for r in relations],
         notes=dict(vault_notes(vault)),
         issues=[issue_as_json(i) for i in tracker.query()] if tracker is not None else [],
     )
