@@ -49,9 +49,16 @@ def radius_pairs(
     rescore: Rescore | None = None,
     seed: int = 0,
     max_per_row: int | None = None,
+    ranked_from: float | None = None,
 ) -> NeighbourPairs:
     """Pairs at or above ``threshold``; with ``max_per_row``, only each row's strongest ones
-    (a pair stays if it is among the ``max_per_row`` best of either of its rows)."""
+    (a pair stays if it is among the ``max_per_row`` best of either of its rows).
+
+    ``ranked_from`` (at most ``threshold``): the pairs at ``threshold`` of those the search
+    at this lower bar keeps, without gathering the ones below ``threshold``. A row's
+    ``max_per_row`` strongest at the lower bar that reach ``threshold`` are its strongest at
+    ``threshold``, except where a tie straddles its cut: then which tied entries stay depends
+    on the whole row, so that row is ranked at the lower bar (``_strongest_entries``)."""
     n = matrix.shape[0]
     if n < 2:
         empty = np.zeros(0, dtype=np.int64)
@@ -60,12 +67,12 @@ def radius_pairs(
     # Held rows are read as a matrix by the exact search (up to exact_limit rows).
     x: Rows = matrix if isinstance(matrix, HeldRows) else np.ascontiguousarray(matrix, np.float32)
     if n <= exact_limit:
-        i, j, s, compared = _exact(x[:], threshold if rescore is None else threshold * 0.8, k)
+        bar = threshold if rescore is None else threshold * 0.8
+        i, j, s, compared = _exact(x[:], bar, k, ranked_from=ranked_from)
         method = "exact"
     else:
-        i, j, s, compared = _ivf(
-            x, threshold if rescore is None else threshold * 0.8, cell_size, probes, seed, k
-        )
+        bar = threshold if rescore is None else threshold * 0.8
+        i, j, s, compared = _ivf(x, bar, cell_size, probes, seed, k, ranked_from)
         method = f"ivf(cells≈{cell_size}, probes={probes})"
     if rescore is not None and len(i):
         s = rescore(i, j).astype(np.float32)
@@ -74,16 +81,27 @@ def radius_pairs(
 
 
 def _row_pairs(
-    sims: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float, k: int | None
+    sims: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    threshold: float,
+    k: int | None,
+    ranked_from: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row, self pairs left out.
-    Only the entries at the bar are gathered (~1/20 of a row here); the cut works on them."""
-    r, c = _entries(sims >= threshold)  # row by row: a pair found by both its rows keeps its
-    other = rows[r] != cols[c]  # lower's sim
+    """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row (ranked at
+    ``ranked_from``: radius_pairs), self pairs left out. Only the entries at the bar are
+    gathered (~1/20 of a row here); the cut works on them."""
+    flat = np.flatnonzero(sims >= threshold)  # row by row: a pair found by both its rows
+    r = flat // sims.shape[1]  # keeps its lower's sim
+    c = flat - r * sims.shape[1]
+    other = rows[r] != cols[c]
     r, c = r[other], c[other]
-    s = sims[r, c]
+    s = np.take(sims, flat[other])  # sims[r, c], a sixth of the time
     if k is not None and sims.shape[1] > k:
-        keep = _strongest_entries(sims, r, c, s, k)
+        below = None
+        if ranked_from is not None and ranked_from < threshold:
+            below = (ranked_from, rows, cols)
+        keep = _strongest_entries(sims, r, c, s, k, below)
         r, c, s = r[keep], c[keep], s[keep]
     gi, gj = rows[r], cols[c]
     return np.minimum(gi, gj), np.maximum(gi, gj), s
@@ -100,7 +118,12 @@ def strongest_in_rows(sims: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
 
 
 def _strongest_entries(
-    sims: np.ndarray, r: np.ndarray, c: np.ndarray, s: np.ndarray, k: int
+    sims: np.ndarray,
+    r: np.ndarray,
+    c: np.ndarray,
+    s: np.ndarray,
+    k: int,
+    below: tuple[float, np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Which of the entries (rows ``r`` ascending, columns ``c`` ascending in a row, values
     ``s`` = ``sims[r, c]``) are among their row's ``k`` strongest: the ones a whole row's
@@ -112,7 +135,10 @@ def _strongest_entries(
     they are equal (a tie across the cut), which of the tied entries is kept depends on how
     the row is partitioned, so that row is partitioned whole, as before. Partitioning every
     row whole, then cutting a dense mask, was most of the candidate search (~50 ms of a
-    2,142-row incremental cluster step)."""
+    2,142-row incremental cluster step).
+
+    ``below`` (bar, rows, cols): the entries are those at a higher bar of the ones ranked;
+    a tied row is ranked with every entry of its row at this bar but its own column."""
     n_rows = sims.shape[0]
     counts = np.bincount(r, minlength=n_rows)
     keep = np.ones(len(r), dtype=bool)
@@ -131,8 +157,13 @@ def _strongest_entries(
     keep[at] = s[at] >= kth[row_slot]
     for row in over[next_ == kth].tolist():
         first, stop = starts[row], starts[row] + counts[row]
-        masked = np.full(sims.shape[1], -np.inf, dtype=s.dtype)
-        masked[c[first:stop]] = s[first:stop]
+        if below is None:
+            masked = np.full(sims.shape[1], -np.inf, dtype=s.dtype)
+            masked[c[first:stop]] = s[first:stop]
+        else:
+            bar, rows, cols = below
+            line = sims[row]
+            masked = np.where((line >= bar) & (cols != rows[row]), line, -np.inf).astype(s.dtype)
         kept = np.zeros(sims.shape[1], dtype=bool)
         kept[np.argpartition(-masked, k - 1)[:k]] = True
         keep[first:stop] = kept[c[first:stop]]
@@ -156,7 +187,11 @@ def _dedupe(
 
 
 def _exact(
-    x: np.ndarray, threshold: float, k: int | None = None, block: int = 1024
+    x: np.ndarray,
+    threshold: float,
+    k: int | None = None,
+    block: int = 1024,
+    ranked_from: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     n = x.shape[0]
     if n * n <= WHOLE_PRODUCT:
@@ -175,7 +210,7 @@ def _exact(
             s = sims[rows[keep], cols[keep]]
         else:  # a row's strongest partners may sit on either side of the diagonal
             lo, hi, s = _row_pairs(
-                x[start:stop] @ x.T, everyone[start:stop], everyone, threshold, k
+                x[start:stop] @ x.T, everyone[start:stop], everyone, threshold, k, ranked_from
             )
         out_i.append(lo)
         out_j.append(hi)
@@ -240,6 +275,7 @@ def _ivf(
     probes: int,
     seed: int,
     per_row: int | None = None,
+    ranked_from: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     n = x.shape[0]
     k = max(2, min(4096, math.ceil(n / cell_size)))
@@ -272,7 +308,7 @@ def _ivf(
         members.sort()
         sub = x[members]
         compared += len(members) * (len(members) - 1) // 2
-        lo, hi, s = _row_pairs(sub @ sub.T, members, members, threshold, per_row)
+        lo, hi, s = _row_pairs(sub @ sub.T, members, members, threshold, per_row, ranked_from)
         los.append(lo)
         his.append(hi)
         sims.append(s)

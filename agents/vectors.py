@@ -49,11 +49,21 @@ class TextVectors:
         return np.asarray(a.multiply(b).sum(axis=1)).ravel()
 
     def neighbours(
-        self, threshold: float, exact_limit: int = 6000, max_per_row: int | None = None
+        self,
+        threshold: float,
+        exact_limit: int = 6000,
+        max_per_row: int | None = None,
+        ranked_from: float | None = None,
     ) -> NeighbourPairs:
+        """Pairs at ``threshold`` (radius_pairs; ``ranked_from``: of those kept at that lower
+        bar, on the dense rows)."""
         if self.sparse is None:
             return radius_pairs(
-                self.rows, threshold, exact_limit=exact_limit, max_per_row=max_per_row
+                self.rows,
+                threshold,
+                exact_limit=exact_limit,
+                max_per_row=max_per_row,
+                ranked_from=ranked_from,
             )
         if self.dense.shape[0] <= exact_limit:
             return _sparse_exact(self.sparse, threshold)
@@ -77,13 +87,21 @@ def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:
     return tfidf_vectors(texts)
 
 
+# How far the similarity of two texts' held vectors may move when checked on each text's own
+# vector (agents.candidate_pairs) where those are the same arrays (an embedder's ``held`` are
+# the vectors its ``embed`` answers): only the rounding of two float32 sums of one dot product
+# of unit vectors, each within d * 2**-24 of the exact cosine (2.3e-5 at d = 384).
+HELD_ROUNDING = 1e-3
+
+
 def held_vectors(texts: Sequence[str], embedder: Embedder) -> TextVectors | None:
     """The rows ``vectorize`` would give (each normalised alone, so bit for bit in any block),
     without a matrix of them: the vectors an embedder holds (``EmbeddingCache.held``: its own
     arrays, the missing ones embedded first; each text's vector is the same in any order of
     the texts, so no fixed batch order is needed), normalised as the neighbour search reads
     them (agents.held_rows). None when the embedder holds no vectors (no ``held``) or the
-    model fails (the caller falls back)."""
+    model fails (the caller falls back). ``held`` answers each text the vector ``embed``
+    answers it, so a text's own vector is its held one (``HELD_ROUNDING`` apart at most)."""
     held = getattr(embedder, "held", None)
     if held is None:
         return None
@@ -168,6 +186,7 @@ def _sparse_exact(sparse: object, threshold: float, block: int = 1024) -> Neighb
 
 
 __all__ = [
+    "HELD_ROUNDING",
     "TextVectors",
     "hashed_tfidf_vectors",
     "held_vectors",

@@ -230,6 +230,45 @@ def test_through_an_embedding_cache_the_detector_reads_the_cache_s_vectors_and_t
     assert report.neighbour_method == sorted_batches.neighbour_method
 
 
+@pytest.mark.parametrize("exact_limit", [6000, 10])  # the exact search, then the IVF one
+def test_through_an_embedding_cache_no_pair_that_cannot_pass_is_judged(
+    store, embedder, exact_limit, monkeypatch
+):
+    """A cache's vectors are each text's own: a pair found below the lower of the link and
+    relate bars (less rounding) can never pass its check on its own vectors, so it is neither
+    found nor judged; the report is the one the sorted batches give (found at the batch
+    margin below the bars, each checked on its own vector), bit for bit."""
+    from cortexgraph.agents.link_guards import LinkGuard
+    from cortexgraph.agents.vectors import HELD_ROUNDING
+    from cortexgraph.storage.embedding_cache import EmbeddingCache
+
+    _seed(store)
+    for k in range(60):
+        add(store, f"note {k} on the ledger service, its {k % 5} replicas and PostgreSQL {k % 7}")
+        add(store, f"the ledger {k % 9} service keeps backups for {k % 4} weeks in storage")
+    judged: list[float] = []
+    reasons = LinkGuard.reasons
+
+    def spy(guard, i, j):  # the cosine of each pair judged, on the texts' vectors
+        vecs = embedder.embed(guard.claims())
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        judged.extend(np.einsum("ij,ij->i", vecs[i], vecs[j]).tolist())
+        return reasons(guard, i, j)
+
+    monkeypatch.setattr(LinkGuard, "reasons", spy)
+    config = ClusterConfig(exact_limit=exact_limit)
+    sorted_batches = ClusterDetector(store, embedder, config=config).run(now=NOW, dry_run=True)
+    passing = min(config.link_threshold, config.merge_cohesion)  # relate: the merge bar
+    assert min(judged) < passing - HELD_ROUNDING  # the margin finds pairs below the bars
+    judged.clear()
+    report = ClusterDetector(store, EmbeddingCache(embedder), config=config).run(
+        now=NOW, dry_run=True
+    )
+    assert judged and min(judged) >= passing - HELD_ROUNDING
+    assert report == sorted_batches
+    assert report.clusters and report.refused_conflicts
+
+
 @pytest.mark.parametrize(("n", "exact_limit"), [(3000, 6000), (9000, 6000)])
 def test_held_rows_give_the_pairs_of_the_normalised_matrix_bit_for_bit(n, exact_limit):
     """Rows normalised as they are read (agents.held_rows) against the stacked matrix
