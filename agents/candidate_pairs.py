@@ -52,20 +52,29 @@ def embed_each(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
         found = [np.asarray(embedder.embed([text]), dtype=np.float32) for text in wanted]
     vectors: dict[str, np.ndarray] = {}
     for text, row in zip(wanted, found, strict=True):
-        vec = np.asarray(row, dtype=np.float32).reshape(-1)
-        norm = float(np.linalg.norm(vec))
-        vectors[text] = vec / norm if norm > 0 else vec
+        vectors[text] = _normalised(row)
     if not vectors:
         return np.zeros((0, 1), dtype=np.float32)
     return np.vstack([vectors[t] for t in texts])
 
 
+def _normalised(vec: np.ndarray) -> np.ndarray:
+    """One text's vector as a float32 row, L2-normalised (a zero row as it is)."""
+    vec = np.asarray(vec, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm > 0 else vec
+
+
 class OwnVectors:
     """Each text's own vector (``embed_each``), embedded when a pair first needs it; a zero
-    row for a text no pair asked about."""
+    row for a text no pair asked about. ``held``: each text's vector as the embedder holds
+    it (agents.vectors.held_vectors), which is what ``embed_each`` would be answered: read,
+    the cache not asked again (a lookup of each text and a look at its files each round)."""
 
-    def __init__(self, texts: Sequence[str], embedder: Embedder) -> None:
-        self.texts, self.embedder = texts, embedder
+    def __init__(
+        self, texts: Sequence[str], embedder: Embedder, held: Sequence[np.ndarray] | None = None
+    ) -> None:
+        self.texts, self.embedder, self.held = texts, embedder, held
         self.dense = np.zeros((len(texts), 1), dtype=np.float32)
         self.done = np.zeros(len(texts), dtype=bool)
 
@@ -74,7 +83,10 @@ class OwnVectors:
         need = distinct(np.concatenate([i, j])).astype(np.int64)
         need = need[~self.done[need]]
         if len(need):
-            vecs = embed_each([self.texts[x] for x in need.tolist()], self.embedder)
+            if self.held is not None:
+                vecs = np.vstack([_normalised(self.held[x]) for x in need.tolist()])
+            else:
+                vecs = embed_each([self.texts[x] for x in need.tolist()], self.embedder)
             if self.dense.shape[1] != vecs.shape[1] and not self.done.any():
                 self.dense = np.zeros((len(self.texts), vecs.shape[1]), dtype=np.float32)
             self.dense[need] = vecs

@@ -194,7 +194,10 @@ class ClusterDetector:
         link = link_bar if link is None else link
         relate = merge_bar if cfg.relate_threshold is None else cfg.relate_threshold
         # Pairs found on other vectors are checked on each text's own, embedded as needed.
-        each = None if own or self.embedder is None else OwnVectors(texts, self.embedder)
+        each = None
+        if not own and self.embedder is not None:
+            held = None if finder.held is None else finder.held.rows
+            each = OwnVectors(texts, self.embedder, held)
 
         def similarity(p: np.ndarray) -> np.ndarray:
             return found.sim[p] if each is None else each.similarity(found.i[p], found.j[p])

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cortexgraph.agents.held_rows import distinct, row_norms
+from cortexgraph.agents.held_rows import distinct, row_norms, stacked_rows
 from cortexgraph.agents.protocols import Embedder
 from cortexgraph.agents.vectors import tfidf_vectors
 from cortexgraph.storage.models import Memory
@@ -93,7 +93,7 @@ def _embedded(texts: list[str], embedder: Embedder) -> _Rows | None:
 
     def stacked(index: slice | np.ndarray) -> np.ndarray:
         picked = vectors[index] if isinstance(index, slice) else [vectors[k] for k in index]
-        part = np.stack(picked).astype(np.float32, copy=False)
+        part = stacked_rows(picked)
         np.divide(part, row_norms(part), out=part)  # a new array: the held ones stay as they are
         return part
 

@@ -26,6 +26,18 @@ def row_norms(vecs: np.ndarray) -> np.ndarray:
     return norms
 
 
+def stacked_rows(rows: Sequence[np.ndarray]) -> np.ndarray:
+    """``np.stack(rows)`` (1-D rows of one length) as float32, the rows copied at C speed:
+    ``np.stack`` checks and reshapes each row in Python (~1 us a row; 4,791 rows were 10% of
+    an incremental cluster step)."""
+    if not rows:
+        raise ValueError("need at least one row to stack")
+    flat = np.concatenate(rows)
+    if flat.ndim != 1 or len(set(map(len, rows))) != 1:
+        raise ValueError("rows must be 1-D arrays of one length")
+    return flat.reshape(len(rows), -1).astype(np.float32, copy=False)
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)`` of a 1-D array: its distinct values, sorted. Without unique's
     check for a masked array, which imports numpy.ma (~9 ms) on first use: the cluster
@@ -57,16 +69,16 @@ class HeldRows:
         return self.shape[0]
 
     def _stacked(self, start: int, count: int) -> np.ndarray:
-        return np.stack(self.rows[start : start + count]).astype(np.float32, copy=False)
+        return stacked_rows(self.rows[start : start + count])
 
     def __getitem__(self, index: slice | np.ndarray) -> np.ndarray:
         picked = np.arange(self.shape[0])[index]
         if not len(picked):
             return np.zeros((0, self.shape[1]), dtype=np.float32)
         rows = self.rows
-        block = np.stack([rows[i] for i in picked.tolist()]).astype(np.float32, copy=False)
+        block = stacked_rows([rows[i] for i in picked.tolist()])
         np.divide(block, self.norms[picked], out=block)
         return block
 
 
-__all__ = ["NORM_BLOCK", "HeldRows", "distinct", "row_norms"]
+__all__ = ["NORM_BLOCK", "HeldRows", "distinct", "row_norms", "stacked_rows"]

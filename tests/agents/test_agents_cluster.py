@@ -269,6 +269,23 @@ def test_through_an_embedding_cache_no_pair_that_cannot_pass_is_judged(
     assert report.clusters and report.refused_conflicts
 
 
+def test_through_an_embedding_cache_each_text_is_asked_for_once(store, embedder):
+    """The check on each text's own vector reads the vector the cache holds (what its embed
+    answers) instead of asking the cache again for one text at a time."""
+    from cortexgraph.storage.embedding_cache import EmbeddingCache
+
+    dup, _ = _seed(store)
+    for k in range(30):
+        add(store, f"note {k} on the ledger service and its PostgreSQL {k % 7} storage")
+    cache = EmbeddingCache(embedder)
+    cache.held([m.content for m in store.list()])  # all held, as after a run's warm-up
+    asked = cache.hits
+    report = ClusterDetector(store, cache).run(now=NOW, dry_run=True)
+    assert any({m.id for m in dup} <= set(c.memory_ids) for c in report.clusters)
+    assert cache.hits - asked == len(store.list())  # every claim once, in one ask
+    assert report == ClusterDetector(store, embedder).run(now=NOW, dry_run=True)
+
+
 @pytest.mark.parametrize(("n", "exact_limit"), [(3000, 6000), (9000, 6000)])
 def test_held_rows_give_the_pairs_of_the_normalised_matrix_bit_for_bit(n, exact_limit):
     """Rows normalised as they are read (agents.held_rows) against the stacked matrix
@@ -296,3 +313,19 @@ def test_held_rows_give_the_pairs_of_the_normalised_matrix_bit_for_bit(n, exact_
         assert got.compared == want.compared
         for a, b in ((got.i, want.i), (got.j, want.j), (got.sim, want.sim)):
             assert np.array_equal(a, b)
+
+
+def test_stacked_rows_are_np_stack_s_and_refuse_ragged_rows():
+    """agents.held_rows.stacked_rows: the float32 matrix ``np.stack`` makes of 1-D rows,
+    views of one array or not, and a ValueError for rows it could not stack."""
+    from cortexgraph.agents.held_rows import stacked_rows
+
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((7, 5)).astype(np.float32)
+    rows = [*base[:4], base[4].copy(), base[5].astype(np.float64), base[6]]
+    want = np.stack(rows).astype(np.float32)
+    got = stacked_rows(rows)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    for bad in ([base[0], base[1, :4]], [base[:2], base[2:4]], []):
+        with pytest.raises(ValueError):
+            stacked_rows(bad)
