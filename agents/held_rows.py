@@ -61,22 +61,37 @@ class HeldRows:
         self.rows = list(rows)
         n = len(self.rows)
         self.shape = (n, len(self.rows[0]) if n else 1)
-        self.norms = np.ones((n, 1), dtype=np.float32)
-        for start in range(0, n, NORM_BLOCK):
-            self.norms[start : start + NORM_BLOCK] = row_norms(self._stacked(start, NORM_BLOCK))
+        self._norms: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.shape[0]
 
-    def _stacked(self, start: int, count: int) -> np.ndarray:
-        return stacked_rows(self.rows[start : start + count])
+    @property
+    def norms(self) -> np.ndarray:
+        """Each row's L2 norm (n x 1, 1.0 for a zero row), read on first use (the exact
+        search's read of every row reads them from that very stack: a second stack of
+        every row was 2% of an incremental cluster step)."""
+        if self._norms is None:
+            n = self.shape[0]
+            self._norms = np.ones((n, 1), dtype=np.float32)
+            for start in range(0, n, NORM_BLOCK):
+                block = stacked_rows(self.rows[start : start + NORM_BLOCK])
+                self._norms[start : start + NORM_BLOCK] = row_norms(block)
+        return self._norms
 
     def __getitem__(self, index: slice | np.ndarray) -> np.ndarray:
-        picked = np.arange(self.shape[0])[index]
+        n = self.shape[0]
+        picked = np.arange(n)[index]
         if not len(picked):
             return np.zeros((0, self.shape[1]), dtype=np.float32)
         rows = self.rows
-        block = stacked_rows([rows[i] for i in picked.tolist()])
+        every = isinstance(index, slice) and index.indices(n) == (0, n, 1)
+        block = stacked_rows(rows if every else [rows[i] for i in picked.tolist()])
+        if every and self._norms is None:
+            norms = np.ones((n, 1), dtype=np.float32)
+            for start in range(0, n, NORM_BLOCK):  # a row's norm is the same in any block
+                norms[start : start + NORM_BLOCK] = row_norms(block[start : start + NORM_BLOCK])
+            self._norms = norms
         np.divide(block, self.norms[picked], out=block)
         return block
 

@@ -304,6 +304,9 @@ def test_held_rows_give_the_pairs_of_the_normalised_matrix_bit_for_bit(n, exact_
         np.divide(block, row_norms(block), out=block)
     held = HeldRows(rows)
     assert np.array_equal(held[np.arange(n)], matrix)
+    whole = HeldRows(rows)  # every row read first: the norms come from that one stack
+    assert np.array_equal(whole[:], matrix)
+    assert np.array_equal(whole[np.arange(n)[::-7]], matrix[::-7])
     assert all(np.shares_memory(r, raw) for r in held.rows[:5])
     for per_row in (None, 8):
         want = radius_pairs(matrix, 0.6, exact_limit=exact_limit, max_per_row=per_row)
