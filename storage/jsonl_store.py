@@ -71,6 +71,7 @@ from cortexgraph.storage.relation_snapshot import (
     relations_state,
     relations_view,
 )
+from cortexgraph.storage.snapshot_refresh import SnapshotRefresh
 from cortexgraph.storage.validation import (
     check_loaded_line,
     lines_pass_rules,
@@ -81,9 +82,10 @@ from cortexgraph.storage.validation import (
 log = logging.getLogger(__name__)
 
 
-class JSONLStore(JSONLCompaction):
+class JSONLStore(SnapshotRefresh, JSONLCompaction):
     """``IndexedStore`` persisted to append-only JSONL files in the directory ``path``
-    (compacted by ``JSONLCompaction``, storage.jsonl_compaction)."""
+    (compacted by ``JSONLCompaction``, storage.jsonl_compaction; its snapshots refreshed on
+    request by ``SnapshotRefresh``, storage.snapshot_refresh)."""
 
     def __init__(
         self,
@@ -272,7 +274,7 @@ class JSONLStore(JSONLCompaction):
         relations, self._relations_due = self._relations_due, None
         with gc_paused():
             if data is not None:
-                view = snapshot_state(self._memories, self._text)
+                view = snapshot_state(list(self._memories.values()), self._text)
                 write_snapshot(self.path, data, view, self._rules)
             if relations is not None:
                 rows = relations_state(self._relations.values())

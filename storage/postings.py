@@ -108,6 +108,22 @@ class PostingsField:
         state["_arrays"] = {}  # a cache, rebuilt on use
         return None, state
 
+    def copy(self) -> PostingsField:
+        """A copy that later ``add`` and ``remove`` calls on this field leave as it is: the
+        overlay's dicts and the segment's two changing arrays (``live``, ``df``) copied, its
+        read-only arrays and vocabulary shared (storage.text_index's ``TextIndex.copy``)."""
+        import dataclasses
+
+        new = PostingsField()
+        new.postings = {term: dict(docs) for term, docs in self.postings.items()}
+        new.doc_terms = dict(self.doc_terms)  # a document's terms are replaced, never changed
+        new.doc_len = dict(self.doc_len)
+        new.total_len, new.n_docs = self.total_len, self.n_docs
+        seg = self.segment
+        if seg is not None:
+            new.segment = dataclasses.replace(seg, live=seg.live.copy(), df=seg.df.copy())
+        return new
+
     def set_segment(self, segment: Segment, n_docs: int, total_len: int) -> None:
         """Start from a bulk-built segment (the field must be empty)."""
         self.segment = segment

@@ -81,6 +81,23 @@ class TextIndex:
         )
         self.serial = next(_SERIALS)
 
+    def copy(self) -> TextIndex:
+        """An index equal to this one that later adds and removes here leave as it is, made
+        in a fraction of pickling it (~15 ms at 100k memories against ~95): the store's
+        snapshot refresh takes it under the store's lock and pickles it after releasing it
+        (storage.jsonl_store's ``refresh_snapshots``). It starts a journal of its own."""
+        new = TextIndex.__new__(TextIndex)
+        new.__dict__.update(self.__dict__)
+        new._main, new._context = self._main.copy(), self._context.copy()
+        new._slot_of = dict(self._slot_of)
+        new._slot_ids = list(self._slot_ids)
+        new._free_slots = list(self._free_slots)
+        new._main_len, new._context_len = self._main_len.copy(), self._context_len.copy()
+        new._context_text = dict(self._context_text)
+        new._journal, new._journal_base = [], 0
+        new.serial = next(_SERIALS)
+        return new
+
     def __len__(self) -> int:
         return len(self._slot_of)
 
