@@ -158,6 +158,13 @@ class Settings(BaseSettings):
     entity_reading_quiet_s: float = Field(default=5.0, ge=0)
     entity_reading_min_gap_s: float = Field(default=60.0, ge=0)
     auto_supersede: bool = True  # "we moved billing from MySQL to Postgres" replaces the old fact
+    # The store's load snapshots rewritten by the MCP server once the store's files have stayed
+    # unchanged for snapshot_refresh_quiet_s and more than snapshot_refresh_tail_bytes of lines
+    # are past a snapshot, instead of by the next process to open the store, e.g. the hourly
+    # run (mcp_server/snapshot_upkeep.py; docs/incremental.md).
+    snapshot_refresh_after_writes: bool = True
+    snapshot_refresh_quiet_s: float = Field(default=5.0, ge=0)
+    snapshot_refresh_tail_bytes: int = Field(default=256_000, ge=0)
 
     # Conversational activation
     enable_preprocessing: bool = True

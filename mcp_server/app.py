@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 
 from cortexgraph.mcp_server.entity_reading import stop_entity_reading
 from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
+from cortexgraph.mcp_server.snapshot_upkeep import keep_snapshots_fresh
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.settings import Settings
 
@@ -57,11 +58,13 @@ def build_app(settings: Settings | None = None) -> ServerApp:
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
         state.open_in_background()
         try:
-            async with anyio.create_task_group() as hooks_endpoint:
+            async with anyio.create_task_group() as background:
                 # Claude Code hooks ask this server's search (mcp_server/recall_endpoint.py).
-                await hooks_endpoint.start(serve_recall_endpoint, state)
+                await background.start(serve_recall_endpoint, state)
+                # The store's snapshots, refreshed once writes settle (snapshot_upkeep.py).
+                await background.start(keep_snapshots_fresh, state)
                 yield state
-                hooks_endpoint.cancel_scope.cancel()
+                background.cancel_scope.cancel()  # a refresh in progress is let finish
         finally:
             stop_entity_reading(state)  # a child reading entities: stopped, none started again
             state.save_embeddings()

@@ -13,6 +13,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from cortexgraph.activation.entities import entity_kind
 from cortexgraph.mcp_server.entity_reading import entities_pending
+from cortexgraph.mcp_server.snapshot_upkeep import snapshot_pending
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.mcp_server.views import memory_view, paginate, preview
 from cortexgraph.storage.errors import InvalidInputError
@@ -123,16 +124,18 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
         "cortexgraph://stats",
         mime_type="application/json",
         description="Counts of memories by status, relations, danger zone; this server's "
-        "background work on saves not done yet (embeddings_pending, entities_pending).",
+        "background work on saves not done yet (embeddings_pending, entities_pending, "
+        "snapshot_pending).",
     )
     def stats() -> str:
         counts = store().stats().to_json()
-        # Saves are embedded, and their vectors saved, by a background thread, and their
-        # entities read by a child process: 0 and false mean a run started now finds both on
-        # disk (a benchmark waits for that).
+        # Saves are embedded, and their vectors saved, by a background thread, their
+        # entities read by a child process, and the store's snapshot refreshed after them:
+        # 0 and false mean a run started now finds all three on disk (a benchmark waits).
         dense = state.dense
         counts["embeddings_pending"] = 0 if dense is None else dense.background_pending
         counts["entities_pending"] = entities_pending(state)
+        counts["snapshot_pending"] = snapshot_pending(state)  # the store's load snapshot
         return json.dumps(counts)
 
     server.resource(  # LatentContext's address for the same counts

@@ -90,6 +90,12 @@ class ServerState:
             )
         return self._store
 
+    @property
+    def opened_store(self) -> JSONLStore | None:
+        """The store once it has opened (None before, or when it could not); never waits:
+        for background work that must not hold up the event loop."""
+        return self._store
+
     def resource_store(self) -> JSONLStore:
         """The store for a resource read: a store that cannot open is a ResourceError."""
         from mcp.server.mcpserver.exceptions import ResourceError

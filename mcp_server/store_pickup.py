@@ -29,15 +29,16 @@ from typing import Any
 QUIET_S = 5.0  # the memories file unchanged this long: its writer (a run, a hook) is done
 
 
-class AppendedLines:
-    """The memories file's lines appended since the last look (``take``), told by two ``stat``
-    calls per look (``unseen``); the files as they are when it is made are the first mark."""
+class SettledFiles:
+    """Whether files changed since they were last seen and then stayed as they are for a
+    while, told by one ``stat`` per file per look. ``seen=False``: nothing seen yet, so the
+    first look counts them as changed."""
 
-    def __init__(self, memories: Path, generation: Path) -> None:
+    def __init__(self, paths: list[Path], seen: bool = True) -> None:
         from cortexgraph.run_state import files_now
 
-        self._paths = [memories, generation]
-        self._seen = files_now(self._paths)
+        self._paths = paths
+        self._seen = files_now(self._paths) if seen else {}
         self._since: tuple[dict[str, tuple[int, ...]], float] | None = None  # last seen, when
 
     def settled(self, quiet_s: float = QUIET_S, now: float | None = None) -> bool:
@@ -58,6 +59,19 @@ class AppendedLines:
         from cortexgraph.run_state import files_now
 
         return files_now(self._paths) != self._seen
+
+    def seen_settled(self) -> None:
+        """The files as ``settled`` last found them are seen (a change since is not)."""
+        if self._since is not None:
+            self._seen, self._since = self._since[0], None
+
+
+class AppendedLines(SettledFiles):
+    """The memories file's lines appended since the last look (``take``), told by two ``stat``
+    calls per look (``unseen``); the files as they are when it is made are the first mark."""
+
+    def __init__(self, memories: Path, generation: Path) -> None:
+        super().__init__([memories, generation])
 
     def take(self) -> tuple[set[str], Callable[[], None]]:
         """The ids in the lines appended since the last look, and what moves the mark past
@@ -117,4 +131,4 @@ def active_among(store: Any, ids: set[str]) -> list[Any]:
     return [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
 
 
-__all__ = ["QUIET_S", "AppendedLines", "active_among"]
+__all__ = ["QUIET_S", "AppendedLines", "SettledFiles", "active_among"]
