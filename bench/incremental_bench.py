@@ -17,7 +17,8 @@ over stdio to ``cortexgraph-mcp`` with default settings, one call after another 
 makes them. One server stays up for all of a store size's runs (Claude keeps it running); each
 run starts once the server's background work is done (``cortexgraph://stats``:
 ``embeddings_pending`` 0, every saved memory's vector in the embedding cache on disk, and
-``entities_pending`` false, their entities read by the server's child process), and after each
+``entities_pending`` false, their entities read by the server's child process;
+``snapshot_pending`` false, the store's snapshot refreshed by the server), and after each
 run the next stage waits for that again: a run leaves the texts its merges made to the server,
 which embeds them in the background once the run's writes have settled
 (mcp_server/store_pickup.py), as it would have in the hour between two hourly runs. The row's
@@ -113,13 +114,15 @@ def _payload(result: Any) -> dict:
 
 async def _background_done(session: Any) -> float:
     """Seconds until the server's background work is done: vectors saved to the cache by
-    batch (saves, and what other processes wrote), entities read by a child."""
+    batch (saves, and what other processes wrote), entities read by a child, the store's
+    snapshot refreshed once those writes settled (mcp_server/snapshot_upkeep.py)."""
     import anyio
 
     t0 = time.perf_counter()
     while True:
         stats = json.loads((await session.read_resource("cortexgraph://stats")).contents[0].text)
-        if not stats["embeddings_pending"] and not stats["entities_pending"]:
+        pending = ("embeddings_pending", "entities_pending", "snapshot_pending")
+        if not any(stats.get(name) for name in pending):
             return time.perf_counter() - t0
         await anyio.sleep(0.2)
 
