@@ -44,8 +44,8 @@ def test_the_server_refreshes_the_snapshot_once_its_saves_settle(tmp_path: Path)
     before = snapshot_size(store_dir, RULES)
     env = server_env(
         tmp_path,
-        CORTEXGRAPH_SNAPSHOT_REFRESH_QUIET_S="0.5",
-        CORTEXGRAPH_SNAPSHOT_REFRESH_TAIL_BYTES="2000",
+        CORTEXGRAPH_SNAPSHOT_REFRESH_QUIET_S="1.5",
+        CORTEXGRAPH_SNAPSHOT_REFRESH_TAIL_BYTES="1000",
     )
     params = StdioServerParameters(
         command=PYTHON, args=["-m", "cortexgraph.mcp_server"], env=env, cwd=str(tmp_path)
