@@ -83,9 +83,9 @@ class TextIndex:
 
     def copy(self) -> TextIndex:
         """An index equal to this one that later adds and removes here leave as it is, made
-        in a fraction of pickling it (~15 ms at 100k memories against ~95): the store's
+        in a fraction of pickling it (10-30 ms at 100k memories against ~0.1 s): the store's
         snapshot refresh takes it under the store's lock and pickles it after releasing it
-        (storage.jsonl_store's ``refresh_snapshots``). It starts a journal of its own."""
+        (storage.snapshot_refresh's ``refresh_snapshots``). It starts a journal of its own."""
         new = TextIndex.__new__(TextIndex)
         new.__dict__.update(self.__dict__)
         new._main, new._context = self._main.copy(), self._context.copy()
