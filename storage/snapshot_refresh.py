@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -36,7 +37,7 @@ from cortexgraph.storage.index_snapshot import (
     SNAPSHOT_NAME,
     snapshot_size,
     snapshot_state,
-    write_snapshot,
+    write_snapshot_of,
 )
 from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.jsonl_lines import gc_paused
@@ -44,6 +45,8 @@ from cortexgraph.storage.quarantine import StoreQuarantine
 from cortexgraph.storage.relation_snapshot import RELATIONS_SNAPSHOT_NAME, relations_state
 
 log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20  # the covered bytes are read this much at a time, never held whole
 
 
 class SnapshotRefresh(IndexedStore):
@@ -115,12 +118,13 @@ class SnapshotRefresh(IndexedStore):
         if not _still_at_path(fd, path):  # a snapshot of the old file's bytes would not match
             return False
         try:
-            data = _read_prefix(fd, size)
+            covered = _prefix_digest(fd, size)
         except OSError as exc:  # a cache: the next open writes it
             log.info("cortexgraph: snapshot %s not refreshed: %s", name, exc)
             return False
         with gc_paused():
-            return write_snapshot(self.path, data, _state(name, view), self._rules, name)
+            state = _state(name, view)
+            return write_snapshot_of(self.path, size, covered, state, self._rules, name)
 
     def _snapshotted(self) -> Iterator[tuple[FileCursor, str]]:
         yield self._mem, SNAPSHOT_NAME
@@ -162,17 +166,18 @@ def _still_at_path(fd: int, path: Path) -> bool:
         return False
 
 
-def _read_prefix(fd: int, size: int) -> bytes:
-    """The file's first ``size`` bytes (it only grows past them while the descriptor is open:
-    appends land after, and a rewrite is another file)."""
-    chunks, at = [], 0
+def _prefix_digest(fd: int, size: int) -> str:
+    """``index_snapshot.digest`` of the file's first ``size`` bytes, read a chunk at a time (it
+    only grows past them while the descriptor is open: appends land after, and a rewrite is
+    another file)."""
+    crc, at = 0, 0
     while at < size:
-        chunk = os.pread(fd, size - at, at)
+        chunk = os.pread(fd, min(CHUNK, size - at), at)
         if not chunk:
             raise OSError(f"file ended at {at} bytes, {size} expected")
-        chunks.append(chunk)
+        crc = zlib.crc32(chunk, crc)
         at += len(chunk)
-    return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+    return f"{crc:08x}"
 
 
 def _state(name: str, view: tuple[Any, ...]) -> Any:

@@ -114,15 +114,15 @@ def test_writes_after_the_view_is_taken_stay_in_the_tail(
     viewed = _file(tmp_path)
     other = JSONLStore(tmp_path)
     later = []
-    real = snapshot_refresh._read_prefix
+    real = snapshot_refresh._prefix_digest
 
-    def write_then_read(fd: int, size: int) -> bytes:
+    def write_then_read(fd: int, size: int) -> str:
         target = server if writer == "this store" else other
         later.append(target.save("a kayak saved while the snapshot was written", now=NOW))
         target.delete(server.list()[3].id)  # a document of the index's segment
         return real(fd, size)
 
-    monkeypatch.setattr(snapshot_refresh, "_read_prefix", write_then_read)
+    monkeypatch.setattr(snapshot_refresh, "_prefix_digest", write_then_read)
     assert server.refresh_snapshots(0) == [SNAPSHOT_NAME]
     assert snapshot_size(tmp_path, server._rules) == viewed < _file(tmp_path)
     reopened = JSONLStore(tmp_path, config=ALWAYS)
