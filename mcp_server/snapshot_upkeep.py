@@ -104,7 +104,11 @@ async def keep_snapshots_fresh(
         return
     while True:
         await anyio.sleep(LOOK_S)
-        await upkeep.look()
+        try:
+            await upkeep.look()
+        except Exception:  # a bug here must not take the server down: the opens refresh
+            log.exception("cortexgraph: snapshot refresh stopped")
+            return
 
 
 def snapshot_pending(state: ServerState) -> bool:

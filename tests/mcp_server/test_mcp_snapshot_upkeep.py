@@ -13,6 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_helpers import PYTHON, make_settings, payload, server_env
 
+from cortexgraph.mcp_server import snapshot_upkeep
 from cortexgraph.mcp_server.snapshot_upkeep import keep_snapshots_fresh, snapshot_pending
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.storage import JSONLStore, StoreConfig, open_store
@@ -89,3 +90,27 @@ def test_switched_off_the_server_leaves_the_snapshot_to_the_next_open(tmp_path: 
 
     anyio.run(go)
     assert snapshot_pending(state) is False
+
+
+def test_a_refresh_that_fails_stops_the_upkeep_not_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The task runs in the lifespan's task group: an exception out of it would end the
+    server. A bug in a refresh is logged and ends the upkeep alone."""
+    state = ServerState(make_settings(tmp_path, snapshot_refresh_quiet_s=0))
+    state.store.save("something to look at")
+    calls: list[int] = []
+
+    def broken(self: JSONLStore, min_tail_bytes: int) -> list[str]:
+        calls.append(min_tail_bytes)
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(JSONLStore, "refresh_snapshots", broken)
+    monkeypatch.setattr(snapshot_upkeep, "LOOK_S", 0.01)
+
+    async def go() -> None:
+        with anyio.fail_after(30):
+            await keep_snapshots_fresh(state)  # returns: the upkeep has stopped
+
+    anyio.run(go)
+    assert calls and "snapshot refresh stopped" in caplog.text
