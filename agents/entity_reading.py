@@ -13,7 +13,7 @@ both. A save stays cheap: at most the speaker and rule matches.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -58,13 +58,21 @@ def find_entities(
     *,
     limit: int,
     dry_run: bool,
+    read: Mapping[str, Memory] | None = None,
 ) -> tuple[int, str]:
     """Hand the memories no finder (or only the rules) has read to the finder in one batch
     and add what it finds to their entities; ``memories`` is updated in place. A dry run
-    writes nothing. Returns (memories read, the finder's method)."""
+    writes nothing. ``read``: memories an earlier call found read, by id; one that is still
+    the same record (records are immutable) is not looked at again. Returns (memories read,
+    the finder's method)."""
     if finder is None:
         return 0, "none"
-    todo = [m for m in memories.values() if _needs_reading(m, finder)]
+    if read:
+        todo = [
+            m for m in memories.values() if read.get(m.id) is not m and _needs_reading(m, finder)
+        ]
+    else:
+        todo = [m for m in memories.values() if _needs_reading(m, finder)]
     if not todo:  # the model is not loaded to read nothing (spaCy: seconds, torch's import)
         return 0, "none"
     # A first run over a large store reads the newest memories (of one second's, the later

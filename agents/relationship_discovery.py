@@ -44,6 +44,7 @@ from itertools import combinations
 
 from cortexgraph.agents.common import LABEL_RELATIONS, short, snippet
 from cortexgraph.agents.duplicates import Details, conflict, numbers_in
+from cortexgraph.agents.entity_postings import EntityPostings, memory_names
 from cortexgraph.agents.entity_reading import FOUND_KEY, EntityFinder, find_entities
 from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.agents.relation_graph import graph_summary, relation_graph
@@ -53,7 +54,7 @@ from cortexgraph.agents.relationship_report import (
     GraphSummary,
     RelationshipReport,
 )
-from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus
+from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -102,13 +103,6 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2}
 
 
-def _entities(m: Memory) -> set[str]:
-    own = set(map(str.lower, m.entities))
-    if MENTIONS_KEY in m.meta.extra:  # most memories are not transcript lines: none to read
-        own.update(map(str.lower, m.mentions))
-    return own
-
-
 class RelationshipDiscovery:
     name = "relations"
 
@@ -125,6 +119,8 @@ class RelationshipDiscovery:
         self.entity_finder = entity_finder
         # What read_entities read before this run's steps, for the run's report.
         self._read_before: tuple[int, str] = (0, "none")
+        # The records read_entities found read, by id (agents.entity_reading.find_entities).
+        self._read: Mapping[str, Memory] = {}
 
     def score(
         self,
@@ -135,7 +131,7 @@ class RelationshipDiscovery:
         common: frozenset[str] = frozenset(),
     ) -> DiscoveredRelation:
         """The formula over the entities not in ``common``, weighted by ``idf`` when given."""
-        ea, eb = _entities(a) - common, _entities(b) - common
+        ea, eb = memory_names(a) - common, memory_names(b) - common
         ta, tb = {t.lower() for t in a.tags}, {t.lower() for t in b.tags}
         shared_e, shared_t = ea & eb, ta & tb
         cfg = self.config
@@ -160,21 +156,19 @@ class RelationshipDiscovery:
         through the changed memories' entities."""
         cfg = self.config
         read_before, self._read_before = self._read_before, (0, "none")
+        read, self._read = self._read, {}
         if scope is not None and not scope:
             # Every pair must hold a changed memory: none can. Entities were read before the
             # cluster step (read_entities); the postings and graph of every memory (1-2 s at
             # 100k) would only be summarised again as the last run left them.
             return RelationshipReport(dry_run, 0, 0, (), 0, (), None, skipped=NOTHING_CHANGED)
         memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
-        found_count, method = self._find_entities(memories, dry_run)
+        found_count, method = self._find_entities(memories, dry_run, read)
         if read_before[0]:  # read before the cluster step (read_entities): this run read them
             found_count, method = found_count + read_before[0], read_before[1]
         # Each memory's names once (each was read two or three times: 0.05 s at 10k).
-        names = {mid: _entities(m) for mid, m in memories.items()}
-        postings: dict[str, list[str]] = {}
-        for mid, own in names.items():
-            for e in own:
-                postings.setdefault(e, []).append(mid)
+        index = EntityPostings.of(memories)
+        names, postings = index.names, index.postings
         ceiling = cfg.entity_ceiling(len(memories))
         common = frozenset(e for e, ids in postings.items() if len(ids) > ceiling)
         n = max(1, len(memories))
@@ -190,10 +184,7 @@ class RelationshipDiscovery:
             if scope is None
             else set().union(*(names[i] for i in scope if i in names)) - common
         )
-        # A memory with fewer informative entities than a pair must share can pair with none.
-        eligible = {
-            mid for mid, own in names.items() if len(own - common) >= cfg.min_shared_entities
-        }
+        eligible = index.eligible(common, cfg.min_shared_entities)
         pairs: set[tuple[str, str]] = set()
         for e in wanted:
             ids = postings[e]
@@ -284,9 +275,15 @@ class RelationshipDiscovery:
         finds nothing changed. Returns (memories read, the finder's method)."""
         memories = {m.id: m for m in self.store.list() if m.status is not MemoryStatus.ARCHIVED}
         self._read_before = self._find_entities(memories, dry_run=False)
+        # Under the batch limit nothing was left unread: the run's entity step looks only at
+        # records that are not these (the merge's, others' saves), not at 6.6k again at 10k.
+        below = self._read_before[0] < self.config.entity_batch_limit
+        self._read = memories if below else {}
         return self._read_before
 
-    def _find_entities(self, memories: dict[str, Memory], dry_run: bool) -> tuple[int, str]:
+    def _find_entities(
+        self, memories: dict[str, Memory], dry_run: bool, read: Mapping[str, Memory] | None = None
+    ) -> tuple[int, str]:
         """The entity step (agents.entity_reading) with this agent's finder and batch limit."""
         return find_entities(
             self.store,
@@ -294,6 +291,7 @@ class RelationshipDiscovery:
             self.entity_finder,
             limit=self.config.entity_batch_limit,
             dry_run=dry_run,
+            read=read,
         )
 
     def _pairs(
