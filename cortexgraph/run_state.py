@@ -246,12 +246,12 @@ def _file_arrays(state: dict[str, Any], due: np.ndarray) -> dict[str, np.ndarray
 def save_run_state(storage: Path, state: dict[str, Any]) -> None:
     """Written whole to a temporary file, then renamed over the old one."""
     memories: dict[str, Any] = state["memories"]
-    n = len(memories)
-    rows = memories.values()
-    prints = np.fromiter((int(r[0]) for r in rows), dtype=np.uint32, count=n)
-    due = np.fromiter(
-        (math.inf if r[1] is None else float(r[1]) for r in rows), dtype=np.float64, count=n
-    )
+    # The two columns split in C (a generator per column over the 12k rows at 10k was 3 ms).
+    prints_column, due_column = tuple(zip(*memories.values(), strict=True)) or ((), ())
+    if None in due_column:  # "never" in a state from before inf was written for it
+        due_column = tuple(math.inf if d is None else d for d in due_column)
+    prints = np.array(prints_column, dtype=np.uint32)
+    due = np.array(due_column, dtype=np.float64)
     path = storage / STATE_FILE
     tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp.npz")
     try:
