@@ -121,8 +121,8 @@ class DecayAnalyzer:
         if scope is None:
             active = self.store.list(status=MemoryStatus.ACTIVE)
         else:
-            found = (self.store.find(i) for i in sorted(scope))
-            active = [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
+            found = self.store.find_many(sorted(scope))
+            active = [m for m in found if m.status is MemoryStatus.ACTIVE]
         findings: list[DecayFinding] = []
         danger = below = 0
         for memory in active:

@@ -150,8 +150,8 @@ class LTMPromoter:
     def _active(self, scope: Collection[str] | None, forced: set[str]) -> list[Memory]:
         if scope is None:
             return self.store.list(status=MemoryStatus.ACTIVE)
-        found = (self.store.find(i) for i in sorted(set(scope) | forced))
-        return [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
+        found = self.store.find_many(sorted(set(scope) | forced))
+        return [m for m in found if m.status is MemoryStatus.ACTIVE]
 
     def run(
         self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
@@ -256,7 +256,7 @@ class LTMPromoter:
         others = {
             r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id for r in relations
         } - {memory.id}
-        related = [m for m in (self.store.find(i) for i in sorted(others)) if m is not None]
+        related = self.store.find_many(sorted(others))
         ref = self.sink.write_note(
             memory, related=related, relations=relations, reason=promo.reason, now=now
         )

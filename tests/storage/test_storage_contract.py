@@ -180,6 +180,17 @@ def test_relations_query_and_delete(store, reopen, now):
         store.add_relation(a.id, "00000000-0000-4000-8000-000000000000")
 
 
+def test_find_many_gives_the_held_memories_in_the_order_asked(store, reopen, now):
+    a, b, c = (store.save(t, now=now) for t in ("alpha", "beta", "gamma"))
+    store.delete(b.id)
+    missing = "00000000-0000-4000-8000-000000000000"
+    again = reopen(store)
+    assert [m.id for m in again.find_many([c.id, missing, b.id, a.id])] == [c.id, a.id]
+    assert again.find_many([]) == []
+    with pytest.raises(InvalidInputError):
+        again.find_many([a.id, "not an id"])
+
+
 def test_put_relations_writes_all_or_none(store, reopen, now):
     a, b, c = (store.save(t, now=now) for t in ("alpha", "beta", "gamma"))
     ok = [
