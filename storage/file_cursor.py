@@ -7,9 +7,10 @@ rewrite).
 
 from __future__ import annotations
 
+import io
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +47,22 @@ def read_new_bytes(cursor: FileCursor) -> tuple[int, int, bytes]:
     except OSError as exc:
         raise StorageError(f"cannot read {cursor.path}: {exc}") from exc
     return ino, (cursor.offset if ino == cursor.inode else 0) + len(data), data
+
+
+def read_from(path: Path, start_at: Callable[[io.RawIOBase, int], int]) -> tuple[int, int, bytes]:
+    """(inode, start, the bytes of the file ``path`` from ``start`` to its end), ``start``
+    being what ``start_at(file, size)`` says once the file is open (it may read the file:
+    a snapshot's check of the prefix it covers); (-1, 0, b"") when there is no file."""
+    try:
+        with path.open("rb", buffering=0) as f:
+            st = os.fstat(f.fileno())
+            start = start_at(f, st.st_size)
+            f.seek(start)
+            return st.st_ino, start, f.readall()
+    except FileNotFoundError:
+        return (-1, 0, b"")
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc}") from exc
 
 
 def append_whole(
@@ -111,6 +128,7 @@ __all__ = [
     "append_lines",
     "append_whole",
     "file_stat",
+    "read_from",
     "read_new_bytes",
     "truncate_to",
 ]

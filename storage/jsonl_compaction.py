@@ -9,6 +9,7 @@ counter, snapshots) stay there and are only declared here, for the type checker.
 from __future__ import annotations
 
 import logging
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ class JSONLCompaction(IndexedStore):
     _flock: FileLock
     _generation: int
     _rules: str
-    _snapshot_due: bytes | None
+    _snapshot_due: tuple[int, int] | None  # (bytes of memories.jsonl, their CRC-32)
     _view_from_snapshot: bool
     _unreadable: StoreQuarantine
 
@@ -88,7 +89,8 @@ class JSONLCompaction(IndexedStore):
             rules=self._rules,
         )
         self._bump_generation()
-        self._snapshot_due = data if len(data) >= self.config.snapshot_min_bytes else None
+        big = len(data) >= self.config.snapshot_min_bytes
+        self._snapshot_due = (len(data), zlib.crc32(data)) if big else None
         return report
 
     def _records_in_files(self) -> tuple[list[Memory], list[Relation]]:

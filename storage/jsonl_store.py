@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import logging
 import os
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,11 +31,13 @@ from filelock import FileLock
 
 from cortexgraph.storage.bulk_records import plain_memories
 from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.deferred_text import DeferredText
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
 from cortexgraph.storage.file_cursor import (
     FileCursor,
     append_lines,
     file_stat,
+    read_from,
     read_new_bytes,
     truncate_to,
 )
@@ -44,10 +48,10 @@ from cortexgraph.storage.file_ops import (
 )
 from cortexgraph.storage.index_snapshot import (
     SNAPSHOT_NAME,
-    read_snapshot,
+    read_snapshot_of,
     snapshot_state,
     snapshot_view,
-    write_snapshot,
+    write_snapshot_of,
 )
 from cortexgraph.storage.jsonl_compaction import JSONLCompaction
 from cortexgraph.storage.jsonl_lines import (
@@ -117,8 +121,9 @@ class JSONLStore(SnapshotRefresh, JSONLCompaction):
         self._lines_pass = functools.partial(lines_pass_rules, config=self.config)
         self._build_memories = functools.partial(plain_memories, config=self.config)
         self._rules = repr(self.config.record_limits())
-        self._snapshot_due: bytes | None = None
-        self._relations_due: bytes | None = None  # the same, for the relations' snapshot
+        # (bytes of memories.jsonl a fresh snapshot is to cover, their CRC-32), or None
+        self._snapshot_due: tuple[int, int] | None = None
+        self._relations_due: tuple[int, int] | None = None  # the same, for relations.jsonl
         self._view_from_snapshot = False
         self._unreadable = StoreQuarantine()
         try:
@@ -225,31 +230,40 @@ class JSONLStore(SnapshotRefresh, JSONLCompaction):
         snapshot_name: str,
         install: Callable[[Any], bool],
         apply: Callable[[Any], None],
-    ) -> bytes | None:
+    ) -> tuple[int, int] | None:
         """From the file's snapshot plus the lines appended since, or else from the JSONL
-        alone. Returns the bytes a fresh snapshot is to be written from (None: not due)."""
-        ino, end, data = read_new_bytes(cursor)
-        cursor.inode, cursor.offset = ino, end
-        big = len(data) >= self.config.snapshot_min_bytes
-        cached = read_snapshot(self.path, data, self._rules, snapshot_name) if big else None
-        if cached is not None and install(cached[0]):
+        alone. Returns what a fresh snapshot is to cover (bytes of the file, their CRC-32),
+        or None: not due. From a snapshot only the lines past it are read into memory."""
+        big, cached = False, None  # (state, bytes it covers, their CRC-32) once installed
+
+        def start_at(f: io.RawIOBase, size: int) -> int:  # read from the snapshot's end
+            nonlocal big, cached
+            big = size >= self.config.snapshot_min_bytes
+            found = (
+                read_snapshot_of(self.path, f, size, self._rules, snapshot_name) if big else None
+            )
+            cached = found if found is not None and install(found[0]) else None
+            return 0 if cached is None else cached[1]
+
+        ino, start, data = read_from(cursor.path, start_at)
+        cursor.inode, cursor.offset = ino, start + len(data)
+        if cached is not None:
             self._view_from_snapshot = True  # compaction parses the files instead
-            size = cached[1]
-            # True when lines of the tail were quarantined: ``data`` is then not the file
-            rewritten = self._apply_lines(cursor, data[size:], apply)
-            stale = len(data) - size > self.config.snapshot_refresh_bytes  # refresh it
+            # True when lines of the tail were quarantined: the file is then not what was read
+            rewritten = self._apply_lines(cursor, data, apply)
+            stale = len(data) > self.config.snapshot_refresh_bytes  # refresh it
+            return (cursor.offset, zlib.crc32(data, cached[2])) if stale and not rewritten else None
+        records, bad = self._parse(cursor, data)
+        if bad and self._quarantine(cursor, bad):
+            data = cursor.path.read_bytes()  # without them: it loads to this view
+        if cursor is self._mem:
+            self._load(records, ())
         else:
-            records, bad = self._parse(cursor, data)
-            if bad and self._quarantine(cursor, bad):
-                data = cursor.path.read_bytes()  # without them: it loads to this view
-            if cursor is self._mem:
-                self._load(records, ())
-            else:
-                self._load((), records)
-            # lines not moved aside: no snapshot of the bytes that hold them (a reopen retries)
-            rewritten, stale = len(data) != cursor.offset or bool(self._unreadable.pending), big
+            self._load((), records)
+        # lines not moved aside: no snapshot of the bytes that hold them (a reopen retries)
+        rewritten = len(data) != cursor.offset or bool(self._unreadable.pending)
         # Written by __init__/reload once the file lock is released (a second at 100k).
-        return data if stale and not rewritten else None
+        return (len(data), zlib.crc32(data)) if big and not rewritten else None
 
     def _install_relations(self, state: Any) -> bool:
         relations = relations_view(state)
@@ -270,15 +284,20 @@ class JSONLStore(SnapshotRefresh, JSONLCompaction):
 
     def _write_snapshot_if_due(self) -> None:
         """Caller holds ``self._lock``: the in-memory view is still what ``data`` gives."""
-        data, self._snapshot_due = self._snapshot_due, None
+        due, self._snapshot_due = self._snapshot_due, None
         relations, self._relations_due = self._relations_due, None
         with gc_paused():
-            if data is not None:
-                view = snapshot_state(list(self._memories.values()), self._text)
-                write_snapshot(self.path, data, view, self._rules)
+            if due is not None:
+                size, crc = due
+                parts = self._text.parts() if type(self._text) is DeferredText else None
+                view = snapshot_state(list(self._memories.values()), parts or self.text_index)
+                write_snapshot_of(self.path, size, f"{crc:08x}", view, self._rules)
             if relations is not None:
+                size, crc = relations
                 rows = relations_state(self._relations.values())
-                write_snapshot(self.path, relations, rows, self._rules, RELATIONS_SNAPSHOT_NAME)
+                write_snapshot_of(
+                    self.path, size, f"{crc:08x}", rows, self._rules, RELATIONS_SNAPSHOT_NAME
+                )
 
     def _read_tail(self, cursor: FileCursor, apply: Callable[[Any], None]) -> None:
         """Apply complete lines past the cursor; quarantine lines that cannot be read."""

@@ -32,6 +32,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from cortexgraph.storage.deferred_text import DeferredText
 from cortexgraph.storage.file_cursor import FileCursor
 from cortexgraph.storage.index_snapshot import (
     SNAPSHOT_NAME,
@@ -143,7 +144,11 @@ class SnapshotRefresh(IndexedStore):
         """Caller holds the store's lock: what the snapshot ``name`` is to hold, as it is now
         (records are frozen; the text index is the one thing a save changes in place)."""
         if name == SNAPSHOT_NAME:
-            return list(self._memories.values()), self._text.copy()
+            text = self._text
+            parts = text.parts() if type(text) is DeferredText else None
+            if parts is not None:  # not read yet, nor changed: its bytes as they are
+                return list(self._memories.values()), (list(parts[0]), parts[1])
+            return list(self._memories.values()), self.text_index.copy()
         return (list(self._relations.values()),)
 
 

@@ -37,6 +37,24 @@ if TYPE_CHECKING:
 _SERIALS = itertools.count(1)
 
 
+# What ``__getstate__`` keeps of an index apart from its slot ids (``from_parts`` checks it).
+_PICKLED_FIELDS = {
+    "k1",
+    "b",
+    "context_weight",
+    "stem",
+    "_main",
+    "_context",
+    "_free_slots",
+    "_main_len",
+    "_context_len",
+    "_context_text",
+    "_journal",
+    "_journal_base",
+    "serial",
+}
+
+
 class TextIndex:
     """BM25 (Okapi) over documents added by id. Not thread-safe; the store serialises access.
 
@@ -97,6 +115,21 @@ class TextIndex:
         new._journal, new._journal_base = [], 0
         new.serial = next(_SERIALS)
         return new
+
+    def snapshot_parts(self) -> tuple[list[str | None], dict[str, object]]:
+        """The slot ids, and the rest of the pickled state (the index snapshot pickles the
+        rest on its own and unpickles it on first use: storage.deferred_text.DeferredText)."""
+        state = self.__getstate__()
+        return state.pop("_slot_ids"), state  # type: ignore[return-value]
+
+    @classmethod
+    def from_parts(cls, slot_ids: list[str | None], state: object) -> TextIndex:
+        """The index ``snapshot_parts`` took apart; TypeError if ``state`` is not such a rest."""
+        if type(state) is not dict or set(state) != _PICKLED_FIELDS:
+            raise TypeError("not the pickled state of a TextIndex")
+        index = cls.__new__(cls)
+        index.__setstate__({**state, "_slot_ids": slot_ids})
+        return index
 
     def __len__(self) -> int:
         return len(self._slot_of)

@@ -295,14 +295,14 @@ def test_snapshot_whose_memories_disagree_with_its_index_is_not_used(
     path, saved = built
     data = (path / "memories.jsonl").read_bytes()
     rules = repr(ALWAYS.record_limits())
-    (columns, text), _ = read_snapshot(path, data, rules)
+    (columns, slot_ids, text), _ = read_snapshot(path, data, rules)
     if damage == "a column missing":
         del columns["meta.context"]
     elif damage == "a short column":
         columns["strength"].pop()
     else:
         columns["id"][3] = "not-in-the-text-index"
-    write_snapshot(path, data, (columns, text), rules)  # a valid checksum: the shape is wrong
+    write_snapshot(path, data, (columns, slot_ids, text), rules)  # valid checksum, wrong shape
     store = JSONLStore(path, config=ALWAYS)
     assert json_loads == [len(saved)]
     assert sorted(m.id for m in store.list()) == sorted(m.id for m in saved)
