@@ -1,6 +1,7 @@
 """Opening a big store, cold (JSONL only) and from its index snapshot, in fresh processes.
 
     python bench/open_bench.py [--sizes 10000 100000] [--runs 5] [--baseline REV]
+    python bench/open_bench.py --stores DIR [DIR ...] [--runs 5] [--baseline REV]
 
 Each size: a store of ``storage_bench.make_dataset`` memories (12-40 words, two tags, ~584
 bytes a line) written once; then ``--runs`` rounds of a cold open (the JSONL alone: records
@@ -13,6 +14,13 @@ revision runs the same opens on its own copy of the store, in turn with today's 
 round, so the machine's load hits both alike; the ratio column is baseline / now of the best
 CPU seconds.
 
+With ``--stores DIR ...`` it opens copies of existing stores instead (a consolidation run's,
+e.g. /tmp/cg-incr/snap-10000/store): each code first writes its own snapshot of the same
+prefix the store's snapshot covers (its files cut there, opened once, the cut lines put back),
+so every reopen applies the same lines past it, as the next run's open does; each round opens
+a fresh copy (an open may rewrite the snapshot). The first search after the open is timed
+apart: it unpickles the text index, which an open leaves until first use.
+
 CPU seconds of the open alone (``time.process_time`` around ``JSONLStore(path)``; the imports
 of numpy and the package are timed apart) are the steadier figure on a shared machine; wall
 seconds are what a user waits. Issue 20's goals: cold open of 100k under 1 s, reopen from a
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import shutil
 import statistics
 import subprocess
@@ -42,6 +51,8 @@ from storage_bench import make_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).resolve().parent / "_open_worker.py"
+# The memories' and the relations' snapshot files (storage.index_snapshot, relation_snapshot)
+SNAPSHOTS = (".cortexgraph-index.pickle", ".cortexgraph-relations.pickle")
 
 
 def build_store(n: int, work: Path) -> tuple[Path, str]:
@@ -117,6 +128,78 @@ def open_once(mode: str, store: Path, query: str, code: Path | None) -> dict:
     return run_with_code(WORKER, [mode, str(store), query], code)
 
 
+def snapshot_cut(store: Path, name: str) -> int | None:
+    """Bytes of its JSONL file that the store's snapshot ``name`` covers (None: none)."""
+    try:
+        with (store / name).open("rb") as f:
+            size = pickle.load(f).get("size")
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        return None
+    return size if isinstance(size, int) else None
+
+
+def prepared_copy(source: Path, dest: Path, query: str, code: Path | None) -> Path:
+    """A copy of the store ``source`` whose snapshots ``code`` wrote, over the same prefixes
+    of its files as ``source``'s snapshots cover: the files cut there, opened once (a cold
+    open writes the snapshots), then the cut lines put back."""
+    dest.mkdir(parents=True)
+    tails: dict[str, bytes] = {}
+    for jsonl, snapshot in (("memories.jsonl", SNAPSHOTS[0]), ("relations.jsonl", SNAPSHOTS[1])):
+        if not (source / jsonl).exists():
+            continue
+        data = (source / jsonl).read_bytes()
+        cut = snapshot_cut(source, snapshot) or len(data)
+        (dest / jsonl).write_bytes(data[:cut])
+        tails[jsonl] = data[cut:]
+    open_once("first", dest, query, code)
+    for jsonl, tail in tails.items():
+        with (dest / jsonl).open("ab") as f:
+            f.write(tail)
+    return dest
+
+
+def store_rows(args: argparse.Namespace, console: Console, table: Table) -> None:
+    """``--stores``: reopen copies of existing stores, each code from its own snapshots."""
+    with tempfile.TemporaryDirectory(prefix="cg-open-") as tmp:
+        work = Path(tmp)
+        codes: list[tuple[str, Path | None]] = [("now", None)]
+        if args.baseline:
+            codes.append((f"baseline {args.baseline}", baseline_code(args.baseline, work)))
+        query = "kafka migration"
+        for source in map(Path, args.stores):
+            results: dict[str, list[dict]] = {label: [] for label, _ in codes}
+            prepared = {}
+            for i, (label, code) in enumerate(codes):
+                console.print(f"[dim]{source}: {label}'s snapshots ...[/]")
+                prepared[label] = prepared_copy(source, work / f"prepared-{i}", query, code)
+            for r in range(args.runs):
+                order = codes if r % 2 == 0 else codes[::-1]
+                for label, code in order:
+                    console.print(f"[dim]  reopen {r + 1}/{args.runs}: {label}[/]")
+                    copy = work / "copy"
+                    shutil.copytree(prepared[label], copy)
+                    results[label].append(open_once("reopen", copy, query, code))
+                    shutil.rmtree(copy)
+            med = {
+                label: statistics.median(o["open_cpu"] for o in runs)
+                for label, runs in results.items()
+            }
+            for label, runs in results.items():
+                base = med[codes[-1][0]] if len(codes) > 1 and label == "now" else None
+                table.add_row(
+                    source.name if source.name != "store" else source.parent.name,
+                    f"{runs[0]['memories']:,}",
+                    label,
+                    span([o["open_cpu"] for o in runs], 3),
+                    span([o["open_wall"] for o in runs], 3),
+                    span([o["first_search_ms"] for o in runs], 1),
+                    f"{statistics.median(o['open_page_faults'] for o in runs):,.0f}",
+                    f"{max(o['peak_rss_mb'] for o in runs):.0f}",
+                    "-" if base is None else f"{base / med[label]:.2f}x",
+                )
+            table.add_section()
+
+
 def span(values: list[float], digits: int = 2) -> str:
     return f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f}"
 
@@ -126,8 +209,29 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--runs", type=int, default=5, help="rounds of cold opens and of reopens")
     ap.add_argument("--baseline", metavar="REV", help="also run this git revision's code")
+    ap.add_argument("--stores", nargs="+", metavar="DIR", help="reopen copies of these stores")
     args = ap.parse_args()
     console = Console(width=180)
+    if args.stores:
+        table = Table(
+            title=f"Reopening existing stores from their snapshots, fresh processes, min / "
+            f"median of {args.runs} (seconds; {machine_line()})"
+        )
+        for col in (
+            "store",
+            "memories",
+            "code",
+            "open CPU",
+            "open wall",
+            "first search ms",
+            "page faults",
+            "peak RSS MB",
+            "x baseline (median CPU)",
+        ):
+            table.add_column(col, justify="right")
+        store_rows(args, console, table)
+        console.print(table)
+        return
     table = Table(
         title=f"Opening a store, fresh processes, min / median of {args.runs} "
         f"(seconds; {machine_line()})"
