@@ -60,7 +60,7 @@ _BLOCK = 1 << 16  # check values are taken this much at a time (see _crc_of)
 
 def snapshot_state(
     memories: Sequence[Memory], text: TextIndex | tuple[list[str | None], bytes]
-) -> tuple[dict[str, list[Any]], list[str | None], bytes]:
+) -> tuple[dict[str, list[Any] | tuple[Any]], list[str | None], bytes]:
     """What a snapshot of a store holding ``memories`` and ``text`` keeps: the memories'
     columns, the text index's slot ids and the rest of it pickled (or an unchanged
     ``DeferredText``'s ``parts``: its bytes, not unpickled to be pickled again). The bytes

@@ -51,9 +51,7 @@ def _snapshotted(path: Path) -> list:
 
 
 def _searches(store: JSONLStore) -> list[list[tuple[str, float]]]:
-    return [
-        [(r.memory.id, r.score) for r in store.search(q, top_k=50, now=NOW)] for q in QUERIES
-    ]
+    return [[(r.memory.id, r.score) for r in store.search(q, top_k=50, now=NOW)] for q in QUERIES]
 
 
 def test_the_text_index_is_unpickled_on_first_search_and_finds_the_same(
@@ -86,9 +84,7 @@ def test_changes_before_the_first_search_are_replayed_in_order(tmp_path, unpickl
     assert store.text_index.doc_ids() == {m.id for m in store.list()}
 
 
-def test_damaged_index_bytes_are_rebuilt_from_the_memories(
-    tmp_path, unpickled, json_loads
-) -> None:
+def test_damaged_index_bytes_are_rebuilt_from_the_memories(tmp_path, unpickled, json_loads) -> None:
     _snapshotted(tmp_path)
     snap = tmp_path / SNAPSHOT_NAME
     raw = bytearray(snap.read_bytes())

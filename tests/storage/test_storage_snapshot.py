@@ -288,6 +288,24 @@ def test_memory_columns_give_back_the_same_memories_exactly() -> None:
     assert back[0].meta.extra == {"k": [1]} and back[0].status is MemoryStatus.PROMOTED
 
 
+def test_a_field_every_memory_holds_alike_is_kept_once_and_built_back_exactly() -> None:
+    memories = [
+        Memory(id=f"m{i}", content=f"x{i}", review_priority=-0.0 if i == 2 else 0.0)
+        for i in range(4)
+    ]
+    columns = memory_columns(memories)
+    assert columns["review_count"] == (0,) and columns["meta.source"] == (None,)
+    assert columns["unknown"] == ({},)
+    assert type(columns["review_priority"]) is list  # 0.0 and -0.0: equal, not the same
+    back = memories_from_columns(pickle.loads(pickle.dumps(columns, protocol=5)))
+    assert back == memories
+    assert [str(m.review_priority) for m in back] == ["0.0", "0.0", "-0.0", "0.0"]
+    assert len({id(m.unknown) for m in back}) == 4  # a dict each, as a save makes them
+    columns["unknown"] = ({"planted": 1},)
+    with pytest.raises(TypeError):
+        memories_from_columns(columns)
+
+
 @pytest.mark.parametrize("damage", ["a column missing", "a short column", "an id not indexed"])
 def test_snapshot_whose_memories_disagree_with_its_index_is_not_used(
     built, json_loads, damage: str
@@ -299,7 +317,7 @@ def test_snapshot_whose_memories_disagree_with_its_index_is_not_used(
     if damage == "a column missing":
         del columns["meta.context"]
     elif damage == "a short column":
-        columns["strength"].pop()
+        columns["content"].pop()  # (strength: all 1.0 here, kept as one value)
     else:
         columns["id"][3] = "not-in-the-text-index"
     write_snapshot(path, data, (columns, slot_ids, text), rules)  # valid checksum, wrong shape
