@@ -122,3 +122,17 @@ def test_a_refreshed_snapshot_of_an_unread_index_keeps_it_whole(tmp_path, unpick
     assert unpickled == []  # the index's bytes were written again as they were read
     store = JSONLStore(tmp_path, config=SNAP)
     assert _searches(store) == _searches(JSONLStore(tmp_path))
+
+
+def test_a_snapshot_refresh_before_the_first_search_snapshots_the_changes(
+    tmp_path, json_loads
+) -> None:
+    _snapshotted(tmp_path)
+    store = JSONLStore(tmp_path, config=SNAP)
+    for i in range(5):
+        store.save(f"kayak note {i} on the river", now=NOW)
+    assert store.refresh_snapshots(0) == [SNAPSHOT_NAME]
+    json_loads.clear()
+    reopened = JSONLStore(tmp_path, config=SNAP)
+    assert json_loads == []  # from the refreshed snapshot, nothing past it
+    assert _searches(reopened) == _searches(JSONLStore(tmp_path)) == _searches(store)
