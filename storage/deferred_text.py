@@ -118,6 +118,16 @@ class DeferredText:
         rest = None if self._changes else self._bytes()
         return None if rest is None else (self._slot_ids, rest)
 
+    def copy(self) -> DeferredText | None:
+        """One that later changes here leave as it is (its bytes read now: a handle is read
+        once); None if they are damaged."""
+        rest = self._bytes()
+        if rest is None:
+            return None
+        new = DeferredText(list(self._slot_ids), rest)
+        new._changes = list(self._changes)
+        return new
+
     def add(self, doc_id: str, text: str, context: str | None = None) -> None:
         self._changes.append((doc_id, text, context))
 

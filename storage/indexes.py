@@ -65,6 +65,14 @@ def _label_text(tags: tuple[str, ...], entities: tuple[str, ...]) -> str:
     return extras.replace("/", " ").replace("_", " ").replace("-", " ")
 
 
+def text_index_of(memories: Mapping[str, Memory]) -> TextIndex:
+    """A text index of ``memories`` built afresh (what an open from the JSONL builds)."""
+    text = TextIndex()
+    labels = {key: _label_text(*key) for key in _ids_by(memories, _LABELS)}
+    StoreIndexes._add_texts(text, memories, labels)
+    return text
+
+
 class StoreIndexes:
     """Records and their indexes. Not thread-safe: the store serialises access."""
 
@@ -138,10 +146,7 @@ class StoreIndexes:
 
     def _rebuilt_text(self) -> TextIndex:
         """The text index of the memories held now (one from a snapshot failed to unpickle)."""
-        text = TextIndex()
-        labels = {key: _label_text(*key) for key in _ids_by(self._memories, _LABELS)}
-        self._add_texts(text, self._memories, labels)
-        return text
+        return text_index_of(self._memories)
 
     @staticmethod
     def _add_texts(
@@ -355,4 +360,4 @@ class StoreIndexes:
         self._text = TextIndex()
 
 
-__all__ = ["DenseSyncState", "StoreIndexes", "searchable_text"]
+__all__ = ["DenseSyncState", "StoreIndexes", "searchable_text", "text_index_of"]

@@ -41,6 +41,7 @@ from cortexgraph.storage.index_snapshot import (
     write_snapshot_of,
 )
 from cortexgraph.storage.indexed_store import IndexedStore
+from cortexgraph.storage.indexes import text_index_of
 from cortexgraph.storage.jsonl_lines import gc_paused
 from cortexgraph.storage.quarantine import StoreQuarantine
 from cortexgraph.storage.relation_snapshot import RELATIONS_SNAPSHOT_NAME, relations_state
@@ -144,11 +145,13 @@ class SnapshotRefresh(IndexedStore):
         """Caller holds the store's lock: what the snapshot ``name`` is to hold, as it is now
         (records are frozen; the text index is the one thing a save changes in place)."""
         if name == SNAPSHOT_NAME:
-            text = self._text
-            parts = text.parts() if type(text) is DeferredText else None
-            if parts is not None:  # not read yet, nor changed: its bytes as they are
-                return list(self._memories.values()), (list(parts[0]), parts[1])
-            return list(self._memories.values()), self.text_index.copy()
+            memories, text = list(self._memories.values()), self._text
+            if type(text) is DeferredText:  # not read yet: not unpickled under the lock
+                parts = text.parts()  # (unchanged: its bytes as they are)
+                copied = (list(parts[0]), parts[1]) if parts is not None else text.copy()
+                if copied is not None:
+                    return memories, copied
+            return memories, self.text_index.copy()
         return (list(self._relations.values()),)
 
 
@@ -188,6 +191,8 @@ def _prefix_digest(fd: int, size: int) -> str:
 def _state(name: str, view: tuple[Any, ...]) -> Any:
     if name == SNAPSHOT_NAME:
         memories, text = view
+        if isinstance(text, DeferredText):  # a copy: loaded here, after the lock
+            text = text.index() or text_index_of({m.id: m for m in memories})
         return snapshot_state(memories, text)
     return relations_state(view[0])
 

@@ -125,14 +125,18 @@ def test_a_refreshed_snapshot_of_an_unread_index_keeps_it_whole(tmp_path, unpick
 
 
 def test_a_snapshot_refresh_before_the_first_search_snapshots_the_changes(
-    tmp_path, json_loads
+    tmp_path, json_loads, unpickled
 ) -> None:
     _snapshotted(tmp_path)
     store = JSONLStore(tmp_path, config=SNAP)
     for i in range(5):
         store.save(f"kayak note {i} on the river", now=NOW)
     assert store.refresh_snapshots(0) == [SNAPSHOT_NAME]
+    assert len(unpickled) == 1  # a copy, loaded after the store's lock; the store's own waits
+    store.save("one more canoe", now=NOW)  # still kept, not applied
+    assert len(unpickled) == 1
     json_loads.clear()
     reopened = JSONLStore(tmp_path, config=SNAP)
     assert json_loads == []  # from the refreshed snapshot, nothing past it
     assert _searches(reopened) == _searches(JSONLStore(tmp_path)) == _searches(store)
+    assert len(unpickled) == 3  # reopened's and the store's own, on their first search
