@@ -83,9 +83,9 @@ class StoredBytes:
             os.close(fd)
         return data if len(data) == self._size and digest(data) == self._check else None
 
-    def __del__(self) -> None:
+    def __del__(self, _close: Any = os.close) -> None:  # (bound now: still there at exit)
         if self._fd is not None:
-            os.close(self._fd)
+            _close(self._fd)
 
 
 class DeferredText:
