@@ -78,6 +78,13 @@ class ServerState:
             log.error("cortexgraph: cannot open store %s: %s", self.settings.storage_path, exc)
         finally:
             self._opened.set()
+        # Opened from a snapshot, the store reads its search index at the first search; this
+        # thread is the server's start-up, so the first search_memory need not wait for it.
+        if self._store is not None and not self._closing:
+            try:
+                self._store.load_search_index()
+            except Exception as exc:  # the first search reads it again, and says what failed
+                log.warning("cortexgraph: search index not read ahead: %s", exc)
 
     @property
     def store(self) -> JSONLStore:

@@ -114,3 +114,14 @@ def test_a_refresh_that_fails_stops_the_upkeep_not_the_server(
 
     anyio.run(go)
     assert calls and "snapshot refresh stopped" in caplog.text
+
+
+def test_the_server_reads_the_search_index_while_it_starts(tmp_path: Path) -> None:
+    _big_store(tmp_path / "stm")
+    assert not open_store(tmp_path / "stm").search_index_loaded  # what a plain open leaves
+    state = ServerState(make_settings(tmp_path))
+    state.open_in_background()
+    assert state._thread is not None
+    state._thread.join(60)  # the opening thread reads it after the store has opened
+    assert state.store.search_index_loaded
+    assert state.store.search("note 7", top_k=1)[0].memory.content.startswith("note 7:")

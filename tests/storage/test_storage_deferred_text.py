@@ -140,3 +140,15 @@ def test_a_snapshot_refresh_before_the_first_search_snapshots_the_changes(
     assert json_loads == []  # from the refreshed snapshot, nothing past it
     assert _searches(reopened) == _searches(JSONLStore(tmp_path)) == _searches(store)
     assert len(unpickled) == 3  # reopened's and the store's own, on their first search
+
+
+def test_load_search_index_reads_it_ahead_of_the_first_search(tmp_path, unpickled) -> None:
+    saved = _snapshotted(tmp_path)
+    store = JSONLStore(tmp_path, config=SNAP)
+    store.delete(saved[0].id)  # kept while unread, replayed at the read
+    assert not store.search_index_loaded
+    assert store.load_search_index() is True
+    assert store.search_index_loaded and len(unpickled) == 1
+    assert store.load_search_index() is False  # once
+    assert _searches(store) == _searches(JSONLStore(tmp_path))
+    assert len(unpickled) == 1  # the searches found it read
