@@ -14,8 +14,9 @@ rewrite each snapshot with more than ``snapshot_refresh_tail_bytes`` of lines pa
 The refresh holds the store's lock only while it takes the view (18-34 ms at 100k memories)
 and the file lock only to catch up and open the files; other processes' writes and opens go
 on. Its Python work shares the interpreter's lock with the requests: a save made meanwhile
-took up to 66-173 ms at 100k on two busy cores (docs/incremental.md). At shutdown the task is cancelled; a refresh in
-progress is let finish (a second or so at 100k): its snapshot is written whole or not at all.
+took up to 66-173 ms at 100k on two busy cores (docs/incremental.md). At shutdown the task is
+cancelled; a refresh in progress is let finish (a second or so at 100k): its snapshot is written
+whole or not at all.
 ``cortexgraph://stats`` says ``snapshot_pending`` while a refresh is due or running, for a
 benchmark's run to wait for it.
 """
