@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 FORMAT = 5  # 5: the text index kept apart, read on first use; 4: memories as columns, CRC-32
 SNAPSHOT_NAME = ".cortexgraph-index.pickle"
 _HEADER_BYTES = 4096  # a header is ~200 bytes; anything longer is not one of ours
-_BLOCK = 1 << 16  # check values are taken this much at a time (see _crc_of)
+_BLOCK = 1 << 16  # check values are taken this much at a time (see crc_of)
 
 
 def snapshot_state(
@@ -94,9 +94,10 @@ def snapshot_view(state: Any) -> tuple[dict[str, Memory], DeferredText] | None:
     return memories, DeferredText(slot_ids, blob)
 
 
-def _crc_of(f: io.RawIOBase | io.BufferedIOBase, start: int, end: int) -> int | None:
+def crc_of(f: io.RawIOBase | io.BufferedIOBase, start: int, end: int) -> int | None:
     """CRC-32 of bytes ``start`` to ``end`` of ``f``, a block at a time into one buffer (no
-    copy of the whole); None if the file ends first."""
+    copy of the whole); None if the file ends first. (storage.snapshot_refresh takes the
+    prefix a refreshed snapshot covers with it too.)"""
     buf = bytearray(min(_BLOCK, max(end - start, 0)))
     view = memoryview(buf)
     crc, at = 0, start
@@ -141,14 +142,14 @@ def read_snapshot_of(
                 or not 0 < size <= file_size
             ):
                 return None
-            crc = _crc_of(f, 0, size)
+            crc = crc_of(f, 0, size)
             if crc is None or header.get("digest") != f"{crc:08x}":
                 return None
             tail = header.get("tail_size", 0)
             body_at, end = head.tell(), os.fstat(snap.fileno()).st_size
             if type(tail) is not int or not 0 <= tail <= end - body_at:
                 return None
-            body_crc = _crc_of(snap, body_at, end - tail)
+            body_crc = crc_of(snap, body_at, end - tail)
             if body_crc is None or header.get("body_digest") != f"{body_crc:08x}":
                 log.warning("cortexgraph: snapshot %s fails its checksum; loading the JSONL", path)
                 return None
@@ -286,6 +287,7 @@ __all__ = [
     "FORMAT",
     "SNAPSHOT_NAME",
     "DeferredText",
+    "crc_of",
     "digest",
     "read_snapshot",
     "read_snapshot_of",

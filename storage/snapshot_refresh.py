@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -36,6 +35,7 @@ from cortexgraph.storage.deferred_text import DeferredText
 from cortexgraph.storage.file_cursor import FileCursor
 from cortexgraph.storage.index_snapshot import (
     SNAPSHOT_NAME,
+    crc_of,
     snapshot_size,
     snapshot_state,
     write_snapshot_of,
@@ -47,8 +47,6 @@ from cortexgraph.storage.quarantine import StoreQuarantine
 from cortexgraph.storage.relation_snapshot import RELATIONS_SNAPSHOT_NAME, relations_state
 
 log = logging.getLogger(__name__)
-
-CHUNK = 1 << 20  # the covered bytes are read this much at a time, never held whole
 
 
 class SnapshotRefresh(IndexedStore):
@@ -192,16 +190,13 @@ def _still_at_path(fd: int, path: Path) -> bool:
 
 
 def _prefix_digest(fd: int, size: int) -> str:
-    """``index_snapshot.digest`` of the file's first ``size`` bytes, read a chunk at a time (it
+    """``index_snapshot.digest`` of the file's first ``size`` bytes, read a block at a time (it
     only grows past them while the descriptor is open: appends land after, and a rewrite is
     another file)."""
-    crc, at = 0, 0
-    while at < size:
-        chunk = os.pread(fd, min(CHUNK, size - at), at)
-        if not chunk:
-            raise OSError(f"file ended at {at} bytes, {size} expected")
-        crc = zlib.crc32(chunk, crc)
-        at += len(chunk)
+    with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:  # the refresh's own descriptor
+        crc = crc_of(f, 0, size)
+    if crc is None:
+        raise OSError(f"file ended before {size} bytes")
     return f"{crc:08x}"
 
 
