@@ -66,8 +66,8 @@ def lacking(
     if only is None:
         memories = store.list(status=MemoryStatus.ACTIVE)
     else:
-        found = (store.find(i) for i in only)
-        memories = [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
+        found = store.find_many(only)
+        memories = [m for m in found if m.status is MemoryStatus.ACTIVE]
     return cache.missing(sorted({m.content for m in memories}))
 
 

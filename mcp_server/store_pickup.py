@@ -127,8 +127,8 @@ def active_among(store: Any, ids: set[str]) -> list[Any]:
     applies what other processes appended), in id order."""
     from cortexgraph.storage.models import MemoryStatus
 
-    found = (store.find(i) for i in sorted(ids))
-    return [m for m in found if m is not None and m.status is MemoryStatus.ACTIVE]
+    found = store.find_many(sorted(ids))  # one look at the files, not one per id
+    return [m for m in found if m.status is MemoryStatus.ACTIVE]
 
 
 __all__ = ["QUIET_S", "AppendedLines", "SettledFiles", "active_among"]

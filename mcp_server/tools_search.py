@@ -122,7 +122,7 @@ def open_memories(
         raise InvalidInputError(f"at most 100 memory_ids per call, got {len(memory_ids)}")
     store = state_of(ctx).store
     ids = unique_ids(memory_ids)
-    found = [m for m in (store.find(i) for i in ids) if m is not None]
+    found = store.find_many(ids)
     not_found = [i for i in ids if i not in {m.id for m in found}]
     if not found:
         raise MemoryNotFoundError(f"no memory with id(s) {not_found}")

@@ -62,7 +62,7 @@ def promote_memory(
     others = {
         r.to_memory_id if r.from_memory_id == memory_id else r.from_memory_id for r in relations
     } - {memory_id}
-    related = [m for m in (store.find(i) for i in sorted(others)) if m is not None]
+    related = store.find_many(sorted(others))
     ref = sink.write_note(memory, related=related, relations=relations, reason=reason, now=now)
     store.update(
         memory_id,

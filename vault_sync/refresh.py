@@ -61,7 +61,7 @@ def refresh_memory_note(store: MemoryStore, sink: Any, memory: Memory, *, now: f
     others = {
         r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id for r in relations
     } - {memory.id}
-    related = [m for m in (store.find(i) for i in sorted(others)) if m is not None]
+    related = store.find_many(sorted(others))
     changed: str | None = sink.refresh_note(
         memory,
         related=related,
