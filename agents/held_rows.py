@@ -12,7 +12,7 @@ The rows are the holder's own arrays: read here, never written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -72,11 +72,8 @@ class HeldRows:
         search's read of every row reads them from that very stack: a second stack of
         every row was 2% of an incremental cluster step)."""
         if self._norms is None:
-            n = self.shape[0]
-            self._norms = np.ones((n, 1), dtype=np.float32)
-            for start in range(0, n, NORM_BLOCK):
-                block = stacked_rows(self.rows[start : start + NORM_BLOCK])
-                self._norms[start : start + NORM_BLOCK] = row_norms(block)
+            rows = self.rows
+            self._norms = _block_norms(len(rows), lambda a, b: stacked_rows(rows[a:b]))
         return self._norms
 
     def __getitem__(self, index: slice | np.ndarray) -> np.ndarray:
@@ -87,13 +84,19 @@ class HeldRows:
         rows = self.rows
         every = isinstance(index, slice) and index.indices(n) == (0, n, 1)
         block = stacked_rows(rows if every else [rows[i] for i in picked.tolist()])
-        if every and self._norms is None:
-            norms = np.ones((n, 1), dtype=np.float32)
-            for start in range(0, n, NORM_BLOCK):  # a row's norm is the same in any block
-                norms[start : start + NORM_BLOCK] = row_norms(block[start : start + NORM_BLOCK])
-            self._norms = norms
+        if every and self._norms is None:  # a row's norm is the same in any block
+            self._norms = _block_norms(n, lambda a, b: block[a:b])
         np.divide(block, self.norms[picked], out=block)
         return block
+
+
+def _block_norms(n: int, block: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    """The L2 norms (n x 1, 1.0 for a zero row) of rows ``0..n``, ``NORM_BLOCK`` rows at a
+    time: ``block(start, stop)`` gives those rows stacked."""
+    norms = np.ones((n, 1), dtype=np.float32)
+    for start in range(0, n, NORM_BLOCK):
+        norms[start : start + NORM_BLOCK] = row_norms(block(start, start + NORM_BLOCK))
+    return norms
 
 
 __all__ = ["NORM_BLOCK", "HeldRows", "distinct", "row_norms", "stacked_rows"]

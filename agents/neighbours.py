@@ -66,12 +66,11 @@ def radius_pairs(
     k = None if rescore is not None else max_per_row  # re-scored pairs are ranked after
     # Held rows are read as a matrix by the exact search (up to exact_limit rows).
     x: Rows = matrix if isinstance(matrix, HeldRows) else np.ascontiguousarray(matrix, np.float32)
+    bar = threshold if rescore is None else threshold * 0.8
     if n <= exact_limit:
-        bar = threshold if rescore is None else threshold * 0.8
         i, j, s, compared = _exact(x[:], bar, k, ranked_from=ranked_from)
         method = "exact"
     else:
-        bar = threshold if rescore is None else threshold * 0.8
         i, j, s, compared = _ivf(x, bar, cell_size, probes, seed, k, ranked_from)
         method = f"ivf(cells≈{cell_size}, probes={probes})"
     if rescore is not None and len(i):
