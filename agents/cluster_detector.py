@@ -169,6 +169,13 @@ class ClusterDetector:
             return cfg.merge_cohesion, cfg.review_cohesion, cfg.link_threshold
         return cfg.tfidf_merge_cohesion, cfg.tfidf_review_cohesion, cfg.tfidf_link_threshold
 
+    def _link_and_relate(self, semantic: bool, link: float | None) -> tuple[float, float]:
+        """(link, relate) bars a pair is checked at on its own vectors: ``link`` or the link
+        bar, and the relate threshold or the merge bar (for restatement-refused pairs)."""
+        merge_bar, _, link_bar = self._bars(semantic)
+        relate = self.config.relate_threshold
+        return (link_bar if link is None else link), (merge_bar if relate is None else relate)
+
     def _guard(self, memories: list[Memory], known: list[Memory] | None = None) -> LinkGuard:
         cfg = self.config
         return LinkGuard(
@@ -190,9 +197,7 @@ class ClusterDetector:
         cfg = self.config
         texts = guard.claims()
         found, finder, margin, own = self._candidates(texts, link)
-        merge_bar, _, link_bar = self._bars(finder.is_semantic)
-        link = link_bar if link is None else link
-        relate = merge_bar if cfg.relate_threshold is None else cfg.relate_threshold
+        link, relate = self._link_and_relate(finder.is_semantic, link)
         # Pairs found on other vectors are checked on each text's own, embedded as needed.
         each = None
         if not own and self.embedder is not None:
@@ -261,9 +266,7 @@ class ClusterDetector:
             # the link and relate bars on its own vectors). The ones below that are left out:
             # 57% of the entries, 28% of the verdicts at 10k +100; the rest are the same
             # (ranked at ``lowest``, agents.neighbours.radius_pairs).
-            merge_bar, _, link_bar = self._bars(semantic)
-            relate = merge_bar if cfg.relate_threshold is None else cfg.relate_threshold
-            passing = min(link_bar if link is None else link, relate)
+            passing = min(self._link_and_relate(semantic, link))
             gather = max(lowest, passing - HELD_ROUNDING)
         # Each memory's strongest few: guards refuse most of them in a conversation (the other
         # speaker's lines), so more than a cluster's worth are kept for them to sift.
