@@ -85,3 +85,11 @@ def parse_counter(monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.setattr(jsonl_store, "live_records", counting)
     return lambda build: counts.setdefault(build, [])
+
+
+@pytest.fixture
+def json_loads(parse_counter) -> list[int]:
+    """How many memory records each open parses from JSONL (0 when the snapshot served)."""
+    from cortexgraph.storage.validation import loaded_memory
+
+    return parse_counter(loaded_memory)

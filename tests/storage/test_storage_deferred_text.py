@@ -12,7 +12,6 @@ import cortexgraph.storage.deferred_text as deferred_text
 from cortexgraph.storage import JSONLStore, StoreConfig
 from cortexgraph.storage.index_snapshot import SNAPSHOT_NAME
 from cortexgraph.storage.text_index import TextIndex
-from cortexgraph.storage.validation import loaded_memory
 
 NOW = 1_700_000_000
 SNAP = StoreConfig(snapshot_min_bytes=1)
@@ -31,11 +30,6 @@ def unpickled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(TextIndex, "from_parts", classmethod(counting))
     return calls
-
-
-@pytest.fixture
-def json_loads(parse_counter) -> list[int]:
-    return parse_counter(loaded_memory)
 
 
 def _snapshotted(path: Path) -> list:

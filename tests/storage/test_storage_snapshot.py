@@ -21,7 +21,6 @@ from cortexgraph.storage.index_snapshot import (
 )
 from cortexgraph.storage.models import Memory, MemoryMeta, MemoryStatus
 from cortexgraph.storage.text_index import TextIndex
-from cortexgraph.storage.validation import loaded_memory
 
 NOW = 1_700_000_000
 ALWAYS = StoreConfig(snapshot_min_bytes=1)
@@ -38,12 +37,6 @@ def built(tmp_path: Path) -> tuple[Path, list[Memory]]:
     JSONLStore(tmp_path, config=ALWAYS)  # a cold open writes the snapshot
     assert (tmp_path / SNAPSHOT_NAME).exists()
     return tmp_path, saved[1:]
-
-
-@pytest.fixture
-def json_loads(parse_counter) -> list[int]:
-    """How many memory records each open parses from JSONL (0 when the snapshot served)."""
-    return parse_counter(loaded_memory)
 
 
 def _view(store: JSONLStore) -> tuple:

@@ -14,16 +14,9 @@ from cortexgraph.storage import JSONLStore, StoreConfig
 from cortexgraph.storage.index_snapshot import SNAPSHOT_NAME, snapshot_size
 from cortexgraph.storage.relation_snapshot import RELATIONS_SNAPSHOT_NAME
 from cortexgraph.storage.text_index import TextIndex
-from cortexgraph.storage.validation import loaded_memory
 
 NOW = 1_700_000_000
 ALWAYS = StoreConfig(snapshot_min_bytes=1)
-
-
-@pytest.fixture
-def json_loads(parse_counter) -> list[int]:
-    """How many memory records each open parses from JSONL (0 when the snapshot served)."""
-    return parse_counter(loaded_memory)
 
 
 @pytest.fixture
