@@ -86,8 +86,9 @@ class InMemoryIssueTracker:
                 description=description,
             )
             self._records[issue_id] = _Record(issue, priority)
-            if dedupe_key is not None:
-                self._by_key[dedupe_key] = issue_id
+            held = meta.get(DEDUPE_KEY)
+            if held is not None:  # given here or only in ``metadata``: held, as BeadsTracker
+                self._by_key.setdefault(str(held), issue_id)
             self._changed(f"{issue_id}: created ({title})")
             return issue
 

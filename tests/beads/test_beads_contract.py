@@ -109,3 +109,17 @@ def test_a_changed_dedupe_key_is_found_under_the_new_key_not_the_old(tracker, ba
         tracker.update(a.id, metadata={"dedupe_key": None})
         assert tracker.create("again", dedupe_key="k:new").id == b.id
         assert tracker.create("again", dedupe_key="k:old").id == fresh.id
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["one-commit-each", "batch"])
+def test_a_key_given_only_in_metadata_is_held_as_a_dedupe_key(tracker, batched):
+    """``metadata={"dedupe_key": ...}`` without ``dedupe_key=``: the issue holds the key (a
+    later create with it finds the issue) but is never folded into an earlier holder."""
+    if batched and not hasattr(tracker, "batch"):
+        pytest.skip("the in-memory tracker has no batches")
+    with tracker.batch("test") if batched else nullcontext():
+        a = tracker.create("a", metadata={"dedupe_key": "k:meta"})
+        assert tracker.create("again", dedupe_key="k:meta").id == a.id
+        b = tracker.create("b", metadata={"dedupe_key": "k:meta"})
+        assert b.id != a.id
+        assert tracker.create("again", dedupe_key="k:meta").id == a.id
