@@ -84,18 +84,17 @@ def move_monitor_records(user_store: MemoryStore, ledger_store: MemoryStore) -> 
     make one) is dropped with the record, the user memory itself is untouched."""
     found = monitor_memories(user_store)
     ids = {m.id for m in found}
-    relations = {
-        r.id: r
-        for m in found
-        for r in user_store.relations(m.id)
-        if r.from_memory_id in ids and r.to_memory_id in ids
-    }
+    # The store lists relations in save order, which the ledger keeps (ties of created_at
+    # go by it, not by the random ids).
+    relations = [
+        r for r in user_store.relations() if r.from_memory_id in ids and r.to_memory_id in ids
+    ]
     fresh = [m for m in found if ledger_store.find(m.id) is None]
     if fresh:
         ledger_store.put_many(fresh)
     known = {r.id for r in ledger_store.relations()}
     moved_relations = 0
-    for rel in sorted(relations.values(), key=lambda r: (r.created_at, r.id)):
+    for rel in relations:
         if rel.id not in known:
             ledger_store.put_relation(rel)
             moved_relations += 1
