@@ -111,9 +111,12 @@ class NoteLocator:
     """The map is held as the file holds it, vault-relative POSIX paths to plain lists, so a
     process that changes a few entries neither builds nor writes back 15k ``Path`` objects."""
 
-    def __init__(self, vault: Path, *, max_age: float = 60.0) -> None:
+    def __init__(self, vault: Path, *, max_age: float = 60.0, save_walks: bool = True) -> None:
         self.vault = vault
         self.max_age = max_age
+        # False: a walk leaves the map for ``save()`` (a batch sink's flush), so a run that
+        # catches up and then writes notes writes the map once, not twice (250 KB at 10k).
+        self.save_walks = save_walks
         self.walks = 0  # full directory walks so far (tests and benchmarks read it)
         self.catch_ups = 0  # walks that listed only the folders changed since the map
         self.reads = 0  # notes read to learn their id (the persisted map spares the rest)
@@ -255,7 +258,8 @@ class NoteLocator:
         self._seen, self._dirs, self._by_id = seen, dirs, by_id
         self._walked_ns = walked_ns
         self._built_at = time.monotonic()
-        self.save()
+        if self.save_walks:
+            self.save()
 
     def _load_map(self) -> tuple[dict[str, Seen], dict[str, DirKey] | None]:
         """The last walk's map (any process's) and its folder keys (None: a version 1 map or

@@ -96,7 +96,8 @@ class ObsidianNoteSink:
         self.version = version
         self._lock = FileLock(str(self.vault / STATE_DIR / "write.lock"))
         self._ledger: WriteLedger | None = None
-        self.locator = NoteLocator(self.vault)
+        # A batch sink saves the locator's map at its flush only (flush() is its last word).
+        self.locator = NoteLocator(self.vault, save_walks=not batch)
         self.renamed: list[Renamed] = []  # notes renamed to their short titles, this sink
         self._entities = EntityNoteBatch(self.vault, self.folder, version)
         self.batch = batch

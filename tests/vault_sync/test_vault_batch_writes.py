@@ -299,3 +299,28 @@ def test_a_flush_fsyncs_its_files_at_once_then_their_folders(tmp_path, monkeypat
     atomic_file_module.sync_filesystem(tmp_path)
     assert sorted(order[:3]) == sorted(str(n.resolve()) for n in notes)
     assert str((tmp_path / "notes").resolve()) in order[3:]
+
+
+def test_a_batch_sink_writes_the_note_map_once_a_run(tmp_path: Path, monkeypatch) -> None:
+    """A run that catches up on a changed folder and then promotes writes the locator's map at
+    its flush only, not also after the catch-up (250 KB at 10k memories, twice a run)."""
+    store, ids = _store([f"Sam moved ledger {i} to PostgreSQL." for i in range(3)])
+    vault = tmp_path / "vault"
+    with ObsidianNoteSink(vault, batch=True) as sink:
+        promote_memory(store, sink, ids[0], now=NOW, force=True)
+    saved: list[int] = []
+    real_save = note_locator_module.NoteLocator.save
+
+    def counting_save(self) -> None:
+        saved.append(int(self._unsaved))
+        real_save(self)
+
+    monkeypatch.setattr(note_locator_module.NoteLocator, "save", counting_save)
+    with ObsidianNoteSink(vault, batch=True) as sink:  # the last run's notes changed the folder
+        for memory_id in ids[1:]:
+            promote_memory(store, sink, memory_id, now=NOW, force=True)
+        assert sink.locator.catch_ups == 1 and sum(saved) == 0
+    assert sum(saved) == 1
+    again = ObsidianNoteSink(vault, batch=True)  # what the run learnt was kept
+    assert all(again.find_note(memory_id) is not None for memory_id in ids)
+    assert again.locator.reads == 0
