@@ -41,11 +41,28 @@ MAGIC = b"cortexgraph beads parse 5\n"
 _TAG = (sys.implementation.cache_tag or "python").encode("ascii") + b"\n"
 
 
+# The bytes last hashed and their keys, newest first: a run hashes the file it read when it
+# loads the kept parse (load_parsed), then the file it wrote (save_parsed), then its commit
+# matches HEAD's blob against the file it read (git_repo): that one is not hashed twice.
+# Looked up by object, never by equal bytes (a comparison of 2.5 MB is no hash, but not free).
+_HASHED: tuple[tuple[bytes, bytes], ...] = ()
+_HASHED_KEPT = 2  # the read and the written file (both held by IssueFile as well)
+
+
 def bytes_key(data: bytes) -> bytes:
-    """The git blob sha of ``data``: what ``git hash-object`` names these bytes."""
+    """The git blob sha of ``data``: what ``git hash-object`` names these bytes (2.5 MB at
+    10k memories: 1.2 ms; 15 MB at 100k: 11 ms)."""
+    global _HASHED
+    hashed = _HASHED
+    for seen, key in hashed:
+        if seen is data:
+            return key
     digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
     digest.update(data)
-    return digest.digest()
+    key = digest.digest()
+    if type(data) is bytes:  # immutable: the same object always has the same key
+        _HASHED = ((data, key), *hashed[: _HASHED_KEPT - 1])
+    return key
 
 
 def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:

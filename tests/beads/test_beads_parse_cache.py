@@ -277,3 +277,30 @@ def test_the_parse_kept_after_a_batch_is_the_one_a_full_parse_gives(tmp_path, cl
     assert holders["digest:late"] == late and holders["digest:old"] == digest_id
     assert "digest:high" not in holders
     assert kept.line_of == full.line_of and kept.to_bytes() == data
+
+
+def test_a_commit_does_not_hash_again_the_file_its_process_read(tmp_path, clock, monkeypatch):
+    """The next process hashes the file it reads to match the kept parse, and its commit
+    matched HEAD's blob against that same file by hashing it again (11 ms at 100k)."""
+    from cortexgraph.storage.beads import parse_cache
+
+    store, _ = _store_with_closed_merges(tmp_path, clock)
+    head_bytes = (store / ".beads" / "issues.jsonl").read_bytes()
+    hashed: list[int] = []
+    real_sha1 = parse_cache.hashlib.sha1
+
+    class CountingHashlib:
+        @staticmethod
+        def sha1(prefix: bytes, **kw):
+            digest = real_sha1(prefix, **kw)
+            hashed.append(int(prefix.split(b" ")[1].rstrip(b"\0")))
+            return digest
+
+    monkeypatch.setattr(parse_cache, "hashlib", CountingHashlib)
+    tracker = open_tracker(store, search_parents=False, clock=clock)  # the next process
+    with tracker.batch("semantic-merge"):
+        assert len(tracker.query(labels=["merge"], status="open")) == 1
+        tracker.create("merge 31", labels=["merge"])
+    assert hashed.count(len(head_bytes)) == 1
+    committed = tracker.repo.head.commit.tree / ".beads" / "issues.jsonl"
+    assert committed.data_stream.read() == tracker.path.read_bytes() != head_bytes
