@@ -26,6 +26,7 @@ read). A torn last record, an append in flight, is left out; the next look reads
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import re
@@ -40,6 +41,8 @@ from cortexgraph.storage.npz_arrays import stored_arrays
 log = logging.getLogger(__name__)
 
 _KEY_RE = re.compile(r"[0-9a-f]{32}")
+_KEY_CHARS = 32
+_HEX_DIGITS = b"0123456789abcdef"
 # Stored vectors are L2-normalised; a norm outside this band is damage, not rounding.
 NORM_TOLERANCE = 0.05
 # A writer waits this long for another's append or rewrite (a rewrite at 100k: ~2 s).
@@ -53,7 +56,10 @@ def good_rows(vectors: np.ndarray) -> np.ndarray:
     """Mask of the rows of a 2-D float array that are finite and of unit length."""
     with np.errstate(all="ignore"):
         # A row with a NaN or infinity has a non-finite square sum: one pass, no masked copy.
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+        # In the rows' own float32 (a float64 sum was 3.4 of a 10k cache read's 18 ms): its
+        # rounding is far inside the tolerance, and a row so large that its squares overflow
+        # float32 is as far from unit length.
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
     mask: np.ndarray = np.isfinite(norms) & (np.abs(norms - 1.0) <= NORM_TOLERANCE)
     return mask
 
@@ -105,6 +111,18 @@ def _records(raw: bytes, width: int) -> tuple[dict[str, np.ndarray], int]:
     )
 
 
+def _all_keys(names: list[str]) -> bool:
+    """Every name is a key (``_KEY_RE``), checked at C speed: one length each, and their
+    characters, joined, all lowercase hex digits."""
+    if set(map(len, names)) - {_KEY_CHARS}:
+        return False
+    try:
+        joined = "".join(names).encode("ascii")
+    except UnicodeEncodeError:
+        return False
+    return not joined.translate(None, _HEX_DIGITS)
+
+
 def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
     """The valid rows of a cache file (an empty dict if the file as a whole is unusable)."""
     arrays = stored_arrays(path, ("keys", "vectors"))  # a tenth of np.load's time
@@ -132,12 +150,17 @@ def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
         return {}
     vecs = vecs.astype(np.float32, copy=False)
     ok = good_rows(vecs)
-    match = _KEY_RE.fullmatch
-    out = {
-        key: vec
-        for key, vec, good in zip(keys.astype(str).tolist(), vecs, ok.tolist(), strict=True)
-        if good and match(key)
-    }
+    names = keys.astype(str).tolist()
+    if _all_keys(names):  # as written here: no key to check one by one (4.9 ms at 10k)
+        pairs = zip(names, vecs, strict=True)
+        out = dict(pairs) if ok.all() else dict(itertools.compress(pairs, ok.tolist()))
+    else:
+        match = _KEY_RE.fullmatch
+        out = {
+            key: vec
+            for key, vec, good in zip(names, vecs, ok.tolist(), strict=True)
+            if good and match(key)
+        }
     if len(out) < len(keys):
         log.warning(
             "embedding cache %s: dropped %d bad row(s) (re-embedded when needed)",

@@ -124,6 +124,30 @@ def test_non_finite_or_non_unit_rows_are_dropped_on_load(tmp_path, damage):
     assert len(model2.texts) == 2  # only the bad row was embedded again (and the query)
 
 
+@pytest.mark.parametrize("damage", ["upper case", "short", "long", "not hex", "not ascii"])
+def test_a_row_under_a_malformed_key_is_dropped_on_load(tmp_path, damage):
+    # The keys are checked all at once (embedding_files._all_keys) and one by one only when
+    # that check fails: a fast path that let a malformed key through would serve its row.
+    import numpy as np
+
+    saved, expected, file = _three_saved(tmp_path)
+    with np.load(file) as data:
+        keys, vecs = data["keys"].tolist(), data["vectors"]
+    good = keys[1]
+    keys[1] = {
+        "upper case": "A" + good[1:],
+        "short": good[:-1],
+        "long": good + "0",
+        "not hex": "g" + good[1:],
+        "not ascii": "\u00e9" + good[1:],
+    }[damage]
+    np.savez(file, keys=np.array(keys), vectors=vecs)
+    store2, cache2, model2 = _dense_store(tmp_path, width=8)
+    assert len(cache2) == len(saved) - 1
+    assert _search_ids(store2) == expected
+    assert len(model2.texts) == 2  # only that row was embedded again (and the query)
+
+
 @pytest.mark.parametrize("damage", ["int dtype", "1-d", "keys mismatch", "strings"])
 def test_a_cache_file_of_the_wrong_shape_or_type_is_ignored(tmp_path, damage):
     import numpy as np
