@@ -43,8 +43,15 @@ log = logging.getLogger(__name__)
 _KEYS_SPARE = 16_384  # texts remembered beyond twice the vectors held (``EmbeddingCache.keys``)
 
 
+# Each text's hasher is a copy of this one: setting a blake2b up was two thirds of hashing
+# a memory's text (0.46 of 0.7 us; a cluster step hashes every active memory's text).
+_KEY_HASH = hashlib.blake2b(digest_size=16)
+
+
 def text_key(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    hasher = _KEY_HASH.copy()
+    hasher.update(text.encode("utf-8"))
+    return hasher.hexdigest()
 
 
 @dataclass

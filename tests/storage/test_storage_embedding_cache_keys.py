@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from hashlib import blake2b
 
 import numpy as np
 import pytest
@@ -63,3 +64,19 @@ def test_texts_asked_about_beyond_the_vectors_held_are_forgotten(monkeypatch, ha
         cache.keys([text])
     cache.keys([TEXTS[2]])
     assert hashed[TEXTS[2]] == 2
+
+
+def test_a_texts_key_is_the_one_earlier_versions_wrote_in_any_thread() -> None:
+    """The cache files on disk are keyed so: a key computed otherwise (text_key copies one
+    prepared hasher) would re-embed every vector. Threads hash at once in the MCP server."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pinned = {
+        "a kayak trip on lake number 0": "f1b528bb118a63e42f998b14a5817c24",
+        "caf\u00e9": "9883c13e4279980fe3f262ea93047f84",
+    }
+    assert {t: embedding_cache.text_key(t) for t in pinned} == pinned
+    texts = [f"{t} {i}" for i in range(2000) for t in ("x", "kayak \u00e9")]
+    with ThreadPoolExecutor(4) as pool:
+        keys = list(pool.map(embedding_cache.text_key, texts, chunksize=50))
+    assert keys == [blake2b(t.encode("utf-8"), digest_size=16).hexdigest() for t in texts]
