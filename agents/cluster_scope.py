@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cortexgraph.agents.held_rows import distinct, row_norms, stacked_rows
+from cortexgraph.agents.held_rows import distinct, row_norms
 from cortexgraph.agents.protocols import Embedder
 from cortexgraph.agents.vectors import tfidf_vectors
 from cortexgraph.storage.models import Memory
@@ -80,24 +80,24 @@ def _similarity_blocks(
 
 def _embedded(texts: list[str], embedder: Embedder) -> _Rows | None:
     """The store's vectors as the detector reads them (agents.vectors: each row normalised
-    alone, so the same in any block): the arrays an embedding cache holds (``held``, never
-    stacked whole) or the embedder's matrix; None when the model fails (TF-IDF then)."""
-    held = getattr(embedder, "held", None)
+    alone, so the same in any block): gathered from the arrays an embedding cache holds
+    (``held_rows``: never stacked whole, and no per-row stacking of its arrays either) or the
+    embedder's matrix; None when the model fails (TF-IDF then)."""
+    held_rows = getattr(embedder, "held_rows", None)
     try:
-        if held is None:
+        if held_rows is None:
             return _matrix_rows(np.asarray(embedder.embed(texts), dtype=np.float32))
-        vectors: list[np.ndarray] = held(texts)
+        gathered = held_rows(texts)
     except Exception as exc:  # any model failure means "use TF-IDF", as agents.vectors
         log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
         return None
 
-    def stacked(index: slice | np.ndarray) -> np.ndarray:
-        picked = vectors[index] if isinstance(index, slice) else [vectors[k] for k in index]
-        part = stacked_rows(picked)
-        np.divide(part, row_norms(part), out=part)  # a new array: the held ones stay as they are
+    def normalised(index: slice | np.ndarray) -> np.ndarray:
+        part: np.ndarray = gathered[index]  # a new array: the held ones stay as they are
+        np.divide(part, row_norms(part), out=part)
         return part
 
-    return stacked
+    return normalised
 
 
 def _matrix_rows(matrix: np.ndarray) -> _Rows:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cortexgraph.storage.embedding_files import NORM_TOLERANCE, CacheFiles, good_rows, side_path
+from cortexgraph.storage.keyed_rows import GatheredRows, KeyedRows
 
 if TYPE_CHECKING:
     from cortexgraph.storage.protocol import Embedder
@@ -74,7 +75,7 @@ class EmbeddingCache:
         self.embedder = embedder
         self._lock = threading.Lock()
         self._load_lock = threading.Lock()  # apart from _lock: the property is read under it
-        self._loaded: dict[str, np.ndarray] | None = None
+        self._loaded: KeyedRows | None = None
         self._dirty = False
         # Keys added since the file was read or written: appended to the side file on save.
         # None: the file must be rewritten whole (vectors were dropped).
@@ -110,7 +111,7 @@ class EmbeddingCache:
         return tally if tally is not None else CacheTally()
 
     @property
-    def _vectors(self) -> dict[str, np.ndarray]:
+    def _vectors(self) -> KeyedRows:
         loaded = self._loaded
         if loaded is None:
             with self._load_lock:
@@ -120,8 +121,8 @@ class EmbeddingCache:
                     self._loaded = loaded
         return loaded
 
-    def _read(self) -> dict[str, np.ndarray]:
-        return {} if self._files is None else self._files.read()
+    def _read(self) -> KeyedRows:
+        return KeyedRows() if self._files is None else self._files.read()
 
     def _catch_up(self) -> None:
         """Take in the vectors other processes appended since this one looked. Never waits:
@@ -135,7 +136,7 @@ class EmbeddingCache:
         except OSError as exc:  # filelock.Timeout, or a folder without write access
             log.debug("embedding cache: not caught up now: %s", exc)
 
-    def _take_in(self, found: dict[str, np.ndarray]) -> None:
+    def _take_in(self, found: dict[str, np.ndarray] | KeyedRows) -> None:
         """Vectors read from the files: the ones this process lacks are added (of its width);
         those it holds unsaved are on disk already, so not appended again."""
         if not found:
@@ -151,7 +152,7 @@ class EmbeddingCache:
     @property
     def width(self) -> int:
         if self._width is None:
-            self._width = next((len(v) for v in self._vectors.values()), 0)
+            self._width = next((len(v) for _, v in self._vectors.items()), 0)
         return self._width
 
     @width.setter
@@ -209,15 +210,14 @@ class EmbeddingCache:
                 self.width,
                 width,
             )
-            self._loaded = {k: v for k, v in self._vectors.items() if len(v) == width}
+            self._loaded = KeyedRows.of((k, v) for k, v in self._vectors.items() if len(v) == width)
             self.width, self._dirty, self._added = width, True, None
             return True
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = self.held(texts)
-        if not rows:
+        if not texts:
             return np.zeros((0, self.width or 384), dtype=np.float32)
-        return np.stack(rows)
+        return self.held_rows(texts)[:]  # a gather: np.stack of ``held`` was ~1 us a row
 
     def held(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Each text's vector as ``embed`` answers it, the missing ones embedded first, but
@@ -229,6 +229,30 @@ class EmbeddingCache:
         15 MB at 10k memories, at the run's peak."""
         if not texts:  # nothing asked: the file is not read (a run where nothing changed)
             return []
+        keys, served, found = self._hold(texts, answer=True)
+        if found is not None:
+            return found
+        with self._lock:
+            known = self._vectors
+            return [served[k] if k in served else known[k] for k in keys]
+
+    def held_rows(self, texts: Sequence[str]) -> GatheredRows:
+        """``held``'s vectors as the rows of one matrix, read on demand (a new array each
+        read): a reader of many (the cluster detector's comparison of the changed memories
+        with every active one) takes them from the cache file's matrix at C speed, where
+        stacking ``held``'s arrays cost 0.75 us a row."""
+        if not texts:
+            return KeyedRows().gather([])
+        keys, served, _ = self._hold(texts, answer=False)
+        with self._lock:
+            return self._vectors.gather(keys, served)
+
+    def _hold(
+        self, texts: Sequence[str], *, answer: bool
+    ) -> tuple[list[str], dict[str, np.ndarray], list[np.ndarray] | None]:
+        """The texts' keys once every text's vector is held or served (a fresh vector too
+        bad to cache: zeros), and those served; with ``answer``, the vectors when every one
+        was held already (else None)."""
         self._catch_up()
         keys = self.keys(texts)
         served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
@@ -237,14 +261,19 @@ class EmbeddingCache:
                 # One lookup per key, at C speed: the cluster step asks for every active
                 # memory's vector (0.13 s at 69k texts with a pass per question, 0.06 so).
                 # (``is None``, never ``==``: a list's ``count`` or ``in`` compares arrays.)
-                found = list(map(self._vectors.get, keys))
-                absent = [i for i, v in enumerate(found) if v is None]
+                vectors = self._vectors
+                found = vectors.lookup(keys) if answer and round_ == 0 else None
+                if found is not None:
+                    absent = [i for i, v in enumerate(found) if v is None]
+                else:
+                    lacking = vectors.lacking(keys)
+                    absent = [i for i, k in enumerate(keys) if k in lacking] if lacking else []
                 if round_ == 0:
-                    hits = len(found) - len(absent)
+                    hits = len(keys) - len(absent)
                     self.hits += hits
                     self._tally().hits += hits
                 if not absent:
-                    return found  # type: ignore[return-value]  # no None in it
+                    return keys, served, found  # type: ignore[return-value]  # no None in it
                 todo = {keys[i]: texts[i] for i in absent if keys[i] not in served}
                 missing = sorted(todo.items())
             if not missing:
@@ -268,9 +297,7 @@ class EmbeddingCache:
                 self._dirty = True
             if not dropped:
                 break
-        with self._lock:
-            known = self._vectors
-            return [served[k] if k in served else known[k] for k in keys]
+        return keys, served, None
 
     def save(self) -> None:
         """Write the new vectors: appended to the side file when they are few, else the whole
@@ -301,17 +328,20 @@ class EmbeddingCache:
             vectors, added = self._vectors, self._added
             rows = None if added is None else {k: vectors[k] for k in added}
             held, width = len(vectors), self.width
-        if rows is None or not files.append(rows, width, held):
+        saved: dict[str, np.ndarray] | KeyedRows
+        if rows is not None and files.append(rows, width, held):
+            saved = rows
+        else:
             if files.npz_stale:  # another process rewrote it: its vectors are written back too
                 self._take_in(files.read_npz())
             with self._lock:
-                rows = dict(self._vectors)
-            files.rewrite(rows)
+                saved = self._vectors.copy()
+            files.rewrite(saved)
         with self._lock:
             if self._added is None:
-                self._added = {k: None for k in self._vectors if k not in rows}
+                self._added = {k: None for k in self._vectors if k not in saved}
             else:
-                for key in rows:
+                for key in saved:
                     self._added.pop(key, None)
             self._dirty = bool(self._added)
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock
 
+from cortexgraph.storage.keyed_rows import KeyedRows
 from cortexgraph.storage.npz_arrays import stored_arrays
 
 log = logging.getLogger(__name__)
@@ -123,8 +124,8 @@ def _all_keys(names: list[str]) -> bool:
     return not joined.translate(None, _HEX_DIGITS)
 
 
-def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
-    """The valid rows of a cache file (an empty dict if the file as a whole is unusable)."""
+def _read_cache_file(path: Path) -> KeyedRows:
+    """The valid rows of a cache file (none if the file as a whole is unusable)."""
     arrays = stored_arrays(path, ("keys", "vectors"))  # a tenth of np.load's time
     if arrays is not None:
         keys, vecs = arrays["keys"], arrays["vectors"]
@@ -147,20 +148,21 @@ def _read_cache_file(path: Path) -> dict[str, np.ndarray]:
             vecs.shape,
             vecs.dtype,
         )
-        return {}
+        return KeyedRows()
     vecs = vecs.astype(np.float32, copy=False)
     ok = good_rows(vecs)
     names = keys.astype(str).tolist()
     if _all_keys(names):  # as written here: no key to check one by one (4.9 ms at 10k)
-        pairs = zip(names, vecs, strict=True)
-        out = dict(pairs) if ok.all() else dict(itertools.compress(pairs, ok.tolist()))
+        numbered = zip(names, range(len(names)), strict=True)
+        row = dict(numbered) if ok.all() else dict(itertools.compress(numbered, ok.tolist()))
     else:
         match = _KEY_RE.fullmatch
-        out = {
-            key: vec
-            for key, vec, good in zip(names, vecs, ok.tolist(), strict=True)
+        row = {
+            key: k
+            for k, (key, good) in enumerate(zip(names, ok.tolist(), strict=True))
             if good and match(key)
         }
+    out = KeyedRows(vecs, row)
     if len(out) < len(keys):
         log.warning(
             "embedding cache %s: dropped %d bad row(s) (re-embedded when needed)",
@@ -197,12 +199,12 @@ class CacheFiles:
         with self._lock.acquire(blocking=wait):
             yield
 
-    def read(self) -> dict[str, np.ndarray]:
+    def read(self) -> KeyedRows:
         """Every valid vector in the two files, without the lock (see the module's doc)."""
-        out: dict[str, np.ndarray] = {}
+        out = KeyedRows()
         for _ in range(_READ_TRIES):
             before = _stamp(self.npz)
-            out = {}
+            out = KeyedRows()
             try:
                 if before is not None:
                     out = _read_cache_file(self.npz)
@@ -244,13 +246,13 @@ class CacheFiles:
         what it holds is not to be written back."""
         return self._npz_seen is not None and not self.npz.exists()
 
-    def read_npz(self) -> dict[str, np.ndarray]:
+    def read_npz(self) -> KeyedRows:
         """Caller holds the lock: the .npz as it is now (another process rewrote it)."""
         try:
-            return _read_cache_file(self.npz) if self.npz.exists() else {}
+            return _read_cache_file(self.npz) if self.npz.exists() else KeyedRows()
         except Exception as exc:  # cache is disposable
             log.warning("ignoring unreadable embedding cache %s: %s", self.npz, exc)
-            return {}
+            return KeyedRows()
 
     def _read_side(self) -> dict[str, np.ndarray]:
         """The valid records of the side file from ``_side_read`` on; a torn last record is
@@ -305,11 +307,11 @@ class CacheFiles:
             self._side_read, self._side_seen = f.tell(), _fstamp(f.fileno())
         return True
 
-    def rewrite(self, vectors: dict[str, np.ndarray]) -> None:
+    def rewrite(self, vectors: KeyedRows) -> None:
         """Caller holds the lock: ``vectors`` into the .npz (atomic replace), then no side file.
         A crash between the two leaves vectors held twice, the same ones."""
-        keys = np.array(list(vectors), dtype=object).astype(str)
-        vecs = np.stack(list(vectors.values())) if vectors else np.zeros((0, 384))
+        names, vecs = vectors.arrays()
+        keys = np.array(names, dtype=object).astype(str)
         tmp = self.npz.with_name(f"{self.npz.name}.{os.getpid()}.tmp.npz")
         try:
             np.savez(tmp, keys=keys, vectors=vecs.astype(np.float32))
