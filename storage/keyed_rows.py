@@ -128,14 +128,14 @@ class GatheredRows:
         if not self.loose:
             out: np.ndarray = self.matrix.take(rows, axis=0)
             return out
-        width = self.matrix.shape[1] if len(self.matrix) else len(next(iter(self.loose.values())))
-        out = np.empty((len(picked), width), dtype=np.float32)
-        held = rows >= 0
-        if held.any():
-            out[held] = self.matrix.take(rows[held], axis=0)
-        for k, at in enumerate(picked.tolist()):
-            if not held[k]:
-                out[k] = self.loose[at]
+        if len(self.matrix):  # the loose rows' places hold row 0 until they are written
+            out = self.matrix.take(np.maximum(rows, 0), axis=0)
+        else:
+            width = len(next(iter(self.loose.values())))
+            out = np.empty((len(picked), width), dtype=np.float32)
+        places = np.flatnonzero(rows < 0)
+        for place, at in zip(places.tolist(), picked[places].tolist(), strict=True):
+            out[place] = self.loose[at]
         return out
 
 
