@@ -190,10 +190,11 @@ class EmbeddingCache:
         self._catch_up()
         keys = self.keys(texts)
         with self._lock:
-            known = self._vectors
-            out: dict[str, None] = {}
+            lacking = self._vectors.lacking(keys)  # at C speed: a server's sync asks of all
+        out: dict[str, None] = {}
+        if lacking:
             for t, key in zip(texts, keys, strict=True):
-                if t not in out and key not in known:
+                if key in lacking:
                     out[t] = None
         return list(out)
 
