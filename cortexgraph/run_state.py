@@ -29,6 +29,7 @@ import numpy as np
 
 from cortexgraph.storage.backup import GENERATION_NAME
 from cortexgraph.storage.jsonl_lines import gc_paused
+from cortexgraph.storage.memory_rows import DUE_TYPE, PRINT_TYPE, MemoryRows
 
 if TYPE_CHECKING:
     from cortexgraph.settings import Settings
@@ -105,31 +106,32 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
     "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)},
     "config": the configuration's key or None}``,
-    or None: no state, or one that cannot be read."""
+    or None: no state, or one that cannot be read. ``memories`` is the file's arrays as a
+    read-only mapping (storage.memory_rows.MemoryRows): no dict of every memory is built."""
     path = storage / STATE_FILE
     if not path.exists():
         return _load_json(storage / OLD_STATE_FILE)
-    # With the collector paused: the 100k rows set off a full pass over the open store
-    # (0.15 s at 100k memories), and are kept for the run (storage.jsonl_lines.gc_paused).
+    # With the collector paused: the rows set off a full pass over the open store (0.15 s
+    # at 100k memories), and are kept for the run (storage.jsonl_lines.gc_paused).
     with gc_paused():
         try:
             with np.load(path, allow_pickle=False) as data:
                 if int(data["version"]) != VERSION:
                     return None
                 ids, fading = _strings(data["ids"]), _strings(data["fading"])
-                prints, due = data["prints"].tolist(), data["due"].tolist()
+                prints = data["prints"].astype(PRINT_TYPE, copy=False)
+                due = data["due"].astype(DUE_TYPE, copy=False)
                 now = float(data["now"])
                 marks = _marks(data, fading)
                 files = _files(data)
                 config = _config(data)
+            memories = MemoryRows(ids, prints, due)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
-            return None
-        if not len(ids) == len(prints) == len(due):
             return None
         return {
             "version": VERSION,
             "now": now,
-            "memories": dict(zip(ids, zip(prints, due, strict=True), strict=True)),
+            "memories": memories,
             "fading": fading,
             "fading_marks": marks,
             "files": files,
@@ -245,20 +247,17 @@ def _file_arrays(state: dict[str, Any], due: np.ndarray) -> dict[str, np.ndarray
 
 def save_run_state(storage: Path, state: dict[str, Any]) -> None:
     """Written whole to a temporary file, then renamed over the old one."""
-    memories: dict[str, Any] = state["memories"]
-    # The two columns split in C (a generator per column over the 12k rows at 10k was 3 ms).
-    prints_column, due_column = tuple(zip(*memories.values(), strict=True)) or ((), ())
-    if None in due_column:  # "never" in a state from before inf was written for it
-        due_column = tuple(math.inf if d is None else d for d in due_column)
-    prints = np.array(prints_column, dtype=np.uint32)
-    due = np.array(due_column, dtype=np.float64)
+    # A run's state holds its rows as arrays already (storage.memory_rows): written as they are.
+    memories = MemoryRows.of(state["memories"])
+    prints = memories.prints.astype(PRINT_TYPE, copy=False)
+    due = memories.due.astype(DUE_TYPE, copy=False)
     path = storage / STATE_FILE
     tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp.npz")
     try:
         arrays = {
             "version": np.array(VERSION),
             "now": np.array(float(state["now"])),
-            "ids": _blob(list(memories)),
+            "ids": _blob(memories.ids),
             "prints": prints,
             "due": due,
             **_fading_arrays(state),
