@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cortexgraph.storage.backup import GENERATION_NAME
-from cortexgraph.storage.jsonl_lines import gc_paused
+from cortexgraph.storage.jsonl_lines import gc_paused, parse_line
 from cortexgraph.storage.memory_rows import DUE_TYPE, PRINT_TYPE, MemoryRows
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def appended_ids(
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_line(line)  # as the store reads it: orjson, then json's verdict
         except ValueError:
             return None
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
