@@ -10,6 +10,7 @@ and verdict on other writers.
 
 from __future__ import annotations
 
+import random
 import threading
 
 from agents_helpers import NOW, add
@@ -82,3 +83,78 @@ def test_refresh_by_rows_tells_own_and_others_writes_as_the_walk_does(store):
     assert rows.prints[ids[4]] == walk.prints[ids[4]]
     assert rows.prints[ids[4]][0] == state["memories"][ids[4]][0]
     assert rows.prints[ids[3]][0] != state["memories"][ids[3]][0]
+
+
+def _history(rng, store):
+    """Random writes between two runs; the ids they wrote (the lines appended since)."""
+    written = set()
+    for _ in range(rng.randint(0, 6)):
+        ids = [m.id for m in store.list()]
+        if not ids:
+            break
+        op, chosen = rng.random(), rng.choice(ids)
+        if op < 0.3:
+            store.touch(chosen, now=NOW - 100)
+        elif op < 0.5:
+            store.delete(chosen)
+        elif op < 0.8:
+            chosen = add(store, f"new {rng.random()}", age_days=0.2).id
+        written.add(chosen)  # else: a line that changed nothing
+    return written
+
+
+def _run_writes(rng, store, among):
+    """A run's own writes and, from another thread, someone else's."""
+    for _ in range(rng.randint(0, 5)):
+        live = sorted(m.id for m in store.list() if m.id in among)
+        if not live:
+            return
+        op, chosen = rng.random(), rng.choice(live)
+        beside = None
+        if op < 0.3:
+            store.update(chosen, content=f"run {chosen}")
+        elif op < 0.45:
+            store.save(f"run's new {op}", now=NOW)
+        elif op < 0.6:
+            beside = threading.Thread(target=store.touch, args=(chosen,), kwargs={"now": NOW + 5})
+        elif op < 0.7:
+            beside = threading.Thread(target=store.save, args=(f"other {op}",), kwargs={"now": NOW})
+        elif op < 0.8:
+            store.delete(chosen)
+        if beside is not None:
+            beside.start()
+            beside.join()
+
+
+def test_rows_and_walk_agree_on_random_histories():
+    rng = random.Random(32)
+    by_rows = 0  # refreshes that took the array way
+    for _ in range(120):
+        store = InMemoryStore()
+        for k in range(rng.randint(1, 25)):
+            add(store, f"note {k} {rng.random()}", age_days=rng.uniform(0.1, 40),
+                use_count=rng.randint(0, 6), strength=rng.uniform(1, 2))  # fmt: skip
+        last_run = NOW - rng.uniform(0.1, 10) * DAY
+        first = ChangeTracker(store.config.decay)
+        first.scope(store.list(), None, last_run)
+        first.refresh(store.list(), last_run)
+        state = {**first.state(last_run, (), {})}
+        state["memories"] = MemoryRows.of(state["memories"])
+        written = _history(rng, store)
+        twin = InMemoryStore.copy_of(store)  # the same history, for the walk
+        kept = {m.id for m in store.list()}  # the ids both stores share
+        run_seed = rng.random()  # the same run's writes on both
+        found = []
+        for last, order, held in zip(_both_ways(state), (1, -1), (store, twin), strict=True):
+            tracker = ChangeTracker(held.config.decay)
+            with held.recording_writes() as writes:
+                scope = tracker.scope(held.list()[::order], last, NOW, written)
+                at_start = dict(tracker.prints)
+                _run_writes(random.Random(run_seed), held, kept)
+                tracker.refresh(held.list()[::order], NOW, writes)
+            after = {i: row for i, row in tracker.prints.items() if i in kept}
+            new_rows = len(tracker.prints) - len(after)  # the run's own saves (new ids)
+            found.append((scope, at_start, after, new_rows, tracker.others_wrote))
+            by_rows += isinstance(tracker.prints, MemoryRows)
+        assert found[0] == found[1]
+    assert by_rows > 30
