@@ -29,6 +29,7 @@ _JOINT = re.compile(r"[a-z0-9][_.][a-z]")
 ANY_NUMBER = 1.01
 # Counts that paraphrases spell differently ("1:1", "two weeks") are not facts worth guarding.
 _TRIVIAL_NUMBERS = frozenset({"1", "1:1", "0"})
+_NO_NUMBERS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,10 @@ def _normal(number: str) -> str:
 
 
 def numbers_in(text: str) -> frozenset[str]:
-    found = {_normal(n) for n in _NUMBER.findall(text)}
+    written = _NUMBER.findall(text)
+    if not written:  # most texts state none: no sets to build
+        return _NO_NUMBERS
+    found = {_normal(n) for n in written}
     return frozenset(n for n in found if n and n not in _TRIVIAL_NUMBERS)
 
 
@@ -119,10 +123,10 @@ class DetailExtractor:
         """The names of ``details``: the memory's entities, the known ones ``said``
         mentions, and its names written as code."""
         lowered = said.lower()
-        names = {e.lower() for e in memory.entities} | self._known.mentions(lowered)
+        mentioned = self._known.mentions(lowered)
         if self.identifiers:
-            names |= _identifiers_lowered(lowered)
-        return frozenset(names)
+            return mentioned.union(map(str.lower, memory.entities), _identifiers_lowered(lowered))
+        return mentioned.union(map(str.lower, memory.entities))
 
 
 def _swapped(a: frozenset[str], b: frozenset[str], min_overlap: float) -> bool:
@@ -164,8 +168,15 @@ def swapped_pairs(
 ) -> list[bool]:
     """``_swapped`` of each pair of sets (two memories' numbers, or names), written out once
     for the thousands of pairs the cluster detector asks a run."""
+    if min_overlap > 1.0:
+        # Neither set inside the other: they share less than all of their union, so any
+        # share is below the bar (ANY_NUMBER).
+        return [bool(a and b) and not (a <= b or b <= a) for a, b in pairs]
+    # The union's size from the intersection's: no union set is built.
     return [
-        bool(a and b) and not (a <= b or b <= a) and len(a & b) / len(a | b) < min_overlap
+        bool(a and b)
+        and not (a <= b or b <= a)
+        and (shared := len(a & b)) / (len(a) + len(b) - shared) < min_overlap
         for a, b in pairs
     ]
 
