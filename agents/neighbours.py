@@ -87,9 +87,23 @@ def _row_pairs(
     k: int | None,
     ranked_from: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lo, hi, sim) of the entries >= threshold, at most ``k`` per row (ranked at
-    ``ranked_from``: radius_pairs), self pairs left out. Only the entries at the bar are
-    gathered (~1/20 of a row here); the cut works on them."""
+    """(lo, hi, sim) of ``_row_entries``."""
+    gi, gj, s = _row_entries(sims, rows, cols, threshold, k, ranked_from)
+    return np.minimum(gi, gj), np.maximum(gi, gj), s
+
+
+def _row_entries(
+    sims: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    threshold: float,
+    k: int | None,
+    ranked_from: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, sim) of the entries >= threshold, at most ``k`` per row (ranked at
+    ``ranked_from``: radius_pairs), self pairs left out, row by row (columns ascending in
+    a row). Only the entries at the bar are gathered (~1/20 of a row here); the cut works
+    on them."""
     flat = np.flatnonzero(sims >= threshold)  # row by row: a pair found by both its rows
     r = flat // sims.shape[1]  # keeps its lower's sim
     c = flat - r * sims.shape[1]
@@ -102,8 +116,7 @@ def _row_pairs(
             below = (ranked_from, rows, cols)
         keep = _strongest_entries(sims, r, c, s, k, below)
         r, c, s = r[keep], c[keep], s[keep]
-    gi, gj = rows[r], cols[c]
-    return np.minimum(gi, gj), np.maximum(gi, gj), s
+    return rows[r], cols[c], s
 
 
 def strongest_in_rows(sims: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
@@ -185,6 +198,34 @@ def _dedupe(
     return uniq // n, uniq % n, sim[first].astype(np.float32)
 
 
+def _dedupe_rows(
+    row: np.ndarray, col: np.ndarray, sim: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_dedupe`` of entries given row by row, columns ascending in a row (the exact
+    search's): the same pairs, order and similarities without sorting every key (3 ms of
+    the 2,142-row search at 10k +100). The entries above the diagonal are in key order
+    already; those below are put in it by a stable sort of their columns (small integers:
+    a radix sort). A pair found by both its rows keeps its lower row's entry, the first."""
+    upper = col > row
+    low_row, low_col = row[~upper], col[~upper]
+    small = np.int16 if n <= np.iinfo(np.int16).max else np.int64
+    order = np.argsort(low_col.astype(small), kind="stable")
+    keys = np.concatenate(
+        [
+            row[upper].astype(np.int64) * n + col[upper],
+            low_col[order].astype(np.int64) * n + low_row[order],
+        ]
+    )
+    sims = np.concatenate([sim[upper], sim[~upper][order]])
+    # Two runs in key order: a stable sort merges them; the upper entry of a key first.
+    merged = np.argsort(keys, kind="stable")
+    keys, sims = keys[merged], sims[merged]
+    first = np.ones(len(keys), dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    keys = keys[first]
+    return keys // n, keys % n, sims[first].astype(np.float32)
+
+
 def _exact(
     x: np.ndarray,
     threshold: float,
@@ -208,7 +249,7 @@ def _exact(
             lo, hi = rows[keep] + start, cols[keep] + start
             s = sims[rows[keep], cols[keep]]
         else:  # a row's strongest partners may sit on either side of the diagonal
-            lo, hi, s = _row_pairs(
+            lo, hi, s = _row_entries(
                 x[start:stop] @ x.T, everyone[start:stop], everyone, threshold, k, ranked_from
             )
         out_i.append(lo)
@@ -216,8 +257,8 @@ def _exact(
         out_s.append(s)
     compared = n * (n - 1) // 2
     i, j, s = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_s)
-    if k is not None:
-        return (*_dedupe(i, j, s, n), compared)
+    if k is not None:  # (i, j): each entry's row and column
+        return (*_dedupe_rows(i, j, s, n), compared)
     return i.astype(np.int64), j.astype(np.int64), s.astype(np.float32), compared
 
 
