@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -147,14 +148,14 @@ class _Sieve:
         self.judged[new] = True
         verdicts = self.reasons(found.i[new], found.j[new])
         self.verdicts[new] = verdicts
-        kinds = np.array([_KINDS.get(why, _REFUSED) for why in verdicts], dtype=np.int8)
+        kinds = np.fromiter(map(_KINDS.get, verdicts, repeat(_REFUSED)), np.int8, len(verdicts))
         self.kind[new] = kinds
         allowed, restated = kinds == _ALLOWED, kinds == _RESTATED
         # As Python floats: float64 against the bars, as the detector compares them.
         sims = found.sim[new].astype(np.float64)
         # Counted on the vectors that found the pairs (refused ones are not checked).
         at_link = np.flatnonzero(~allowed & (sims >= bars.link)).tolist()
-        self.refused.update(why for k in at_link if (why := verdicts[k]))
+        self.refused.update(filter(None, map(verdicts.__getitem__, at_link)))
         keep = allowed | (restated & (sims >= bars.relate - bars.margin))
         kept = new[keep]
         if len(kept):
