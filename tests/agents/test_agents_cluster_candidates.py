@@ -9,7 +9,7 @@ import pytest
 from agents_helpers import NOW, add
 from fakes import BrokenEmbedder, HashingEmbedder
 
-from cortexgraph.agents.candidate_pairs import OwnVectors, embed_each
+from cortexgraph.agents.candidate_pairs import OwnVectors, embed_each, normalised_rows
 from cortexgraph.agents.cluster_detector import ClusterDetector
 from cortexgraph.storage.embedding_cache import EmbeddingCache
 
@@ -136,3 +136,19 @@ def test_the_distilled_static_model_ranks_a_paraphrase_above_an_unrelated_text(s
     assert vecs.dtype == np.float32
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.2
+
+
+def test_vectors_normalised_together_are_each_normalised_alone_bit_for_bit():
+    """A text's own vector decides its links: normalised with others (one stacked norm
+    product), it is the very row it is alone, ``vec / float(np.linalg.norm(vec))``, and a
+    zero vector stays zero."""
+    rng = np.random.default_rng(5)
+    vectors = [v * np.float32(3.3) for v in rng.normal(size=(300, 384)).astype(np.float32)]
+    vectors[7] = np.zeros(384, dtype=np.float32)
+    vectors.append(rng.normal(size=384))  # float64, as a bare model may answer
+    alone = [np.asarray(v, dtype=np.float32) for v in vectors]
+    alone = [v / float(np.linalg.norm(v)) if np.linalg.norm(v) > 0 else v for v in alone]
+    together = normalised_rows(vectors)
+    assert together.dtype == np.float32
+    assert np.array_equal(together, np.vstack(alone))
+    assert not together[7].any()
