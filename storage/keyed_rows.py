@@ -26,8 +26,10 @@ class KeyedRows:
     __slots__ = ("added", "matrix", "row")
 
     def __init__(self, matrix: np.ndarray | None = None, row: dict[str, int] | None = None):
-        self.matrix = _NO_ROWS if matrix is None else matrix
         self.row: dict[str, int] = {} if row is None else row
+        # A matrix no key names holds no vector, so its width is not the cache's: kept, it
+        # would stand under the rows ``gather`` places, of the model's width, and refuse them.
+        self.matrix = _NO_ROWS if matrix is None or not self.row else matrix
         self.added: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:

@@ -68,3 +68,25 @@ def test_a_vector_too_bad_to_cache_is_a_zero_row(tmp_path) -> None:
     rows = cache.held_rows(TEXTS[:3])[:]
     assert not rows[1].any() and rows[0].any() and rows[2].any()
     assert cache.missing(TEXTS[:3]) == [TEXTS[1]]  # served, never held
+
+
+def test_a_file_of_only_bad_rows_in_another_width_is_no_obstacle(tmp_path) -> None:
+    """A cache file none of whose rows is usable (here: all zero) holds no vector, so its
+    width is not the cache's: the model's vectors of another width are answered and saved
+    (the file's matrix once stood under them: "could not broadcast", in embed and save)."""
+    first = EmbeddingCache(HashingEmbedder(4), tmp_path)
+    first.embed(TEXTS[:3])
+    first.save()
+    (file,) = tmp_path.glob(".embeddings-*.npz")
+    with np.load(file) as data:
+        keys = data["keys"]
+    np.savez(file, keys=keys, vectors=np.zeros((len(keys), 4), dtype=np.float32))
+    model = HashingEmbedder(16)
+    cache = EmbeddingCache(model, tmp_path)
+    want = model.embed(TEXTS[:4])
+    assert np.array_equal(cache.embed(TEXTS[:4]), want)
+    assert np.array_equal(cache.held_rows(TEXTS[:4])[:], want)
+    cache.save()
+    again = EmbeddingCache(HashingEmbedder(16), tmp_path)
+    assert np.array_equal(again.embed(TEXTS[:4]), want)
+    assert again.missing(TEXTS[:4]) == []
