@@ -30,6 +30,9 @@ class KeyedRows:
         # A matrix no key names holds no vector, so its width is not the cache's: kept, it
         # would stand under the rows ``gather`` places, of the model's width, and refuse them.
         self.matrix = _NO_ROWS if matrix is None or not self.row else matrix
+        # Every row handed out is a view of it: a caller that wrote into one would change the
+        # cache for every later reader, so a write fails instead.
+        self.matrix.flags.writeable = False
         self.added: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:

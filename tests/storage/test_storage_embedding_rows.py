@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 from fakes import HashingEmbedder
 
 from cortexgraph.storage.embedding_cache import EmbeddingCache
@@ -61,6 +62,18 @@ def test_a_read_of_held_rows_is_a_new_array(tmp_path) -> None:
     read[:] = 7.0
     assert np.array_equal(cache.embed(TEXTS), want)
     assert np.array_equal(cache.held_rows(TEXTS)[:], want)
+
+
+def test_a_vector_held_from_the_file_cannot_be_written_into(tmp_path) -> None:
+    """``held`` answers views of the file's matrix: a write into one would change the cache
+    for every later reader, so it fails."""
+    _saved_twice(tmp_path)
+    cache = EmbeddingCache(HashingEmbedder(16), tmp_path)
+    want = cache.embed(TEXTS[:20])
+    held = cache.held(TEXTS[:1])[0]
+    with pytest.raises(ValueError, match="read-only"):
+        held[:] = 7.0
+    assert np.array_equal(cache.embed(TEXTS[:20]), want)
 
 
 def test_a_vector_too_bad_to_cache_is_a_zero_row(tmp_path) -> None:
