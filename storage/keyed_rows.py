@@ -6,7 +6,7 @@ the dict (10k rows), and a reader of many rows stacked them one by one (0.75 us 
 incremental cluster step's 4,791 rows were 3-5 ms): ``gather`` takes rows from the matrix at C
 speed. The vectors added since (the side file's, the model's) are held one by one.
 
-The matrix is never written: every answer given from it shares it.
+The matrix is never written (it is made read-only): every answer given from it shares it.
 """
 
 from __future__ import annotations
