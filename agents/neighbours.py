@@ -79,19 +79,6 @@ def radius_pairs(
     return NeighbourPairs(i[keep], j[keep], s[keep], method, compared)
 
 
-def _row_pairs(
-    sims: np.ndarray,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    threshold: float,
-    k: int | None,
-    ranked_from: float | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lo, hi, sim) of ``_row_entries``."""
-    gi, gj, s = _row_entries(sims, rows, cols, threshold, k, ranked_from)
-    return np.minimum(gi, gj), np.maximum(gi, gj), s
-
-
 def _row_entries(
     sims: np.ndarray,
     rows: np.ndarray,
@@ -348,7 +335,8 @@ def _ivf(
         members.sort()
         sub = x[members]
         compared += len(members) * (len(members) - 1) // 2
-        lo, hi, s = _row_pairs(sub @ sub.T, members, members, threshold, per_row, ranked_from)
+        gi, gj, s = _row_entries(sub @ sub.T, members, members, threshold, per_row, ranked_from)
+        lo, hi = np.minimum(gi, gj), np.maximum(gi, gj)
         los.append(lo)
         his.append(hi)
         sims.append(s)
