@@ -55,8 +55,13 @@ class SnapshotUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+def crc_hex(crc: int) -> str:
+    """A CRC-32 as a snapshot's header writes it (``digest``, ``body_digest``, ``tail_digest``)."""
+    return f"{crc:08x}"
+
+
 def digest(data: bytes | memoryview) -> str:
-    return f"{zlib.crc32(data):08x}"
+    return crc_hex(zlib.crc32(data))
 
 
 class StoredBytes:
@@ -158,5 +163,6 @@ __all__ = [
     "DeferredText",
     "SnapshotUnpickler",
     "StoredBytes",
+    "crc_hex",
     "digest",
 ]

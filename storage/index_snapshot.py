@@ -44,6 +44,7 @@ from cortexgraph.storage.deferred_text import (
     DeferredText,
     SnapshotUnpickler,
     StoredBytes,
+    crc_hex,
     digest,
 )
 from cortexgraph.storage.models import Memory
@@ -143,14 +144,14 @@ def read_snapshot_of(
             ):
                 return None
             crc = crc_of(f, 0, size)
-            if crc is None or header.get("digest") != f"{crc:08x}":
+            if crc is None or header.get("digest") != crc_hex(crc):
                 return None
             tail = header.get("tail_size", 0)
             body_at, end = head.tell(), os.fstat(snap.fileno()).st_size
             if type(tail) is not int or not 0 <= tail <= end - body_at:
                 return None
             body_crc = crc_of(snap, body_at, end - tail)
-            if body_crc is None or header.get("body_digest") != f"{body_crc:08x}":
+            if body_crc is None or header.get("body_digest") != crc_hex(body_crc):
                 log.warning("cortexgraph: snapshot %s fails its checksum; loading the JSONL", path)
                 return None
             snap.seek(body_at)  # the body, from where the header ended, a frame at a time
@@ -256,7 +257,7 @@ def write_snapshot_of(
             body = _Body(f)
             pickle.dump(state, body, protocol=5)
             f.write(tail)
-            final = pickle.dumps({**header, "body_digest": f"{body.crc:08x}"}, protocol=5)
+            final = pickle.dumps({**header, "body_digest": crc_hex(body.crc)}, protocol=5)
             if len(final) != len(placeholder):  # a CRC-32 is 8 hex digits: never
                 raise pickle.PicklingError("the snapshot's header changed length")
             f.seek(0)

@@ -31,7 +31,7 @@ from filelock import FileLock
 
 from cortexgraph.storage.bulk_records import plain_memories
 from cortexgraph.storage.config import StoreConfig
-from cortexgraph.storage.deferred_text import DeferredText
+from cortexgraph.storage.deferred_text import DeferredText, crc_hex
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
 from cortexgraph.storage.file_cursor import (
     FileCursor,
@@ -291,12 +291,12 @@ class JSONLStore(SnapshotRefresh, JSONLCompaction):
                 size, crc = due
                 parts = self._text.parts() if type(self._text) is DeferredText else None
                 view = snapshot_state(list(self._memories.values()), parts or self.text_index)
-                write_snapshot_of(self.path, size, f"{crc:08x}", view, self._rules)
+                write_snapshot_of(self.path, size, crc_hex(crc), view, self._rules)
             if relations is not None:
                 size, crc = relations
                 rows = relations_state(self._relations.values())
                 write_snapshot_of(
-                    self.path, size, f"{crc:08x}", rows, self._rules, RELATIONS_SNAPSHOT_NAME
+                    self.path, size, crc_hex(crc), rows, self._rules, RELATIONS_SNAPSHOT_NAME
                 )
 
     def _read_tail(self, cursor: FileCursor, apply: Callable[[Any], None]) -> None:

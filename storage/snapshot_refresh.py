@@ -31,7 +31,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from cortexgraph.storage.deferred_text import DeferredText
+from cortexgraph.storage.deferred_text import DeferredText, crc_hex
 from cortexgraph.storage.file_cursor import FileCursor
 from cortexgraph.storage.index_snapshot import (
     SNAPSHOT_NAME,
@@ -197,7 +197,7 @@ def _prefix_digest(fd: int, size: int) -> str:
         crc = crc_of(f, 0, size)
     if crc is None:
         raise OSError(f"file ended before {size} bytes")
-    return f"{crc:08x}"
+    return crc_hex(crc)
 
 
 def _state(name: str, view: tuple[Any, ...]) -> Any:
