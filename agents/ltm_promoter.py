@@ -22,6 +22,7 @@ from cortexgraph.agents.protocols import IssueTracker, NoteSink
 from cortexgraph.agents.undo import held_by_undo
 from cortexgraph.storage.decay import DecayConfig, memory_score, promotion_reason
 from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.linked_memories import linked_memories
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
@@ -252,11 +253,7 @@ class LTMPromoter:
         assert self.sink is not None
         # What vault_sync.promote_memory hands the sink (the same note whichever path writes
         # it): every relation, and every related memory by id, merged (archived) sources too.
-        relations = self.store.relations(memory_id=memory.id)
-        others = {
-            r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id for r in relations
-        } - {memory.id}
-        related = self.store.find_many(sorted(others))
+        relations, related = linked_memories(self.store, memory.id)
         ref = self.sink.write_note(
             memory, related=related, relations=relations, reason=promo.reason, now=now
         )

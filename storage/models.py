@@ -213,6 +213,11 @@ class Relation:
     created_at: int = 0
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
+    def other_end(self, memory_id: str) -> str:
+        """The memory this relation links ``memory_id`` to (``memory_id`` itself for a
+        relation of a memory to itself)."""
+        return self.to_memory_id if self.from_memory_id == memory_id else self.from_memory_id
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,

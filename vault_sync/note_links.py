@@ -25,7 +25,7 @@ def note_links(
     """The links of ``memory``'s Related list, in a stable order."""
     types: dict[str, str] = {}
     for rel in relations:
-        other = rel.to_memory_id if rel.from_memory_id == memory.id else rel.from_memory_id
+        other = rel.other_end(memory.id)
         if other != memory.id:
             types.setdefault(other, rel.relation_type)
     hints = {m.id: m.promoted_to for m in related}

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cortexgraph.storage.decay import promotion_reason
-from cortexgraph.storage.models import Memory, MemoryStatus, Relation
+from cortexgraph.storage.linked_memories import linked_memories
+from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 
@@ -58,11 +59,7 @@ def promote_memory(
         reason = decided or "forced"
     if dry_run:
         return PromotionOutcome(memory_id, True, reason, memory.promoted_to, dry_run=True)
-    relations: list[Relation] = store.relations(memory_id=memory_id)
-    others = {
-        r.to_memory_id if r.from_memory_id == memory_id else r.from_memory_id for r in relations
-    } - {memory_id}
-    related = store.find_many(sorted(others))
+    relations, related = linked_memories(store, memory_id)
     ref = sink.write_note(memory, related=related, relations=relations, reason=reason, now=now)
     store.update(
         memory_id,

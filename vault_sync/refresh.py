@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cortexgraph.storage.linked_memories import linked_memories
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.vault_sync.leaked_context import leaked_context
@@ -57,11 +58,7 @@ def refresh_notes(store: MemoryStore, sink: Any, *, now: float) -> RefreshReport
 
 def refresh_memory_note(store: MemoryStore, sink: Any, memory: Memory, *, now: float) -> str | None:
     """One promoted memory's note brought up to date (sink.refresh_note); what changed."""
-    relations = store.relations(memory_id=memory.id)
-    others = {
-        r.to_memory_id if r.from_memory_id == memory.id else r.from_memory_id for r in relations
-    } - {memory.id}
-    related = store.find_many(sorted(others))
+    relations, related = linked_memories(store, memory.id)
     changed: str | None = sink.refresh_note(
         memory,
         related=related,

@@ -41,7 +41,7 @@ def add_related(
     for score, _, entry in stm[:seeds]:
         seed = entry["memory"]
         for rel in store.relations(seed.id, RELATION_TYPE):
-            other_id = rel.to_memory_id if rel.from_memory_id == seed.id else rel.from_memory_id
+            other_id = rel.other_end(seed.id)
             lent = weight * score * max(0.0, min(1.0, rel.strength))
             if lent <= 0 or other_id == seed.id:
                 continue

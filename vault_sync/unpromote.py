@@ -102,10 +102,7 @@ def _unlink(
     names = names_in_vault(sink.vault)
     gone = stem.lower()
     removed = sink.prune_entity_links(lambda s: s.lower() == gone and gone not in names)
-    others = {
-        r.to_memory_id if r.from_memory_id == memory_id else r.from_memory_id
-        for r in store.relations(memory_id=memory_id)
-    } - {memory_id}
+    others = {r.other_end(memory_id) for r in store.relations(memory_id=memory_id)} - {memory_id}
     with sink:
         for other in sorted(others):
             found = store.find(other)
