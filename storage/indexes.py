@@ -69,8 +69,24 @@ def text_index_of(memories: Mapping[str, Memory]) -> TextIndex:
     """A text index of ``memories`` built afresh (what an open from the JSONL builds)."""
     text = TextIndex()
     labels = {key: _label_text(*key) for key in _ids_by(memories, _LABELS)}
-    StoreIndexes._add_texts(text, memories, labels)
+    _add_texts(text, memories, labels)
     return text
+
+
+def _add_texts(
+    text: TextIndex,
+    memories: Mapping[str, Memory],
+    labels: Mapping[tuple[tuple[str, ...], tuple[str, ...]], str],
+) -> None:
+    """``searchable_text`` of many memories in two parts: content, and tags and entities
+    (``labels``: one string per distinct pair)."""
+    loaded = memories.values()
+    text.add_many_columns(
+        list(memories),
+        list(map(_CONTENT, loaded)),
+        list(map(labels.__getitem__, map(_LABELS, loaded))),
+        list(map(_CONTEXT, loaded)),
+    )
 
 
 class StoreIndexes:
@@ -136,33 +152,14 @@ class StoreIndexes:
     def text_index(self) -> TextIndex:
         text = self._text
         if type(text) is DeferredText:
-            text = text.index() or self._rebuilt_text()
+            # unpickled, or (its bytes failed to unpickle) built from the memories held now
+            text = text.index() or text_index_of(self._memories)
             self._text = text
         return text  # type: ignore[return-value]
 
     def _load_text_if_due(self) -> None:
         if type(self._text) is DeferredText and self._text.due:
             self.text_index  # noqa: B018  (loads it: the changes kept so far are applied)
-
-    def _rebuilt_text(self) -> TextIndex:
-        """The text index of the memories held now (one from a snapshot failed to unpickle)."""
-        return text_index_of(self._memories)
-
-    @staticmethod
-    def _add_texts(
-        text: TextIndex,
-        memories: Mapping[str, Memory],
-        labels: Mapping[tuple[tuple[str, ...], tuple[str, ...]], str],
-    ) -> None:
-        """``searchable_text`` of many memories in two parts: content, and tags and entities
-        (``labels``: one string per distinct pair)."""
-        loaded = memories.values()
-        text.add_many_columns(
-            list(memories),
-            list(map(_CONTENT, loaded)),
-            list(map(labels.__getitem__, map(_LABELS, loaded))),
-            list(map(_CONTEXT, loaded)),
-        )
 
     @property
     def ids_by_tag(self) -> Mapping[str, set[str]]:
@@ -208,7 +205,7 @@ class StoreIndexes:
             self._note_saved(mid)
         if fresh:  # (none: a relations file loaded beside a deferred text index)
             labels = {key[:2]: _label_text(*key[:2]) for key in groups}
-            self._add_texts(self.text_index, fresh, labels)
+            _add_texts(self.text_index, fresh, labels)
         if self._relations or self._relation_order is not None:
             for r in relations:
                 self._index_relation(r)
