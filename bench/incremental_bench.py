@@ -10,6 +10,8 @@ process, defaults otherwise (embeddings, the real vault and beads):
     +100 saves          incremental, after 100 new memories
     +1000 saves         incremental, after 1,000 new memories
     no change           incremental, nothing saved since
+    +1 save             incremental, after one new memory: what a run costs whatever its size
+                        (the store's open, Prefect's five tasks, the beads commit, the state)
 
 The "+100 / +1000 saves" rows save the way a user's assistant does (``--saves mcp``, the
 default): ``save_memory`` calls (content, tags, entities) through the official ``mcp`` client
@@ -279,6 +281,9 @@ def bench(n: int, env: dict, rows: list[tuple], work: Path, embed: str, via: str
             ("+100 saves", new[:100], []),
             ("+1000 saves", new[100:1100], []),
             ("no change", (), []),
+            # Last, so the rows above keep their inputs. Another seed of the same generator:
+            # a new fact, not one of the memories saved above.
+            ("+1 save", synthetic(50, seed=99)[0][:1], []),
         ]
         figures: dict[str, float] = {}
 
