@@ -26,10 +26,10 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from cortexgraph.storage.protocol import Embedder
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+Served = dict[str, np.ndarray]  # key -> a vector answered that the cache need not hold
 
 _KEYS_SPARE = 16_384  # texts remembered beyond twice the vectors held (``EmbeddingCache.keys``)
 
@@ -230,12 +233,7 @@ class EmbeddingCache:
         15 MB at 10k memories, at the run's peak."""
         if not texts:  # nothing asked: the file is not read (a run where nothing changed)
             return []
-        keys, served, found = self._hold(texts, answer=True)
-        if found is not None:
-            return found
-        with self._lock:
-            known = self._vectors
-            return [served[k] if k in served else known[k] for k in keys]
+        return self._hold(texts, _arrays)
 
     def held_rows(self, texts: Sequence[str]) -> GatheredRows:
         """``held``'s vectors as the rows of one matrix, read on demand (a new array each
@@ -244,61 +242,75 @@ class EmbeddingCache:
         stacking ``held``'s arrays cost 0.75 us a row."""
         if not texts:
             return KeyedRows().gather([])
-        keys, served, _ = self._hold(texts, answer=False)
-        with self._lock:
-            return self._vectors.gather(keys, served)
+        return self._hold(texts, KeyedRows.gather)
 
-    def _hold(
-        self, texts: Sequence[str], *, answer: bool
-    ) -> tuple[list[str], dict[str, np.ndarray], list[np.ndarray] | None]:
-        """The texts' keys once every text's vector is held or served (a fresh vector too
-        bad to cache: zeros), and those served; with ``answer``, the vectors when every one
-        was held already (else None)."""
+    def _hold(self, texts: Sequence[str], read: Callable[[KeyedRows, list[str], Served], _T]) -> _T:
+        """``read(vectors, keys, served)`` of the texts' keys, under the lock in the same hold
+        as the check that every one is held or ``served`` (this call's own vectors that the
+        cache does not hold): a width change or a wipe by another thread between a check and
+        its read would leave a key unheld (a KeyError, once). Missing texts are embedded first.
+
+        The fast path is the read alone: a key held nowhere raises KeyError, before anything
+        is counted or answered."""
         self._catch_up()
         keys = self.keys(texts)
-        served: dict[str, np.ndarray] = {}  # fresh vectors too bad to cache, served as zeros
-        for round_ in range(2):  # a second round only if the model's width dropped cached rows
+        with self._lock:
+            try:
+                answer = read(self._vectors, keys, {})
+            except KeyError:  # some text is not held yet
+                pass
+            else:
+                self._count_hits(len(keys))
+                return answer
+        # This call's vectors, answered from here when the cache no longer holds them (another
+        # thread dropped them after they were embedded): the model's, and fresh vectors too
+        # bad to cache (zeros). Each round embeds keys not embedded before, so rounds end; a
+        # second is rare (a width change or a wipe elsewhere dropped rows this one found).
+        own: Served = {}
+        counted = False
+        while True:
             with self._lock:
-                # One lookup per key, at C speed: the cluster step asks for every active
-                # memory's vector (0.13 s at 69k texts with a pass per question, 0.06 so).
-                # (``is None``, never ``==``: a list's ``count`` or ``in`` compares arrays.)
                 vectors = self._vectors
-                found = vectors.lookup(keys) if answer and round_ == 0 else None
-                if found is not None:
-                    absent = [i for i, v in enumerate(found) if v is None]
+                lacking = vectors.lacking(keys)
+                if not counted:
+                    counted = True
+                    absent = sum(key in lacking for key in keys) if lacking else 0
+                    self._count_hits(len(keys) - absent)
+                if lacking.issubset(own):
+                    return read(vectors, keys, {key: own[key] for key in lacking})
+            todo = sorted(
+                {
+                    key: text
+                    for key, text in zip(keys, texts, strict=True)
+                    if key in lacking and key not in own
+                }.items()
+            )
+            self._embed_into(todo, own)
+
+    def _count_hits(self, hits: int) -> None:
+        self.hits += hits
+        self._tally().hits += hits
+
+    def _embed_into(self, todo: list[tuple[str, str]], own: Served) -> None:
+        """The model's vectors of ``todo`` (key, text) into the cache and ``own``; one too bad
+        to cache only into ``own``, as zeros."""
+        vecs = np.asarray(self.embedder.embed([t for _, t in todo]), dtype=np.float32)
+        if vecs.ndim != 2 or len(vecs) != len(todo):
+            raise ValueError(f"embedder returned shape {vecs.shape} for {len(todo)} texts")
+        self.settle_width(vecs.shape[1])
+        # the model's own scale is trusted, not NaN
+        ok = np.asarray(np.isfinite(vecs).all(axis=1))
+        with self._lock:
+            self.embedded += len(todo)
+            self._tally().embedded += len(todo)
+            for (key, _), vec, good in zip(todo, vecs, ok, strict=True):
+                if good:
+                    own[key] = self._vectors[key] = vec
+                    if self._added is not None:
+                        self._added[key] = None
                 else:
-                    lacking = vectors.lacking(keys)
-                    absent = [i for i, k in enumerate(keys) if k in lacking] if lacking else []
-                if round_ == 0:
-                    hits = len(keys) - len(absent)
-                    self.hits += hits
-                    self._tally().hits += hits
-                if not absent:
-                    return keys, served, found  # type: ignore[return-value]  # no None in it
-                todo = {keys[i]: texts[i] for i in absent if keys[i] not in served}
-                missing = sorted(todo.items())
-            if not missing:
-                break
-            vecs = np.asarray(self.embedder.embed([t for _, t in missing]), dtype=np.float32)
-            if vecs.ndim != 2 or len(vecs) != len(missing):
-                raise ValueError(f"embedder returned shape {vecs.shape} for {len(missing)} texts")
-            dropped = self.settle_width(vecs.shape[1])
-            # the model's own scale is trusted, not NaN
-            ok = np.asarray(np.isfinite(vecs).all(axis=1))
-            with self._lock:
-                self.embedded += len(missing)
-                self._tally().embedded += len(missing)
-                for (k, _), v, good in zip(missing, vecs, ok, strict=True):
-                    if good:
-                        self._vectors[k] = v
-                        if self._added is not None:
-                            self._added[k] = None
-                    else:
-                        served[k] = np.zeros_like(v)
-                self._dirty = True
-            if not dropped:
-                break
-        return keys, served, None
+                    own[key] = np.zeros_like(vec)
+            self._dirty = True
 
     def save(self) -> None:
         """Write the new vectors: appended to the side file when they are few, else the whole
@@ -351,6 +363,13 @@ class EmbeddingCache:
         save in progress."""
         with self._save_lock:
             self._files = None
+
+
+def _arrays(vectors: KeyedRows, keys: list[str], served: Served) -> list[np.ndarray]:
+    """``held``'s answer: each key's vector, ``served`` first; KeyError for one held nowhere."""
+    if served:
+        return [served[key] if key in served else vectors[key] for key in keys]
+    return vectors.each(keys)
 
 
 def _safe(name: str) -> str:

@@ -85,19 +85,20 @@ class KeyedRows:
         out.added = dict(self.added)
         return out
 
-    def lookup(self, keys: Sequence[str]) -> list[np.ndarray | None]:
-        """Each key's vector; None for a key not held."""
-        matrix, added = self.matrix, self.added.get
+    def each(self, keys: Sequence[str]) -> list[np.ndarray]:
+        """Each key's vector; KeyError for a key not held (one pass, no check before it)."""
+        matrix, added = self.matrix, self.added
         rows = map(self.row.get, keys)
         return [
-            added(key) if at is None else matrix[at] for key, at in zip(keys, rows, strict=True)
+            added[key] if at is None else matrix[at] for key, at in zip(keys, rows, strict=True)
         ]
 
     def gather(
         self, keys: Sequence[str], served: Mapping[str, np.ndarray] | None = None
     ) -> GatheredRows:
         """The vectors of ``keys``, to be read as rows of one matrix: every key held, or
-        in ``served`` (vectors answered but not held), which stands first."""
+        in ``served`` (vectors answered but not held), which stands first; KeyError for a key
+        in neither."""
         rows = np.fromiter(map(self.row.get, keys, itertools.repeat(-1)), np.intp, len(keys))
         if served:
             rows[[k for k, key in enumerate(keys) if key in served]] = -1
