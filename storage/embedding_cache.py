@@ -5,8 +5,9 @@ finite, unit-length vector (the Embedder protocol's promise) of the cache's one 
 a content hash; anything else is dropped (and re-embedded when next needed). A fresh vector
 with a NaN or infinity is served as zeros (no similarity) and never cached. A vector of another
 width than the model's, from a cache written by another model or a hand edit, is dropped as
-soon as the model's width is known. So a damaged cache can cost time, never a crashed or
-distorted search.
+soon as the model's width is known; one of another width than the vectors held (a side file
+beside a cache file of another width) is left out when read. So a damaged cache can cost time,
+never a crashed or distorted search.
 
 A run that embeds a few new texts does not rewrite the whole file (150 MB at 100k memories,
 1.2 CPU s): their vectors are appended to a side file (storage/embedding_files.py, which also
@@ -33,7 +34,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from cortexgraph.storage.embedding_files import NORM_TOLERANCE, CacheFiles, good_rows, side_path
+from cortexgraph.storage.embedding_files import (
+    NORM_TOLERANCE,
+    CacheFiles,
+    good_rows,
+    of_width,
+    side_path,
+)
 from cortexgraph.storage.keyed_rows import GatheredRows, KeyedRows
 
 if TYPE_CHECKING:
@@ -145,17 +152,19 @@ class EmbeddingCache:
         if not found:
             return
         with self._lock:
-            vectors, added, width = self._vectors, self._added, self._width
-            for key, vec in found.items():
-                if added is not None:
+            vectors, added = self._vectors, self._added
+            if added is not None:
+                for key in found:
                     added.pop(key, None)
-                if key not in vectors and (width is None or len(vec) == width):
+            source = self._files.npz if self._files else "(no file)"
+            for key, vec in of_width(found, self._width or vectors.width, source).items():
+                if key not in vectors:
                     vectors[key] = vec
 
     @property
     def width(self) -> int:
         if self._width is None:
-            self._width = next((len(v) for _, v in self._vectors.items()), 0)
+            self._width = self._vectors.width or 0
         return self._width
 
     @width.setter

@@ -172,6 +172,32 @@ def _read_cache_file(path: Path) -> KeyedRows:
     return out
 
 
+def of_width(
+    found: dict[str, np.ndarray] | KeyedRows, width: int | None, source: object
+) -> dict[str, np.ndarray] | KeyedRows:
+    """The vectors ``width`` wide among ``found`` (all of them when ``width`` is None); the
+    others are left out, to be embedded again when needed, with a warning. A side file in
+    another width than its cache file's (a model switched under the same name, another
+    version's file) would put rows of two widths in one matrix ("could not broadcast")."""
+    if width is None or not found:
+        return found
+    if isinstance(found, KeyedRows) and not found.added:  # one matrix: one width
+        kept: dict[str, np.ndarray] | KeyedRows = found if found.width == width else {}
+    else:
+        kept = {key: vec for key, vec in found.items() if len(vec) == width}
+    if len(kept) < len(found):
+        widths = sorted({len(vec) for _, vec in found.items()} - {width})
+        log.warning(
+            "embedding cache %s: %d vector(s) of width %s left out, the cache's are %d wide"
+            " (re-embedded when needed)",
+            source,
+            len(found) - len(kept),
+            "/".join(map(str, widths)),
+            width,
+        )
+    return kept
+
+
 class CacheFiles:
     """One model's cache files in one store folder, and what this process last saw of them."""
 
@@ -211,7 +237,7 @@ class CacheFiles:
             except Exception as exc:  # cache is disposable
                 log.warning("ignoring unreadable embedding cache %s: %s", self.npz, exc)
             self._side_read, self._side_seen = 0, None
-            out.update(self._read_side())
+            out.update(of_width(self._read_side(), out.width, self.side))
             self._npz_seen = before
             if _stamp(self.npz) == before:
                 break
@@ -325,4 +351,4 @@ class CacheFiles:
         self.npz_stale = False
 
 
-__all__ = ["LOCK_TIMEOUT_S", "NORM_TOLERANCE", "CacheFiles", "good_rows", "side_path"]
+__all__ = ["LOCK_TIMEOUT_S", "NORM_TOLERANCE", "CacheFiles", "good_rows", "of_width", "side_path"]

@@ -38,6 +38,13 @@ class KeyedRows:
     def __len__(self) -> int:
         return len(self.row) + len(self.added)
 
+    @property
+    def width(self) -> int | None:
+        """The vectors' width (the matrix's where a key names a row of it); None if none."""
+        if self.row:
+            return int(self.matrix.shape[1])
+        return len(next(iter(self.added.values()))) if self.added else None
+
     def __contains__(self, key: object) -> bool:
         return key in self.row or key in self.added
 
@@ -58,7 +65,7 @@ class KeyedRows:
         self.row.pop(key, None)  # the later vector stands, as in a dict
         self.added[key] = vector
 
-    def update(self, vectors: Mapping[str, np.ndarray]) -> None:
+    def update(self, vectors: Mapping[str, np.ndarray] | KeyedRows) -> None:
         for key, vector in vectors.items():
             self[key] = vector
 

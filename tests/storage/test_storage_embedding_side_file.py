@@ -3,12 +3,15 @@ vector again; a torn append, a foreign side file or a new model width cost time,
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
+import pytest
 from fakes import HashingEmbedder
 
-from cortexgraph.storage.embedding_cache import EmbeddingCache, side_path
+from cortexgraph.storage.embedding_cache import EmbeddingCache, side_path, text_key
+from cortexgraph.storage.embedding_files import CacheFiles
 
 BASE = [f"kayak trip number {i}" for i in range(40)]
 
@@ -94,3 +97,37 @@ def test_a_cache_removed_while_held_is_not_written_back(tmp_path):
     cache.save()
     assert not list(tmp_path.glob(".embeddings-*.npz"))
     assert not side_path(tmp_path / ".embeddings-hashing-test.npz").exists()
+
+
+def _append_in_width(path: Path, texts: list[str], width: int) -> None:
+    """``texts``' vectors appended to the side file by its own writer, ``width`` wide."""
+    files = CacheFiles(_cache_file(path))
+    files.read()  # a writer reads what is there before it appends
+    rows = dict(zip(map(text_key, texts), HashingEmbedder(width).embed(texts), strict=True))
+    with files.locked():
+        assert files.append(rows, width, held=len(BASE))
+
+
+@pytest.mark.parametrize("when", ["before the read", "after the read"])
+def test_a_side_file_in_another_width_is_re_embedded_and_the_file_kept(tmp_path, caplog, when):
+    """A side file 4 wide beside a cache file 8 wide (a model switched under the same name,
+    or a file from another version; this process's writers never make one), there when the
+    cache is read or appended by another process after: its vectors are missing (re-embedded,
+    a warning), the cache file's serve, and nothing crashes ("could not broadcast")."""
+    _saved(tmp_path, BASE)
+    other = ["a canoe", "a paddle", "a life vest"]
+    model = HashingEmbedder(8)
+    cache = EmbeddingCache(model, tmp_path)
+    if when == "after the read":
+        cache.embed(BASE)
+    _append_in_width(tmp_path, other, 4)
+    with caplog.at_level(logging.WARNING, logger="cortexgraph.storage"):
+        got = cache.held_rows([*BASE, *other])[:]
+    assert np.array_equal(got, HashingEmbedder(8).embed([*BASE, *other]))
+    assert np.array_equal(np.stack(cache.held([*BASE, *other])), got)
+    assert sorted(model.texts) == sorted(other)  # the cache file's vectors served
+    assert "3 vector(s) of width 4" in caplog.text
+    cache.save()  # the side file is rewritten with the model's vectors
+    model = HashingEmbedder(8)
+    assert np.array_equal(EmbeddingCache(model, tmp_path).embed([*BASE, *other]), got)
+    assert model.texts == []
