@@ -27,7 +27,7 @@ from pathlib import Path
 
 from cortexgraph.storage.beads.issue_lines import IssueLines
 from cortexgraph.storage.beads.issue_map import IssueMap
-from cortexgraph.storage.beads.parse_cache import load_parsed, save_parsed
+from cortexgraph.storage.beads.parse_cache import bytes_key, load_parsed, save_parsed
 from cortexgraph.storage.beads.schema import (
     BeadsIssue,
     escape_unsafe_chars,
@@ -219,8 +219,9 @@ class IssueFile:
         # The versions of the file this one last read, wrote and committed, parsed: the next
         # commit's base (HEAD) is one of them unless someone else committed the file since,
         # and then its bytes differ and are parsed.
-        # (bytes, parse, whether the bytes are the parse's ``to_bytes()``: what this file wrote)
-        self._known: list[tuple[bytes, ParsedIssueFile, bool]] = []
+        # (bytes, parse, whether the bytes are the parse's ``to_bytes()``: what this file wrote,
+        # their ``bytes_key`` if hashed: kept here, it goes with the bytes)
+        self._known: list[tuple[bytes, ParsedIssueFile, bool, bytes | None]] = []
 
     def rebased(self, base: bytes, changed: Sequence[BeadsIssue]) -> bytes:
         """``apply_changes(base, changed)``, parsing ``base`` only when it is not bytes this
@@ -228,24 +229,32 @@ class IssueFile:
         the last: HEAD's file (2.5 MB at 10k memories) was parsed again for every commit.
         The result is usually the very file the batch just wrote (HEAD plus our changes, no
         hand edit): then those bytes are returned, not joined again (15 MB at 100k)."""
-        snap = next((parsed for data, parsed, _ in self._known if data == base), None)
+        snap = next((parsed for data, parsed, _, _ in self._known if data == base), None)
         if snap is None:
             snap = parse_issue_lines(base, str(self.path))
         out = snap.with_changes(changed)
         if out.quarantined:  # taken-out lines are not in the bytes: not their parse
             return out.to_bytes()
-        written = (d for d, parsed, own in self._known if own and parsed.lines == out.lines)
+        written = (d for d, parsed, own, _ in self._known if own and parsed.lines == out.lines)
         data = next(written, None) or out.to_bytes()
         self._remember(data, out, canonical=True)
         return data
 
-    def known(self) -> list[bytes]:
-        """The versions of the file this one last read, wrote or committed, newest first."""
-        return [data for data, _, _ in self._known]
+    def known(self) -> list[tuple[bytes, bytes | None]]:
+        """The versions of the file this one last read, wrote or committed, newest first,
+        each with its blob sha (``bytes_key``) if it was hashed."""
+        return [(data, key) for data, _, _, key in self._known]
 
-    def _remember(self, data: bytes, snapshot: ParsedIssueFile, *, canonical: bool) -> None:
-        kept = (k for k in self._known if k[0] != data)
-        self._known = [(data, snapshot, canonical), *kept][:3]
+    def _remember(
+        self, data: bytes, snapshot: ParsedIssueFile, *, canonical: bool, key: bytes | None = None
+    ) -> None:
+        kept = []
+        for version in self._known:
+            if version[0] != data:
+                kept.append(version)
+            elif key is None:  # the same bytes again (a commit of what was written)
+                key = version[3]
+        self._known = [(data, snapshot, canonical, key), *kept][:3]
 
     def load(self) -> ParsedIssueFile:
         try:
@@ -256,19 +265,20 @@ class IssueFile:
         except OSError as e:
             raise StorageError(f"cannot read {self.path}: {e.strerror or e}") from e
         if data != self._data:
-            self._snapshot = self._parse(data)
+            key = None if self.parse_cache is None else bytes_key(data)
+            self._snapshot = self._parse(data, key)
             self._data = data
-            self._remember(data, self._snapshot, canonical=False)
+            self._remember(data, self._snapshot, canonical=False, key=key)
         return self._snapshot
 
-    def _parse(self, data: bytes) -> ParsedIssueFile:
-        if self.parse_cache is None:
+    def _parse(self, data: bytes, key: bytes | None) -> ParsedIssueFile:
+        if self.parse_cache is None or key is None:  # key: None without a parse cache
             return parse_issue_lines(data, str(self.path))
-        known = load_parsed(self.parse_cache, data)
+        known = load_parsed(self.parse_cache, data, key)
         if known is not None:
             return known
         snap = parse_issue_lines(data, str(self.path))
-        save_parsed(self.parse_cache, data, snap)
+        save_parsed(self.parse_cache, data, key, snap)
         return snap
 
     def write(self, snapshot: ParsedIssueFile) -> None:
@@ -299,9 +309,10 @@ class IssueFile:
         # what we just wrote is what the next load would parse: skip that work, here and in
         # the next process
         self._data, self._snapshot = data, snapshot
-        self._remember(data, snapshot, canonical=True)
-        if self.parse_cache is not None:
-            save_parsed(self.parse_cache, data, snapshot)
+        key = None if self.parse_cache is None else bytes_key(data)
+        self._remember(data, snapshot, canonical=True, key=key)
+        if self.parse_cache is not None and key is not None:
+            save_parsed(self.parse_cache, data, key, snapshot)
 
     def _quarantine(self, lines: list[QuarantinedLine]) -> None:
         """Append each line's original bytes and why (the memory store's quarantine entry),

@@ -41,33 +41,21 @@ MAGIC = b"cortexgraph beads parse 5\n"
 _TAG = (sys.implementation.cache_tag or "python").encode("ascii") + b"\n"
 
 
-# The bytes last hashed and their keys, newest first: a run hashes the file it read when it
-# loads the kept parse (load_parsed), then the file it wrote (save_parsed), then its commit
-# matches HEAD's blob against the file it read (git_repo): that one is not hashed twice.
-# Looked up by object, never by equal bytes (a comparison of 2.5 MB is no hash, but not free).
-_HASHED: tuple[tuple[bytes, bytes], ...] = ()
-_HASHED_KEPT = 2  # the read and the written file (both held by IssueFile as well)
-
-
 def bytes_key(data: bytes) -> bytes:
     """The git blob sha of ``data``: what ``git hash-object`` names these bytes (2.5 MB at
-    10k memories: 1.2 ms; 15 MB at 100k: 11 ms)."""
-    global _HASHED
-    hashed = _HASHED
-    for seen, key in hashed:
-        if seen is data:
-            return key
+    10k memories: 1.2 ms; 15 MB at 100k: 11 ms). The caller keeps it beside the bytes
+    (``IssueFile``'s versions): a run hashes the file it read to load the kept parse, and its
+    commit matches HEAD's blob against that same file. (A memo here, by object, kept the last
+    two files alive, 2 x 15 MB, in a server long after their tracker was gone.)"""
     digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
     digest.update(data)
-    key = digest.digest()
-    if type(data) is bytes:  # immutable: the same object always has the same key
-        _HASHED = ((data, key), *hashed[: _HASHED_KEPT - 1])
-    return key
+    return digest.digest()
 
 
-def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
-    """The file ``data`` as parsed before, its issues unread; None if the cache is not for
-    these bytes (or is missing, torn, or written by another interpreter)."""
+def load_parsed(path: Path, data: bytes, key: bytes) -> ParsedIssueFile | None:
+    """The file ``data`` (``key``: its ``bytes_key``) as parsed before, its issues unread;
+    None if the cache is not for these bytes (or is missing, torn, or written by another
+    interpreter)."""
     from cortexgraph.storage.beads.issue_file import ParsedIssueFile
 
     try:
@@ -83,12 +71,12 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
     if len(body) != size or zlib.crc32(body) != crc:
         return None
     try:
-        (key, ids, numbers, statuses, labels, dedupe_keys, by_label, holders, raw_spans) = (
+        (kept_key, ids, numbers, statuses, labels, dedupe_keys, by_label, holders, raw_spans) = (
             marshal.loads(body)
         )
     except (EOFError, ValueError, TypeError):
         return None
-    if key != bytes_key(data):
+    if kept_key != key:
         return None
     # The same bytes as the parse kept: valid UTF-8, and its lines at the spans kept (never
     # decoded or split here: a line is read when its issue is wanted).
@@ -119,16 +107,17 @@ def load_parsed(path: Path, data: bytes) -> ParsedIssueFile | None:
     )
 
 
-def save_parsed(path: Path, data: bytes, snap: ParsedIssueFile) -> None:
-    """Keep ``snap`` (the parse of ``data``: ``snap.to_bytes() == data``) for the next reader,
-    if it is clean; best effort, a cache that cannot be written is only not there."""
+def save_parsed(path: Path, data: bytes, key: bytes, snap: ParsedIssueFile) -> None:
+    """Keep ``snap`` (the parse of ``data``: ``snap.to_bytes() == data``; ``key``: its
+    ``bytes_key``) for the next reader, if it is clean; best effort, a cache that cannot be
+    written is only not there."""
     columns = _columns(snap)
     if columns is None:
         return
     spans = line_spans(data)
     if len(spans) != 2 * len(snap.lines):  # lines joined on reading: theirs is the parse's
         return
-    body = marshal.dumps((bytes_key(data), *columns, spans.tobytes()))
+    body = marshal.dumps((key, *columns, spans.tobytes()))
     header = MAGIC + _TAG + zlib.crc32(body).to_bytes(4, "big") + len(body).to_bytes(4, "big")
     tmp = None
     try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -254,7 +256,7 @@ def test_a_batch_in_the_next_process_takes_the_dedupe_keys_from_the_kept_parse(
 def test_the_parse_kept_after_a_batch_is_the_one_a_full_parse_gives(tmp_path, clock):
     """The kept parse of the file a batch wrote is made from the one it read and the
     issues it set: the same ids, lines, statuses, labels and key holders as a full parse."""
-    from cortexgraph.storage.beads.parse_cache import _columns, load_parsed
+    from cortexgraph.storage.beads.parse_cache import _columns, bytes_key, load_parsed
     from cortexgraph.storage.beads.schema import DEDUPE_KEY
 
     store, (digest_id, open_merge) = _store_with_closed_merges(tmp_path, clock)
@@ -269,7 +271,7 @@ def test_the_parse_kept_after_a_batch_is_the_one_a_full_parse_gives(tmp_path, cl
         tracker.update(closed[7], labels=[])
 
     data = tracker.path.read_bytes()
-    kept = load_parsed(tracker._file.parse_cache, data)
+    kept = load_parsed(tracker._file.parse_cache, data, bytes_key(data))
     assert kept is not None
     full = parse_issue_lines(data)
     assert _columns(kept) == _columns(full)
@@ -304,3 +306,28 @@ def test_a_commit_does_not_hash_again_the_file_its_process_read(tmp_path, clock,
     assert hashed.count(len(head_bytes)) == 1
     committed = tracker.repo.head.commit.tree / ".beads" / "issues.jsonl"
     assert committed.data_stream.read() == tracker.path.read_bytes() != head_bytes
+
+
+def test_the_files_bytes_are_not_kept_once_the_tracker_is_dropped(tmp_path, clock):
+    """A long-lived MCP server drops a tracker (and the file versions it held: 15 MB each at
+    100k memories); the blob shas of those bytes, kept so that one version is not hashed
+    twice, must not keep the bytes alive after it."""
+    store, _ = _store_with_closed_merges(tmp_path, clock)
+    path = store / ".beads" / "issues.jsonl"
+    with path.open("ab") as f:  # a foreign record, kept byte for byte: a 4 MB file
+        f.write(b'{"_type": "attachment", "blob": "' + b"x" * 4_000_000 + b'"}\n')
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracker = open_tracker(store, search_parents=False, clock=clock)
+        with tracker.batch("semantic-merge"):  # reads, writes and commits the file
+            assert len(tracker.query(labels=["merge"], status="open")) == 1
+            tracker.create("merge 31", labels=["merge"])
+        held, _ = tracemalloc.get_traced_memory()
+        del tracker
+        gc.collect()
+        left, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held > 8_000_000  # the tracker held the versions it read and wrote
+    assert left < 1_000_000
