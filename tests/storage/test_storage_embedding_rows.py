@@ -46,22 +46,31 @@ def test_held_rows_are_each_texts_held_vector_wherever_it_is_held(tmp_path) -> N
     rows = cache.held_rows(asked)
     assert model.texts == [TEXTS[23]]  # only the one held nowhere was embedded
     want = np.stack(cache.held(asked))
+    assert np.array_equal(want, HashingEmbedder(16).embed(asked))  # the model's, as saved
     assert len(rows) == len(asked)
     assert rows[:].dtype == np.float32 and rows[:].tobytes() == want.tobytes()
     assert np.array_equal(rows[3:9], want[3:9])
     picked = np.array([len(asked) - 1, 0, 22, 5, 5])
     assert np.array_equal(rows[picked], want[picked])
     assert rows[np.array([], dtype=np.int64)].shape == (0, 16)
+    from_file = [TEXTS[7], *TEXTS[:20]]  # the file's matrix alone: its rows taken at C speed
+    assert np.array_equal(cache.held_rows(from_file)[:], HashingEmbedder(16).embed(from_file))
 
 
-def test_a_read_of_held_rows_is_a_new_array(tmp_path) -> None:
+# The file's rows alone (one take from its matrix), and with the side file's and a new one.
+ASKED = pytest.mark.parametrize("asked", [TEXTS[:20], TEXTS], ids=["file", "file+side+new"])
+
+
+@ASKED
+def test_a_read_of_held_rows_is_a_new_array(tmp_path, asked) -> None:
     _saved_twice(tmp_path)
     cache = EmbeddingCache(HashingEmbedder(16), tmp_path)
-    want = cache.embed(TEXTS)
-    read = cache.held_rows(TEXTS)[:]
+    want = HashingEmbedder(16).embed(asked)  # not an answer of the cache: it could be shared
+    assert np.array_equal(cache.embed(asked), want)
+    read = cache.held_rows(asked)[:]
     read[:] = 7.0
-    assert np.array_equal(cache.embed(TEXTS), want)
-    assert np.array_equal(cache.held_rows(TEXTS)[:], want)
+    assert np.array_equal(cache.embed(asked), want)
+    assert np.array_equal(cache.held_rows(asked)[:], want)
 
 
 def test_a_vector_held_from_the_file_cannot_be_written_into(tmp_path) -> None:
