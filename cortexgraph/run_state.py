@@ -22,8 +22,9 @@ import json
 import math
 import os
 import zipfile
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -165,13 +166,20 @@ def appended_ids(
     mem, gen = files.get(str(memories)), files.get(str(generation))
     if mem is None or gen is None or tuple(file_keys([generation])[0].tolist()) != tuple(gen):
         return None
+    return _tail_ids(memories, mem[0], mem[1])
+
+
+def _tail_ids(path: Path, inode: int, start: int, end: int | None = None) -> set[str] | None:
+    """The ids of the records on the lines of ``path`` from byte ``start`` to ``end`` (None:
+    its end now). None where the file is not that inode any more, is shorter, or a line is
+    not a whole record with an id (a writer mid-line)."""
     try:
-        with memories.open("rb") as f:
+        with path.open("rb") as f:
             st = os.fstat(f.fileno())
-            if st.st_ino != mem[0] or st.st_size < mem[1]:
+            if st.st_ino != inode or st.st_size < max(start, end or 0):
                 return None
-            f.seek(mem[1])
-            tail = f.read()
+            f.seek(start)
+            tail = f.read() if end is None else f.read(end - start)
     except OSError:
         return None
     if tail and not tail.endswith(b"\n"):
@@ -188,6 +196,72 @@ def appended_ids(
             return None
         ids.add(record["id"])
     return ids
+
+
+class IssueWitness(Protocol):
+    """What a run's issue batch saw of the tracker's file (storage.beads.batch.BatchState)."""
+
+    @property
+    def others_wrote(self) -> bool: ...
+    @property
+    def left(self) -> tuple[int, int, int] | None: ...
+
+
+def files_seen(
+    paths: list[Path],
+    opened: Mapping[str, tuple[int, ...]],
+    ours: Collection[str],
+    issue_batch: IssueWitness | None = None,
+) -> dict[str, tuple[int, ...]] | None:
+    """``files_now(paths)`` (``run_files``' paths) for a run's state, or None where someone
+    else wrote a relation or an issue since the run's open (``opened``: ``files_now`` then):
+    the state must not take those files as seen, or the next run would not look (it opens
+    the store instead). The relations file must be as it was, or have grown in the same
+    generation only by lines of the relations the run wrote itself (``ours``:
+    ``WriteLog.relations``); the issue file as it was, or as the run's own issue batch left
+    it with no one else writing while it was open (no batch: as it was). Memories others
+    wrote are told apart by the state itself (agents.changes.ChangeTracker.refresh)."""
+    ended = files_now(paths)
+    _, relations, generation, *issues = paths
+    if _relations_moved(opened, ended, relations, generation, ours):
+        return None
+    if issues and _issues_moved(opened, ended, issues[0], issue_batch):
+        return None
+    return ended
+
+
+def _issues_moved(
+    opened: Mapping[str, tuple[int, ...]],
+    ended: Mapping[str, tuple[int, ...]],
+    path: Path,
+    batch: IssueWitness | None,
+) -> bool:
+    before, after = opened.get(str(path)), ended.get(str(path))
+    if before == after:
+        return False
+    if batch is None or after is None:
+        return True  # it moved, and nothing tells whose change it was
+    return batch.others_wrote or tuple(after) != (batch.left or (-1,) * FILE_KEY_WIDTH)
+
+
+def _relations_moved(
+    opened: Mapping[str, tuple[int, ...]],
+    ended: Mapping[str, tuple[int, ...]],
+    relations: Path,
+    generation: Path,
+    ours: Collection[str],
+) -> bool:
+    """The relations file changed between ``opened`` and ``ended`` by more than the run's own
+    appends: a compaction, another inode, a line that is not one of ``ours``."""
+    before, after = opened.get(str(relations)), ended.get(str(relations))
+    if before == after:
+        return False
+    if before is None or after is None or opened.get(str(generation)) != ended.get(str(generation)):
+        return True
+    if before[0] >= 0 and before[0] != after[0]:
+        return True
+    ids = _tail_ids(relations, after[0], max(before[1], 0), after[1])
+    return ids is None or not ids <= set(ours)
 
 
 def _marks(data: Any, fading: list[str]) -> dict[str, tuple[str, float]]:
@@ -278,6 +352,7 @@ __all__ = [
     "appended_ids",
     "file_keys",
     "files_now",
+    "files_seen",
     "load_run_state",
     "run_files",
     "save_run_state",

@@ -57,6 +57,7 @@ from cortexgraph.flows.vault_scope import refresh_changed_notes
 from cortexgraph.run_state import (
     appended_ids,
     files_now,
+    files_seen,
     load_run_state,
     run_files,
     save_run_state,
@@ -147,7 +148,10 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
     # meanwhile: those stay changed for the next run (agents.incremental.state_after).
     # The agents' issue changes are one commit, at collab.finish.
     with collab.store.recording_writes() as writes, collab.one_issue_commit(RUN_AUTHOR):
-        return _run_pipeline_steps(settings, options, pipeline, collab, started, writes)
+        # The relations and issue files as the run found them: what else lands in them
+        # before the end is not the run's to record as seen (run_state.files_seen).
+        opened = files_now(run_files(settings, collab.tracker))
+        return _run_pipeline_steps(settings, options, pipeline, collab, started, writes, opened)
 
 
 def _untouched_run(
@@ -184,6 +188,7 @@ def _run_pipeline_steps(
     collab: Collaborators,
     started: float,
     writes: WriteLog,
+    opened: dict[str, tuple[int, ...]],
 ) -> PipelineReport:
     now = time.time() if options.now is None else float(options.now)
     previous = load_run_state(settings.storage_path)
@@ -246,7 +251,9 @@ def _run_pipeline_steps(
         if set(run.agents) == set(AGENT_ORDER):  # a partial run leaves the changes for the next
             # The files after the run's last write, before state_after reads the store again:
             # whatever lands in between is seen by it (a write by someone else: no record).
-            files = files_now(run_files(settings, collab.tracker))
+            # None: another writer added a relation or an issue since the open.
+            paths = run_files(settings, collab.tracker)
+            files = files_seen(paths, opened, writes.relations, collab.issue_batch)
             state = incremental.state_after(pipeline, changes, report, now, writes, files)
             save_run_state(settings.storage_path, state)
     return report

@@ -38,6 +38,8 @@ class Collaborators:
     dry_run: bool
     notes: list[str] = field(default_factory=list)
     _issue_batch: ExitStack = field(default_factory=ExitStack, repr=False)
+    # the open batch's state (storage.beads.batch.BatchState): what it saw of the issue file
+    issue_batch: Any = None
 
     def one_issue_commit(self, author: str) -> ExitStack:
         """Every agent's issue changes in one commit, made by ``finish`` (or when the returned
@@ -46,7 +48,7 @@ class Collaborators:
         and stores it in git once a run, not once an agent."""
         batch = getattr(self.tracker, "batch", None)
         if callable(batch):
-            self._issue_batch.enter_context(batch(author))
+            self.issue_batch = self._issue_batch.enter_context(batch(author))
         return self._issue_batch
 
     def finish(self) -> None:

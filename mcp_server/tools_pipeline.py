@@ -57,6 +57,7 @@ def run_consolidation(
     from cortexgraph.run_state import (
         appended_ids,
         files_now,
+        files_seen,
         load_run_state,
         run_files,
         save_run_state,
@@ -97,6 +98,8 @@ def run_consolidation(
     # What this run writes itself, told from saves other tool calls make meanwhile: those
     # stay changed for the next run (agents.incremental.state_after).
     with state.store.recording_writes() as writes:
+        # As the run found the relations and issue files (run_state.files_seen).
+        opened = files_now(run_files(state.settings, tracker))
         previous = load_run_state(storage)
         changes = incremental.begin(
             pipe,
@@ -118,7 +121,8 @@ def run_consolidation(
             record_run(storage, report, time.time())
             if set(report.agents) == set(AGENT_ORDER):
                 # After the run's last write, before state_after reads the store again.
-                files = files_now(run_files(state.settings, tracker))
+                # No issue batch here: an issue file this run changed is not recorded as seen.
+                files = files_seen(run_files(state.settings, tracker), opened, writes.relations)
                 save_run_state(
                     storage, incremental.state_after(pipe, changes, report, now, writes, files)
                 )

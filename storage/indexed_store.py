@@ -209,6 +209,7 @@ class IndexedStore(StoreIndexes):
             self._persist_deletions([memory_id], rel_ids)
             for log in self._write_logs.__dict__.get("open", ()):
                 log.written.add(memory_id)
+                log.relations.update(rel_ids)
             for rid in rel_ids:
                 self._unindex_relation(rid)
             self._unindex_memory(memory)
@@ -310,6 +311,8 @@ class IndexedStore(StoreIndexes):
                 self.get(relation.from_memory_id)
                 self.get(relation.to_memory_id)
             self._persist_relations(checked, [line for _, line in pairs])
+            for log in self._write_logs.__dict__.get("open", ()):
+                log.relations.update(r.id for r in checked)
             for relation in checked:
                 self._index_relation(relation)
         return checked
@@ -337,6 +340,8 @@ class IndexedStore(StoreIndexes):
             if relation_id not in self._relations:
                 raise RelationNotFoundError(f"no relation with id {relation_id!r}")
             self._persist_deletions([], [relation_id])
+            for log in self._write_logs.__dict__.get("open", ()):
+                log.relations.add(relation_id)
             self._unindex_relation(relation_id)
 
     # -- search --------------------------------------------------------------------------------

@@ -115,11 +115,12 @@ class StoreStats:
 @dataclass(slots=True)
 class WriteLog:
     """What one thread wrote through a store while ``MemoryStore.recording_writes`` was open:
-    the ids of memories it saved, changed or deleted (``written``), and of those that were
-    new to the store (``created``)."""
+    the ids of memories it saved, changed or deleted (``written``), of those that were new to
+    the store (``created``), and of the relations it saved or deleted (``relations``)."""
 
     written: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
+    relations: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,13 +88,30 @@ class BatchState:
     # the open inner blocks: (author, how many changes the batch held when the block opened)
     _inner: list[tuple[str, int]] = field(default_factory=list)
     keys: dict[str, str] = field(default_factory=dict)  # dedupe key -> holder's id
-    _seen: tuple[int, int, int] | None = None  # issues.jsonl (inode, size, mtime_ns) we left
+    # issues.jsonl (inode, size, mtime_ns) as we left it; before our first change: as the
+    # batch found it (``opened``)
+    _seen: tuple[int, int, int] | None = None
     _token: str = ""  # what we last wrote into the generation file
+    # someone else wrote the file while the batch was open (a consolidation run's state must
+    # not take the file as seen: cortexgraph.run_state.written_by_others)
+    others_wrote: bool = False
+
+    @classmethod
+    def opened(cls, author: str, path: Path) -> BatchState:
+        """A batch that starts from the file as it is now."""
+        return cls(author, _seen=_key(path))
+
+    @property
+    def left(self) -> tuple[int, int, int] | None:
+        """The file as the batch's last change (or commit) left it; None: no file."""
+        return self._seen
 
     def current(self, file: IssueFile, generation: Path) -> ParsedIssueFile:
         """The file's content now (caller holds the lock); read again only if someone wrote."""
         if self.snapshot is not None and self._unchanged(file.path, generation):
             return self.snapshot
+        if self.snapshot is not None or _key(file.path) != self._seen:
+            self.others_wrote = True
         loaded = file.load()
         snap = compacted(loaded)
         if snap is not loaded or not _ends_with_newline(file.path):
@@ -103,7 +120,7 @@ class BatchState:
         # ours to change in place: never IssueFile's cached snapshot
         self.snapshot = snap = _copy(snap)
         self.keys = snap.issues.dedupe_holders()
-        self._stamp(file.path, generation)
+        self.stamp(file.path, generation)
         return snap
 
     def holder(self, key: str) -> str | None:
@@ -182,10 +199,18 @@ class BatchState:
             return False
         return token == self._token and (st.st_ino, st.st_size, st.st_mtime_ns) == self._seen
 
-    def _stamp(self, path: Path, generation: Path) -> None:
+    def stamp(self, path: Path, generation: Path) -> None:
+        """After a write of ours under the lock: tell the others, remember what we left."""
         self._token = stamp_generation(generation)
-        st = os.stat(path) if path.exists() else None
-        self._seen = (st.st_ino, st.st_size, st.st_mtime_ns) if st else None
+        self._seen = _key(path)
+
+
+def _key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def stamp_generation(generation: Path) -> str:

@@ -264,7 +264,7 @@ class BeadsTracker:
         return self._transact(change)
 
     @contextmanager
-    def batch(self, author: str) -> Iterator[None]:
+    def batch(self, author: str) -> Iterator[BatchState]:
         """Changes made through this tracker inside the block become one commit at its end.
 
         Each change still holds the lock and sees other writers' changes (claims stay atomic);
@@ -272,15 +272,17 @@ class BeadsTracker:
         Nested blocks join the outer one, their changes listed under their own ``author``; when
         one ends, its changes are synced and recorded as pending (own_commit), so a process
         that dies before the outer commit leaves them to the next commit of anyone's.
-        Reads inside see the batch's changes.
+        Reads inside see the batch's changes. Yields the batch's state: whether anyone else
+        wrote the file while it was open, and what it left.
         """
         with self._tlock:
             if self._batch is not None:
                 self._batch.enter(author)
             else:
-                self._batch = BatchState(author)
+                self._batch = BatchState.opened(author, self.path)
+            state = self._batch
         try:
-            yield
+            yield state
         finally:
             with self._tlock:
                 state = self._batch
@@ -317,7 +319,7 @@ class BeadsTracker:
     def _commit_batch(self, state: BatchState) -> None:
         snap = state.current(self._file, self._generation)
         self._file.write(snap)  # the canonical file: one line per issue, fsynced
-        stamp_generation(self._generation)
+        state.stamp(self._file.path, self._generation)
         commit_own_changes(self._committer, self._file, commit_ids(state.changes), state.message())
 
     def _checkpoint(self, subjects: list[str]) -> None:

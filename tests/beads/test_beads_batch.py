@@ -89,6 +89,43 @@ def test_a_writer_outside_the_batch_is_seen_and_kept(tmp_path: Path, git_cmd, cl
     assert git_cmd(store, "status", "--porcelain") == ""
 
 
+def _key(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@pytest.mark.parametrize("when", ["before its first change", "between its changes", "after"])
+def test_a_batch_says_whether_anyone_else_wrote_while_it_was_open(
+    tmp_path: Path, git_cmd, clock, when
+):
+    """What a consolidation run's state relies on (cortexgraph.run_state.files_seen): a batch
+    of only its own changes says so and what it left the file as; another writer's change
+    at any time while it is open is told."""
+    store = tmp_path / "store"
+    tracker = open_tracker(store, search_parents=False, clock=clock)
+    tracker.create("shared work")
+    with tracker.batch("consolidation") as own:
+        tracker.create("batch finding")
+        tracker.create("another finding")
+    assert not own.others_wrote and own.left == _key(tracker.path)
+    with tracker.batch("consolidation") as idle:
+        pass
+    assert not idle.others_wrote and idle.left == _key(tracker.path)
+
+    person = open_tracker(store, search_parents=False, clock=clock)  # another process's
+    with tracker.batch("consolidation") as state:
+        if when == "before its first change":
+            person.create("by hand")
+        tracker.create("a finding")
+        if when == "between its changes":
+            person.create("by hand")
+        tracker.create("a second finding")
+        if when == "after":
+            person.create("by hand")
+    assert state.others_wrote
+    assert len(open_tracker(store, search_parents=False).query()) == 6
+
+
 def _claim_in_batches(store: str, ids: list[str], name: str, barrier, results) -> None:
     tracker = open_tracker(store, search_parents=False)
     barrier.wait()
