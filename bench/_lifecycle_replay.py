@@ -7,10 +7,11 @@ Each turn, at its session's own date (a turn every ``TURN_SECONDS`` from the ses
    runs after parsing stdin) is called in process with the simulated ``now``; the memories it
    recalls are used as the block's footer asks, through ``observe_use`` (what
    ``observe_memory_usage`` records);
-2. it is saved through the Python API (``open_store(...).save(..., now=t)``) with the enrichment
-   ``save_memory`` applies (``activation.enrich_for_save``) and its supersession check
-   (``retrieval.temporal.after_save``). The neighbour-context ranking signal of ``save_memory``
-   is not reproduced (issue 34 item 3 takes it out of the stored record).
+2. it is saved through the Python API as ``save_memory`` saves it: its enrichment
+   (``activation.enrich_for_save``), the save with the turn saved just before in the same
+   conversation as its neighbour text (``storage.recent_saves.save_with_neighbour``, within
+   the configured window: a session's first turn has none), and its supersession check
+   (``retrieval.temporal.after_save``).
 
 Every night at 03:00 UTC of simulated time, from the first session to ``DAYS_AFTER`` days after
 the last, the consolidation flow runs (``flows.consolidation.run_pipeline`` with
@@ -37,6 +38,7 @@ TURN_SECONDS = 30  # simulated time between two turns of a session
 DAYS_AFTER = 30  # questions are asked this many days after the last session
 NIGHT_HOUR = 3  # prefect.yaml's nightly schedule: cron "0 3 * * *", UTC
 SEARCH_LIMIT = 10  # locomo_consolidation.py asks search_unified for 10
+CONVERSATION = "stdio"  # the one conversation key of an assistant on stdio (tools_save)
 ID_RE = re.compile(r"\bid ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b")
 
 
@@ -144,10 +146,12 @@ class HookUser:
         return ids
 
 
-def save_turn(store: Any, settings: Any, text: str, now: float) -> Any:
-    """``save_memory(content)``'s write, at ``now``: enrichment, the save, supersession."""
+def save_turn(store: Any, settings: Any, recent: Any, text: str, now: float) -> Any:
+    """``save_memory(content)``'s write, at ``now``: enrichment, the save with the turn before
+    as neighbour (``recent``: the conversation's RecentSaves), supersession."""
     from cortexgraph import activation
     from cortexgraph.retrieval.temporal import after_save
+    from cortexgraph.storage.recent_saves import save_with_neighbour
 
     enrichment = activation.enrich_for_save(
         text,
@@ -157,12 +161,15 @@ def save_turn(store: Any, settings: Any, text: str, now: float) -> Any:
         store=store,
         config=activation.ActivationConfig.from_mapping(settings),
     )
-    memory = store.save(
+    memory = save_with_neighbour(
+        store,
+        recent,
+        CONVERSATION,
         text,
+        now=now,
         tags=enrichment.tags,
         entities=enrichment.entities,
         strength=1.0 if enrichment.strength is None else float(enrichment.strength),
-        now=now,
     )
     after_save(store, memory, None, auto_supersede=settings.auto_supersede)
     return memory
@@ -196,6 +203,7 @@ def replay(
     days after its last turn; ``tick(what)`` after each step."""
     from cortexgraph.settings import load_settings
     from cortexgraph.storage import open_store
+    from cortexgraph.storage.recent_saves import RecentSaves
 
     started = time.perf_counter()
     store_dir, vault = home / "store", home / "vault"
@@ -205,6 +213,7 @@ def replay(
     os.environ["CORTEXGRAPH_HOOK_STATE_DIR"] = str(home / "hook-state")
     settings = load_settings(storage_path=store_dir, ltm_vault_path=vault)
     store = open_store(store_dir, settings.store_config())
+    recent = RecentSaves.configured(settings.save_neighbour_context, settings.save_context_window_s)
     user = HookUser(project, f"lifecycle-{conv['id']}")
     times = turn_times(conv["memories"])
     end = times[-1] + days_after * 86_400
@@ -219,7 +228,7 @@ def replay(
         recalled = user.recalled(m["raw_text"], t)
         if recalled:
             used += use_memories(store, recalled, t)
-        id2dia[save_turn(store, settings, m["text"], t).id] = m["id"]
+        id2dia[save_turn(store, settings, recent, m["text"], t).id] = m["id"]
         tick("turn")
     for night in pending:
         consolidate(settings, config, night)

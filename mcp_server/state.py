@@ -139,8 +139,11 @@ class ServerState:
     @property
     def recent_saves(self) -> RecentSaves:
         """The memory saved just before, per conversation (a save's derived context)."""
-        window = self.settings.save_context_window_s if self.settings.save_neighbour_context else -1
-        return self.service("recent-saves", lambda: RecentSaves(window))
+        s = self.settings
+        return self.service(
+            "recent-saves",
+            lambda: RecentSaves.configured(s.save_neighbour_context, s.save_context_window_s),
+        )
 
     @property
     def session_log(self) -> SessionLog:

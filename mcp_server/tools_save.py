@@ -26,7 +26,7 @@ from cortexgraph.retrieval.temporal import after_save
 from cortexgraph.storage.decay import memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import RELATION_TYPES, validate_id, validate_tags
-from cortexgraph.storage.recent_saves import NEIGHBOUR_CHARS, Neighbour, clip
+from cortexgraph.storage.recent_saves import save_with_neighbour
 from cortexgraph.storage.reinforcement import observe_use
 from cortexgraph.storage.secrets import REDACTED_KEY, redact_secrets
 
@@ -136,25 +136,20 @@ def save_memory(
         store=state.store,
         config=activation.ActivationConfig.from_mapping(state.settings),
     )
-    now = time.time()
-    conversation = _conversation_key(ctx)
-    recent = state.recent_saves
-    before = recent.previous(conversation, now) if context is None else None
-    memory = state.store.save(
+    # the turn before, ranked with this one (storage.recent_saves), never shown
+    memory = save_with_neighbour(
+        state.store,
+        state.recent_saves,
+        _conversation_key(ctx),
         content,
+        now=time.time(),
+        context=context,
         tags=enrichment.tags,
         entities=enrichment.entities,
         source=source,
-        context=context,  # the caller's own, or none: never the neighbour's text
         extra=extra,
         strength=1.0 if enrichment.strength is None else float(enrichment.strength),
-        now=now,
-        # the turn before, ranked with this one (storage.recent_saves), never shown
-        neighbour=None
-        if before is None
-        else clip(before.content, min(NEIGHBOUR_CHARS, state.store.config.max_context_chars)),
     )
-    recent.record(conversation, Neighbour(memory.id, content, now))
     state.embed_soon([memory])
     read_entities_soon(state)  # the next run's entity step, in a child once saves stop
     temporal = after_save(

@@ -43,10 +43,15 @@ class RecentSaves:
     """Thread-safe map of conversation key -> the last memory saved in it."""
 
     def __init__(self, window_s: float, max_conversations: int = 1024) -> None:
-        self.window_s = window_s
+        self.window_s = window_s  # negative: no save has a neighbour
         self._last: OrderedDict[str, Neighbour] = OrderedDict()
         self._max = max_conversations
         self._lock = threading.Lock()
+
+    @classmethod
+    def configured(cls, enabled: bool, window_s: float) -> RecentSaves:
+        """As the settings say (``save_neighbour_context``, ``save_context_window_s``)."""
+        return cls(window_s if enabled else -1)
 
     def previous(self, conversation: str, now: float) -> Neighbour | None:
         """The memory saved just before in ``conversation``, if recent enough."""
@@ -66,6 +71,33 @@ class RecentSaves:
 
 def clip(text: str, limit: int = NEIGHBOUR_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def save_with_neighbour(
+    store: MemoryStore,
+    recent: RecentSaves,
+    conversation: str,
+    content: str,
+    *,
+    now: float,
+    context: str | None = None,
+    **fields: Any,
+) -> Memory:
+    """``store.save`` of one turn of ``conversation`` as ``save_memory`` saves it: the memory
+    saved just before in it (within ``recent.window_s``) as its neighbour, cut to
+    ``NEIGHBOUR_CHARS`` and the store's context limit; none where the caller gave a
+    ``context`` of its own. The turn is then the next one's neighbour."""
+    before = recent.previous(conversation, now) if context is None else None
+    limit = min(NEIGHBOUR_CHARS, store.config.max_context_chars)
+    memory = store.save(
+        content,
+        context=context,  # the caller's own, or none: never the neighbour's text
+        now=now,
+        neighbour=None if before is None else clip(before.content, limit),
+        **fields,
+    )
+    recent.record(conversation, Neighbour(memory.id, content, now))
+    return memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,4 +209,5 @@ __all__ = [
     "RecentSaves",
     "clip",
     "repair_neighbour_contexts",
+    "save_with_neighbour",
 ]

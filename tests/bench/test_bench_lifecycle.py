@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,24 @@ def test_never_forget_keeps_every_turn_active_and_writes_the_rows(tmp_path, monk
     # the recall prompt of session 2 went through the hook and its memories were used
     assert row["hook_recalls"] >= 1 and row["uses"] >= 1
     assert 0.0 < row["r_at_5"] <= 1.0 and 0.0 < row["mrr"] <= 1.0
+
+
+def test_each_turn_is_saved_with_the_turn_before_as_save_memory_saves_it(tmp_path, monkeypatch):
+    """The replay reproduces what an assistant's saves produce: the turn saved just before in
+    the conversation is a turn's neighbour text (storage.recent_saves), none for a session's
+    first turn (the day before is outside the window)."""
+    from cortexgraph.storage import open_store
+
+    kept = tmp_path / "kept"
+    run_bench(tmp_path, monkeypatch, "--configs", "never_forget", "--keep", str(kept))
+    (store_dir,) = kept.glob("never_forget-*/store")
+    memories = sorted(open_store(store_dir).list(), key=lambda m: (m.created_at, m.content))
+    assert len(memories) == 7
+    session_1, session_2 = memories[:4], memories[4:]
+    for turns in (session_1, session_2):
+        assert turns[0].neighbour_text is None
+        for before, turn in pairwise(turns):
+            assert turn.neighbour_text == before.content
 
 
 @pytest.mark.slow
