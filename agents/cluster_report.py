@@ -122,11 +122,14 @@ class ClusterReport:
     refused_by: tuple[tuple[str, int], ...] = ()  # the same, by reason
     # Closely related memories that are not one fact: SemanticMerge links them.
     related: tuple[DuplicatePair, ...] = field(default=())
+    skipped: str = ""  # why nothing was compared (a run after no change: the store not opened)
 
     def count(self, action: ClusterAction) -> int:
         return sum(c.action is action for c in self.clusters)
 
     def table(self) -> ReportTable:
+        if self.skipped:
+            return ReportTable(title="Clusters", summary=self.skipped, columns=(), rows=())
         why = ", ".join(f"{n} {r}" for r, n in self.refused_by) or "none"
         return ReportTable(
             title="Clusters",

@@ -7,22 +7,29 @@ file itself is the shell's (cortexgraph.run_state): agents read and write no fil
 
 ``untouched_report`` is the report of a run the shell answered without opening the store: the
 files were as the last run left them and no decay crossing had come (``run_state.unchanged_since``),
-so every agent would have found nothing; ``ends_clean`` says when a run may leave the record that
-makes this possible.
+so every agent would have found nothing (each reports its own report type, empty, ``skipped``);
+``ends_clean`` says when a run may leave the record that makes this possible.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from cortexgraph.agents.changes import ChangeTracker, RunScope
-from cortexgraph.agents.common import ReportTable
-from cortexgraph.agents.decay_findings import DecayReport
+from cortexgraph.agents.cluster_report import ClusterReport
+from cortexgraph.agents.decay_findings import DecayReport, GcMode
 from cortexgraph.agents.decision_key import pipeline_key
-from cortexgraph.agents.pipeline import Pipeline, PipelineReport, StepListener, gc_frozen
+from cortexgraph.agents.ltm_promoter import PromoteReport
+from cortexgraph.agents.pipeline import (
+    Pipeline,
+    PipelineConfig,
+    PipelineReport,
+    StepListener,
+    gc_frozen,
+)
+from cortexgraph.agents.relationship_report import RelationshipReport
 from cortexgraph.agents.semantic_merge import MergeReport
 from cortexgraph.storage.decay import decay_thresholds
 from cortexgraph.storage.protocol import WriteLog
@@ -112,31 +119,27 @@ def ends_clean(changes: ChangeTracker, report: PipelineReport) -> bool:
     return not changes.others_wrote and not pending
 
 
-TITLES = {
-    "decay": "Decay analysis",
-    "cluster": "Clusters",
-    "merge": "Semantic merge",
-    "promote": "Promotion to long-term memory",
-    "relations": "Relationships",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class UntouchedReport:
-    """One agent's part of a run that did not open the store: nothing to look at."""
-
-    agent: str
-    dry_run: bool
-    skipped: str
-
-    def table(self) -> ReportTable:
-        return ReportTable(
-            title=TITLES.get(self.agent, self.agent), summary=self.skipped, columns=(), rows=()
-        )
+def skipped_reports(
+    agents: Iterable[str], config: PipelineConfig, dry_run: bool, why: str
+) -> dict[str, Any]:
+    """Each agent's own report type, empty, with ``skipped`` saying ``why``: a caller reads
+    ``reports["merge"].outcomes`` (none) of a run that opened nothing as of any other run."""
+    gc = config.decay.gc if config.decay is not None else GcMode.OFF
+    made: dict[str, Callable[[], Any]] = {
+        "decay": lambda: DecayReport(dry_run, 0, 0, 0, (), 0, (), gc, skipped=why),
+        "cluster": lambda: ClusterReport(
+            dry_run, 0, "", "", config.cluster.link_threshold, 0, 0, (), 0, skipped=why
+        ),
+        "merge": lambda: MergeReport(dry_run, config.merge.mode, (), 0, skipped=why),
+        "promote": lambda: PromoteReport(dry_run, 0, (), (), "", skipped=why),
+        "relations": lambda: RelationshipReport(dry_run, 0, 0, (), 0, (), None, skipped=why),
+    }
+    return {name: made[name]() for name in agents}
 
 
 def untouched_report(
     agents: Iterable[str],
+    config: PipelineConfig,
     *,
     since: float,
     now: float,
@@ -144,14 +147,14 @@ def untouched_report(
     started: float,
     on_step: StepListener | None = None,
 ) -> PipelineReport:
-    """The report of a run after no change, answered without the store: each agent skipped
-    with the scope's "nothing changed since the last run at …"; ``on_step`` told of each."""
+    """The report of a run after no change, answered without the store: each agent's report
+    skipped with the scope's "nothing changed since the last run at …" (``skipped_reports``);
+    ``on_step`` told of each."""
     scope = RunScope(since, frozenset(), frozenset())
-    reports: dict[str, UntouchedReport] = {}
-    for name in agents:
-        reports[name] = UntouchedReport(name, dry_run, scope.describe())
-        if on_step is not None:
-            on_step(name, reports[name], 0.0)
+    reports = skipped_reports(agents, config, dry_run, scope.describe())
+    if on_step is not None:
+        for name, report in reports.items():
+            on_step(name, report, 0.0)
     notes = ("store not opened: its files are as the last run left them, no crossing due",)
     return PipelineReport(
         dry_run,
@@ -165,4 +168,4 @@ def untouched_report(
     )
 
 
-__all__ = ["UntouchedReport", "begin", "ends_clean", "state_after", "untouched_report"]
+__all__ = ["begin", "ends_clean", "skipped_reports", "state_after", "untouched_report"]

@@ -70,8 +70,13 @@ class PromoteReport:
     failed: tuple[tuple[str, str], ...]  # (memory id, error)
     sink: str
     issues_opened: int = 0  # promotions that need a person (failure, edited note)
+    skipped: str = ""  # why nothing was looked at (a run after no change: the store not opened)
 
     def table(self) -> ReportTable:
+        if self.skipped:
+            return ReportTable(
+                title="Promotion to long-term memory", summary=self.skipped, columns=(), rows=()
+            )
         verb = "would promote" if self.dry_run else "promoted"
         return ReportTable(
             title="Promotion to long-term memory",

@@ -85,6 +85,7 @@ class MergeReport:
     outcomes: tuple[MergeOutcome, ...]
     issues_closed: int
     related_linked: int = 0  # related pairs linked (a preview: that would be linked)
+    skipped: str = ""  # why nothing was merged (a run after no change: the store not opened)
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
@@ -94,6 +95,8 @@ class MergeReport:
         return sum(len(o.source_ids) for o in self.outcomes if o.status == "merged")
 
     def table(self) -> ReportTable:
+        if self.skipped:
+            return ReportTable(title="Semantic merge", summary=self.skipped, columns=(), rows=())
         return ReportTable(
             title="Semantic merge",
             summary=(

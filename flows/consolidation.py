@@ -170,6 +170,7 @@ def _untouched_run(
         return None
     report = incremental.untouched_report(
         options.agents,
+        config,
         since=since,
         now=now,
         dry_run=options.dry_run,

@@ -79,7 +79,7 @@ def run_consolidation(
         # Nothing saved, changed or crossing a decay bar since the last run: nothing to do.
         chosen = select_agents(agents)
         untouched = incremental.untouched_report(
-            chosen, since=since, now=now, dry_run=dry_run, started=started
+            chosen, config, since=since, now=now, dry_run=dry_run, started=started
         )
         if not dry_run:
             record_run(storage, untouched, time.time())

@@ -157,6 +157,38 @@ def test_a_due_decay_crossing_or_gc_delete_opens_the_store(demo_dirs, cli):
     assert NOT_OPENED not in " ".join(deleting.notes)
 
 
+def test_a_run_that_opened_nothing_reports_each_agents_own_report_skipped(demo_dirs, cli):
+    """A Python caller reads ``reports["merge"].outcomes`` of a run after no change as of any
+    other run: each agent's own report type, empty, with ``skipped`` saying why."""
+    from cortexgraph.agents.cluster_report import ClusterReport
+    from cortexgraph.agents.decay_findings import DecayReport
+    from cortexgraph.agents.ltm_promoter import PromoteReport
+    from cortexgraph.agents.relationship_report import RelationshipReport
+    from cortexgraph.agents.semantic_merge import MergeMode, MergeReport
+    from cortexgraph.flows.consolidation import run_pipeline
+    from cortexgraph.flows.pipeline_setup import RunOptions
+    from cortexgraph.settings import Settings
+
+    store_dir, vault = demo_dirs
+    settings = Settings(storage_path=store_dir, vault_path=vault)
+    report = run_pipeline(settings, RunOptions(use_embeddings=False, merge_mode="preview"))
+    assert NOT_OPENED in report.notes[0] and report.scope is not None
+    reports = report.reports
+    assert {n: type(r) for n, r in reports.items()} == {
+        "decay": DecayReport,
+        "cluster": ClusterReport,
+        "merge": MergeReport,
+        "promote": PromoteReport,
+        "relations": RelationshipReport,
+    }
+    why = report.scope.describe()
+    assert {r.skipped for r in reports.values()} == {why}
+    assert {t.summary for t in report.tables()} == {why}
+    assert reports["merge"].outcomes == () and reports["merge"].mode is MergeMode.PREVIEW
+    assert reports["promote"].promotions == () and reports["cluster"].clusters == ()
+    assert reports["decay"].findings == () and reports["relations"].discovered == ()
+
+
 def _scopes(store_dir, now):
     """The next run's scope and fingerprints, from the appended lines and from every memory."""
     from cortexgraph.agents.changes import ChangeTracker
