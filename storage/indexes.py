@@ -20,8 +20,9 @@ from cortexgraph.storage.text_index import TextIndex
 
 _ID = operator.attrgetter("id")
 _KEYS = operator.attrgetter("meta.tags", "entities", "status")
+_TAGS = operator.attrgetter("meta.tags")
 _ENTITIES = operator.attrgetter("entities")
-_TAGS_STATUS = operator.attrgetter("meta.tags", "status")
+_STATUS = operator.attrgetter("status")
 _LABELS = operator.attrgetter("meta.tags", "entities")
 _CONTENT = operator.attrgetter("content")
 _CONTEXT = operator.attrgetter("ranking_context")  # the user's context, a neighbour's text
@@ -52,6 +53,16 @@ class DenseSyncState:
         self.dense_at: dict[int, tuple[int, int]] = {}
         # id(dense) -> ids changed but not embedded yet (left for the background embedder)
         self.pending: dict[int, set[str]] = {}
+
+
+def _index_labels(
+    index: dict[str, set[str]], memories: Mapping[str, Memory], key: Callable[[Memory], Any]
+) -> None:
+    """Add many memories to a tag or entity ``index`` (lower-cased label -> ids), grouped by
+    their label lists (``key``): a set update per label and group."""
+    for labels, ids in _ids_by(memories, key).items():
+        for label in labels:
+            index.setdefault(label.lower(), set()).update(ids)
 
 
 def searchable_text(memory: Memory) -> str:
@@ -95,14 +106,15 @@ class StoreIndexes:
     def __init__(self) -> None:
         self._memories: dict[str, Memory] = {}
         self._relations: dict[str, Relation] = {}
-        self._by_tag: dict[str, set[str]] = {}
+        self._tag_ids: dict[str, set[str]] = {}
         self._entity_ids: dict[str, set[str]] = {}
-        # True while the entity index waits to be built from ``_memories``, on first use (a
-        # store opened from its snapshot, ``_index_deferring_entities``): a
-        # consolidation run never looks a memory up by entity, and building the index cost
-        # ~0.25 CPU s at 100k memories (54k distinct entity lists). Until then records change
-        # only ``_memories``, which the build reads.
+        # True while the entity (tag) index waits to be built from ``_memories``, on first use
+        # (a store opened from its snapshot, ``_index_deferring_labels``): a consolidation run
+        # never looks a memory up by entity or tag, and building the entity index cost ~0.25
+        # CPU s at 100k memories (54k distinct entity lists), the tag index 1.4 ms of a 10k
+        # store's open. Until then records change only ``_memories``, which the build reads.
         self._entities_deferred = False
+        self._tags_deferred = False
         self._by_status: dict[MemoryStatus, set[str]] = {s: set() for s in MemoryStatus}
         self._relations_by_memory: dict[str, set[str]] = {}
         # A DeferredText while the index snapshot's text index waits for its first use
@@ -167,6 +179,18 @@ class StoreIndexes:
         return self._by_tag
 
     @property
+    def tags_indexed(self) -> bool:
+        """Whether the tag index is built (False: deferred to its first use)."""
+        return not self._tags_deferred
+
+    @property
+    def _by_tag(self) -> dict[str, set[str]]:
+        if self._tags_deferred:
+            self._tags_deferred = False
+            _index_labels(self._tag_ids, self._memories, _TAGS)
+        return self._tag_ids
+
+    @property
     def ids_by_entity(self) -> Mapping[str, set[str]]:
         """Lower-cased entity -> ids."""
         return self._by_entity
@@ -180,7 +204,7 @@ class StoreIndexes:
     def _by_entity(self) -> dict[str, set[str]]:
         if self._entities_deferred:
             self._entities_deferred = False
-            self._index_entities(self._memories)
+            _index_labels(self._entity_ids, self._memories, _ENTITIES)
         return self._entity_ids
 
     @property
@@ -213,7 +237,7 @@ class StoreIndexes:
             self._index_relations_afresh(relations)
 
     def _index_keys(self, memories: Mapping[str, Memory]) -> dict[_Keys, list[str]]:
-        """Add many memories to the tag, entity (unless deferred) and status indexes; their
+        """Add many memories to the tag and entity (unless deferred) and status indexes; their
         ids by keys.
 
         Memories sharing tags, entities and status (most of a big store) are indexed as one
@@ -223,32 +247,26 @@ class StoreIndexes:
             (tags, status, ids) for (tags, _, status), ids in groups.items()
         )
         if not self._entities_deferred:
-            self._index_entities(memories)
+            _index_labels(self._entity_ids, memories, _ENTITIES)
         return groups
 
-    def _index_deferring_entities(self, memories: Mapping[str, Memory]) -> None:
-        """Index the whole store, just installed, by tag and status; by entity on first use."""
-        self._entities_deferred = True
-        groups = _ids_by(memories, _TAGS_STATUS)
-        self._index_tags_and_status((tags, status, ids) for (tags, status), ids in groups.items())
+    def _index_deferring_labels(self, memories: Mapping[str, Memory]) -> None:
+        """Index the whole store, just installed, by status; by tag and entity on first use."""
+        self._entities_deferred = self._tags_deferred = True
+        by_status = self._by_status
+        for status, ids in _ids_by(memories, _STATUS).items():
+            by_status[status].update(ids)
 
     def _index_tags_and_status(
         self, groups: Iterable[tuple[tuple[str, ...], MemoryStatus, list[str]]]
     ) -> None:
         """Add groups of memories sharing tags and status: a set update per key and group."""
-        by_tag, by_status = self._by_tag, self._by_status
+        by_tag, by_status = None if self._tags_deferred else self._tag_ids, self._by_status
         for tags, status, ids in groups:
-            for tag in tags:
-                by_tag.setdefault(tag.lower(), set()).update(ids)
+            if by_tag is not None:
+                for tag in tags:
+                    by_tag.setdefault(tag.lower(), set()).update(ids)
             by_status[status].update(ids)
-
-    def _index_entities(self, memories: Mapping[str, Memory]) -> None:
-        """Add many memories to the entity index (grouped by entity list, as ``_index_keys``)."""
-        groups: dict[tuple[str, ...], list[str]] = _ids_by(memories, _ENTITIES)
-        by_entity = self._entity_ids
-        for entities, ids in groups.items():
-            for ent in entities:
-                by_entity.setdefault(ent.lower(), set()).update(ids)
 
     def _index_memory(self, memory: Memory) -> None:
         old = self._memories.get(memory.id)
@@ -267,8 +285,9 @@ class StoreIndexes:
         else:
             self._note_saved(memory.id)
         self._memories[memory.id] = memory  # a replaced one keeps its place (save order)
-        for tag in memory.tags:
-            self._by_tag.setdefault(tag.lower(), set()).add(memory.id)
+        if not self._tags_deferred:
+            for tag in memory.tags:
+                self._tag_ids.setdefault(tag.lower(), set()).add(memory.id)
         if not self._entities_deferred:
             for ent in memory.entities:
                 self._entity_ids.setdefault(ent.lower(), set()).add(memory.id)
@@ -284,7 +303,7 @@ class StoreIndexes:
             self._memories.pop(memory.id, None)
             if self._save_order is not None:
                 self._save_order.pop(memory.id, None)
-        indexes = [(self._by_tag, memory.tags)]
+        indexes = [] if self._tags_deferred else [(self._tag_ids, memory.tags)]
         if not self._entities_deferred:
             indexes.append((self._entity_ids, memory.entities))
         for index, keys in indexes:
@@ -348,9 +367,9 @@ class StoreIndexes:
         self._save_order = None
         self._relations.clear()
         self._relation_order = None
-        self._by_tag.clear()
+        self._tag_ids.clear()
         self._entity_ids.clear()
-        self._entities_deferred = False
+        self._entities_deferred = self._tags_deferred = False
         for ids in self._by_status.values():
             ids.clear()
         self._relations_by_memory.clear()

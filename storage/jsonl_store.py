@@ -278,8 +278,8 @@ class JSONLStore(SnapshotRefresh, JSONLCompaction):
         if view is None:
             return False
         self._memories, self._text = view
-        # tags and status now (quicker than unpickling them), entities on first use
-        self._index_deferring_entities(self._memories)
+        # status now (quicker than unpickling it), tags and entities on first use
+        self._index_deferring_labels(self._memories)
         return True
 
     def _write_snapshot_if_due(self) -> None:

@@ -69,19 +69,21 @@ def test_lines_appended_after_the_snapshot_are_applied(built, json_loads) -> Non
     assert [r.memory.id for r in store.search("canoe", now=NOW)] == [new.id]
 
 
-def test_a_snapshot_open_indexes_entities_on_first_use(built) -> None:
+def test_a_snapshot_open_indexes_tags_and_entities_on_first_use(built) -> None:
     path, saved = built
     writer = JSONLStore(path)
     writer.update(saved[3].id, tags=["appended"])  # a line after the snapshot
     store = JSONLStore(path, config=ALWAYS)
-    assert not store.entities_indexed  # opened from the snapshot: no entity index yet
+    # opened from the snapshot: no entity or tag index yet
+    assert not store.entities_indexed and not store.tags_indexed
     fresh = store.save("a fresh note", tags=["fresh", "t"], entities=["Zed"], now=NOW)
     store.update(saved[1].id, tags=["moved"], entities=["Zed"])
     store.delete(saved[2].id)
-    assert len(store.list(status=MemoryStatus.ACTIVE)) == len(saved) and not store.entities_indexed
+    assert len(store.list(status=MemoryStatus.ACTIVE)) == len(saved)
+    assert not store.entities_indexed and not store.tags_indexed
 
     parsed = JSONLStore(path)  # from the JSONL alone: indexed as it loads
-    assert parsed.entities_indexed
+    assert parsed.entities_indexed and parsed.tags_indexed
     for s in (store, parsed):
         kept = {fresh.id, saved[0].id} | {m.id for m in saved[4:]}
         assert {m.id for m in s.list(tags=["t"])} == kept
@@ -299,7 +301,9 @@ def test_a_field_every_memory_holds_alike_is_kept_once_and_built_back_exactly() 
         memories_from_columns(columns)
 
 
-@pytest.mark.parametrize("damage", ["a column missing", "a short column", "an id not indexed"])
+@pytest.mark.parametrize(
+    "damage", ["a column missing", "a short column", "an id not indexed", "an id twice"]
+)
 def test_snapshot_whose_memories_disagree_with_its_index_is_not_used(
     built, json_loads, damage: str
 ) -> None:
@@ -311,6 +315,9 @@ def test_snapshot_whose_memories_disagree_with_its_index_is_not_used(
         del columns["meta.context"]
     elif damage == "a short column":
         columns["content"].pop()  # (strength: all 1.0 here, kept as one value)
+    elif damage == "an id twice":  # in both lists alike: the quick check of equal lists
+        assert slot_ids[: len(columns["id"])] == columns["id"]
+        columns["id"][3] = slot_ids[3] = columns["id"][4]
     else:
         columns["id"][3] = "not-in-the-text-index"
     write_snapshot(path, data, (columns, slot_ids, text), rules)  # valid checksum, wrong shape
