@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from itertools import chain, repeat
 from typing import Any, TypeVar
@@ -69,14 +69,47 @@ def dataclass_instances(cls: type[_T], n: int, **columns: Iterable[Any]) -> list
     """``n`` instances of the frozen slotted dataclass ``cls``, one column per field.
 
     What its ``__init__`` does (``object.__setattr__`` of each field, in bytecode: 2.3 us a
-    memory) as one C loop per field over the slots' own setters: about half the time."""
+    memory) as one C loop per field. The loops fill instances of ``cls``'s twin (its slots,
+    none of its methods: ``setattr`` goes straight to the slot, where ``cls``'s frozen
+    ``__setattr__`` refuses), then make each a ``cls``: the same object ``cls`` would have
+    built. A field set costs ~35 ns that way against ~45 ns through the slot's own
+    ``__set__`` (a bound wrapper: an argument tuple per call), ~1.7 ms less of the 15 ms a
+    10k store's open spends building 12k memories and their metas."""
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
     if sorted(names) != sorted(columns):
         raise TypeError(f"{cls.__name__} needs exactly the columns {names}")
-    objs = list(map(object.__new__, repeat(cls, n)))
+    twin = _twin(cls)
+    if twin is None:  # a layout the twin cannot share: through the slots' own setters
+        objs = list(map(object.__new__, repeat(cls, n)))
+        for name in names:
+            deque(map(getattr(cls, name).__set__, objs, columns[name]), maxlen=0)
+        return objs
+    built: list[Any] = list(map(object.__new__, repeat(twin, n)))
     for name in names:
-        deque(map(getattr(cls, name).__set__, objs, columns[name]), maxlen=0)
-    return objs
+        deque(map(setattr, built, repeat(name), columns[name]), maxlen=0)
+    deque(map(setattr, built, repeat("__class__"), repeat(cls, n)), maxlen=0)
+    return built
+
+
+_TWINS: dict[type, type | None] = {}
+
+
+def _twin(cls: type) -> type | None:
+    """A plain class with ``cls``'s slots, whose instances may become ``cls`` instances
+    (``__class__`` assignment checks the two layouts are the same); None if they may not."""
+    if cls in _TWINS:
+        return _TWINS[cls]
+    slots = cls.__dict__.get("__slots__")
+    twin: type | None = None
+    if type(slots) is tuple and cls.__bases__ == (object,):
+        twin = type(f"_{cls.__name__}Slots", (), {"__slots__": slots, "__module__": __name__})
+        probe: Any = object.__new__(twin)
+        try:
+            probe.__class__ = cls
+        except TypeError:
+            twin = None
+    _TWINS[cls] = twin
+    return twin
 
 
 def plain_memories(records: Sequence[Any], config: StoreConfig) -> list[Memory] | None:
@@ -199,10 +232,7 @@ def memory_columns(memories: Sequence[Memory]) -> dict[str, list[Any] | tuple[An
     for name in _META_COLUMNS:
         columns[f"meta.{name}"] = list(map(operator.attrgetter(name), metas))
     one: dict[Any, Any] = {}
-
-    def shared(value: Any) -> Any:
-        # str only: 1, 1.0 and True are equal keys of one dict, but not the same value
-        return one.setdefault(value, value) if type(value) is str else value
+    shared = one_string_each(one)
 
     def shared_tuple(values: Any) -> Any:
         if type(values) is not tuple or not all(type(v) is str for v in values):
@@ -216,6 +246,18 @@ def memory_columns(memories: Sequence[Memory]) -> dict[str, list[Any] | tuple[An
         for x in columns["meta.extra"]
     ]
     return {name: column if name == "id" else _folded(column) for name, column in columns.items()}
+
+
+def one_string_each(one: dict[Any, Any]) -> Callable[[Any], Any]:
+    """A function giving, for a string, the one object of its value kept in ``one`` (any
+    other value as it is): what a snapshot pickles through it, pickle writes once and then
+    refers to."""
+
+    def shared(value: Any) -> Any:
+        # str only: 1, 1.0 and True are equal keys of one dict, but not the same value
+        return one.setdefault(value, value) if type(value) is str else value
+
+    return shared
 
 
 _ONE_VALUE_TYPES = (type(None), bool, int, str)
@@ -275,4 +317,10 @@ def memories_from_columns(columns: Mapping[str, Sequence[Any]]) -> list[Memory]:
     )
 
 
-__all__ = ["dataclass_instances", "memories_from_columns", "memory_columns", "plain_memories"]
+__all__ = [
+    "dataclass_instances",
+    "memories_from_columns",
+    "memory_columns",
+    "one_string_each",
+    "plain_memories",
+]

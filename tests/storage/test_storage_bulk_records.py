@@ -7,11 +7,12 @@ import copy
 import functools
 import json
 import random
+from dataclasses import FrozenInstanceError, dataclass
 
 import pytest
 
 import cortexgraph.storage.jsonl_lines as jsonl_lines
-from cortexgraph.storage.bulk_records import plain_memories
+from cortexgraph.storage.bulk_records import dataclass_instances, plain_memories
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.jsonl_lines import live_records
 from cortexgraph.storage.models import Memory, MemoryMeta
@@ -91,6 +92,31 @@ def test_a_block_is_built_in_bulk_only_when_every_record_is_plain(seed: int) -> 
                 2 * len(block)
             )
     assert taken > 20
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    a: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived(_Base):
+    b: str = ""
+
+
+def test_dataclass_instances_of_a_class_with_a_base_are_built_through_its_slots() -> None:
+    # a base's slots too: no plain twin shares that layout, each slot's own setter fills it
+    built = dataclass_instances(_Derived, 2, a=[1, 2], b=["x", "y"])
+    assert built == [_Derived(1, "x"), _Derived(2, "y")]
+    assert [type(d) for d in built] == [_Derived, _Derived]
+    with pytest.raises(FrozenInstanceError):
+        built[0].a = 3  # type: ignore[misc]
+    memories = dataclass_instances(
+        MemoryMeta, 1, tags=[("t",)], source=[None], context=["c"], extra=[{}]
+    )
+    assert type(memories[0]) is MemoryMeta and memories[0] == MemoryMeta(("t",), None, "c", {})
+    with pytest.raises(FrozenInstanceError):
+        memories[0].context = "d"  # type: ignore[misc]
 
 
 def _file(records: list[dict | str]) -> bytes:

@@ -52,6 +52,22 @@ def test_relations_round_trip_through_the_snapshot(linked, relation_parses) -> N
     assert {r.metadata["i"] for r in from_snapshot.relations()} == set(range(1, 7))
 
 
+def test_equal_strings_of_the_relations_snapshot_reopen_as_one_object(linked) -> None:
+    parsed = JSONLStore(linked)  # from the JSONL: a string object per value read
+    again = JSONLStore(linked, config=ALWAYS)
+    rels = sorted(again.relations(), key=lambda r: r.id)
+    assert rels == sorted(parsed.relations(), key=lambda r: r.id)
+    ends: dict[str, str] = {}
+    for r in rels:  # a memory at the end of two relations: one string object for its id
+        for end in (r.from_memory_id, r.to_memory_id):
+            assert ends.setdefault(end, end) is end
+    assert len({id(r.relation_type) for r in rels}) == 1
+    assert len({id(k) for r in rels for k in r.metadata}) == 1
+    others = [dict(r.metadata) for r in rels[1:]]
+    rels[0].metadata["i"] = 99  # still a dict of its own
+    assert [dict(r.metadata) for r in rels[1:]] == others
+
+
 def test_relations_appended_after_the_snapshot_are_applied(linked, relation_parses) -> None:
     writer = JSONLStore(linked)
     a, b = writer.list()[:2]
