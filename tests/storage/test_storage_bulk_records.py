@@ -105,7 +105,7 @@ class _Derived(_Base):
 
 
 def test_dataclass_instances_of_a_class_with_a_base_are_built_through_its_slots() -> None:
-    # a base's slots too: no plain twin shares that layout, each slot's own setter fills it
+    # a base's slots too: no plain class shares that layout, each slot's own setter fills it
     built = dataclass_instances(_Derived, 2, a=[1, 2], b=["x", "y"])
     assert built == [_Derived(1, "x"), _Derived(2, "y")]
     assert [type(d) for d in built] == [_Derived, _Derived]
