@@ -390,3 +390,21 @@ def test_equal_entity_lists_reopen_as_one_object(tmp_path: Path) -> None:
     assert first.entities == ("Kayak", "Lake")
     assert all(m.entities is first.entities for m in rest)
     assert again.get(saved[1].id) == store.get(saved[1].id)
+
+
+def test_memory_ids_inside_extras_reopen_as_the_ids_own_strings(tmp_path: Path) -> None:
+    store = JSONLStore(tmp_path, config=ALWAYS)
+    a, b, c = (store.save(f"note {i} about a kayak", now=NOW) for i in range(3))
+    merge = {"sources": [{"id": a.id, "status": "active"}, {"id": b.id, "status": "active"}]}
+    store.update(a.id, extra={"merged_into": c.id})
+    store.update(c.id, extra={"merge": merge, "deep": [[[[[[a.id]]]]]]})
+    JSONLStore(tmp_path, config=ALWAYS)  # a cold open writes the snapshot
+    again = JSONLStore(tmp_path, config=ALWAYS)
+    ids = {m.id: m.id for m in again.list()}
+    merged, kept = again.get(a.id), again.get(c.id)
+    assert merged.meta.extra == {"merged_into": c.id} and kept == store.get(c.id)
+    assert merged.meta.extra["merged_into"] is ids[c.id]
+    sources = kept.meta.extra["merge"]["sources"]
+    assert [s["id"] for s in sources] == [a.id, b.id]
+    assert all(s["id"] is ids[s["id"]] for s in sources)
+    assert kept.meta.extra["deep"] == [[[[[[a.id]]]]]]  # deeper than shared: as it was
