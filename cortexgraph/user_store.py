@@ -69,7 +69,7 @@ def open_configured_tracker(
 ) -> BeadsTracker:
     """The beads tracker where the settings (or ``repo``) say; ``init=False`` never creates
     a git repository."""
-    from cortexgraph.storage.beads import open_tracker
+    from cortexgraph.storage.beads.tracker import open_tracker
 
     location, search_parents = tracker_location(settings, repo)
     return open_tracker(location, settings.beads_prefix, search_parents=search_parents, init=init)
@@ -80,21 +80,23 @@ def open_issue_tracker(
 ) -> tuple[BeadsTracker | InMemoryIssueTracker, str]:
     """The beads tracker, or an in-memory one when tracking is off or the repo is unusable.
 
-    The second value says which, in words, for the flow's log and summary.
+    The second value says which, in words, for the flow's log and summary. The in-memory
+    tracker's module loads only when it is the answer.
     """
-    from cortexgraph.storage.beads.memory_tracker import InMemoryIssueTracker
-
     if not settings.beads_enabled:
-        return (
-            InMemoryIssueTracker(),
-            "issue tracking disabled: work passed between agents in memory",
-        )
+        return _in_memory_tracker(), "issue tracking disabled: work passed between agents in memory"
     try:
         tracker = open_configured_tracker(settings, repo)
     except CortexGraphError as e:
         log.warning("beads tracker unavailable, tracking in memory: %s", e)
-        return InMemoryIssueTracker(), f"beads repository unusable ({e}); tracking in memory"
+        return _in_memory_tracker(), f"beads repository unusable ({e}); tracking in memory"
     return tracker, f"issues tracked in {tracker.path}"
+
+
+def _in_memory_tracker() -> InMemoryIssueTracker:
+    from cortexgraph.storage.beads.memory_tracker import InMemoryIssueTracker
+
+    return InMemoryIssueTracker()
 
 
 def record_run(storage: Path, report: RunReport, finished: float) -> None:

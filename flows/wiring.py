@@ -17,7 +17,6 @@ from cortexgraph.activation.monitor.ledger_store import (
     drop_monitor_records,
     isolate_monitor_records,
 )
-from cortexgraph.agents.memory_tracker import InMemoryIssueTracker
 from cortexgraph.agents.protocols import IssueTracker, NoteSink
 from cortexgraph.settings import Settings
 from cortexgraph.storage import InMemoryStore, MemoryStore, open_store
@@ -128,6 +127,9 @@ def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
             return tracker, f"issues read from {tracker.path} (not written: dry run)"
         except CortexGraphError:
             pass
+    # Here only: a live run never needs the in-memory tracker's module (two dataclasses).
+    from cortexgraph.storage.beads.memory_tracker import InMemoryIssueTracker
+
     return InMemoryIssueTracker(), "no issue tracker yet: clusters handed to merge directly"
 
 

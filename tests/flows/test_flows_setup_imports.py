@@ -1,8 +1,8 @@
 """Building a live run's pipeline loads what the run uses, not the packages around it: the
 behaviour monitor's ledger without its detectors and engine, the vault's note sink without the
-LTM index or unified search, and the entity finder without the extractor while no memory is
-left to read. In a child process (a fresh interpreter, as the console script starts), on the
-demo store whose memories the MCP server has already read.
+LTM index or unified search, the beads tracker without the in-memory one, and the entity finder
+without the extractor while no memory is left to read. In a child process (a fresh interpreter,
+as the console script starts), on the demo store whose memories the MCP server has already read.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ NOT_NEEDED = (
     "cortexgraph.vault_sync.unified_search",
     "cortexgraph.vault_sync.vault_check",
     "cortexgraph.activation.entities",  # the finder: nothing left to read
+    "cortexgraph.storage.beads.memory_tracker",  # issues: the beads tracker, not the fallback
 )
 
 
@@ -58,4 +59,5 @@ def test_a_live_runs_setup_loads_only_what_the_run_uses(demo_dirs):
     modules = set(loaded["modules"])
     assert "cortexgraph.vault_sync.note_sink" in modules  # the run's sink is built
     assert "cortexgraph.activation.monitor.ledger_store" in modules
+    assert "cortexgraph.storage.beads.tracker" in modules  # the run's issues go to beads
     assert [m for m in NOT_NEEDED if m in modules] == []
