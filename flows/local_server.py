@@ -203,6 +203,7 @@ def local_prefect_api() -> Iterator[str | None]:
     global _gave_up
     from prefect.settings import (
         PREFECT_API_URL,
+        PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED,
         PREFECT_UI_URL,
         get_current_settings,
         temporary_settings,
@@ -226,8 +227,16 @@ def local_prefect_api() -> Iterator[str | None]:
         _stop()
         yield None
         return
-    # No UI is served (--no-ui), so no "View at" link to one.
-    with temporary_settings(updates={PREFECT_API_URL: server.api_url, PREFECT_UI_URL: ""}):
+    # No UI is served (--no-ui), so no "View at" link to one. The server is this process's
+    # child on this very Prefect install, so no client asks it for its version: the events
+    # client's check (Prefect's once-per-process cache misses it, the API URL spelled without
+    # the slash its HTTP client adds) built an SSL context and made a request inside the run.
+    updates = {
+        PREFECT_API_URL: server.api_url,
+        PREFECT_UI_URL: "",
+        PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED: False,
+    }
+    with temporary_settings(updates=updates):
         yield server.api_url
 
 

@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 from child_env import child_env, run_module
-from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.settings import (
+    PREFECT_API_URL,
+    PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED,
+    temporary_settings,
+)
 from prefect_db import copy_database
 
 from cortexgraph.flows import local_server
@@ -63,7 +67,10 @@ def test_a_run_without_an_api_gets_its_own_server_and_the_process_reuses_it(
             assert answer.status == 200
         server = local_server._server
         assert server is not None and server.process.poll() is None
-    assert not PREFECT_API_URL.value()  # the setting is only for what ran inside
+        # our own child on this Prefect install: no client asks it for its version
+        assert PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED.value() is False
+    assert not PREFECT_API_URL.value()  # the settings are only for what ran inside
+    assert PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED.value() is True
     with local_server.local_prefect_api() as again:
         assert again == url  # one server per process
     local_server._stop()
