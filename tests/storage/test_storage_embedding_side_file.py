@@ -111,9 +111,9 @@ def _append_in_width(path: Path, texts: list[str], width: int) -> None:
 @pytest.mark.parametrize("when", ["before the read", "after the read"])
 def test_a_side_file_in_another_width_is_re_embedded_and_the_file_kept(tmp_path, caplog, when):
     """A side file 4 wide beside a cache file 8 wide (a model switched under the same name,
-    or a file from another version; this process's writers never make one), there when the
-    cache is read or appended by another process after: its vectors are missing (re-embedded,
-    a warning), the cache file's serve, and nothing crashes ("could not broadcast")."""
+    or a file from another version), there when the cache is read or appended by another
+    process after: its vectors are missing (re-embedded, a warning), the cache file's serve,
+    and nothing crashes ("could not broadcast")."""
     _saved(tmp_path, BASE)
     other = ["a canoe", "a paddle", "a life vest"]
     model = HashingEmbedder(8)
@@ -131,3 +131,25 @@ def test_a_side_file_in_another_width_is_re_embedded_and_the_file_kept(tmp_path,
     model = HashingEmbedder(8)
     assert np.array_equal(EmbeddingCache(model, tmp_path).embed([*BASE, *other]), got)
     assert model.texts == []
+
+
+def test_two_widths_under_one_name_leave_a_mixed_pair_each_width_reads(tmp_path) -> None:
+    """These writers make such a pair themselves when two processes run models of two
+    widths under one name (a model switched while a server still runs the old one): one
+    rewrites the cache file in its width, the other then appends beside it in its own (an
+    append checks the side file's width, not the cache file's). A reader of either width
+    gets its model's vectors, never "could not broadcast"."""
+    server = _saved(tmp_path, BASE)  # 8 wide, still running
+    switched = EmbeddingCache(HashingEmbedder(4), tmp_path)
+    switched.embed(["a canoe"])  # the model's width drops the 8-wide vectors
+    switched.save()  # the cache file rewritten 4 wide
+    server.embed(["a paddle"])
+    server.save()  # appended 8 wide beside it
+    main = _cache_file(tmp_path)
+    with np.load(main) as data:
+        assert data["vectors"].shape[1] == 4
+    assert int.from_bytes(side_path(main).read_bytes()[8:12], "little") == 8
+    asked = [*BASE[:5], "a canoe", "a paddle", "a life vest"]
+    for width in (4, 8):
+        got = EmbeddingCache(HashingEmbedder(width), tmp_path).held_rows(asked)[:]
+        assert np.array_equal(got, HashingEmbedder(width).embed(asked))
