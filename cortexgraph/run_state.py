@@ -172,7 +172,11 @@ def appended_ids(
 def _tail_ids(path: Path, inode: int, start: int, end: int | None = None) -> set[str] | None:
     """The ids of the records on the lines of ``path`` from byte ``start`` to ``end`` (None:
     its end now). None where the file is not that inode any more, is shorter, or a line is
-    not a whole record with an id (a writer mid-line)."""
+    not a whole record with an id (a writer mid-line), or ``end`` is before ``start`` (the
+    file shrank and grew again between two looks: ``read`` of a negative count would read on
+    to the file's end)."""
+    if end is not None and end < start:
+        return None
     try:
         with path.open("rb") as f:
             st = os.fstat(f.fileno())

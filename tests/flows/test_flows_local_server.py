@@ -61,6 +61,7 @@ def test_a_run_without_an_api_gets_its_own_server_and_the_process_reuses_it(
     # The server's Prefect home is the test's, holding a migrated database (a user's second run).
     copy_database(prefect_template, tmp_path / "prefect-home" / "prefect.db")
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
+    checking_before = PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED.value()
     with local_server.local_prefect_api() as url:
         assert url and PREFECT_API_URL.value() == url
         with urllib.request.urlopen(f"{url}/health", timeout=10) as answer:
@@ -70,7 +71,7 @@ def test_a_run_without_an_api_gets_its_own_server_and_the_process_reuses_it(
         # our own child on this Prefect install: no client asks it for its version
         assert PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED.value() is False
     assert not PREFECT_API_URL.value()  # the settings are only for what ran inside
-    assert PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED.value() is True
+    assert PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED.value() is checking_before
     with local_server.local_prefect_api() as again:
         assert again == url  # one server per process
     local_server._stop()

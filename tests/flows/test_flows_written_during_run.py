@@ -97,3 +97,20 @@ def test_an_issue_another_process_opens_during_a_run_is_seen_by_the_next(
 
     assert opened_store(run_pipeline(settings, options))  # the next run looks
     assert not opened_store(run_pipeline(settings, options))
+
+
+def test_a_relations_file_that_shrank_and_grew_between_two_looks_counts_as_moved(tmp_path):
+    # files_seen stats the file, then reads the lines it grew by. A hand truncation below its
+    # size at the run's open, then growth before the read, gives an end before the start: that
+    # is no run's own append (a read of a negative count would take the rest of the file).
+    from cortexgraph.run_state import _tail_ids
+
+    lines = (
+        b'{"id": "r1", "source": "a", "target": "b"}\n{"id": "r2", "source": "b", "target": "c"}\n'
+    )
+    path = tmp_path / "relations.jsonl"
+    path.write_bytes(lines)
+    inode = path.stat().st_ino
+    first = lines.index(b"\n") + 1
+    assert _tail_ids(path, inode, first, len(lines)) == {"r2"}
+    assert _tail_ids(path, inode, len(lines), first) is None
