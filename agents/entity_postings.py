@@ -8,7 +8,7 @@ loop that pays for it (6.6k memories at 10k), kept lean.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from cortexgraph.storage.models import MENTIONS_KEY, Memory
@@ -52,6 +52,26 @@ class EntityPostings:
             for mid, own in self.names.items()
             if (len(own) >= least if own.isdisjoint(common) else len(own - common) >= least)
         }
+
+    def reached(self, common: frozenset[str], least: int) -> Callable[[str], bool]:
+        """``eligible``'s test of one memory, answered for the memories asked about (each
+        once): an incremental run asks only of those that share a name with a changed one
+        (40 of 6.6k at 10k after one save), where ``eligible`` went over every memory."""
+        names = self.names
+        seen: dict[str, bool] = {}
+
+        def test(mid: str) -> bool:
+            ok = seen.get(mid)
+            if ok is None:
+                ok = seen[mid] = _enough(names[mid], common, least)
+            return ok
+
+        return test
+
+
+def _enough(own: set[str], common: frozenset[str], least: int) -> bool:
+    """``eligible``'s test of one memory's names."""
+    return len(own) >= least if own.isdisjoint(common) else len(own - common) >= least
 
 
 __all__ = ["EntityPostings", "memory_names"]

@@ -184,11 +184,17 @@ class RelationshipDiscovery:
             if scope is None
             else set().union(*(names[i] for i in scope if i in names)) - common
         )
-        eligible = index.eligible(common, cfg.min_shared_entities)
+        # Only the memories a wanted entity reaches are asked whether they can pair.
+        least = cfg.min_shared_entities
+        can_pair = (
+            index.eligible(common, least).__contains__
+            if scope is None
+            else index.reached(common, least)
+        )
         pairs: set[tuple[str, str]] = set()
         for e in wanted:
             ids = postings[e]
-            members = ids if e in rare else [i for i in ids if i in eligible]
+            members = ids if e in rare else [i for i in ids if can_pair(i)]
             near = self._pairs(e, members, memories)
             if scope is not None:
                 near = [p for p in near if p[0] in scope or p[1] in scope]

@@ -344,3 +344,45 @@ def test_the_graph_says_which_pairs_are_related_already_either_way():
     g.add("b", "a")
     assert g.linked("a", "b") and g.linked("b", "a")
     assert not g.linked("a", "c")
+
+
+class _ReadNames(dict[str, set[str]]):
+    """A names map that records whose names were read."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        self.read: list[str] = []
+
+    def __getitem__(self, key: str) -> set[str]:
+        self.read.append(key)
+        return super().__getitem__(key)
+
+
+def test_an_incremental_run_asks_only_reached_memories_whether_they_can_pair() -> None:
+    from cortexgraph.agents.entity_postings import EntityPostings
+
+    names = _ReadNames(
+        {
+            "a": {"alice", "ledger"},
+            "b": {"alice", "kafka", "common"},
+            "c": {"common", "bob"},
+            "d": {"zed"},
+            "e": {"ledger", "kafka", "bob"},
+        }
+    )
+    index = EntityPostings(names, {})
+    common = frozenset({"common"})
+    can_pair = index.reached(common, 2)
+    asked = ["b", "c", "b", "a"]
+    answers = [can_pair(mid) for mid in asked]
+    assert (
+        answers
+        == [mid in index.eligible(common, 2) for mid in asked]
+        == [
+            True,
+            False,
+            True,
+            True,
+        ]
+    )
+    assert names.read == ["b", "c", "a"]  # each asked memory once, no other
