@@ -121,3 +121,31 @@ print("numpy.ma" in sys.modules)
         check=True,
     )
     assert out.stdout.strip() == "False"
+
+
+class _IdReads:
+    """A memory whose id reads are counted (what the neighbourhood needs of it: id, text)."""
+
+    reads = 0
+
+    def __init__(self, memory) -> None:
+        self.memory = memory
+        self.content = memory.content
+
+    @property
+    def id(self) -> str:
+        _IdReads.reads += 1
+        return self.memory.id
+
+
+def test_a_few_changed_memories_are_found_without_reading_every_memorys_id():
+    memories = _memories(1000)
+    counted = [_IdReads(m) for m in memories]
+    scope = {memories[500].id, memories[3].id, "a-memory-no-longer-active"}
+    embedder = EmbeddingCache(HashingEmbedder())
+    want = [m.id for m in neighbourhood(memories, scope, embedder, bar=0.5, per_row=3)]
+    _IdReads.reads = 0
+    got = neighbourhood(counted, scope, embedder, bar=0.5, per_row=3)
+    reads = _IdReads.reads
+    assert [m.memory.id for m in got] == want and len(want) > 2
+    assert reads < 100  # bisection: ~11 reads an id, not one per memory
