@@ -56,7 +56,7 @@ class EntityPostings:
     def reached(self, common: frozenset[str], least: int) -> Callable[[str], bool]:
         """``eligible``'s test of one memory, answered for the memories asked about (each
         once): an incremental run asks only of those that share a name with a changed one
-        (40 of 6.6k at 10k after one save), where ``eligible`` went over every memory."""
+        (40 of 6.6k at 10k after one save), where ``eligible`` goes over every memory."""
         names = self.names
         seen: dict[str, bool] = {}
 

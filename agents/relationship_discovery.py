@@ -184,12 +184,14 @@ class RelationshipDiscovery:
             if scope is None
             else set().union(*(names[i] for i in scope if i in names)) - common
         )
-        # Only the memories a wanted entity reaches are asked whether they can pair.
+        # Whether a memory can pair: asked only of those a wanted entity reaches when they are
+        # few (after one save at 100k, 131 of 83k memories); past an eighth of the memories
+        # the set of all is cheaper (67k reached after 1,000 saves: 68 ms asked one by one,
+        # 19 ms as the set).
         least = cfg.min_shared_entities
+        few = scope is not None and sum(len(postings[e]) for e in wanted) < len(names) // 8
         can_pair = (
-            index.eligible(common, least).__contains__
-            if scope is None
-            else index.reached(common, least)
+            index.reached(common, least) if few else index.eligible(common, least).__contains__
         )
         pairs: set[tuple[str, str]] = set()
         for e in wanted:
