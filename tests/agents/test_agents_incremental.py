@@ -139,6 +139,44 @@ def test_incremental_run_decides_as_a_full_run_on_what_changed(tracker, embedder
     assert merges and clusters and promotions and relations and decay
 
 
+def _padding(store, n=400):
+    """Older memories on subjects of their own; one in 20 also names the ledger, which is then
+    neither rare nor too common: the changed memories' names reach a few dozen of them."""
+    for k in range(n):
+        names = [f"team {k}", f"project {k}"] + (["ledger"] if k % 20 == 0 else [])
+        add(store, f"team {k} met about project {k}", entities=names, age_days=2 + k / 100)
+
+
+def test_incremental_run_decides_as_a_full_run_when_its_names_reach_few(
+    tracker, embedder, monkeypatch
+):
+    # The relations step then asks only the reached memories whether they can pair.
+    from cortexgraph.agents.entity_postings import EntityPostings
+
+    asked = []
+    reached = EntityPostings.reached
+
+    def counting(self, common, least):
+        test = reached(self, common, least)
+        return lambda mid: asked.append(mid) or test(mid)
+
+    monkeypatch.setattr(EntityPostings, "reached", counting)
+    store, twin, twin_tracker = InMemoryStore(), InMemoryStore(), InMemoryIssueTracker()
+    for s in (store, twin):
+        _padding(s)
+    state = _store_after_new_saves(store, tracker, embedder)
+    _store_after_new_saves(twin, twin_tracker, embedder)
+
+    pipe = _pipeline(store, tracker, embedder)
+    incremental.begin(pipe, state, NOW)
+    assert pipe.scope is not None
+    changed = {store.get(i).content for i in pipe.scope.ids}
+    part = _run_and_decide(store, pipe, changed)
+    assert asked and len(set(asked)) < 50  # of ~420 memories
+    assert part == _run_and_decide(twin, _pipeline(twin, twin_tracker, embedder), changed)
+    assert part[3]  # relations among the changed memories
+
+
 def test_memories_crossing_a_bar_by_time_alone_are_in_scope(store, tracker, embedder):
     _base(store)
     state = _first_run(store, tracker, embedder)
