@@ -127,14 +127,24 @@ def pipeline_config(
     return PipelineConfig(
         decay=DecayAnalyzerConfig(
             decay=decay,
-            gc=GcMode(gc),
+            gc=parse_mode(GcMode, gc, "gc"),
             memory_issues=decay_memory_issues,
             gc_grace_days=gc_grace_days,
         ),
         cluster=cluster,
-        merge=MergeConfig(mode=MergeMode(merge_mode)),
+        merge=MergeConfig(mode=parse_mode(MergeMode, merge_mode, "merge mode")),
         relations=relations or RelationshipConfig(),
     )
+
+
+def parse_mode(kind: type[GcMode] | type[MergeMode], value: str, what: str) -> Any:
+    """``kind(value)``, or an InvalidInputError naming the choices (a CLI option or a tool
+    argument spelt wrong is the user's to correct, not a traceback)."""
+    try:
+        return kind(value)
+    except ValueError:
+        choices = " | ".join(m.value for m in kind)
+        raise InvalidInputError(f"unknown {what} {value!r}; choose {choices}") from None
 
 
 def select_agents(names: Iterable[str] | None) -> tuple[str, ...]:
@@ -348,6 +358,7 @@ __all__ = [
     "StepListener",
     "StepRunner",
     "gc_frozen",
+    "parse_mode",
     "pipeline_config",
     "run_agents",
     "select_agents",

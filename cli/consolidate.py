@@ -74,6 +74,9 @@ def run(
         return
     try:
         settings = _settings(storage_path, vault)
+        from cortexgraph.cli.cli_common import existing_store_path
+
+        existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
         if scheduled:
             hours = (
                 interval_hours

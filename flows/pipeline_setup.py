@@ -11,14 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cortexgraph.agents.decay_findings import GcMode
 from cortexgraph.agents.pipeline import (
     AGENT_ORDER,
     Pipeline,
     PipelineConfig,
     StepListener,
+    parse_mode,
     select_agents,
 )
 from cortexgraph.agents.pipeline import pipeline_config as _pipeline_config
+from cortexgraph.agents.semantic_merge import MergeMode
 from cortexgraph.settings import Settings
 
 if TYPE_CHECKING:  # what opens the store, tracker and vault loads when a run opens them
@@ -45,6 +48,8 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "agents", select_agents(self.agents))
+        parse_mode(MergeMode, self.merge_mode, "merge mode")  # refused before the flow starts
+        parse_mode(GcMode, self.gc, "gc")
 
 
 def pipeline_config(

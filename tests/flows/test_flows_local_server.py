@@ -31,7 +31,9 @@ def _no_api_env(tmp_path: Path) -> dict[str, str]:
 def _consolidate(
     tmp_path: Path, *options: str, env: dict[str, str], timeout: float
 ) -> subprocess.CompletedProcess[str]:
-    """``cortexgraph-consolidate --json`` on the store and vault under ``tmp_path``."""
+    """``cortexgraph-consolidate --json`` on the store (created: a named store must exist)
+    and vault under ``tmp_path``."""
+    (tmp_path / "store").mkdir(exist_ok=True)
     store, vault = str(tmp_path / "store"), str(tmp_path / "vault")
     return run_module(
         "cortexgraph.cli.consolidate",
