@@ -105,6 +105,19 @@ _NOISE = frozenset(
         "tl;dr",
         "api",
         "ci",
+        # Never a name alone: "The shared Postgres ..." (a sentence's first word before a
+        # verb-like word) and "the template with Why / What" gave "the" and "why", and a
+        # question naming them ("why did we ...") lifted those memories over the answer.
+        "the",
+        "a",
+        "an",
+        "what",
+        "who",
+        "which",
+        "when",
+        "where",
+        "why",
+        "how",
     }
 )
 _COMMON_CAPITALISED = frozenset(

@@ -30,6 +30,16 @@ def test_rules_fallback_finds_capitalised_names_but_not_sentence_starts():
     assert "actually" not in ents
 
 
+def test_articles_and_question_words_are_never_entities():
+    """The demo's question "why did we choose postgres for billing" matched the entity "why"
+    (of a PR-template memory) and "the" named three memories: search boosts such matches."""
+    extractor = EntityExtractor(None)
+    opening = extractor.extract("The shared Postgres on the old database is version 11.")
+    template = extractor.extract("PR descriptions follow the template with Why / What / How.")
+    assert "postgres" in opening.entities and "the" not in opening.entities
+    assert not {"why", "what", "how"} & set(template.entities)
+
+
 def test_ambiguous_words_need_capitals():
     assert "go" in EntityExtractor(None).extract("The scheduler is written in Go now.").entities
     assert "go" not in EntityExtractor(None).extract("Let's go with option B.").entities
