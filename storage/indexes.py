@@ -65,6 +65,45 @@ def _index_labels(
             index.setdefault(label.lower(), set()).update(ids)
 
 
+class _LabelIndex:
+    """A tag or entity index (lower-cased label -> ids) that may wait to be built from the
+    memories on its first use (``deferred``); while it waits, changes to single memories
+    pass it by, as the build reads the memories as they are then."""
+
+    __slots__ = ("deferred", "ids", "key")
+
+    def __init__(self, key: Callable[[Memory], tuple[str, ...]]) -> None:
+        self.ids: dict[str, set[str]] = {}
+        self.deferred = False
+        self.key = key
+
+    def built(self, memories: Mapping[str, Memory]) -> dict[str, set[str]]:
+        if self.deferred:
+            self.deferred = False
+            _index_labels(self.ids, memories, self.key)
+        return self.ids
+
+    def add(self, memory: Memory) -> None:
+        if not self.deferred:
+            for label in self.key(memory):
+                self.ids.setdefault(label.lower(), set()).add(memory.id)
+
+    def discard(self, memory: Memory) -> None:
+        if self.deferred:
+            return
+        index = self.ids
+        for label in self.key(memory):
+            ids = index.get(label.lower())
+            if ids is not None:
+                ids.discard(memory.id)
+                if not ids:
+                    del index[label.lower()]
+
+    def clear(self) -> None:
+        self.ids.clear()
+        self.deferred = False
+
+
 def searchable_text(memory: Memory) -> str:
     """What the text index sees: content plus tags and entities (tags split on '/', '-', '_')."""
     return f"{memory.content}\n{_label_text(memory.tags, memory.entities)}"
@@ -106,15 +145,12 @@ class StoreIndexes:
     def __init__(self) -> None:
         self._memories: dict[str, Memory] = {}
         self._relations: dict[str, Relation] = {}
-        self._tag_ids: dict[str, set[str]] = {}
-        self._entity_ids: dict[str, set[str]] = {}
-        # True while the entity (tag) index waits to be built from ``_memories``, on first use
-        # (a store opened from its snapshot, ``_index_deferring_labels``): a consolidation run
-        # never looks a memory up by entity or tag, and building the entity index cost ~0.25
-        # CPU s at 100k memories (54k distinct entity lists), the tag index 1.4 ms of a 10k
-        # store's open. Until then records change only ``_memories``, which the build reads.
-        self._entities_deferred = False
-        self._tags_deferred = False
+        # Each waits to be built from ``_memories`` on first use in a store opened from its
+        # snapshot (``_index_deferring_labels``): a consolidation run never looks a memory up
+        # by entity or tag, and building the entity index cost ~0.25 CPU s at 100k memories
+        # (54k distinct entity lists), the tag index 1.4 ms of a 10k store's open.
+        self._tags = _LabelIndex(_TAGS)
+        self._entities = _LabelIndex(_ENTITIES)
         self._by_status: dict[MemoryStatus, set[str]] = {s: set() for s in MemoryStatus}
         self._relations_by_memory: dict[str, set[str]] = {}
         # A DeferredText while the index snapshot's text index waits for its first use
@@ -181,14 +217,11 @@ class StoreIndexes:
     @property
     def tags_indexed(self) -> bool:
         """Whether the tag index is built (False: deferred to its first use)."""
-        return not self._tags_deferred
+        return not self._tags.deferred
 
     @property
     def _by_tag(self) -> dict[str, set[str]]:
-        if self._tags_deferred:
-            self._tags_deferred = False
-            _index_labels(self._tag_ids, self._memories, _TAGS)
-        return self._tag_ids
+        return self._tags.built(self._memories)
 
     @property
     def ids_by_entity(self) -> Mapping[str, set[str]]:
@@ -198,14 +231,11 @@ class StoreIndexes:
     @property
     def entities_indexed(self) -> bool:
         """Whether the entity index is built (False: deferred to its first use)."""
-        return not self._entities_deferred
+        return not self._entities.deferred
 
     @property
     def _by_entity(self) -> dict[str, set[str]]:
-        if self._entities_deferred:
-            self._entities_deferred = False
-            _index_labels(self._entity_ids, self._memories, _ENTITIES)
-        return self._entity_ids
+        return self._entities.built(self._memories)
 
     @property
     def ids_by_status(self) -> Mapping[MemoryStatus, set[str]]:
@@ -246,13 +276,13 @@ class StoreIndexes:
         self._index_tags_and_status(
             (tags, status, ids) for (tags, _, status), ids in groups.items()
         )
-        if not self._entities_deferred:
-            _index_labels(self._entity_ids, memories, _ENTITIES)
+        if not self._entities.deferred:
+            _index_labels(self._entities.ids, memories, _ENTITIES)
         return groups
 
     def _index_deferring_labels(self, memories: Mapping[str, Memory]) -> None:
         """Index the whole store, just installed, by status; by tag and entity on first use."""
-        self._entities_deferred = self._tags_deferred = True
+        self._entities.deferred = self._tags.deferred = True
         by_status = self._by_status
         for status, ids in _ids_by(memories, _STATUS).items():
             by_status[status].update(ids)
@@ -261,7 +291,7 @@ class StoreIndexes:
         self, groups: Iterable[tuple[tuple[str, ...], MemoryStatus, list[str]]]
     ) -> None:
         """Add groups of memories sharing tags and status: a set update per key and group."""
-        by_tag, by_status = None if self._tags_deferred else self._tag_ids, self._by_status
+        by_tag, by_status = None if self._tags.deferred else self._tags.ids, self._by_status
         for tags, status, ids in groups:
             if by_tag is not None:
                 for tag in tags:
@@ -285,12 +315,8 @@ class StoreIndexes:
         else:
             self._note_saved(memory.id)
         self._memories[memory.id] = memory  # a replaced one keeps its place (save order)
-        if not self._tags_deferred:
-            for tag in memory.tags:
-                self._tag_ids.setdefault(tag.lower(), set()).add(memory.id)
-        if not self._entities_deferred:
-            for ent in memory.entities:
-                self._entity_ids.setdefault(ent.lower(), set()).add(memory.id)
+        self._tags.add(memory)
+        self._entities.add(memory)
         self._by_status[memory.status].add(memory.id)
         if not text_kept:
             self._text.add(memory.id, searchable_text(memory), context=memory.ranking_context)
@@ -303,16 +329,8 @@ class StoreIndexes:
             self._memories.pop(memory.id, None)
             if self._save_order is not None:
                 self._save_order.pop(memory.id, None)
-        indexes = [] if self._tags_deferred else [(self._tag_ids, memory.tags)]
-        if not self._entities_deferred:
-            indexes.append((self._entity_ids, memory.entities))
-        for index, keys in indexes:
-            for key in keys:
-                ids = index.get(key.lower())
-                if ids is not None:
-                    ids.discard(memory.id)
-                    if not ids:
-                        del index[key.lower()]
+        self._tags.discard(memory)
+        self._entities.discard(memory)
         self._by_status[memory.status].discard(memory.id)
         if not keep_text:
             self._text.remove(memory.id)
@@ -367,9 +385,8 @@ class StoreIndexes:
         self._save_order = None
         self._relations.clear()
         self._relation_order = None
-        self._tag_ids.clear()
-        self._entity_ids.clear()
-        self._entities_deferred = self._tags_deferred = False
+        self._tags.clear()
+        self._entities.clear()
         for ids in self._by_status.values():
             ids.clear()
         self._relations_by_memory.clear()
