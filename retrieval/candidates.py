@@ -17,6 +17,7 @@ from cortexgraph.storage.decay import DAY, memory_score
 from cortexgraph.storage.indexed_store import IndexedStore
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.vault_sync.note_body import reading_text
 
 if TYPE_CHECKING:
     from cortexgraph.retrieval.context import RetrievalConfig, RetrievalFilters
@@ -161,7 +162,7 @@ class CandidateGatherer:
         )
 
     def _from_note(self, note: Any, tier: str, similarity: float) -> Candidate:
-        body = flatten(note.content)
+        body = reading_text(note.content)  # its words, not the managed Related list's links
         if body.lower().startswith(note.title.lower()):
             body = body[len(note.title) :].lstrip(" :-")  # the first heading repeats the title
         age_days = max(0.0, self.now - note.mtime_ns / 1e9) / DAY

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from cortexgraph.retrieval.tokens import TokenCounter
+from cortexgraph.vault_sync.note_body import plain_text
 
 SECTIONS = {  # section order in the block, and its header
     "core": "## core",
@@ -18,10 +18,6 @@ SECTIONS = {  # section order in the block, and its header
     "history": "## history (no longer current)",
 }
 MIN_TRUNCATED_TOKENS = 24  # below this a cut item says too little to be worth its header
-
-_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_HEADING = re.compile(r"^#{1,6}\s+", re.MULTILINE)
 
 
 @dataclass(slots=True)
@@ -72,10 +68,7 @@ def day(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
-def flatten(text: str) -> str:
-    """One line, as a reader sees it: no comments, link brackets or heading markers."""
-    text = _LINK.sub(lambda m: m.group(2) or m.group(1), _COMMENT.sub(" ", text))
-    return " ".join(_HEADING.sub("", text).split())
+flatten = plain_text  # one line, as a reader sees it: no comments, link brackets or '#'
 
 
 def render(c: Candidate, shown: set[str], show_dates: bool, body: str | None = None) -> str:

@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from cortexgraph.storage.models import Memory
+from cortexgraph.vault_sync.note_body import (
+    FRONTMATTER_CLOSE,
+    FRONTMATTER_OPEN,
+    RELATED_BLOCK,
+    RELATED_END,
+    RELATED_START,
+)
 
 if TYPE_CHECKING:
     from cortexgraph.vault_sync.note_names import NoteName
@@ -40,8 +47,6 @@ OWN_FIELDS = (
 MERGED_LIST_FIELDS = ("tags", "aliases")  # a person's additions to these survive updates
 _TAG_BAD = re.compile(r"[^\w/-]+", re.UNICODE)
 _TEMPLATE = re.compile(r"\{\{[^{}\n]*\}\}")
-_FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
-_FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
 # In one line of markdown: link brackets, tag / heading '#', block-id '^', HTML '<', and a
 # backslash that would escape the next character (CommonMark escapes ASCII punctuation only).
@@ -169,11 +174,6 @@ def iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(float(ts), dt.UTC).replace(microsecond=0).isoformat()
 
 
-RELATED_START = "<!-- cortexgraph:related -->"
-RELATED_END = "<!-- /cortexgraph:related -->"
-_RELATED_BLOCK = re.compile(re.escape(RELATED_START) + r".*?" + re.escape(RELATED_END), re.DOTALL)
-
-
 def related_block(links: Sequence[LinkTarget]) -> str:
     """The managed list of the Related section: later runs rewrite only what lies between the
     markers, so a person's text around it is never touched."""
@@ -190,9 +190,9 @@ def related_block(links: Sequence[LinkTarget]) -> str:
 
 def replace_related_block(body: str, block: str) -> str | None:
     """``body`` with its managed Related list replaced by ``block``; None without markers."""
-    if _RELATED_BLOCK.search(body) is None:
+    if RELATED_BLOCK.search(body) is None:
         return None
-    return _RELATED_BLOCK.sub(lambda _: block, body, count=1)
+    return RELATED_BLOCK.sub(lambda _: block, body, count=1)
 
 
 def obsidian_tag(tag: str) -> str | None:
@@ -261,10 +261,10 @@ def merge_metadata(existing: Mapping[str, Any], ours: Mapping[str, Any]) -> dict
 def parse_note_text(text: str) -> ParsedNote:
     """Split frontmatter from body. Broken YAML is reported, never raised: the whole text is
     then the body so nothing the person wrote is lost."""
-    opened = _FM_OPEN.match(text)
+    opened = FRONTMATTER_OPEN.match(text)
     if not opened:
         return ParsedNote(body=text.lstrip("\ufeff"))
-    close = _FM_CLOSE.search(text, opened.end())
+    close = FRONTMATTER_CLOSE.search(text, opened.end())
     if close is None:
         return ParsedNote(body=text, frontmatter_error="frontmatter is not closed with '---'")
     raw = text[opened.end() : close.start()]
@@ -307,7 +307,7 @@ def json_safe(value: Any) -> Any:
 def body_checksum(body: str) -> str:
     """Checksum of a note body, insensitive to line endings and trailing blank lines."""
     # The managed Related list is ours to update: changing it is not a person's edit.
-    normal = _RELATED_BLOCK.sub(RELATED_START, body.replace("\r\n", "\n")).strip()
+    normal = RELATED_BLOCK.sub(RELATED_START, body.replace("\r\n", "\n")).strip()
     return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
 
 

@@ -15,7 +15,6 @@ merge's archived source does not come back: the merged memory stands for it (``m
 from __future__ import annotations
 
 import heapq
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from cortexgraph.storage.text_index import tokenize
 from cortexgraph.vault_sync.entity_notes import untouched_entity_note
 from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord
+from cortexgraph.vault_sync.note_body import reading_text
 from cortexgraph.vault_sync.related_expansion import add_related
 
 PREVIEW_CHARS = 200
@@ -298,15 +298,10 @@ def _note_matrix(index: LTMIndex, embedder: Embedder) -> tuple[list[str], np.nda
     return paths, matrix
 
 
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
-_HEADING = re.compile(r"^#{1,6}\s+", re.MULTILINE)
-
-
 def _preview(text: str) -> str:
-    """The text as a reader sees it: no comments, '#' markers or link brackets."""
-    text = _LINK.sub(lambda m: m.group(2) or m.group(1), _COMMENT.sub(" ", text))
-    flat = " ".join(_HEADING.sub("", text).split())
+    """The text as a reader sees it: no comments, '#' markers, link brackets or managed
+    Related list (a note's links, not its words)."""
+    flat = reading_text(text)
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 

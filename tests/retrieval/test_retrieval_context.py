@@ -181,3 +181,46 @@ def test_equal_memories_saved_in_one_second_pack_the_later_save_first():
 
 
 FRUIT = ["kiwi", "mango", "pear", "plum", "fig"]
+
+
+def test_a_notes_related_links_spend_no_budget_and_a_persons_words_stay(store, tmp_path):
+    """A promoted note ends in the managed Related list (links for Obsidian's graph): context
+    shows what the note says, not the names of the notes it links to."""
+    from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoterConfig
+    from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
+
+    hub = store.save(
+        "We decided the billing service stores money as integer cents in PostgreSQL.",
+        entities=["Billing", "PostgreSQL"],
+        now=NOW - DAY,
+    )
+    facts = [
+        store.save(f"Billing migration {i} ran on PostgreSQL without downtime.", now=NOW - DAY)
+        for i in range(4)
+    ]
+    for fact in facts:
+        store.add_relation(hub.id, fact.id, "related")
+    promoter = LTMPromoter(
+        store,
+        ObsidianNoteSink(tmp_path / "vault"),
+        PromoterConfig(force_ids=(hub.id, *(f.id for f in facts))),
+    )
+    promoter.run(now=NOW)
+    note = tmp_path / "vault" / store.get(hub.id).promoted_to
+    assert "(entity)" in note.read_text("utf-8")  # the list is there to be left out
+    with note.open("a", encoding="utf-8") as f:
+        f.write("\nThe finance team signed this off.\n")  # a person's line below the list
+    ctx = memory_retrieve(
+        store,
+        "how does billing store money",
+        400,
+        ltm_index=LTMIndex.open(tmp_path / "vault"),
+        now=NOW,
+    )
+    [item] = [i for i in ctx.items if i.memory_id == hub.id]
+    assert item.text.endswith(
+        "We decided the billing service stores money as integer cents in PostgreSQL. "
+        "The finance team signed this off."
+    )
+    assert "(entity)" not in ctx.text and "(related)" not in ctx.text
+    assert "Related" not in ctx.text
