@@ -4,7 +4,8 @@ Claude Code starts the MCP server (stdio) and each hook as separate processes. T
 the store open, the dense index warm and the embedding model loaded; a hook process has none of
 that and a few hundred milliseconds to answer, so on its own it can only rank by keywords. So
 the server also listens on a Unix socket named after its storage directory and answers one
-request, the same search as ``search_memory``. A hook asks it first and falls back to its own
+request, the same search as ``search_unified`` (short-term memories and the vault's long-term
+notes in one ranking; archived memories left out). A hook asks it first and falls back to its own
 keyword search over the JSONL file when no server answers in time (bench/locomo_hook.py measures
 both).
 
@@ -14,8 +15,11 @@ socket that would put text in the user's prompt.
 
 Wire format, one JSON object per line each way:
 request ``{"v": 1, "op": "search", "query": str, "top_k": int}``;
-reply ``{"v": 1, "results": [{"memory": {...}, "score": float}], "embeddings": str}`` or
-``{"v": 1, "error": str}``.
+reply ``{"v": 1, "results": [{"memory": {...}, "note": {...}, "score": float}], "embeddings":
+str}`` or ``{"v": 1, "error": str}``. The search is ``search_unified``'s, so a result is a
+memory, a long-term note (``{"path", "title", "text"}``: a note a person wrote in the vault), or
+both (a promoted memory and its note, whose text is what long-term memory says now). A reader
+skips a result without the part it understands (an older hook: those without "memory").
 """
 
 from __future__ import annotations
@@ -48,10 +52,28 @@ class SearchRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchReply:
-    """What the server found: memory records (``Memory.shown_json`` dicts) with their scores."""
+class RecalledNote:
+    """A long-term note as a hook shows it: vault-relative path, title, its words on one line."""
 
-    results: list[tuple[dict[str, Any], float]]
+    path: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """One result: a memory record (``Memory.shown_json``), its note, or both."""
+
+    memory: dict[str, Any] | None
+    note: RecalledNote | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchReply:
+    """What the server found, best first."""
+
+    results: list[Recalled]
     embeddings: str
 
 
@@ -142,13 +164,24 @@ def _parse_reply(data: bytes) -> SearchReply | None:
     try:
         reply = json.loads(data)
         results = [
-            (r["memory"], float(r["score"]))
+            Recalled(memory, note, float(r["score"]))
             for r in reply["results"]
-            if isinstance(r, dict) and isinstance(r.get("memory"), dict)
+            if isinstance(r, dict)
+            for memory, note in [(r.get("memory"), _note(r.get("note")))]
+            if isinstance(memory, dict) or note is not None
         ]
         return SearchReply(results, str(reply.get("embeddings", "")))
     except (ValueError, KeyError, TypeError):
         return None  # an error reply or another version: the caller's own search
+
+
+def _note(data: Any) -> RecalledNote | None:
+    if not isinstance(data, dict):
+        return None
+    path, title, text = data.get("path"), data.get("title", ""), data.get("text")
+    if not (isinstance(path, str) and isinstance(title, str) and isinstance(text, str)):
+        return None
+    return RecalledNote(path, title, text)
 
 
 def claim(path: Path) -> bool:
@@ -170,6 +203,8 @@ def claim(path: Path) -> bool:
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "MAX_TOP_K",
+    "Recalled",
+    "RecalledNote",
     "SearchReply",
     "SearchRequest",
     "ask_running_server",

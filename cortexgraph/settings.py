@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypedDict
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from cortexgraph.storage.config import SEMANTIC_WEIGHT, StoreConfig
+from cortexgraph.storage.config import LTM_WEIGHT, SEMANTIC_WEIGHT, StoreConfig
 from cortexgraph.storage.decay import DAY, DecayConfig, DecayModel
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.search import ARCHIVE_WEIGHT, RELATED_WEIGHT
@@ -125,7 +125,7 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("LTM_PROMOTED_FOLDER", "CORTEXGRAPH_LTM_PROMOTED_FOLDER"),
     )
     search_stm_weight: float = Field(default=1.0, ge=0)
-    search_ltm_weight: float = Field(default=0.7, ge=0)
+    search_ltm_weight: float = Field(default=LTM_WEIGHT, ge=0)
     # A memory gc archived stays findable in search_unified at this times its score, labelled
     # archived (0: archived memories are left out); the measurement: storage.search.
     search_archive_weight: float = Field(default=ARCHIVE_WEIGHT, ge=0, le=1)

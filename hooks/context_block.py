@@ -40,16 +40,29 @@ def clip(text: str, limit: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    memory: Memory
+    """One recalled item: a memory, a long-term note, or a promoted memory with its note."""
+
+    memory: Memory | None
     label: str = ""  # e.g. "decision" or a score
+    note_path: str | None = None  # vault-relative: shown as "LTM note <path>"
+    text: str | None = None  # shown instead of the memory's content (the note's words)
+
+    @property
+    def key(self) -> str:
+        return self.memory.id if self.memory is not None else f"note:{self.note_path}"
 
 
 def memory_line(entry: Entry, preview_chars: int) -> str:
     m = entry.memory
-    when = time.strftime("%Y-%m-%d", time.gmtime(m.created_at)) if m.created_at else "?"
-    tags = ", ".join(clean(t) for t in m.tags[:4])
-    head = " · ".join(x for x in (when, tags, entry.label, f"id {m.id}") if x)
-    return f"- [{head}] {clip(clean(m.content), preview_chars)}"
+    when = tags = ident = ""
+    if m is not None:
+        when = time.strftime("%Y-%m-%d", time.gmtime(m.created_at)) if m.created_at else "?"
+        tags = ", ".join(clean(t) for t in m.tags[:4])
+        ident = f"id {m.id}"
+    ltm = f"LTM note {clean(entry.note_path)}" if entry.note_path else ""
+    head = " · ".join(x for x in (when, tags, entry.label, ltm, ident) if x)
+    text = entry.text if entry.text is not None or m is None else m.content
+    return f"- [{head}] {clip(clean(text or ''), preview_chars)}"
 
 
 def fenced_block(
@@ -73,7 +86,7 @@ def fenced_block(
     for heading, entries in sections:
         header = f"{heading}:\n" if heading else ""
         for entry in entries:
-            if entry.memory.id in seen:
+            if entry.key in seen:
                 continue
             line = memory_line(entry, preview_chars) + "\n"
             extra = header if header and header not in body else ""
@@ -88,7 +101,7 @@ def fenced_block(
                 used += len(extra)
             body.append(line)
             used += len(line)
-            seen.add(entry.memory.id)
+            seen.add(entry.key)
     if not seen:
         return None
     return opening + "".join(body) + closing

@@ -8,6 +8,10 @@ tokenizer. Ranking is BM25 (k1 1.2, b 0.75) re-ranked by decay like ``store.sear
 from it in that avgdl is estimated on a sample, the context field and entity boost are not used
 and no review items are blended in. It never writes and never takes the store's lock: a line
 being appended at that moment is simply not seen yet.
+
+What it finds is what recall shows (``RECALLED``): active memories and promoted ones, whose
+notes are long-term memory (promotion needs much use: they are the ones most relied on).
+Archived memories (merged away, or faded and archived by gc) stay out.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.config import LTM_WEIGHT, StoreConfig
 from cortexgraph.storage.decay import DAY, decay_score
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.models import Memory, MemoryStatus
@@ -48,6 +52,7 @@ def _drop_monitor_records(records: dict[str, dict[str, Any]], raw: dict[str, byt
     return dropped
 
 
+RECALLED = frozenset({MemoryStatus.ACTIVE.value, MemoryStatus.PROMOTED.value})
 K1, B = 1.2, 0.75
 AVGDL_SAMPLE = 64  # tokenising is the costly part; 64 documents give avgdl within a few %
 
@@ -123,9 +128,6 @@ class RawStoreRecords:
     def __len__(self) -> int:
         return len(self.records)
 
-    def active(self) -> Iterable[dict[str, Any]]:
-        return (r for r in self.records.values() if _status(r) == MemoryStatus.ACTIVE)
-
     def decay(self, record: dict[str, Any], now: float) -> float:
         try:
             return decay_score(
@@ -147,7 +149,9 @@ class RawStoreRecords:
     def search(
         self, query: str, *, top_k: int = 5, now: float, min_relevance: float = 0.0
     ) -> list[Hit]:
-        """Active memories sharing a term with ``query``, best first."""
+        """Active and promoted memories sharing a term with ``query``, best first. A promoted
+        memory ranks as an active one does, as search_unified ranks it: decay moves a score by
+        at most ``decay_rerank_weight`` (15%), so a faded one is never buried."""
         q_terms = Counter(tokenize(query))
         if not q_terms or not self.records:
             return []
@@ -175,7 +179,7 @@ class RawStoreRecords:
         df = {t: sum(1 for tf in tf_by_doc.values() if t in tf) for t in q_terms}
         bm25: dict[str, float] = {}
         for rid, tf in tf_by_doc.items():
-            if _status(self.records[rid]) != MemoryStatus.ACTIVE:
+            if _status(self.records[rid]) not in RECALLED:
                 continue
             score = 0.0
             norm = K1 * (1 - B + B * len_by_doc[rid] / avgdl)
@@ -217,13 +221,22 @@ class RawStoreRecords:
         return (sum(lengths) / len(lengths)) if lengths and sum(lengths) else 1.0
 
     def strongest(
-        self, now: float, limit: int, *, tags: Iterable[str] = (), max_age_days: float | None = None
+        self,
+        now: float,
+        limit: int,
+        *,
+        tags: Iterable[str] = (),
+        max_age_days: float | None = None,
+        ltm_weight: float = LTM_WEIGHT,
     ) -> list[Hit]:
-        """Active memories by decay score (optionally only those with one of ``tags``)."""
+        """Active and promoted memories by decay score (optionally only those with one of
+        ``tags``). Here decay is the whole score, so a promoted memory counts at least
+        ``ltm_weight``: what search_unified gives a long-term note that fully matches."""
         want = {t.lower() for t in tags}
         scored: list[tuple[float, str]] = []
         for rid, rec in self.records.items():
-            if _status(rec) != MemoryStatus.ACTIVE:
+            status = _status(rec)
+            if status not in RECALLED:
                 continue
             if want and not want & {t.lower() for t in _tags(rec)}:
                 continue
@@ -231,7 +244,10 @@ class RawStoreRecords:
                 created = rec.get("created_at") or 0
                 if isinstance(created, (int, float)) and now - created > max_age_days * DAY:
                     continue
-            scored.append((self.decay(rec, now), rid))
+            strength = self.decay(rec, now)
+            if status == MemoryStatus.PROMOTED:
+                strength = max(strength, ltm_weight)
+            scored.append((strength, rid))
         scored.sort(key=lambda x: (-x[0], x[1]))
         out: list[Hit] = []
         for d, rid in scored:
@@ -282,4 +298,4 @@ def _probe(term: str) -> str:
     return term[:-1] if len(term) > 2 and term.endswith("i") else term
 
 
-__all__ = ["Hit", "RawStoreRecords"]
+__all__ = ["RECALLED", "Hit", "RawStoreRecords"]

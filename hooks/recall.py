@@ -6,12 +6,14 @@ them) never imports the store at all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections import Counter
 from typing import Any
 
 from cortexgraph.hooks.context_block import Entry, clip, fenced_block
+from cortexgraph.hooks.long_term import recalled_entry, record_entry
 from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.hooks.runtime import HookRuntime
 from cortexgraph.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
@@ -41,7 +43,7 @@ def recall_context(
             shaped = records.search(query, top_k=max(len(records), 1), now=now)
             rank = {h.memory.id: i for i, h in enumerate(shaped)}
             hits = sorted(hits, key=lambda h: rank.get(h.memory.id, len(rank)))
-        entries = [Entry(h.memory, f"match {h.score:.2f}") for h in hits]
+        entries = [recalled_entry(h.memory, f"match {h.score:.2f}", runtime.vault) for h in hits]
     if not entries:
         return None
     return fenced_block(
@@ -72,8 +74,9 @@ def shaped_query(analysis: PromptAnalysis) -> tuple[str, str]:
 
 
 def server_entries(runtime: HookRuntime, query: str) -> list[Entry] | None:
-    """The running MCP server's ranking (BM25 + embeddings, as search_memory), or None when no
-    server has this store open or it does not answer in time."""
+    """The running MCP server's ranking (search_unified: BM25 + embeddings over memories, and
+    the vault's notes), or None when no server has this store open or it does not answer in
+    time."""
     from cortexgraph.recall_endpoint import ask_running_server, endpoint_path
 
     reply = ask_running_server(runtime.storage_path, query, RECALL_TOP_K)
@@ -83,11 +86,17 @@ def server_entries(runtime: HookRuntime, query: str) -> list[Entry] | None:
             print(NO_ANSWER, file=sys.stderr)
         return None
     entries: list[Entry] = []
-    for record, score in reply.results:
-        try:
-            entries.append(Entry(Memory.from_json(record), f"match {score:.2f}"))
-        except (CortexGraphError, ValueError, TypeError, KeyError):
-            continue  # a record this version cannot read is left out, not the whole answer
+    for item in reply.results:
+        label = f"match {item.score:.2f}"
+        memory = None
+        # a record this version cannot read: its note, if any, stands alone
+        with contextlib.suppress(CortexGraphError, ValueError, TypeError, KeyError):
+            memory = Memory.from_json(item.memory) if item.memory is not None else None
+        note = item.note
+        if note is not None:  # long-term: what the note says now
+            entries.append(Entry(memory, label, note_path=note.path, text=note.text or None))
+        elif memory is not None:
+            entries.append(record_entry(memory, label))
     return entries
 
 

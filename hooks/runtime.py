@@ -4,7 +4,8 @@ This is an edge, so it reads the configuration (CORTEXGRAPH_* variables, Claude 
 ``CLAUDE_PROJECT_DIR``); nothing below it reads the environment. Importing
 ``cortexgraph.settings`` (pydantic-settings) costs ~100 ms, a third of the per-prompt budget, so
 when no CORTEXGRAPH_* variable other than the storage path is set the defaults are used
-directly; tests/hooks check that these equal ``Settings()``'s. Any other such variable means
+directly (and 1.x's unprefixed ``LTM_VAULT_PATH``); tests/hooks check that these equal
+``Settings()``'s. Any other such variable means
 the full ``Settings`` is read, so a configured decay model is never ignored.
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from cortexgraph.hooks.contract import HookInput
 from cortexgraph.hooks.project_settings import PluginSettings, load_project_settings
-from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.config import LTM_WEIGHT, StoreConfig
 
 _SESSION_RE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -34,6 +35,12 @@ class HookRuntime:
     project_dir: Path | None
     state_dir: Path
     plugin: PluginSettings
+    vault_path: Path | None = None  # the LTM vault; None: ``vault/`` beside the STM directory
+    ltm_weight: float = LTM_WEIGHT  # search_unified's weight of long-term memory
+
+    @property
+    def vault(self) -> Path:
+        return self.vault_path or self.storage_path.parent / "vault"
 
     @property
     def project_name(self) -> str:
@@ -63,33 +70,55 @@ _HOOK_ONLY = {"CORTEXGRAPH_HOOK_STATE_DIR"}
 _FAST_OK = {"CORTEXGRAPH_STORAGE_PATH", *_HOOK_ONLY}
 
 
-def store_location(environ: Mapping[str, str]) -> tuple[Path, StoreConfig]:
-    """The storage directory and store configuration the rest of cortexgraph would use."""
+@dataclass(frozen=True, slots=True)
+class StoreLocation:
+    """Where the rest of cortexgraph keeps memories, and how it reads them."""
+
+    storage_path: Path
+    store_config: StoreConfig
+    vault_path: Path
+    ltm_weight: float
+
+
+def store_location(environ: Mapping[str, str]) -> StoreLocation:
+    """The storage directory, store configuration, vault and LTM weight the rest of
+    cortexgraph would use."""
     ours = {k.upper() for k in environ if k.upper().startswith("CORTEXGRAPH_")}
     if ours <= _FAST_OK:
         upper = {k.upper(): v for k, v in environ.items()}
-        raw = upper.get("CORTEXGRAPH_STORAGE_PATH") or DEFAULT_STORAGE_PATH
-        return Path(raw).expanduser(), StoreConfig()
+        storage = Path(upper.get("CORTEXGRAPH_STORAGE_PATH") or DEFAULT_STORAGE_PATH).expanduser()
+        # 1.x's unprefixed name (Settings.ltm_vault_path reads it too)
+        vault = upper.get("LTM_VAULT_PATH")
+        vault_path = Path(vault).expanduser() if vault else storage.parent / "vault"
+        return StoreLocation(storage, StoreConfig(), vault_path, LTM_WEIGHT)
     from cortexgraph.settings import Settings, warn_unknown_env
 
     warn_unknown_env(environ)  # only here: the variables the fast path knows are all known
     settings = Settings()
-    return settings.storage_path, settings.store_config()
+    return StoreLocation(
+        settings.storage_path,
+        settings.store_config(),
+        settings.vault_path,
+        settings.search_ltm_weight,
+    )
 
 
 def load_runtime(inp: HookInput, environ: Mapping[str, str] | None = None) -> HookRuntime:
     env = os.environ if environ is None else environ
-    storage_path, store_config = store_location(env)
+    where = store_location(env)
+    storage_path = where.storage_path
     project = env.get("CLAUDE_PROJECT_DIR") or inp.cwd
     project_dir = Path(project) if project else None
     state = env.get("CORTEXGRAPH_HOOK_STATE_DIR")
     state_dir = Path(state) if state else storage_path.parent / "claude-code-hooks"
     return HookRuntime(
         storage_path=storage_path,
-        store_config=store_config,
+        store_config=where.store_config,
         project_dir=project_dir,
         state_dir=state_dir,
         plugin=load_project_settings(project_dir, sys.stderr, env),
+        vault_path=where.vault_path,
+        ltm_weight=where.ltm_weight,
     )
 
 
@@ -97,4 +126,11 @@ def fingerprint(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
-__all__ = ["DEFAULT_STORAGE_PATH", "HookRuntime", "fingerprint", "load_runtime", "store_location"]
+__all__ = [
+    "DEFAULT_STORAGE_PATH",
+    "HookRuntime",
+    "StoreLocation",
+    "fingerprint",
+    "load_runtime",
+    "store_location",
+]

@@ -1,7 +1,8 @@
 """SessionStart: a compact block of the project's most relevant memories and recent decisions.
 
 "Relevant to the project" means tagged with the project's folder name, or matching it by
-keyword; when nothing is, the strongest memories overall stand in, labelled as such. On
+keyword; when nothing is, the strongest memories overall stand in, labelled as such. Promoted
+memories are among them, shown with their vault note's words (hooks.long_term). On
 ``resume`` the earlier block is still in the transcript, so only half the budget is used.
 """
 
@@ -12,19 +13,23 @@ from typing import Any
 
 from cortexgraph.hooks.context_block import Entry, fenced_block
 from cortexgraph.hooks.contract import HookInput, additional_context, run_hook
+from cortexgraph.hooks.long_term import recalled_entry
 from cortexgraph.hooks.quick_search import Hit, RawStoreRecords
 from cortexgraph.hooks.runtime import HookRuntime, load_runtime
+from cortexgraph.storage.config import LTM_WEIGHT
 
 EVENT = "SessionStart"
 DECISION_TAGS = ("decision", "decisions", "preference", "preferences", "convention")
 DECISION_MAX_AGE_DAYS = 30.0
 
 
-def project_hits(records: RawStoreRecords, project: str, now: float, limit: int) -> list[Hit]:
+def project_hits(
+    records: RawStoreRecords, project: str, now: float, limit: int, ltm_weight: float = LTM_WEIGHT
+) -> list[Hit]:
     if not project:
         return []
     names = {project, project.lower(), project.replace("_", "-").lower()}
-    tagged = records.strongest(now, limit, tags=names)
+    tagged = records.strongest(now, limit, tags=names, ltm_weight=ltm_weight)
     matched = records.search(
         project.replace("-", " ").replace("_", " "), top_k=limit, now=now, min_relevance=0.5
     )
@@ -54,23 +59,29 @@ def session_context(runtime: HookRuntime, source: str, now: float) -> str | None
         return None
     plugin = runtime.plugin
     budget = plugin.max_inject_chars // 2 if source == "resume" else plugin.max_inject_chars
+    ltm_weight = runtime.ltm_weight
     decisions = records.strongest(
-        now, max(3, plugin.items // 2), tags=DECISION_TAGS, max_age_days=DECISION_MAX_AGE_DAYS
+        now,
+        max(3, plugin.items // 2),
+        tags=DECISION_TAGS,
+        max_age_days=DECISION_MAX_AGE_DAYS,
+        ltm_weight=ltm_weight,
     )
-    project = project_hits(records, runtime.project_name, now, plugin.items)
+    project = project_hits(records, runtime.project_name, now, plugin.items, ltm_weight)
+
+    def entries(hits: list[Hit]) -> list[Entry]:  # promoted ones with their notes' words
+        return [recalled_entry(h.memory, "", runtime.vault) for h in hits]
+
     sections: list[tuple[str, list[Entry]]] = []
     if project:
-        sections.append((f"Project {runtime.project_name}", [Entry(h.memory) for h in project]))
+        sections.append((f"Project {runtime.project_name}", entries(project)))
     if decisions:
-        sections.append(("Recent decisions and preferences", [Entry(h.memory) for h in decisions]))
+        sections.append(("Recent decisions and preferences", entries(decisions)))
     if not project:
-        strongest = records.strongest(now, plugin.items)
+        strongest = records.strongest(now, plugin.items, ltm_weight=ltm_weight)
         if strongest:
             sections.append(
-                (
-                    "Strongest memories (none tagged for this project)",
-                    [Entry(h.memory) for h in strongest],
-                )
+                ("Strongest memories (none tagged for this project)", entries(strongest))
             )
     if not sections:
         return None

@@ -1,7 +1,8 @@
 """The server's side of the recall endpoint (cortexgraph.recall_endpoint): search for hooks.
 
 Started by the lifespan beside the MCP transport, so a Claude Code hook on this machine gets
-``search_memory``'s ranking (BM25 fused with the warm dense index) instead of keywords alone.
+``search_unified``'s ranking (BM25 fused with the warm dense index, the vault's notes beside the
+memories) instead of keywords alone.
 Each request runs in a worker thread, as a sync MCP tool does, against the same open store.
 """
 
@@ -27,30 +28,66 @@ from cortexgraph.recall_endpoint import (
     parse_request,
 )
 from cortexgraph.storage.errors import CortexGraphError
-from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.models import Memory
+from cortexgraph.vault_sync.note_body import reading_text
 
 if TYPE_CHECKING:
     from cortexgraph.mcp_server.state import ServerState
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
+    from cortexgraph.vault_sync.unified_search import UnifiedResult
 
 log = logging.getLogger("cortexgraph.mcp")
 REQUEST_TIMEOUT_S = 5.0  # a client that sends nothing is dropped, never held
 
 
 def search(state: ServerState, request: SearchRequest) -> dict[str, Any]:
-    """``search_memory``'s ranking with its defaults (active memories, embeddings when on)."""
+    """``search_unified``'s ranking with the configured weights: active and promoted memories
+    (a promoted one ranks as its memory, with its note's words), and notes a person wrote in the
+    vault at ``ltm_weight``. Archived memories stay out (``archive_weight`` 0), as they do from
+    ``search_memory``: recall before every prompt is the working set. The vault side ranks by
+    keywords: embedding a whole vault on a first prompt would outlast the hook's wait."""
+    from cortexgraph.vault_sync.unified_search import search_unified
+
     store = state.store
+    index = state.ltm_index
+    if index is not None:
+        index.refresh()  # only changed notes are re-read
+    weights = state.settings.unified_search_weights()
+    weights["archive_weight"] = 0.0
+
+    def run(use_embeddings: bool | None) -> list[UnifiedResult]:
+        return search_unified(
+            store,
+            index,
+            request.query,
+            limit=request.top_k,
+            use_embeddings=use_embeddings,
+            **weights,
+        )
+
     embeddings = "used" if store.dense is not None else "off"
     try:
-        results = store.search(request.query, top_k=request.top_k, status=MemoryStatus.ACTIVE)
+        results = run(None)
     except DependencyUnavailableError:
         embeddings = "unavailable; ranked by BM25 only"
-        results = store.search(
-            request.query, top_k=request.top_k, status=MemoryStatus.ACTIVE, use_embeddings=False
-        )
-    return {
-        "results": [{"memory": r.memory.shown_json(), "score": round(r.score, 6)} for r in results],
-        "embeddings": embeddings,
-    }
+        results = run(False)
+    ids = [r.memory_id for r in results if r.memory_id is not None]
+    memories = {m.id: m for m in store.find_many(ids)}
+    return {"results": [_reply_item(r, memories, index) for r in results], "embeddings": embeddings}
+
+
+def _reply_item(
+    result: UnifiedResult, memories: dict[str, Memory], index: LTMIndex | None
+) -> dict[str, Any]:
+    item: dict[str, Any] = {"score": round(result.score, 6)}
+    memory = memories.get(result.memory_id) if result.memory_id is not None else None
+    if memory is not None:
+        item["memory"] = memory.shown_json()
+    note = index.get(result.note_path) if index is not None and result.note_path else None
+    if note is not None:
+        text = reading_text(note.content, title=note.title)
+        item["note"] = {"path": note.path, "title": note.title, "text": text}
+    return item
 
 
 async def _answer(state: ServerState, client: SocketStream) -> None:

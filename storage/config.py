@@ -11,6 +11,9 @@ from cortexgraph.storage.decay import DecayConfig
 # (R@5 0.696 vs 0.681 at 0.5) and on the hand-fed path (0.682 vs 0.681); docs/retrieval.md.
 # Declared once: the store's config, the settings and unified search's vault side read it.
 SEMANTIC_WEIGHT = 0.7
+# search_unified's weight of the vault's notes against short-term memories (1.0): 1.x's default.
+# Declared here because the hooks rank promoted memories with it without reading the settings.
+LTM_WEIGHT = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,4 +68,4 @@ class StoreConfig:
         )
 
 
-__all__ = ["SEMANTIC_WEIGHT", "StoreConfig"]
+__all__ = ["LTM_WEIGHT", "SEMANTIC_WEIGHT", "StoreConfig"]

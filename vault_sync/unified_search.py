@@ -86,10 +86,12 @@ def search_unified(
     now: float | None = None,
     related_weight: float = RELATED_WEIGHT,
     archive_weight: float = ARCHIVE_WEIGHT,
+    use_embeddings: bool | None = None,
 ) -> list[UnifiedResult]:
     """Best ``limit`` results across STM and LTM. ``window_days`` and ``min_score`` filter STM
     (they are decay notions); ``tags`` filter both (a tag also matches its nested children).
-    Memories gc archived rank at ``archive_weight`` times their score (0: left out)."""
+    Memories gc archived rank at ``archive_weight`` times their score (0: left out).
+    ``use_embeddings`` is the STM side's (``store.search``); ``embedder`` the vault side's."""
     ts = time.time() if now is None else now
     wanted = max(limit * 3, 20)
     merged: dict[str, dict[str, Any]] = {}
@@ -103,6 +105,7 @@ def search_unified(
             min_score=min_score,
             status=None,
             now=ts,
+            use_embeddings=use_embeddings,
         )
         for r in stm:
             m = r.memory

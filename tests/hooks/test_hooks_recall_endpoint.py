@@ -149,7 +149,7 @@ def test_the_server_answers_with_search_memorys_ranking_and_an_error_for_a_bad_r
                 endpoint.ask_running_server, tmp_path / "stm", "how is money stored", 5
             )
             assert reply is not None and reply.embeddings == "off"
-            assert [m["content"] for m, _ in reply.results] == [
+            assert [r.memory and r.memory["content"] for r in reply.results] == [
                 "Ledgerly stores money as integer cents in PostgreSQL."
             ]
             async with await anyio.connect_unix(path) as raw:

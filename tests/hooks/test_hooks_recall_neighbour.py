@@ -37,6 +37,7 @@ def test_the_endpoint_ranks_by_the_neighbour_but_never_sends_it(
 
     answer = anyio.run(go)
     assert answer is not None
-    [(record, score)] = answer.results  # found through the neighbour's words alone
-    assert record["id"] == reply.id and score > 0
+    [found] = answer.results  # found through the neighbour's words alone
+    record = found.memory
+    assert record is not None and record["id"] == reply.id and found.score > 0
     assert "neighbour_text" not in record and "puppy" not in str(record)

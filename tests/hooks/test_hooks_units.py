@@ -109,15 +109,28 @@ def test_fast_store_location_matches_settings(monkeypatch, tmp_path: Path) -> No
         if key.upper().startswith("CORTEXGRAPH_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("CORTEXGRAPH_STORAGE_PATH", str(tmp_path))
-    path, config = store_location({"CORTEXGRAPH_STORAGE_PATH": str(tmp_path)})
+    fast = store_location({"CORTEXGRAPH_STORAGE_PATH": str(tmp_path)})
     settings = Settings()
-    assert path == settings.storage_path and config == settings.store_config()
+    assert fast.storage_path == settings.storage_path
+    assert fast.store_config == settings.store_config()
+    assert fast.vault_path == settings.vault_path
+    assert fast.ltm_weight == settings.search_ltm_weight
+    monkeypatch.setenv("LTM_VAULT_PATH", str(tmp_path / "notes"))  # 1.x's name
+    fast = store_location(
+        {"CORTEXGRAPH_STORAGE_PATH": str(tmp_path), "LTM_VAULT_PATH": str(tmp_path / "notes")}
+    )
+    assert fast.vault_path == Settings().vault_path == tmp_path / "notes"
+    monkeypatch.delenv("LTM_VAULT_PATH")
     monkeypatch.delenv("CORTEXGRAPH_STORAGE_PATH")
-    assert store_location({})[0] == Settings().storage_path
+    assert store_location({}).storage_path == Settings().storage_path
     # Any other CORTEXGRAPH_ variable: the full Settings decide.
     monkeypatch.setenv("CORTEXGRAPH_PL_HALFLIFE_DAYS", "9")
-    _, cfg = store_location({"CORTEXGRAPH_PL_HALFLIFE_DAYS": "9"})
-    assert cfg.decay.pl_halflife_days == 9.0
+    monkeypatch.setenv("CORTEXGRAPH_SEARCH_LTM_WEIGHT", "0.5")
+    full = store_location(
+        {"CORTEXGRAPH_PL_HALFLIFE_DAYS": "9", "CORTEXGRAPH_SEARCH_LTM_WEIGHT": "0.5"}
+    )
+    assert full.store_config.decay.pl_halflife_days == 9.0
+    assert full.ltm_weight == 0.5
 
 
 def test_hook_phrase_detector_is_the_activation_layers() -> None:

@@ -1,0 +1,53 @@
+"""Promoted memories in the hooks' own recall, shown with their vault note's words.
+
+A promoted memory's note is long-term memory, and a person may have edited it in Obsidian
+since: what the note says now is what recall shows, labelled "LTM note <path>". The hook reads
+only the notes of the promoted memories it is about to show (a handful of small files), never
+the vault's index: ranking stays on the JSONL record's words (bench/hook_ltm_recall.py measures
+the cost). Notes a person wrote in the vault are found only through a running MCP server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from cortexgraph.hooks.context_block import Entry
+from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.vault_sync.note_body import body_of, reading_text
+
+MAX_NOTE_BYTES = 256 * 1024  # a preview needs the start of a note; a huge one is cut
+NO_NOTE = "LTM (note not found)"
+
+
+def recalled_entry(memory: Memory, label: str, vault: Path) -> Entry:
+    """``memory`` as recall shows it: a promoted one with its note's current words."""
+    path = memory.promoted_to if memory.status is MemoryStatus.PROMOTED else None
+    words = note_words(vault, path) if path else None
+    if path is None or words is None:
+        return record_entry(memory, label)
+    return Entry(memory, label, note_path=path, text=words)
+
+
+def record_entry(memory: Memory, label: str) -> Entry:
+    """``memory`` with its record's words; a promoted one whose note could not be read (deleted
+    or moved in the vault) says so."""
+    if memory.status is MemoryStatus.PROMOTED:
+        label = " · ".join(x for x in (label, NO_NOTE) if x)
+    return Entry(memory, label)
+
+
+def note_words(vault: Path, rel: str) -> str | None:
+    """The words of the note at vault-relative ``rel`` (None: missing, unreadable, outside
+    the vault, or empty)."""
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        return None
+    try:
+        with open(vault.joinpath(*parts), "rb") as file:
+            text = file.read(MAX_NOTE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    return reading_text(body_of(text), title=PurePosixPath(rel).stem) or None
+
+
+__all__ = ["NO_NOTE", "note_words", "recalled_entry", "record_entry"]
