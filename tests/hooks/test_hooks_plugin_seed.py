@@ -84,7 +84,7 @@ def test_the_memory_init_agent_ships_with_the_plugin(tmp_path) -> None:
         async with Client(build_server(make_settings(tmp_path))) as client:
             return {t.name for t in (await client.list_tools()).tools}
 
-    assert ours == {"search_memory", "save_memory"} and ours <= anyio.run(listed)
+    assert ours == {"search_unified", "save_memory"} and ours <= anyio.run(listed)
 
 
 def test_the_docs_count_the_options_the_install_asks_for() -> None:
