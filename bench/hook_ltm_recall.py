@@ -10,6 +10,10 @@ load drifts hit both alike. CPU is the child's user+sys time (os.wait4), which l
 less than wall time. Stores: hooks_bench's 10k memories with the authentication decision
 active, and the same with 5% of the memories promoted (notes written to the vault, the
 decision among them), so that the promoted decision's note is read before the prompt.
+
+Then the server's side, in this process: what one recall endpoint request costs before (a
+``store.search`` of active memories) and after (the vault index's refresh, then
+``search_unified``), BM25 only, on the promoted store with 1,500 notes a person wrote added.
 """
 
 from __future__ import annotations
@@ -175,8 +179,48 @@ def main() -> None:
         found = "OAuth2 with PKCE" in out
         ltm = "LTM note" in out
         console.print(f"recall, {label}, {tree_name}: decision shown {found}, LTM label {ltm}")
+    server_side(console, stores["5% promoted"], stores["5% promoted"].parent / "vault")
     console.print(machine_line())
     shutil.rmtree(work, ignore_errors=True)
+
+
+def server_side(console: Console, store_path: Path, vault: Path, own_notes: int = 1500) -> None:
+    import resource
+
+    from cortexgraph.storage import open_store
+    from cortexgraph.storage.models import MemoryStatus
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
+    from cortexgraph.vault_sync.unified_search import search_unified
+
+    for i in range(own_notes):
+        (vault / f"own-{i}.md").write_text(f"# Own {i}\n\nNote {i} on the deploy pipeline.\n")
+    store = open_store(store_path)
+    index = LTMIndex.open(vault)
+    queries = [RECALL, "deploy pipeline tuesday", "postgres money cents", "team lunch", "kafka"]
+
+    def cpu_ms() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return (r.ru_utime + r.ru_stime) * 1000
+
+    def before(q: str) -> None:
+        store.search(q, top_k=5, status=MemoryStatus.ACTIVE, use_embeddings=False)
+
+    def after(q: str) -> None:
+        index.refresh()
+        search_unified(store, index, q, limit=5, archive_weight=0.0, use_embeddings=False)
+
+    for name, request in (("store.search, active (before)", before), ("search_unified", after)):
+        request(queries[0])
+        times = []
+        for _ in range(6):
+            for q in queries:
+                t = cpu_ms()
+                request(q)
+                times.append(cpu_ms() - t)
+        console.print(
+            f"endpoint request, {name}: CPU ms median {statistics.median(times):.1f}, "
+            f"max {max(times):.1f} ({len(index.notes):,} notes)"
+        )
 
 
 if __name__ == "__main__":
