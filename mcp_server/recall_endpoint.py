@@ -33,6 +33,7 @@ from cortexgraph.vault_sync.note_body import reading_text
 
 if TYPE_CHECKING:
     from cortexgraph.mcp_server.state import ServerState
+    from cortexgraph.storage import JSONLStore
     from cortexgraph.vault_sync.ltm_index import LTMIndex
     from cortexgraph.vault_sync.unified_search import UnifiedResult
 
@@ -46,12 +47,16 @@ def search(state: ServerState, request: SearchRequest) -> dict[str, Any]:
     vault at ``ltm_weight``. Archived memories stay out (``archive_weight`` 0), as they do from
     ``search_memory``: recall before every prompt is the working set. The vault side ranks by
     keywords: embedding a whole vault on a first prompt would outlast the hook's wait."""
+    store = state.store
+    with state.fresh_ltm_index() as index:  # only changed notes are re-read
+        return _search(state, store, index, request)
+
+
+def _search(
+    state: ServerState, store: JSONLStore, index: LTMIndex | None, request: SearchRequest
+) -> dict[str, Any]:
     from cortexgraph.vault_sync.unified_search import search_unified
 
-    store = state.store
-    index = state.ltm_index
-    if index is not None:
-        index.refresh()  # only changed notes are re-read
     weights = state.settings.unified_search_weights()
     weights["archive_weight"] = 0.0
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -51,6 +52,9 @@ class ServerState:
     _thread: threading.Thread | None = None
     _services: dict[str, Any] = field(default_factory=dict)
     _services_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Tool calls and the hooks' recall endpoint run in worker threads; a refresh of the vault's
+    # index changes its notes and BM25 postings in place, so it never overlaps a reading.
+    _vault_lock: threading.RLock = field(default_factory=threading.RLock)
     _closing: bool = False  # shut down: a store that opens now starts no background embedder
 
     def open_in_background(self) -> None:
@@ -185,6 +189,18 @@ class ServerState:
         from cortexgraph.vault_sync.ltm_index import LTMIndex
 
         return self.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
+
+    @contextmanager
+    def fresh_ltm_index(self) -> Iterator[LTMIndex | None]:
+        """The vault's index with changed notes re-read, held for the caller's reading (no other
+        thread refreshes it meanwhile); None without a vault."""
+        index = self.ltm_index
+        if index is None:
+            yield None
+            return
+        with self._vault_lock:
+            index.refresh()
+            yield index
 
     @property
     def note_sink(self) -> ObsidianNoteSink:

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -33,20 +33,9 @@ from cortexgraph.retrieval.graph import memory_ref
 from cortexgraph.retrieval.temporal import after_save
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
-if TYPE_CHECKING:
-    from cortexgraph.vault_sync.ltm_index import LTMIndex
-
 log = logging.getLogger("cortexgraph.mcp")
 
 MemoryType = Literal["core", "ltm", "stm", "graph"]
-
-
-def _ltm_index(state: ServerState) -> LTMIndex | None:
-    """The vault's LTM index (shared with search_unified), refreshed; None without a vault."""
-    index = state.ltm_index
-    if index is not None:
-        index.refresh()
-    return index
 
 
 @tool_errors
@@ -110,19 +99,22 @@ def memory_retrieve(
     given["memory_types"], read_as = seed_tiers(given["memory_types"])
     chosen = RetrievalFilters.from_mapping(given)
     embedder = embedder_for(state)[0] if use_embeddings else None
-    kwargs: dict[str, Any] = {
-        "filters": chosen,
-        "ltm_index": _ltm_index(state),
-        "embedder": embedder,
-        "include_history": include_history,
-    }
-    try:
-        result = retrieve(state.store, query, token_budget, use_embeddings=use_embeddings, **kwargs)
-    except DependencyUnavailableError as exc:
-        result = retrieve(state.store, query, token_budget, use_embeddings=False, **kwargs)
-        result = replace(
-            result, notes=(*result.notes, f"embeddings unavailable ({exc}); BM25 only")
-        )
+    with state.fresh_ltm_index() as index:
+        kwargs: dict[str, Any] = {
+            "filters": chosen,
+            "ltm_index": index,
+            "embedder": embedder,
+            "include_history": include_history,
+        }
+        try:
+            result = retrieve(
+                state.store, query, token_budget, use_embeddings=use_embeddings, **kwargs
+            )
+        except DependencyUnavailableError as exc:
+            result = retrieve(state.store, query, token_budget, use_embeddings=False, **kwargs)
+            result = replace(
+                result, notes=(*result.notes, f"embeddings unavailable ({exc}); BM25 only")
+            )
     if read_as:
         result = replace(result, notes=(*result.notes, *read_as))
     return {"success": True, **result.to_json(items=items)}
@@ -159,14 +151,15 @@ def graph_query(
     """Memories, notes and relations around an entity, as compact subject-predicate-object
     triples (memory relations, shared entities, vault wikilinks)."""
     state = state_of(ctx)
-    result = query_graph(
-        state.store,
-        entity,
-        relation=relation,
-        depth=depth,
-        ltm_index=_ltm_index(state),
-        max_triples=max_triples,
-    )
+    with state.fresh_ltm_index() as index:
+        result = query_graph(
+            state.store,
+            entity,
+            relation=relation,
+            depth=depth,
+            ltm_index=index,
+            max_triples=max_triples,
+        )
     if format == "json":
         return {"success": True, **result.to_json()}
     return {
@@ -259,7 +252,6 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     def core() -> str:
         try:
             store = state.store
-            index = _ltm_index(state)
         except CortexGraphError as exc:
             raise ResourceError(str(exc)) from exc
         memories = [
@@ -272,10 +264,14 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
             }
             for m in core_memories(store)
         ]
-        notes = [
-            {"note_path": n.path, "title": n.title, "content": n.content[:4000]}
-            for n in (core_notes(index.notes.values()) if index is not None else [])
-        ]
+        try:
+            with state.fresh_ltm_index() as index:
+                notes = [
+                    {"note_path": n.path, "title": n.title, "content": n.content[:4000]}
+                    for n in (core_notes(index.notes.values()) if index is not None else [])
+                ]
+        except CortexGraphError as exc:
+            raise ResourceError(str(exc)) from exc
         return json.dumps({"memories": memories, "notes": notes}, ensure_ascii=False)
 
     server.resource(  # LatentContext's address for the same block

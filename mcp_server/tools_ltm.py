@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
@@ -17,6 +17,9 @@ from cortexgraph.mcp_server.views import preview
 from cortexgraph.storage.decay import DAY, memory_score, promotion_reason
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus, validate_id, validate_tags
+
+if TYPE_CHECKING:
+    from cortexgraph.vault_sync.ltm_index import LTMIndex
 
 MAX_AUTO_PROMOTE = 50
 PREVIEW_CHARS = 100  # a candidate's content_preview, as 1.x
@@ -137,20 +140,21 @@ def search_unified(
 
     state = state_of(ctx)
     s = state.settings
-    index, ltm_note = _ltm_index(state)
     embedder, sim_note = embedder_for(state) if use_embeddings else (None, "keyword (BM25) only")
-    results = search(
-        state.store,
-        index,
-        query or "",
-        tags=list(validate_tags(tags)),
-        limit=limit,
-        window_days=window_days,
-        min_score=min_score,
-        verbose=verbose,
-        embedder=embedder,
-        **s.unified_search_weights(stm_weight, ltm_weight),
-    )
+    with state.fresh_ltm_index() as index:
+        ltm_note = _ltm_note(state, index)
+        results = search(
+            state.store,
+            index,
+            query or "",
+            tags=list(validate_tags(tags)),
+            limit=limit,
+            window_days=window_days,
+            min_score=min_score,
+            verbose=verbose,
+            embedder=embedder,
+            **s.unified_search_weights(stm_weight, ltm_weight),
+        )
     return {
         "success": True,
         "count": len(results),
@@ -160,14 +164,12 @@ def search_unified(
     }
 
 
-def _ltm_index(state: ServerState) -> tuple[Any, str]:
-    """The vault's index, refreshed (only changed notes are re-read); None if no vault yet."""
+def _ltm_note(state: ServerState, index: LTMIndex | None) -> str:
+    """What the long-term side of a search covered."""
     vault = state.settings.vault_path
-    index = state.ltm_index
     if index is None:
-        return None, f"no vault at {vault} yet (LTM_VAULT_PATH): short-term memories only"
-    index.refresh()
-    return index, f"{len(index.notes)} notes in {vault}"
+        return f"no vault at {vault} yet (LTM_VAULT_PATH): short-term memories only"
+    return f"{len(index.notes)} notes in {vault}"
 
 
 def register(server: MCPServer[ServerState], state: ServerState) -> None:
