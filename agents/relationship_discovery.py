@@ -166,8 +166,9 @@ class RelationshipDiscovery:
         found_count, method = self._find_entities(memories, dry_run, read)
         if read_before[0]:  # read before the cluster step (read_entities): this run read them
             found_count, method = found_count + read_before[0], read_before[1]
-        # Each memory's names once (each was read two or three times: 0.05 s at 10k).
-        index = EntityPostings.of(memories)
+        # Each memory's names once (each was read two or three times: 0.05 s at 10k); an
+        # incremental run makes them only for the memories it asks about.
+        index = EntityPostings.of(memories, lazy=scope is not None)
         names, postings = index.names, index.postings
         ceiling = cfg.entity_ceiling(len(memories))
         common = frozenset(e for e, ids in postings.items() if len(ids) > ceiling)

@@ -386,3 +386,26 @@ def test_an_incremental_run_asks_only_reached_memories_whether_they_can_pair() -
         ]
     )
     assert names.read == ["b", "c", "a"]  # each asked memory once, no other
+
+
+def test_an_incremental_runs_postings_are_the_full_runs_with_names_made_when_asked(store):
+    from cortexgraph.agents.entity_postings import EntityPostings, memory_names
+    from cortexgraph.storage.models import MENTIONS_KEY
+
+    add(store, "a", entities=["Redis", "redis", "Ledger"])  # one name in two spellings
+    add(store, "b", entities=["ledger", "Kafka"])
+    add(store, "c", entities=[])
+    add(store, "Sam: see you", entities=["Sam"], extra={MENTIONS_KEY: ["Kafka", "Bob"]})
+    memories = {m.id: m for m in store.list()}
+    full = EntityPostings.of(memories)
+    part = EntityPostings.of(memories, lazy=True)
+    assert part.postings == full.postings
+    assert part.postings["redis"] == [next(i for i, m in memories.items() if m.content == "a")]
+    asked = next(iter(memories))
+    assert part.names[asked] == memory_names(memories[asked])
+    assert part.names._made.keys() == {asked}  # the others' names are not made
+    assert set(part.names) == set(memories) and len(part.names) == len(memories)
+    for common, least in ((frozenset({"ledger"}), 2), (frozenset(), 2), (frozenset(), 0)):
+        assert part.eligible(common, least) == full.eligible(common, least)
+    assert part.names._made.keys() == {asked}  # eligible made none of them
+    assert {mid: part.names[mid] for mid in memories} == full.names
