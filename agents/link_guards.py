@@ -34,7 +34,7 @@ from cortexgraph.agents.duplicates import (
 )
 from cortexgraph.agents.held_rows import distinct
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
-from cortexgraph.agents.restatement import Line, line_of, refusal
+from cortexgraph.agents.restatement import Line, lines_of, refusal
 from cortexgraph.storage.models import Memory
 
 # Reasons that say "related, not the same": such pairs may become ``related`` links.
@@ -105,7 +105,7 @@ class LinkGuard:
         ``memories``); an incremental run's guard judges a neighbourhood with the whole
         store's names, as a full run does."""
         self.memories = memories
-        self.lines: list[Line] = [line_of(m) for m in memories]
+        self.lines: list[Line] = lines_of(memories)
         self.check_details = details
         self.restatements = restatements
         self.questions = questions

@@ -260,3 +260,18 @@ def test_only_a_transcript_line_keeps_its_words():
     assert not utterance("Ana: no question here. None at all").ends_in_question
     assert utterance("Ana: fine. Did it move? [shares a photo: a ledger]").ends_in_question
     assert utterance("Did it move? Where to? It did.").mostly_questions
+
+
+def test_lines_read_in_bulk_are_the_lines_read_one_by_one(store):
+    from cortexgraph.agents.restatement import lines_of
+
+    texts = [
+        f"{DAY} Caroline: Did you paint the sunset? I did!",
+        "Caroline: see you [shares a photo: a lake]",
+        "Note: the ledger uses Postgres 16.",
+        "  plain fact, no speaker  ",
+        "[8 May, 2023] Dr. Haas: Is it done? Is it? Yes.",
+    ]
+    memories = [add(store, t) for t in texts]
+    assert lines_of(memories) == [line_of(m) for m in memories]
+    assert lines_of([]) == []
