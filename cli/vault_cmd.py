@@ -42,6 +42,20 @@ def _settings(vault: Path | None, storage_path: Path | None) -> Settings:
     return load_settings(ltm_vault_path=vault, storage_path=storage_path)
 
 
+def _vault_settings(vault: Path | None, storage_path: Path | None) -> Settings:
+    """The settings of a command that reads only the vault: --storage-path still picks the
+    default vault (the ``vault/`` folder beside the store), and a store the user named must
+    exist, as for every other command."""
+    from cortexgraph.cli.cli_common import existing_store_path
+
+    settings = _settings(vault, storage_path)
+    try:
+        existing_store_path(settings, storage_path)
+    except CortexGraphError as exc:
+        raise _fail(exc) from exc
+    return settings
+
+
 def _fail(exc: Exception) -> typer.Exit:
     err.print(f"[red]error:[/red] {escape(str(exc))}")
     return typer.Exit(2)
@@ -59,12 +73,13 @@ def _open_index(settings: Settings) -> LTMIndex:
 @app.command("index")
 def index_cmd(
     vault: VaultOpt = None,
+    storage_path: StorageOpt = None,
     rebuild: Annotated[bool, typer.Option(help="Re-read every note.")] = False,
 ) -> None:
     """Bring the LTM index up to date (only new or changed notes are read)."""
     from cortexgraph.vault_sync import LTMIndex
 
-    settings = _settings(vault, None)
+    settings = _vault_settings(vault, storage_path)
     if not settings.vault_path.is_dir():
         raise typer.BadParameter(
             f"vault {settings.vault_path} does not exist", param_hint="--vault"
@@ -87,9 +102,13 @@ def index_cmd(
 
 
 @app.command()
-def stats(vault: VaultOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def stats(
+    vault: VaultOpt = None,
+    storage_path: StorageOpt = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
     """Counts of notes, links, tags and cortexgraph notes in the vault."""
-    settings = _settings(vault, None)
+    settings = _vault_settings(vault, storage_path)
     idx = _open_index(settings)
     notes = list(idx.notes.values())
     data = {
@@ -220,11 +239,11 @@ def search(
 
 
 @app.command()
-def check(vault: VaultOpt = None) -> None:
+def check(vault: VaultOpt = None, storage_path: StorageOpt = None) -> None:
     """Report notes with broken frontmatter, broken links, conflict copies. Exit 1 if any."""
     from cortexgraph.vault_sync import check_vault
 
-    settings = _settings(vault, None)
+    settings = _vault_settings(vault, storage_path)
     idx = _open_index(settings)
     issues = check_vault(idx)
     if not issues:

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 import typer
+from child_env import child_env
+from cli_helpers import run_in_process
 from typer.testing import CliRunner
 
 from cortexgraph.cli import consolidate, maintenance
@@ -43,3 +45,38 @@ def test_help_shows_a_type_only_for_options_that_take_a_value(program, path) -> 
     for line in result.output.splitlines():
         assert "<bool>" not in line, line
         assert "list[" not in line, line
+
+
+def _options(path: tuple[str, ...]) -> set[str]:
+    command = typer.main.get_command(cortexgraph_main.app)
+    for name in path:
+        command = command.commands[name]
+    return {opt for param in command.params for opt in getattr(param, "opts", ())}
+
+
+VAULT_COMMANDS = [
+    p for program, p in SCREENS if program == "cortexgraph" and "--vault" in _options(p)
+]
+
+
+@pytest.mark.parametrize("path", VAULT_COMMANDS, ids=[" ".join(p) for p in VAULT_COMMANDS])
+def test_every_command_that_takes_vault_takes_storage_path_too(path) -> None:
+    assert "--storage-path" in _options(path)
+
+
+def test_vault_check_reads_the_vault_beside_the_store_named_by_storage_path(tmp_path) -> None:
+    (tmp_path / "demo" / "store").mkdir(parents=True)
+    (tmp_path / "demo" / "vault").mkdir()
+    (tmp_path / "demo" / "vault" / "a.md").write_text("hello [[missing]]\n")
+    env = child_env(CORTEXGRAPH_ENABLE_EMBEDDINGS="false", COLUMNS="200")
+    store = str(tmp_path / "demo" / "store")
+    for command in ("check", "stats", "index"):
+        done = run_in_process(["vault", command, "--storage-path", store], env)
+        assert done.returncode == (1 if command == "check" else 0), done.stderr
+    assert (
+        "[[missing]] opens no note"
+        in run_in_process(["vault", "check", "--storage-path", store], env).stdout
+    )
+    mistyped = run_in_process(["vault", "check", "--storage-path", store + "x"], env)
+    assert mistyped.returncode == 2
+    assert f"no store at {store}x (--storage-path); nothing was created" in mistyped.stderr
