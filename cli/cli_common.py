@@ -73,6 +73,18 @@ def cli_store(
     return settings, store
 
 
+def preview_store(settings: Settings, storage_path: Path | None) -> Any:
+    """A dry run's store: the records read into memory (``read_store_copy``), not a byte
+    written; lines a live open would quarantine are named on stderr, one line per file."""
+    from cortexgraph.user_store import read_store_copy
+
+    existing_store_path(settings, storage_path)
+    store = read_store_copy(settings)
+    for lines in store.unreadable:
+        err.print(f"dry run: {escape(lines.describe())}", highlight=False)
+    return store
+
+
 def store_is_explicit(storage_path: Path | None) -> bool:
     """Whether the user named the store (the option or the variable), not the default."""
     return storage_path is not None or bool(os.environ.get(STORAGE_ENV))
@@ -174,6 +186,7 @@ __all__ = [
     "hint_if_empty",
     "open_cli_store",
     "out",
+    "preview_store",
     "print_json",
     "read_tracker",
     "report_done",

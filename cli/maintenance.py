@@ -48,11 +48,18 @@ def _options(
     _GLOBAL["storage_path"] = storage_path
 
 
-def _open(storage_path: Path | None):
+def _open(storage_path: Path | None, *, dry_run: bool = False):
+    """The store a command works on (a dry run's: read into memory, nothing written); a store
+    the user named that does not exist is refused, never created."""
+    from cortexgraph.cli.cli_common import existing_store_path, preview_store
     from cortexgraph.settings import load_settings
 
-    settings = load_settings(storage_path=storage_path or _GLOBAL["storage_path"])
+    named = storage_path or _GLOBAL["storage_path"]
+    settings = load_settings(storage_path=named)
     try:
+        if dry_run:
+            return preview_store(settings, named)
+        existing_store_path(settings, named)
         return open_user_store(settings)
     except CortexGraphError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -147,13 +154,13 @@ def repair_context(
     from cortexgraph.storage.recent_saves import repair_neighbour_contexts
 
     settings = load_settings(storage_path=storage_path or _GLOBAL["storage_path"])
-    store = _open(storage_path)
+    store = _open(storage_path, dry_run=dry_run)
     try:
         report = repair_neighbour_contexts(store, settings.save_context_window_s, dry_run=dry_run)
     except CortexGraphError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    data = {"storage_path": str(store.path), **report.to_json()}
+    data = {"storage_path": str(settings.storage_path), **report.to_json()}
     if not as_json:
         data.pop("memory_ids")
         data.pop("dry_run")  # the title says it

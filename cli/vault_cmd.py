@@ -142,12 +142,17 @@ def promote(
     reason: Annotated[str, typer.Option(help="Why (default: the decay rule).")] = "",
 ) -> None:
     """Write a memory's note into the vault and mark it promoted."""
+    from cortexgraph.cli.cli_common import existing_store_path, preview_store
     from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
     settings = _settings(vault, storage_path)
     try:
-        store = open_user_store(settings)
-        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
+        if dry_run:  # nothing written: no quarantine, no vault folder (promote_memory stops
+            store, sink = preview_store(settings, storage_path), None  # before the sink)
+        else:
+            existing_store_path(settings, storage_path)
+            store = open_user_store(settings)
+            sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
         outcome = promote_memory(
             store, sink, memory_id, reason=reason, now=time.time(), force=force, dry_run=dry_run
         )

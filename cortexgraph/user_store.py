@@ -6,6 +6,8 @@ and none of them may import another, so the answers live here, below all of them
 
 - ``open_user_store``: the JSONL store, with records an older version's behaviour monitor left
   in it moved to the monitor's own ledger first, so no command ever shows them;
+- ``read_store_copy``: what every dry run reads instead: the records in memory, not a byte
+  written (no lock file, no quarantine), the unreadable lines listed;
 - ``tracker_location`` / ``open_configured_tracker`` / ``open_issue_tracker``: the beads
   tracker (``--repo``, else ``CORTEXGRAPH_BEADS_REPO``, else ``.beads/`` in the storage
   directory's own repository), or the in-memory fallback said out loud;
@@ -21,8 +23,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cortexgraph.storage import JSONLStore, open_store
-from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage import InMemoryStore, JSONLStore, open_store
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
 if TYPE_CHECKING:  # the tracker (GitPython) loads only when asked for
     from cortexgraph.settings import Settings
@@ -54,6 +56,17 @@ def open_user_store(settings: Settings, dense: Any = None) -> JSONLStore:
             moved.ledger,
         )
     return store
+
+
+def read_store_copy(settings: Settings) -> InMemoryStore:
+    """The store's records read straight from its files into memory, writing nothing: what a
+    dry run works on. Its ``unreadable`` lists the lines a live open would quarantine."""
+    path = settings.storage_path
+    if not path.is_dir():
+        raise InvalidInputError(
+            f"no store at {path}: nothing to preview (run once without --dry-run)"
+        )
+    return InMemoryStore.from_files(path, settings.store_config())
 
 
 def tracker_location(settings: Settings, repo: Path | None = None) -> tuple[Path, bool]:

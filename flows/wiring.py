@@ -19,10 +19,10 @@ from cortexgraph.activation.monitor.ledger_store import (
 )
 from cortexgraph.agents.protocols import IssueTracker, NoteSink
 from cortexgraph.settings import Settings
-from cortexgraph.storage import InMemoryStore, MemoryStore, open_store
+from cortexgraph.storage import MemoryStore, open_store
 from cortexgraph.storage.embeddings import EmbeddingCache, default_cache
-from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
-from cortexgraph.user_store import open_configured_tracker, open_issue_tracker
+from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.user_store import open_configured_tracker, open_issue_tracker, read_store_copy
 
 log = logging.getLogger(__name__)
 
@@ -63,27 +63,19 @@ class Collaborators:
             close()  # syncs the notes and the ledger journal (folded once it is a quarter)
 
 
-def read_store_copy(settings: Settings) -> InMemoryStore:
-    """The store's records read straight from its files into memory, writing nothing."""
-    path = settings.storage_path
-    if not path.is_dir():
-        raise InvalidInputError(
-            f"no store at {path}: nothing to preview (run once without --dry-run)"
-        )
-    return InMemoryStore.from_files(path, settings.store_config())
-
-
 def open_collaborators(
     settings: Settings, *, dry_run: bool, use_embeddings: bool = True
 ) -> Collaborators:
     notes: list[str] = []
     if dry_run:
-        store: MemoryStore = read_store_copy(settings)
-        drop_monitor_records(store)  # the behaviour monitor's ledger is not the user's memory
+        preview = read_store_copy(settings)
+        drop_monitor_records(preview)  # the behaviour monitor's ledger is not the user's memory
         notes.append(
-            f"dry run: read {len(store)} memories from {settings.storage_path}; "
+            f"dry run: read {len(preview)} memories from {settings.storage_path}; "
             "nothing will be written"
         )
+        notes.extend(lines.describe() for lines in preview.unreadable)
+        store: MemoryStore = preview
     else:
         store = open_store(settings.storage_path, settings.store_config())
         moved = isolate_monitor_records(store, settings.storage_path)
@@ -133,4 +125,4 @@ def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
     return InMemoryIssueTracker(), "no issue tracker yet: clusters handed to merge directly"
 
 
-__all__ = ["Collaborators", "open_collaborators", "read_store_copy"]
+__all__ = ["Collaborators", "open_collaborators"]

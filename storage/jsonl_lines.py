@@ -44,6 +44,26 @@ class BadLine:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadableLines:
+    """The bad lines of one store file, found by a read that moves nothing (a dry run's
+    ``InMemoryStore.from_files``): where they are and where a live open would move them."""
+
+    path: Path
+    count: int
+    first_reason: str
+
+    @property
+    def quarantine(self) -> Path:
+        return quarantine_path(self.path)
+
+    def describe(self) -> str:
+        return (
+            f"{self.count} unreadable line(s) in {self.path}, left in place by this read; the "
+            f"next live run moves them to {self.quarantine} (first: {self.first_reason})"
+        )
+
+
 def live_records(
     data: bytes,
     build: Callable[[Any], Any],
@@ -243,6 +263,7 @@ def count_lines(path: Path) -> int:
 __all__ = [
     "BAD_LINE_ERRORS",
     "BadLine",
+    "UnreadableLines",
     "count_lines",
     "gc_paused",
     "live_records",

@@ -13,11 +13,16 @@ from typing import Any
 
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.indexed_store import IndexedStore
+from cortexgraph.storage.jsonl_lines import UnreadableLines
 from cortexgraph.storage.protocol import MemoryStore
 
 
 class InMemoryStore(IndexedStore):
     """The same store with nothing on disk: for agents' tests and dry runs."""
+
+    # Lines ``from_files`` could not read and left where they are, per file (a live store
+    # moves them to quarantine when it opens): a dry run says so instead of moving them.
+    unreadable: tuple[UnreadableLines, ...] = ()
 
     @classmethod
     def copy_of(cls, store: MemoryStore) -> InMemoryStore:
@@ -31,8 +36,8 @@ class InMemoryStore(IndexedStore):
         cls, path: str | os.PathLike[str], config: StoreConfig | None = None
     ) -> InMemoryStore:
         """A JSONL store's records read into memory without writing anything (no lock file, no
-        quarantine rewrite, no snapshot): what a dry run previews. Unreadable lines are skipped
-        here; the live store quarantines them."""
+        quarantine rewrite, no snapshot): what a dry run previews. Unreadable lines are left
+        out and left in place, and listed in ``unreadable``; the live store quarantines them."""
         from functools import partial
 
         from cortexgraph.storage.bulk_records import plain_memories
@@ -48,13 +53,19 @@ class InMemoryStore(IndexedStore):
         check = partial(check_loaded_line, config=config)
         lines_pass = partial(lines_pass_rules, config=config)
         directory = Path(path).expanduser()
+        unreadable: list[UnreadableLines] = []
 
         def read(name: str, build: Any, block: Any = None) -> list[Any]:
             try:
                 data = (directory / name).read_bytes()
             except FileNotFoundError:
                 return []
-            return live_records(data, build, check, lines_pass=lines_pass, build_block=block)[0]
+            records, bad = live_records(
+                data, build, check, lines_pass=lines_pass, build_block=block
+            )
+            if bad:
+                unreadable.append(UnreadableLines(directory / name, len(bad), bad[0].reason))
+            return records
 
         memories = read(
             config.memories_filename,
@@ -69,6 +80,7 @@ class InMemoryStore(IndexedStore):
         ]
         clone = cls(config)
         clone._load(memories, relations)
+        clone.unreadable = tuple(unreadable)
         return clone
 
 

@@ -36,7 +36,7 @@ class PromotionOutcome:
 
 def promote_memory(
     store: MemoryStore,
-    sink: _Sink,
+    sink: _Sink | None,
     memory_id: str,
     *,
     reason: str = "",
@@ -47,7 +47,8 @@ def promote_memory(
     """Write ``memory_id``'s note and mark it promoted in the store.
 
     Without ``reason`` the decay rules decide (``storage.decay.promotion_reason``); an ineligible
-    memory is left alone unless ``force``. Promoting again updates the same note.
+    memory is left alone unless ``force``. Promoting again updates the same note. A dry run
+    returns before the sink, which may then be None (no vault opened, none created).
     Raises MemoryNotFoundError for an unknown id.
     """
     memory = store.get(memory_id)
@@ -59,6 +60,8 @@ def promote_memory(
         reason = decided or "forced"
     if dry_run:
         return PromotionOutcome(memory_id, True, reason, memory.promoted_to, dry_run=True)
+    if sink is None:
+        raise ValueError("promote_memory needs a note sink unless it is a dry run")
     relations, related = linked_memories(store, memory_id)
     ref = sink.write_note(memory, related=related, relations=relations, reason=reason, now=now)
     store.update(

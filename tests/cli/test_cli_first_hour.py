@@ -80,3 +80,46 @@ def test_vault_check_reads_the_vault_beside_the_store_named_by_storage_path(tmp_
     mistyped = run_in_process(["vault", "check", "--storage-path", store + "x"], env)
     assert mistyped.returncode == 2
     assert f"no store at {store}x (--storage-path); nothing was created" in mistyped.stderr
+
+
+def _store_with_an_unreadable_line(cli) -> tuple[str, dict[str, bytes]]:
+    store = cli.store()
+    memory = store.save("Alice moved to Berlin in March", tags=["people"])
+    store.save("The deploy runs on Fridays", tags=["ops"])
+    with (cli.storage / "memories.jsonl").open("ab") as f:
+        f.write(b'{"id": "half-written\n')
+    return memory.id, _files(cli.storage)
+
+
+def _files(root) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_vault_promote_dry_run_writes_nothing_and_names_the_unreadable_line(cli) -> None:
+    memory_id, before = _store_with_an_unreadable_line(cli)
+    done = cli("vault", "promote", memory_id, "--force", "--dry-run")
+    assert f"would promote {memory_id}" in done.stdout
+    assert "dry run: 1 unreadable line(s) in" in done.stderr
+    assert "memories.quarantine.jsonl" in done.stderr
+    assert _files(cli.storage) == before
+    assert not cli.vault.exists()  # no vault folder either
+
+
+def test_repair_context_dry_run_writes_nothing_and_names_the_unreadable_line(cli) -> None:
+    _, before = _store_with_an_unreadable_line(cli)
+    result = CliRunner().invoke(
+        maintenance.app, ["repair-context", "--storage-path", str(cli.storage), "--dry-run"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "dry run: 1 unreadable line(s) in" in result.output
+    assert _files(cli.storage) == before
+
+
+def test_maintenance_refuses_a_mistyped_storage_path_instead_of_creating_it(tmp_path) -> None:
+    for command in ("stats", "compact", "repair-context"):
+        result = CliRunner().invoke(
+            maintenance.app, [command, "--storage-path", str(tmp_path / "stor")]
+        )
+        assert result.exit_code == 2, result.output
+        assert f"no store at {tmp_path / 'stor'} (--storage-path)" in result.output
+    assert not (tmp_path / "stor").exists()

@@ -31,8 +31,14 @@ def test_from_files_reads_live_records_and_writes_nothing(tmp_path: Path) -> Non
     assert copy.get(b.id).content == "Beta fact about Redis 7"
     assert [(r.from_memory_id, r.to_memory_id) for r in copy.relations()] == [(a.id, b.id)]
     assert copy.search("postgres", now=1_700_000_000)[0].memory.id == a.id
+    # the torn line is left where it is, and named with where a live open would move it
+    [torn] = copy.unreadable
+    assert (torn.path, torn.count) == (tmp_path / "memories.jsonl", 1)
+    assert torn.quarantine == tmp_path / "memories.quarantine.jsonl"
+    assert torn.first_reason.startswith("JSONDecodeError")
 
 
 def test_from_files_of_an_empty_directory_is_an_empty_store(tmp_path: Path) -> None:
     assert len(InMemoryStore.from_files(tmp_path)) == 0
+    assert InMemoryStore.from_files(tmp_path).unreadable == ()
     assert list(tmp_path.iterdir()) == []
