@@ -209,6 +209,7 @@ def replay(
     store_dir, vault = home / "store", home / "vault"
     project = home / "project"
     project.mkdir(parents=True, exist_ok=True)
+    vault.mkdir(parents=True, exist_ok=True)  # a named vault must exist
     os.environ["CORTEXGRAPH_STORAGE_PATH"] = str(store_dir)  # what the hook reads
     os.environ["CORTEXGRAPH_HOOK_STATE_DIR"] = str(home / "hook-state")
     settings = load_settings(storage_path=store_dir, ltm_vault_path=vault)

@@ -112,6 +112,7 @@ def run_mcp(
         for conv in convs:
             home = Path(d) / conv["id"]
             home.mkdir()
+            (home / "vault").mkdir()  # a named vault must exist
             env = {
                 k: v for k, v in os.environ.items() if not k.startswith(("CORTEXGRAPH_", "LTM_"))
             }

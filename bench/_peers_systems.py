@@ -98,6 +98,7 @@ def _clean_env(home: Path) -> dict[str, str]:
 
 def _cortexgraph_env(home: Path) -> dict[str, str]:
     env = _clean_env(home)
+    (home / "vault").mkdir(parents=True, exist_ok=True)  # a named vault must exist
     env.update(
         CORTEXGRAPH_STORAGE_PATH=str(home / "store"),
         LTM_VAULT_PATH=str(home / "vault"),

@@ -19,6 +19,7 @@ import time
 
 def main() -> None:
     dataset, store_dir, vault = sys.argv[1:4]
+    os.makedirs(vault, exist_ok=True)  # a named vault must exist
     os.environ["CORTEXGRAPH_STORAGE_PATH"] = store_dir
     os.environ["LTM_VAULT_PATH"] = vault
     os.environ["CORTEXGRAPH_LTM_VAULT_PATH"] = vault

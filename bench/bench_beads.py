@@ -197,6 +197,7 @@ def cli_table(n: int) -> Table:
             check=True,
         )
         exe = Path(sys.executable).with_name("cortexgraph-consolidate")
+        vault.mkdir(parents=True, exist_ok=True)  # a named vault must exist
         env = {
             **os.environ,
             "CORTEXGRAPH_STORAGE_PATH": str(store),

@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             home = Path(d) / c["id"]
             home.mkdir()
+            (home / "vault").mkdir()  # a named vault must exist
             env = dict(os.environ, **dict(kv.split("=", 1) for kv in args.env))
             env.update(
                 HOME=str(home),

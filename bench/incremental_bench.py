@@ -140,6 +140,7 @@ async def _runs_through_mcp(
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
+    vault.mkdir(parents=True, exist_ok=True)  # a named vault must exist
     server_env = {
         **env,
         "CORTEXGRAPH_STORAGE_PATH": str(store_dir),

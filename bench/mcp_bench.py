@@ -75,6 +75,7 @@ SWITCHED_OFF = {
 
 def env_for(path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEXGRAPH_")}
+    (path.parent / "vault").mkdir(parents=True, exist_ok=True)  # a named vault must exist
     env.update(
         CORTEXGRAPH_STORAGE_PATH=str(path),
         CORTEXGRAPH_LOG_LEVEL="WARNING",

@@ -291,6 +291,7 @@ def demo_tables(cache_dir: Path) -> None:
 
         settings = load_settings(storage_path=root / "store", ltm_vault_path=root / "vault")
         (root / "issues").mkdir(parents=True)
+        (root / "vault").mkdir()  # a named vault must exist
         tracker, where = open_issue_tracker(settings, root / "issues")  # run_once resets store/
         assert "beads" in where or ".beads" in where, where
         wall, _, report = run_once(root, ms, cache_dir, config, tracker)

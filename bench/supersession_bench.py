@@ -36,6 +36,7 @@ async def detect(cases: list[dict[str, Any]], **settings: Any) -> list[bool]:
     out = []
     for case in cases:
         with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "vault").mkdir()  # a named vault must exist
             config = Settings(
                 storage_path=Path(d) / "stm",
                 ltm_vault_path=Path(d) / "vault",

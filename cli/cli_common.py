@@ -125,15 +125,31 @@ def hint_if_empty(settings: Settings, storage_path: Path | None, count: int) -> 
 
 def require_vault(settings: Settings, vault: Path | None) -> Path:
     """The vault's folder; InvalidInputError (exit 2) when it does not exist, naming where it
-    was looked for and how to name another."""
+    was looked for and what to do: check a path the user named (or create its folder), name
+    one when the default is missing."""
     path = settings.vault_path
     if not path.is_dir():
-        named = vault is not None or any(os.environ.get(v) for v in VAULT_ENVS)
-        how = "--vault" if vault is not None else VAULT_ENVS[0] if named else "the default"
+        if settings.vault_may_be_created:
+            raise InvalidInputError(
+                f"no vault at {path} (the default); name one with --vault PATH or {VAULT_ENVS[0]}"
+            )
+        how = "--vault" if vault is not None else _vault_variable()
         raise InvalidInputError(
-            f"no vault at {path} ({how}); name one with --vault PATH or {VAULT_ENVS[0]}"
+            f"no vault at {path} ({how}); nothing was created: check the path, or create "
+            "the folder first to start a new vault"
         )
     return path
+
+
+def writable_vault(settings: Settings, vault: Path | None) -> Path:
+    """The vault a command writes notes to: the default one (beside the store) is created by
+    its first note; a vault the user named (--vault, LTM_VAULT_PATH) must exist already
+    (``require_vault``), so a mistyped path never becomes a new, empty vault."""
+    return settings.vault_path if settings.vault_may_be_created else require_vault(settings, vault)
+
+
+def _vault_variable() -> str:
+    return next((name for name in VAULT_ENVS if os.environ.get(name)), VAULT_ENVS[0])
 
 
 def read_tracker(settings: Settings) -> Any:
@@ -193,4 +209,5 @@ __all__ = [
     "require_vault",
     "settings_for",
     "store_is_explicit",
+    "writable_vault",
 ]

@@ -74,9 +74,10 @@ def run(
         return
     try:
         settings = _settings(storage_path, vault)
-        from cortexgraph.cli.cli_common import existing_store_path
+        from cortexgraph.cli.cli_common import existing_store_path, writable_vault
 
         existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
+        writable_vault(settings, vault)  # so is a mistyped vault, before the flow starts
         if scheduled:
             hours = (
                 interval_hours

@@ -124,6 +124,7 @@ def _demo(
         settings = load_settings(
             storage_path=directory / "store", ltm_vault_path=directory / "vault"
         )
+        settings.vault_path.mkdir(exist_ok=True)  # the demo's own vault (a named one must exist)
         now = time.time()
         if not no_embeddings:
             status.update("Loading the meaning model (MiniLM, ONNX)…")

@@ -142,17 +142,22 @@ def promote(
     reason: Annotated[str, typer.Option(help="Why (default: the decay rule).")] = "",
 ) -> None:
     """Write a memory's note into the vault and mark it promoted."""
-    from cortexgraph.cli.cli_common import existing_store_path, preview_store
+    from cortexgraph.cli.cli_common import existing_store_path, preview_store, writable_vault
     from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
     settings = _settings(vault, storage_path)
     try:
+        writable_vault(settings, vault)  # a mistyped vault is refused, never created
         if dry_run:  # nothing written: no quarantine, no vault folder (promote_memory stops
             store, sink = preview_store(settings, storage_path), None  # before the sink)
         else:
             existing_store_path(settings, storage_path)
             store = open_user_store(settings)
-            sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder)
+            sink = ObsidianNoteSink(
+                settings.vault_path,
+                settings.ltm_promoted_folder,
+                create=settings.vault_may_be_created,
+            )
         outcome = promote_memory(
             store, sink, memory_id, reason=reason, now=time.time(), force=force, dry_run=dry_run
         )

@@ -215,6 +215,13 @@ class Settings(BaseSettings):
         """The vault; by default a ``vault/`` folder beside the STM directory."""
         return self.ltm_vault_path or self.storage_path.parent / "vault"
 
+    @property
+    def vault_may_be_created(self) -> bool:
+        """Whether the first note may create the vault's folder: only the default one, beside
+        the store. A vault the user named (``LTM_VAULT_PATH``, ``--vault``) must exist, so a
+        mistyped path is refused instead of becoming a new, empty vault."""
+        return self.ltm_vault_path is None
+
     def decay_config(self) -> DecayConfig:
         return DecayConfig(
             model=self.decay_model,

@@ -105,7 +105,12 @@ def open_collaborators(
         # A batch job that closes its sink (finish): entity notes once per run. The promoter
         # writes through the sink itself (promote_memory's notes) and marks its memories in
         # one store write after the sink's flush, so no promote hook is handed in.
-        sink = ObsidianNoteSink(settings.vault_path, settings.ltm_promoted_folder, batch=True)
+        sink = ObsidianNoteSink(
+            settings.vault_path,
+            settings.ltm_promoted_folder,
+            create=settings.vault_may_be_created,  # a vault the user named must exist
+            batch=True,
+        )
         notes.append(f"promotions go to the vault {settings.vault_path}")
     return Collaborators(store, embedder, sink, tracker, promote, dry_run, notes)
 

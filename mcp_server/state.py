@@ -204,12 +204,17 @@ class ServerState:
 
     @property
     def note_sink(self) -> ObsidianNoteSink:
-        """The vault writer (promotions, merges), one per server."""
+        """The vault writer (promotions, merges), one per server. A vault LTM_VAULT_PATH names
+        must exist (VaultNotFoundError, an error result naming the path); only the default one
+        beside the store is created by the first note."""
         from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
 
         s = self.settings
         return self.service(
-            "note_sink", lambda: ObsidianNoteSink(s.vault_path, s.ltm_promoted_folder)
+            "note_sink",
+            lambda: ObsidianNoteSink(
+                s.vault_path, s.ltm_promoted_folder, create=s.vault_may_be_created
+            ),
         )
 
     def service(self, name: str, build: Callable[[], T]) -> T:

@@ -25,6 +25,7 @@ INITIALIZE = {
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    (tmp_path / "vault").mkdir(parents=True, exist_ok=True)  # a named vault must exist
     defaults = {
         "CORTEXGRAPH_STORAGE_PATH": str(tmp_path / "stm"),
         "LTM_VAULT_PATH": str(tmp_path / "vault"),
@@ -40,6 +41,8 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    if "ltm_vault_path" not in overrides:
+        (tmp_path / "vault").mkdir(parents=True, exist_ok=True)  # a named vault must exist
     values: dict[str, Any] = {
         "storage_path": tmp_path / "stm",
         "ltm_vault_path": tmp_path / "vault",

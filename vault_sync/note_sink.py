@@ -88,7 +88,10 @@ class ObsidianNoteSink:
         self.vault = Path(vault_path).expanduser()
         if not self.vault.is_dir():
             if not create:
-                raise VaultNotFoundError(f"vault directory {self.vault} does not exist")
+                raise VaultNotFoundError(
+                    f"no vault at {self.vault}; nothing was created: check the path, or "
+                    "create the folder first to start a new vault"
+                )
             self.vault.mkdir(parents=True, exist_ok=True)
         self.vault = self.vault.resolve()
         self.folder = safe_folder(folder)

@@ -1,8 +1,8 @@
 """`cortexgraph-consolidate` on input a new user gets wrong: a mistyped store is refused in
 one line and never created (README: "A store or vault you name that does not exist is
 refused, never created"), and a misspelt --merge-mode or --gc names the choices instead of
-ending in a traceback from inside the flow. A named vault that does not exist yet is
-created by the first promotion, as the MCP server does (tests/flows, tests/compat rely on it)."""
+ending in a traceback from inside the flow. A named vault that does not exist is refused the
+same way; only the default one beside the store is created by its first note."""
 
 from __future__ import annotations
 
@@ -50,3 +50,14 @@ def test_a_misspelt_mode_names_the_choices(folder: Path, option: str, message: s
     result = _run("--storage-path", "store", "--dry-run", option, "foo")
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [f"error: {message}"]
+
+
+def test_a_mistyped_vault_is_refused_and_not_created(folder: Path) -> None:
+    for extra in ([], ["--dry-run"]):
+        result = _run("--storage-path", "store", "--vault", "Obsidain/Vault", *extra)
+        assert result.exit_code == 1, result.output
+        assert result.output.strip() == (
+            "error: no vault at Obsidain/Vault (--vault); nothing was created: check the path, "
+            "or create the folder first to start a new vault"
+        )
+    assert not (folder / "Obsidain").exists()

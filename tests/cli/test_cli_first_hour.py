@@ -97,12 +97,13 @@ def _files(root) -> dict[str, bytes]:
 
 def test_vault_promote_dry_run_writes_nothing_and_names_the_unreadable_line(cli) -> None:
     memory_id, before = _store_with_an_unreadable_line(cli)
+    cli.vault.mkdir()
     done = cli("vault", "promote", memory_id, "--force", "--dry-run")
     assert f"would promote {memory_id}" in done.stdout
     assert "dry run: 1 unreadable line(s) in" in done.stderr
     assert "memories.quarantine.jsonl" in done.stderr
     assert _files(cli.storage) == before
-    assert not cli.vault.exists()  # no vault folder either
+    assert list(cli.vault.iterdir()) == []
 
 
 def test_repair_context_dry_run_writes_nothing_and_names_the_unreadable_line(cli) -> None:
@@ -123,3 +124,20 @@ def test_maintenance_refuses_a_mistyped_storage_path_instead_of_creating_it(tmp_
         assert result.exit_code == 2, result.output
         assert f"no store at {tmp_path / 'stor'} (--storage-path)" in result.output
     assert not (tmp_path / "stor").exists()
+
+
+def test_vault_promote_refuses_a_named_vault_that_does_not_exist_and_makes_the_default(
+    cli,
+) -> None:
+    memory = cli.store().save("Deploys are frozen in December", tags=["ops"])
+    refused = cli("vault", "promote", memory.id, "--force", ok=False)
+    assert refused.returncode == 2
+    assert f"no vault at {cli.vault} (LTM_VAULT_PATH); nothing was created" in refused.stderr
+    assert not cli.vault.exists()
+    assert cli.store().get(memory.id).status.value == "active"
+    # with no vault named, the default one beside the store is created by its first note
+    del cli.env["LTM_VAULT_PATH"]
+    done = cli("vault", "promote", memory.id, "--force")
+    assert "created" in done.stdout
+    default = cli.storage.parent / "vault"
+    assert default == cli.vault and list((default / "cortexgraph").glob("*.md"))

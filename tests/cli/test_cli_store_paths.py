@@ -89,7 +89,8 @@ def test_vault_commands_on_a_missing_vault_say_so(folder: Path) -> None:
     searched = _run("vault", "search", "postgres", *store, "--vault", "no-vault")
     assert searched.exit_code == 2
     assert searched.stderr.strip() == (
-        "error: no vault at no-vault (--vault); name one with --vault PATH or LTM_VAULT_PATH"
+        "error: no vault at no-vault (--vault); nothing was created: check the path, or create "
+        "the folder first to start a new vault"
     )
     refreshed = _run("vault", "refresh", *store, "--vault", "no-vault")
     assert refreshed.exit_code == 2 and "no vault at no-vault (--vault)" in refreshed.stderr

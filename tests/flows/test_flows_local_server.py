@@ -31,9 +31,10 @@ def _no_api_env(tmp_path: Path) -> dict[str, str]:
 def _consolidate(
     tmp_path: Path, *options: str, env: dict[str, str], timeout: float
 ) -> subprocess.CompletedProcess[str]:
-    """``cortexgraph-consolidate --json`` on the store (created: a named store must exist)
-    and vault under ``tmp_path``."""
+    """``cortexgraph-consolidate --json`` on the store and vault under ``tmp_path`` (created: a
+    named store or vault must exist)."""
     (tmp_path / "store").mkdir(exist_ok=True)
+    (tmp_path / "vault").mkdir(exist_ok=True)
     store, vault = str(tmp_path / "store"), str(tmp_path / "vault")
     return run_module(
         "cortexgraph.cli.consolidate",

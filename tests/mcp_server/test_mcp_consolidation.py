@@ -81,7 +81,7 @@ def test_mcp_run_consolidation_dry_run_changes_nothing_anywhere(tmp_path):
     assert set(out["summaries"]) == set(out["agents"])
     assert any("memory" in n for n in out["notes"])  # no beads repo: said out loud
     assert folder_bytes(tmp_path) == before
-    assert not (tmp_path / "vault").exists()
+    assert list((tmp_path / "vault").iterdir()) == []  # the vault as it was: empty
 
 
 def test_mcp_run_consolidation_for_real_then_list_issues(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import anyio
 from mcp import Client
-from mcp_helpers import folder_bytes, make_settings, payload
+from mcp_helpers import error_text, folder_bytes, make_settings, payload
 
 from cortexgraph.mcp_server.app import build_server
 
@@ -87,3 +87,23 @@ def test_the_recalls_a_score_needs_come_from_the_setting(tmp_path, monkeypatch):
     assert dry["promoted_ids"] == [once["memory_id"]], dry
     assert "with 1 uses (>= 1)" in dry["candidates"][0]["reason"]
     assert fresh["memory_id"] not in dry["promoted_ids"]
+
+
+def test_promote_refuses_a_vault_ltm_vault_path_names_that_does_not_exist(tmp_path):
+    mistyped = tmp_path / "Obsidain" / "Vault"
+
+    async def go(settings):
+        async with Client(build_server(settings)) as client:
+            saved = payload(
+                await client.call_tool("save_memory", {"content": "Deploys on Fridays"})
+            )
+            args = {"memory_id": saved["memory_id"], "force": True}
+            return saved["memory_id"], await client.call_tool("promote_memory", args)
+
+    _, refused = anyio.run(go, make_settings(tmp_path, ltm_vault_path=mistyped))
+    assert f"no vault at {mistyped}; nothing was created: check the path" in error_text(refused)
+    assert not (tmp_path / "Obsidain").exists()
+    # the default vault (beside the store, no LTM_VAULT_PATH) is made by its first note
+    _, promoted = anyio.run(go, make_settings(tmp_path / "fresh", ltm_vault_path=None))
+    assert payload(promoted)["promoted_count"] == 1
+    assert list((tmp_path / "fresh" / "vault" / "cortexgraph").glob("*.md"))

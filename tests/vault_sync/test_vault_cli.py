@@ -76,6 +76,7 @@ def test_promote_then_search_finds_it_once(env) -> None:
 def test_promote_with_vault_override_and_unknown_id(env, tmp_path: Path) -> None:
     _, _, memory = env
     other = tmp_path / "other-vault"
+    other.mkdir()  # a vault named by --vault must exist (tests/cli/test_cli_first_hour.py)
     res = run(vault_cmd.app, "promote", memory.id, "--force", "--vault", str(other))
     assert res.exit_code == 0 and (other / "cortexgraph").is_dir()
     missing = run(vault_cmd.app, "promote", "0000-not-here", "--force")
