@@ -6,6 +6,7 @@ Scenarios (each a fresh ``python -m cortexgraph.hooks EVENT`` process):
 - UserPromptSubmit, recall prompt ("what did we decide about authentication?") -> search + inject
 - UserPromptSubmit, ordinary prompt (no recall/save intent) -> exits before touching the store
 - SessionStart (startup)
+- PostToolUse after ``open_memories`` of 3 memories -> reinforce them, link them (appends)
 Baselines measured in the same run: ``python -c pass`` (interpreter floor) and a naive hook that
 imports Settings and opens the store with ``open_store`` then calls ``store.search`` (BM25 only).
 "Cold" runs use an empty bytecode cache (PYTHONPYCACHEPREFIX), as right after an install; "warm"
@@ -155,6 +156,11 @@ def main() -> None:
     py = sys.executable
     hook = [py, "-m", "cortexgraph.hooks"]
     base = {"session_id": "bench", "transcript_path": "", "cwd": str(project)}
+    with open(store / "memories.jsonl", encoding="utf-8") as f:
+        lines = f.readlines()
+    opened = [json.loads(lines[i]) for i in (10, len(lines) // 2, len(lines) - 10)]
+    listing = {"memories": [{"id": m["id"], "content": m["content"]} for m in opened]}
+    tool = "mcp__plugin_cortexgraph_cortexgraph__open_memories"
     scenarios = [
         ("python -c pass (floor)", [py, "-c", "pass"], {}, False),
         ("naive: Settings + open_store + search", [py, "-c", NAIVE], {"prompt": RECALL}, False),
@@ -175,6 +181,17 @@ def main() -> None:
             [*hook, "session-start"],
             {"hook_event_name": "SessionStart", "source": "startup"},
             True,
+        ),
+        (
+            "PostToolUse open_memories (3 ids)",
+            [*hook, "post-tool-use"],
+            {
+                "hook_event_name": "PostToolUse",
+                "tool_name": tool,
+                "tool_input": {},
+                "tool_response": [{"type": "text", "text": json.dumps(listing)}],
+            },
+            False,
         ),
     ]
     rows = []

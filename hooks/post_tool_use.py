@@ -8,8 +8,10 @@ Runs only after cortexgraph's own retrieval tools (the hooks.json matcher and ``
   memories opened in the same session gets a ``related`` relation (metadata source
   "co-access"), and a pair seen again in a later session strengthens it. Search results are
   logged as seen but not reinforced: appearing in a result list is not being used.
-Writes go through the store (JSONLStore, under its lock), so this hook is slower than the
-prompt hook; it never adds context (no output).
+Reads and writes go through ``storage.few_records.FewRecords``, under the store's lock: only
+the lines of the memories and relations at hand are read and built, never the whole store (a
+JSONLStore's open cost 0.16 CPU s per call on a 10k store, 0.4 s on a 100k one). It never
+adds context (no output).
 """
 
 from __future__ import annotations
@@ -85,26 +87,26 @@ def record_usage(runtime: HookRuntime, inp: HookInput, now: float) -> dict[str, 
     if tool.group(1) != "open_memories":
         runtime.write_state(inp.session_id, "coaccess", {"seen": seen, "opened": opened_before})
         return {"reinforced": 0, "linked": 0}
-    from cortexgraph.storage import open_store
+    from cortexgraph.storage.few_records import FewRecords
 
-    store = open_store(runtime.storage_path, runtime.store_config)
     ts = int(now)
     # Read and written under one hold of the store's lock (no touch in between is lost).
-    found = store.modify_many(
-        ids,
-        lambda m: replace(
-            m,
-            last_used=ts,
-            use_count=m.use_count + 1,
-            last_review_at=ts,
-            review_count=m.review_count + 1,
-            review_priority=0.0,
-        ),
-    )
-    opened = list(dict.fromkeys([*opened_before, *(m.id for m in found)]))
-    linked = link_co_accessed(
-        store, opened[-MAX_LINKED:], [m.id for m in found], ts, inp.session_id
-    )
+    with FewRecords(runtime.storage_path, runtime.store_config) as store:
+        found = store.modify_many(
+            ids,
+            lambda m: replace(
+                m,
+                last_used=ts,
+                use_count=m.use_count + 1,
+                last_review_at=ts,
+                review_count=m.review_count + 1,
+                review_priority=0.0,
+            ),
+        )
+        opened = list(dict.fromkeys([*opened_before, *(m.id for m in found)]))
+        # a memory opened earlier this session may have been deleted since: no link to it
+        live = [m.id for m in store.find_many(opened[-MAX_LINKED:])]
+        linked = link_co_accessed(store, live, [m.id for m in found], ts, inp.session_id)
     runtime.write_state(inp.session_id, "coaccess", {"seen": seen, "opened": opened})
     return {"reinforced": len(found), "linked": linked}
 

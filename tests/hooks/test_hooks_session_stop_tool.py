@@ -219,6 +219,35 @@ def test_opened_memories_are_reinforced_and_linked(run_hook, store, tmp_path: Pa
     assert later[0].strength > first_strength
 
 
+def _opened(*memories) -> list[dict]:
+    listing = {"success": True, "memories": [{"id": m.id, "content": m.content} for m in memories]}
+    return [{"type": "text", "text": json.dumps(listing)}]
+
+
+def test_a_memory_deleted_since_it_was_opened_does_not_stop_the_other_links(
+    run_hook, store, tmp_path
+) -> None:
+    a = store.save("Invoices are numbered per tenant.")
+    b = store.save("Tenants are isolated by schema.")
+    c = store.save("Schemas are migrated with Alembic.")
+    run_hook("post-tool-use", tool_payload(TOOL + "open_memories", _opened(a)))
+    store.delete(a.id)  # between two tool calls of the session
+    run = run_hook("post-tool-use", tool_payload(TOOL + "open_memories", _opened(b, c)))
+    assert_silent(run)
+    assert run.stderr == ""  # no "memory not found" while linking to the deleted one
+    fresh = open_store(tmp_path / "store")
+    assert fresh.get(b.id).use_count == b.use_count + 1
+    [link] = fresh.relations(memory_id=b.id, relation_type="related")
+    assert {link.from_memory_id, link.to_memory_id} == {b.id, c.id}
+
+
+def test_opening_memories_with_no_store_creates_no_store(run_hook, tmp_path) -> None:
+    ghost = {"id": "0f0f0f0f-0000-4000-8000-000000000000", "content": "from another store"}
+    response = [{"type": "text", "text": json.dumps({"memories": [ghost]})}]
+    assert_silent(run_hook("post-tool-use", tool_payload(TOOL + "open_memories", response)))
+    assert not (tmp_path / "store").exists()
+
+
 def test_search_results_and_other_tools_change_nothing(run_hook, store, tmp_path) -> None:
     a = store.save("Invoices are numbered per tenant.")
     results = {"success": True, "results": [{"id": a.id, "content": a.content, "score": 0.9}]}
