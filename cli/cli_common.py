@@ -96,6 +96,10 @@ def existing_store_path(settings: Settings, storage_path: Path | None) -> Path:
     path = settings.storage_path
     if store_is_explicit(storage_path) and not path.is_dir():
         how = "--storage-path" if storage_path is not None else STORAGE_ENV
+        if path.exists():
+            raise InvalidInputError(
+                f"{path} ({how}) is a file, not a directory: name the store's folder"
+            )
         raise InvalidInputError(
             f"no store at {path} ({how}); nothing was created: check the path"
             + (", or run `cortexgraph demo` first" if path.parts[-2:] == DEMO_STORE.parts else "")
