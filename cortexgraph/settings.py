@@ -40,8 +40,10 @@ class UnifiedSearchWeights(TypedDict):
 
 
 class Settings(BaseSettings):
+    # An empty variable (LTM_VAULT_PATH= in an MCP client's config) is unset, as the hooks'
+    # fast path reads it (hooks/runtime.py): "" as a path would be the working directory.
     model_config = SettingsConfigDict(
-        env_prefix="CORTEXGRAPH_", extra="ignore", populate_by_name=True
+        env_prefix="CORTEXGRAPH_", extra="ignore", populate_by_name=True, env_ignore_empty=True
     )
 
     storage_path: Path = Field(

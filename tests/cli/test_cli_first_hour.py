@@ -13,8 +13,9 @@ from child_env import child_env
 from cli_helpers import run_in_process
 from typer.testing import CliRunner
 
-from cortexgraph.cli import consolidate, maintenance
+from cortexgraph.cli import consolidate, maintenance, vault_cmd
 from cortexgraph.cli import main as cortexgraph_main
+from cortexgraph.storage import open_store
 
 
 def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -141,3 +142,17 @@ def test_vault_promote_refuses_a_named_vault_that_does_not_exist_and_makes_the_d
     assert "created" in done.stdout
     default = cli.storage.parent / "vault"
     assert default == cli.vault and list((default / "cortexgraph").glob("*.md"))
+
+
+def test_an_empty_vault_variable_is_unset_not_the_working_directory(tmp_path, monkeypatch) -> None:
+    memory = open_store(tmp_path / "store").save("Deploys are frozen in December")
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # "" as a path: where the command runs
+    monkeypatch.setenv("CORTEXGRAPH_STORAGE_PATH", str(tmp_path / "store"))
+    monkeypatch.setenv("CORTEXGRAPH_ENABLE_EMBEDDINGS", "false")
+    monkeypatch.setenv("LTM_VAULT_PATH", "")
+    result = CliRunner().invoke(vault_cmd.app, ["promote", memory.id, "--force"])
+    assert result.exit_code == 0, result.output
+    assert list(elsewhere.iterdir()) == []
+    assert list((tmp_path / "vault" / "cortexgraph").glob("*.md"))
