@@ -41,8 +41,10 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    """Settings over ``tmp_path``; its ``vault`` folder is created (a named vault must exist)
+    unless the caller names the vault itself."""
     if "ltm_vault_path" not in overrides:
-        (tmp_path / "vault").mkdir(parents=True, exist_ok=True)  # a named vault must exist
+        (tmp_path / "vault").mkdir(parents=True, exist_ok=True)
     values: dict[str, Any] = {
         "storage_path": tmp_path / "stm",
         "ltm_vault_path": tmp_path / "vault",

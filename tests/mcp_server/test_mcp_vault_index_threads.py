@@ -12,7 +12,7 @@ from cortexgraph.mcp_server.state import ServerState
 
 
 def test_a_refresh_waits_until_another_threads_reading_ends(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path)
+    settings = make_settings(tmp_path, ltm_vault_path=tmp_path / "vault")  # not made for us
     vault = settings.vault_path
     vault.mkdir(parents=True)
     (vault / "a.md").write_text("# A\n\nfirst words\n", encoding="utf-8")
@@ -48,6 +48,6 @@ def test_a_refresh_waits_until_another_threads_reading_ends(tmp_path: Path) -> N
 
 
 def test_without_a_vault_there_is_no_index_to_read(tmp_path: Path) -> None:
-    state = ServerState(make_settings(tmp_path))
+    state = ServerState(make_settings(tmp_path, ltm_vault_path=tmp_path / "vault"))
     with state.fresh_ltm_index() as index:
         assert index is None
