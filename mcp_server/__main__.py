@@ -11,7 +11,9 @@ import sys
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="cortexgraph-mcp", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="cortexgraph-mcp", description=(__doc__ or "").replace("``", "")
+    )
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     p.add_argument(
         "--host",
