@@ -221,8 +221,18 @@ class Settings(BaseSettings):
     def vault_may_be_created(self) -> bool:
         """Whether the first note may create the vault's folder: only the default one, beside
         the store. A vault the user named (``LTM_VAULT_PATH``, ``--vault``) must exist, so a
-        mistyped path is refused instead of becoming a new, empty vault."""
+        mistyped path is refused instead of becoming a new, empty vault. The commands a person
+        types check this up front (``cli_common.writable_vault``)."""
         return self.ltm_vault_path is None
+
+    @property
+    def unattended_vault_may_be_created(self) -> bool:
+        """The same question for what is configured once and runs unattended (the MCP server a
+        client starts, a deployment's flow), where nobody is there to create a folder first,
+        as the store itself is created by its first save: the default vault, or a named one in
+        a folder that exists (the first note starts it, and the log says so). A named vault
+        whose parent folder is missing too is a mistyped path, refused."""
+        return self.vault_may_be_created or self.vault_path.expanduser().parent.is_dir()
 
     def decay_config(self) -> DecayConfig:
         return DecayConfig(

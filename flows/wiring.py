@@ -105,10 +105,12 @@ def open_collaborators(
         # A batch job that closes its sink (finish): entity notes once per run. The promoter
         # writes through the sink itself (promote_memory's notes) and marks its memories in
         # one store write after the sink's flush, so no promote hook is handed in.
+        if not settings.vault_path.expanduser().is_dir() and settings.ltm_vault_path:
+            notes.append(f"the vault {settings.vault_path} did not exist: created")
         sink = ObsidianNoteSink(
             settings.vault_path,
             settings.ltm_promoted_folder,
-            create=settings.vault_may_be_created,  # a vault the user named must exist
+            create=settings.unattended_vault_may_be_created,
             batch=True,
         )
         notes.append(f"promotions go to the vault {settings.vault_path}")

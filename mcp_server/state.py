@@ -204,16 +204,17 @@ class ServerState:
 
     @property
     def note_sink(self) -> ObsidianNoteSink:
-        """The vault writer (promotions, merges), one per server. A vault LTM_VAULT_PATH names
-        must exist (VaultNotFoundError, an error result naming the path); only the default one
-        beside the store is created by the first note."""
+        """The vault writer (promotions, merges), one per server. The server creates the vault
+        it is configured with as it creates its store (nobody is there to make a folder first),
+        unless its parent folder is missing too: a mistyped path (VaultNotFoundError, an error
+        result naming the path; ``Settings.unattended_vault_may_be_created``)."""
         from cortexgraph.vault_sync.note_sink import ObsidianNoteSink
 
         s = self.settings
         return self.service(
             "note_sink",
             lambda: ObsidianNoteSink(
-                s.vault_path, s.ltm_promoted_folder, create=s.vault_may_be_created
+                s.vault_path, s.ltm_promoted_folder, create=s.unattended_vault_may_be_created
             ),
         )
 

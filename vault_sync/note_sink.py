@@ -93,6 +93,7 @@ class ObsidianNoteSink:
                     "create the folder first to start a new vault"
                 )
             self.vault.mkdir(parents=True, exist_ok=True)
+            log.info("created the vault %s (it did not exist)", self.vault)
         self.vault = self.vault.resolve()
         self.folder = safe_folder(folder)
         self.entity_notes = entity_notes

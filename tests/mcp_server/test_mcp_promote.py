@@ -89,7 +89,7 @@ def test_the_recalls_a_score_needs_come_from_the_setting(tmp_path, monkeypatch):
     assert fresh["memory_id"] not in dry["promoted_ids"]
 
 
-def test_promote_refuses_a_vault_ltm_vault_path_names_that_does_not_exist(tmp_path):
+def test_promote_refuses_a_mistyped_vault_and_starts_a_new_one_in_a_real_folder(tmp_path):
     mistyped = tmp_path / "Obsidain" / "Vault"
 
     async def go(settings):
@@ -103,6 +103,13 @@ def test_promote_refuses_a_vault_ltm_vault_path_names_that_does_not_exist(tmp_pa
     _, refused = anyio.run(go, make_settings(tmp_path, ltm_vault_path=mistyped))
     assert f"no vault at {mistyped}; nothing was created: check the path" in error_text(refused)
     assert not (tmp_path / "Obsidain").exists()
+    # a vault named in a folder that exists is a new vault: the server, configured once and
+    # started by its client, makes it as it makes its store (nobody is there to make it first)
+    new_vault = tmp_path / "Documents" / "Vault"
+    new_vault.parent.mkdir()
+    _, started = anyio.run(go, make_settings(tmp_path / "named", ltm_vault_path=new_vault))
+    assert payload(started)["promoted_count"] == 1
+    assert list((new_vault / "cortexgraph").glob("*.md"))
     # the default vault (beside the store, no LTM_VAULT_PATH) is made by its first note
     _, promoted = anyio.run(go, make_settings(tmp_path / "fresh", ltm_vault_path=None))
     assert payload(promoted)["promoted_count"] == 1
