@@ -30,6 +30,7 @@ from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 from cortexgraph.storage.search import ARCHIVE_WEIGHT, RELATED_WEIGHT, fused_similarity
 from cortexgraph.storage.text_index import tokenize
+from cortexgraph.vault_sync.added_words import added_terms, promoter_words, reading_terms
 from cortexgraph.vault_sync.entity_notes import untouched_entity_note
 from cortexgraph.vault_sync.ledger import STATE_DIR
 from cortexgraph.vault_sync.ltm_index import LTMIndex, NoteRecord
@@ -134,12 +135,14 @@ def search_unified(
 
     if ltm_index is not None and ltm_weight > 0:
         # Unfiltered, the STM side has ranked every memory the store holds; a note written for
-        # one of them ranks as that memory (ranked_as_its_memory).
+        # one of them ranks as that memory unless a person added to it (ranked_as_its_memory).
         stm_ranked_all = stm_weight > 0 and window_days is None and min_score is None
         for note, relevance, parts in _ltm_scores(
             ltm_index, query, tags, wanted, embedder, semantic_weight
         ):
-            as_memory = stm_ranked_all and ranked_as_its_memory(store, note, archive_weight)
+            as_memory = stm_ranked_all and ranked_as_its_memory(
+                store, note, archive_weight, ltm_index
+            )
             if as_memory and note.path not in merged:
                 continue  # its memory did not make the STM side's list
             entry = merged.setdefault(note.path, {"note": note, "details": {}})
@@ -190,19 +193,38 @@ def findable_archived(memory: Memory) -> bool:
     return memory.status == MemoryStatus.ARCHIVED and not memory.meta.extra.get(MERGED_INTO)
 
 
-def ranked_as_its_memory(store: MemoryStore, note: NoteRecord, archive_weight: float) -> bool:
-    """A note promotion wrote for a memory the STM side can still find: the pair is one result
-    and ranks by the memory's STM score alone. The note's relevance is BM25 over the vault's
-    best match: in a vault of a few notes that is any note sharing one word with the query, so
-    it lifted a promoted memory above better answers (two notes of dev conversation conv-41
-    ranked 2nd and 3rd for every question naming their speaker); a consolidation run must never
-    make another memory harder to find. A note whose memory is gone ranks by its own words."""
+def ranked_as_its_memory(
+    store: MemoryStore, note: NoteRecord, archive_weight: float, index: LTMIndex | None = None
+) -> bool:
+    """A note promotion wrote for a memory the STM side can still find, holding nothing but
+    what promotion wrote: the pair is one result and ranks by the memory's STM score alone.
+    The note's relevance is BM25 over the vault's best match: in a vault of a few notes that
+    is any note sharing one word with the query, so it lifted a promoted memory above better
+    answers (two notes of dev conversation conv-41 ranked 2nd and 3rd for every question naming
+    their speaker); a consolidation run must never make another memory harder to find. A note
+    whose memory is gone ranks by its own words, and so does one a person added words to in
+    Obsidian (vault_sync.added_words): those are nowhere in the store, and only the note can
+    be found by them. ``index``: the note's index, whose cache keeps what was worked out."""
     if note.memory_id is None or note.conflict_of is not None:
         return False
     memory = store.find(note.memory_id)
     if memory is None or memory.meta.extra.get(MERGED_INTO):
         return False
-    return memory.status != MemoryStatus.ARCHIVED or archive_weight > 0
+    if memory.status == MemoryStatus.ARCHIVED and archive_weight <= 0:
+        return False
+    return not _adds_to_its_memory(note, memory, index)
+
+
+def _adds_to_its_memory(note: NoteRecord, memory: Memory, index: LTMIndex | None) -> bool:
+    """Whether a person added words to ``note`` (vault_sync.added_words), worked out once per
+    note version and memory version (the index's cache empties when a note changes)."""
+    key = ("added-words", note.path, note.mtime_ns, note.size, *promoter_words(memory, note.title))
+    cache: dict[Any, Any] = index.derived_cache if index is not None else {}
+    adds: bool | None = cache.get(key)
+    if adds is None:
+        note_terms = reading_terms(note.content, note.title)
+        adds = cache[key] = bool(added_terms(note_terms, memory, note.title))
+    return adds
 
 
 def _ltm_scores(

@@ -73,6 +73,18 @@ def test_promote_then_search_finds_it_once(env) -> None:
     assert results[0]["source"] == "both" and results[0]["note_path"] == stored.promoted_to
 
 
+def test_search_finds_a_promoted_note_by_the_words_a_person_added(env) -> None:
+    vault, stm, memory = env
+    assert run(vault_cmd.app, "promote", memory.id, "--force").exit_code == 0
+    note = vault / str(open_store(stm).get(memory.id).promoted_to)
+    note.write_text(note.read_text() + "\nScanned copies go to the tax adviser each March.\n")
+
+    out = run(vault_cmd.app, "search", "tax adviser scanned", "--json", "--verbose")
+    [hit] = [r for r in json.loads(out.output) if r["memory_id"] == memory.id]
+    assert hit["note_path"] == note.relative_to(vault).as_posix()
+    assert hit["preview"].endswith("Scanned copies go to the tax adviser each March.")
+
+
 def test_promote_with_vault_override_and_unknown_id(env, tmp_path: Path) -> None:
     _, _, memory = env
     other = tmp_path / "other-vault"
