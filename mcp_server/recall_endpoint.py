@@ -43,8 +43,8 @@ REQUEST_TIMEOUT_S = 5.0  # a client that sends nothing is dropped, never held
 
 def search(state: ServerState, request: SearchRequest) -> dict[str, Any]:
     """``search_unified``'s ranking with the configured weights: active and promoted memories
-    (a promoted one ranks as its memory, with its note's words), and notes a person wrote in the
-    vault at ``ltm_weight``. Archived memories stay out (``archive_weight`` 0), as they do from
+    (a promoted one ranks as its memory, with its note's words; by the note's own words too
+    when a person added some), and notes a person wrote in the vault at ``ltm_weight``. Archived memories stay out (``archive_weight`` 0), as they do from
     ``search_memory``: recall before every prompt is the working set. The vault side ranks by
     keywords: embedding a whole vault on a first prompt would outlast the hook's wait."""
     store = state.store
