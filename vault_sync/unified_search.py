@@ -175,7 +175,7 @@ def _result(entry: Mapping[str, Any], verbose: bool) -> UnifiedResult:
     return UnifiedResult(
         source=source,
         title=title,
-        preview=_preview(text),
+        preview=_preview(text, title),
         score=score,
         memory_id=memory.id if memory is not None else (note.memory_id if note else None),
         note_path=note.path if note is not None else None,
@@ -323,10 +323,11 @@ def _note_matrix(index: LTMIndex, embedder: Embedder) -> tuple[list[str], np.nda
     return paths, matrix
 
 
-def _preview(text: str) -> str:
+def _preview(text: str, title: str) -> str:
     """The text as a reader sees it: no comments, '#' markers, link brackets or managed
-    Related list (a note's links, not its words)."""
-    flat = reading_text(text)
+    Related list (a note's links, not its words), nor a first heading that repeats the
+    result's ``title`` (shown beside it)."""
+    flat = reading_text(text, title=title)
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 

@@ -80,3 +80,16 @@ def test_a_promoted_note_that_adds_nothing_ranks_as_its_memory(tmp_path: Path, e
         assert pair.score == pair.details["stm_score"]
         # Matched through STM: the memory's own words (the note's would add its context).
         assert pair.preview == DECISION
+
+
+def test_a_notes_preview_starts_with_its_words_not_its_title_again(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Deploy policy.md").write_text(
+        "# Deploy policy\n\nWe deploy on Fridays only after the release freeze lifts.\n",
+        encoding="utf-8",
+    )
+    store = open_store(tmp_path / "store")
+    [hit] = search_unified(store, LTMIndex.open(vault), "release freeze fridays", now=NOW)
+    assert hit.title == "Deploy policy"
+    assert hit.preview.startswith("We deploy on Fridays")
