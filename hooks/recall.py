@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from cortexgraph.hooks.context_block import Entry, clip, fenced_block
-from cortexgraph.hooks.long_term import recalled_entry, record_entry
+from cortexgraph.hooks.long_term import note_entry, recalled_entry, record_entry
 from cortexgraph.hooks.quick_search import RawStoreRecords
 from cortexgraph.hooks.runtime import HookRuntime
 from cortexgraph.hooks.user_prompt_submit import WORD_RE, PromptAnalysis, not_tag_terms
@@ -43,7 +43,11 @@ def recall_context(
             shaped = records.search(query, top_k=max(len(records), 1), now=now)
             rank = {h.memory.id: i for i, h in enumerate(shaped)}
             hits = sorted(hits, key=lambda h: rank.get(h.memory.id, len(rank)))
-        entries = [recalled_entry(h.memory, f"match {h.score:.2f}", runtime.vault) for h in hits]
+        redact = runtime.store_config.redact_secrets
+        entries = [
+            recalled_entry(h.memory, f"match {h.score:.2f}", runtime.vault, redact=redact)
+            for h in hits
+        ]
     if not entries:
         return None
     return fenced_block(
@@ -94,7 +98,8 @@ def server_entries(runtime: HookRuntime, query: str) -> list[Entry] | None:
             memory = Memory.from_json(item.memory) if item.memory is not None else None
         note = item.note
         if note is not None:  # long-term: what the note says now
-            entries.append(Entry(memory, label, note_path=note.path, text=note.text or None))
+            redact = runtime.store_config.redact_secrets
+            entries.append(note_entry(memory, label, note.path, note.text, redact=redact))
         elif memory is not None:
             entries.append(record_entry(memory, label))
     return entries

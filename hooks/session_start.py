@@ -70,7 +70,8 @@ def session_context(runtime: HookRuntime, source: str, now: float) -> str | None
     project = project_hits(records, runtime.project_name, now, plugin.items, ltm_weight)
 
     def entries(hits: list[Hit]) -> list[Entry]:  # promoted ones with their notes' words
-        return [recalled_entry(h.memory, "", runtime.vault) for h in hits]
+        redact = runtime.store_config.redact_secrets
+        return [recalled_entry(h.memory, "", runtime.vault, redact=redact) for h in hits]
 
     sections: list[tuple[str, list[Entry]]] = []
     if project:

@@ -151,3 +151,67 @@ def test_a_statement_already_promoted_is_not_nudged_to_be_saved_again(store, tmp
     store.update(saved.id, status=MemoryStatus.PROMOTED, promoted_to="cortexgraph/deploys.md")
     records = RawStoreRecords.read(tmp_path / "store", store.config)
     assert already_stored(records, text, time.time())
+
+
+# What a person may write into a note in Obsidian: recall quotes it into the transcript.
+SECRET = "password=hunter2-Zq8xLm"
+
+
+def test_a_secret_a_person_wrote_into_a_promoted_note_is_redacted_in_recall(
+    run_hook, store, tmp_path: Path
+) -> None:
+    """A memory's secrets are redacted before it touches disk; a vault note is edited by hand,
+    so the hook redacts the note's words it shows, as it redacts a prompt it quotes."""
+    now = time.time()
+    kept = store.save("Ledgerly staging runs on the blue cluster.", tags=["ledgerly"], now=now).id
+    config = PromoterConfig(decay=store.config.decay, force_ids=(kept,))
+    LTMPromoter(store, ObsidianNoteSink(tmp_path / "vault"), config).run(now=now)
+    note = tmp_path / "vault" / str(store.get(kept).promoted_to)
+    note.write_text(note.read_text("utf-8").replace("cluster.", f"cluster, {SECRET}."), "utf-8")
+
+    ctx = context_of(run_hook("session-start", {"source": "startup"}), "SessionStart")
+    [line] = [line for line in _lines(ctx) if kept in line]
+    assert "blue cluster" in line and "[redacted: password]" in line
+    assert "hunter2" not in ctx
+
+
+def test_a_secret_in_a_vault_note_the_server_finds_is_redacted_in_recall(
+    tmp_path: Path, short_dir: Path, monkeypatch
+) -> None:
+    from mcp_common import make_settings
+
+    from cortexgraph import recall_endpoint as endpoint
+    from cortexgraph.hooks.context_block import memory_line
+    from cortexgraph.hooks.project_settings import PluginSettings
+    from cortexgraph.hooks.recall import server_entries
+    from cortexgraph.hooks.runtime import HookRuntime
+    from cortexgraph.mcp_server.app import ServerState
+    from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
+    from cortexgraph.storage.config import StoreConfig
+
+    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(short_dir))
+    state = ServerState(make_settings(tmp_path))
+    state.store.save("Team lunch is on Fridays.")
+    (tmp_path / "vault" / "Staging.md").write_text(
+        f"# Staging\n\nThe staging login: {SECRET}\n", "utf-8"
+    )
+    runtime = HookRuntime(
+        storage_path=tmp_path / "stm",
+        store_config=StoreConfig(),
+        project_dir=None,
+        state_dir=tmp_path / "state",
+        plugin=PluginSettings(),
+        vault_path=tmp_path / "vault",
+    )
+
+    async def go() -> list[str]:
+        async with anyio.create_task_group() as tg:
+            await tg.start(serve_recall_endpoint, state)
+            entries = await anyio.to_thread.run_sync(server_entries, runtime, "staging login")
+            tg.cancel_scope.cancel()
+        assert entries is not None
+        return [memory_line(e, 500) for e in entries]
+
+    [line] = [line for line in anyio.run(go) if "Staging.md" in line]
+    assert "staging login" in line and "[redacted: password]" in line
+    assert "hunter2" not in line
