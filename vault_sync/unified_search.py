@@ -53,6 +53,10 @@ class UnifiedResult:
     details: Mapping[str, float] = field(default_factory=dict)  # score parts, when verbose
     verbose: bool = False
     archived: bool = False  # a memory gc archived, found in the archive tier
+    # A memory's times (epoch seconds), shown when verbose: /recall says when it was saved and
+    # last used, as search_memory's full records let it.
+    created_at: int | None = None
+    last_used: int | None = None
 
     def to_json(self, verbose: bool | None = None) -> dict[str, Any]:
         """Ids, note paths and score parts are included for verbose results (or if asked)."""
@@ -67,6 +71,8 @@ class UnifiedResult:
         }
         if verbose:
             data.update(memory_id=self.memory_id, note_path=self.note_path, **self.details)
+            if self.created_at is not None:
+                data.update(created_at=self.created_at, last_used=self.last_used)
         return data
 
 
@@ -183,6 +189,8 @@ def _result(entry: Mapping[str, Any], verbose: bool) -> UnifiedResult:
         details=dict(entry["details"]) if verbose else {},
         verbose=verbose,
         archived=bool(entry.get("archived")),
+        created_at=memory.created_at if memory is not None else None,
+        last_used=memory.last_used if memory is not None else None,
     )
 
 

@@ -131,3 +131,22 @@ def test_a_python_caller_gets_the_vault_side_fused_as_the_cli_and_mcp_fuse_it(
     )
     assert [(r.note_path, r.score) for r in plain] == [(r.note_path, r.score) for r in edge]
     assert any(r.details.get("ltm_semantic", 0) > 0 for r in plain)
+
+
+def test_a_verbose_memory_result_says_when_it_was_saved_and_last_used(world) -> None:
+    """/recall (plugins/claude-code/commands/recall.md) answers "when (created/last used)"
+    from search_unified's verbose results, as it did from search_memory's full records."""
+    store, idx, promoted, active, _ = world
+    store.update(active.id, last_used=int(NOW - 60))
+    loud = {
+        r.memory_id or r.note_path: r.to_json()
+        for r in search_unified(store, idx, "payments espresso", now=NOW, verbose=True)
+    }
+    for memory in (store.get(promoted.id), store.get(active.id)):
+        shown = loud[memory.id]
+        assert (shown["created_at"], shown["last_used"]) == (memory.created_at, memory.last_used)
+    assert loud[active.id]["last_used"] == int(NOW - 60)
+    note_only = loud["Personal/Espresso.md"]
+    assert "created_at" not in note_only and "last_used" not in note_only
+    quiet = search_unified(store, idx, "payments", now=NOW)[0].to_json()
+    assert "created_at" not in quiet
