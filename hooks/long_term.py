@@ -22,6 +22,9 @@ from cortexgraph.vault_sync.note_body import body_of, reading_text
 
 MAX_NOTE_BYTES = 256 * 1024  # a preview needs the start of a note; a huge one is cut
 NO_NOTE = "LTM (note not found)"
+# Redacting costs up to ~0.5 ms a KB on token-like text; a line shows at most 300 characters
+# (PluginSettings.preview_chars), so only the start of a note's words is redacted and kept.
+SHOWN_CHARS = 10_000
 
 
 def recalled_entry(memory: Memory, label: str, vault: Path, *, redact: bool = True) -> Entry:
@@ -38,6 +41,7 @@ def note_entry(
 ) -> Entry:
     """A long-term note's line (with its promoted memory, if any), its secrets redacted unless
     the store keeps them (``StoreConfig.redact_secrets``)."""
+    words = words[:SHOWN_CHARS]
     if redact:
         words = redact_secrets(words).text
     return Entry(memory, label, note_path=path, text=words or None)

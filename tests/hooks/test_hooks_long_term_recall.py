@@ -215,3 +215,14 @@ def test_a_secret_in_a_vault_note_the_server_finds_is_redacted_in_recall(
     [line] = [line for line in anyio.run(go) if "Staging.md" in line]
     assert "staging login" in line and "[redacted: password]" in line
     assert "hunter2" not in line
+
+
+def test_only_the_start_of_a_long_note_is_redacted_and_kept() -> None:
+    """Redaction runs per note on every prompt: a note of token-like words (0.14 CPU s for
+    256 KB) is cut first to what a line could ever show."""
+    from cortexgraph.hooks.long_term import SHOWN_CHARS, note_entry
+
+    words = f"{SECRET} " + "token 9fQ2xLm8Kp3Rt7Vw9fQ2xLm8Kp3Rt7Vw " * 10_000
+    entry = note_entry(None, "", "Long.md", words)
+    assert entry.text is not None and len(entry.text) <= SHOWN_CHARS
+    assert entry.text.startswith("password=[redacted: password]")
