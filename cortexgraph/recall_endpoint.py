@@ -17,7 +17,8 @@ Wire format, one JSON object per line each way:
 request ``{"v": 1, "op": "search", "query": str, "top_k": int}``;
 reply ``{"v": 1, "results": [{"memory": {...}, "note": {...}, "score": float}], "embeddings":
 str}`` or ``{"v": 1, "error": str}``. The search is ``search_unified``'s, so a result is a
-memory, a long-term note (``{"path", "title", "text"}``: a note a person wrote in the vault), or
+memory, a long-term note (``{"path", "title", "text"}``: a note a person wrote in the vault;
+``text`` its first ``NOTE_TEXT_CHARS`` characters of words), or
 both (a promoted memory and its note, whose text is what long-term memory says now). A reader
 skips a result without the part it understands (an older hook: those without "memory").
 """
@@ -42,6 +43,9 @@ VERSION = 1
 MAX_REQUEST_BYTES = 16 * 1024  # a query is at most a few KB (MCP caps it lower)
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 MAX_TOP_K = 20
+# A note's words in a reply are cut here: a hook shows a few hundred characters of each, and a
+# vault's notes are indexed up to 1 MB (five of those were ~5 MB of JSON on every prompt).
+NOTE_TEXT_CHARS = 10_000
 DEFAULT_TIMEOUT_S = 1.0
 
 
@@ -203,6 +207,7 @@ def claim(path: Path) -> bool:
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "MAX_TOP_K",
+    "NOTE_TEXT_CHARS",
     "Recalled",
     "RecalledNote",
     "SearchReply",

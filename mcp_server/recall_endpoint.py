@@ -21,6 +21,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from cortexgraph.mcp_server.errors import DependencyUnavailableError
 from cortexgraph.recall_endpoint import (
     MAX_REQUEST_BYTES,
+    NOTE_TEXT_CHARS,
     SearchRequest,
     claim,
     encode,
@@ -90,7 +91,10 @@ def _reply_item(
         item["memory"] = memory.shown_json()
     note = index.get(result.note_path) if index is not None and result.note_path else None
     if note is not None:
-        text = reading_text(note.content, title=note.title)
+        # The start of the note is enough (NOTE_TEXT_CHARS): 4x of it leaves room for the
+        # markup reading_text removes, without reading a whole 1 MB note on every prompt.
+        head = note.content[: 4 * NOTE_TEXT_CHARS]
+        text = reading_text(head, title=note.title)[:NOTE_TEXT_CHARS]
         item["note"] = {"path": note.path, "title": note.title, "text": text}
     return item
 

@@ -160,3 +160,38 @@ def test_the_server_answers_with_search_memorys_ranking_and_an_error_for_a_bad_r
         assert not path.exists()  # removed on shutdown
 
     anyio.run(go)
+
+
+def test_a_long_vault_note_is_sent_as_the_start_of_its_words(
+    tmp_path: Path, short_dir: Path, monkeypatch
+) -> None:
+    """A hook shows a few hundred characters of a note; a vault's long notes (a clipped page,
+    indexed up to 1 MB each) were sent whole on every prompt, five to a reply."""
+    from mcp_common import make_settings
+
+    from cortexgraph.mcp_server.app import ServerState
+    from cortexgraph.mcp_server.recall_endpoint import serve_recall_endpoint
+
+    monkeypatch.setattr(endpoint.tempfile, "gettempdir", lambda: str(short_dir))
+    state = ServerState(make_settings(tmp_path))
+    state.store.save("Team lunch is on Fridays.")
+    filler = "Minutes of the quarterly planning meeting, item by item. " * 15_000
+    (tmp_path / "vault" / "Planning.md").write_text(
+        f"# Planning\n\nThe staging cluster moves to Frankfurt. {filler}\n", "utf-8"
+    )
+
+    async def go() -> endpoint.SearchReply | None:
+        async with anyio.create_task_group() as tg:
+            await tg.start(serve_recall_endpoint, state)
+            reply = await anyio.to_thread.run_sync(
+                endpoint.ask_running_server, tmp_path / "stm", "staging cluster", 5, 10.0
+            )
+            tg.cancel_scope.cancel()
+        return reply
+
+    reply = anyio.run(go)
+    assert reply is not None
+    [note] = [r.note for r in reply.results if r.note is not None]
+    assert note.path == "Planning.md"
+    assert note.text.startswith("The staging cluster moves to Frankfurt. Minutes of")
+    assert len(note.text) <= endpoint.NOTE_TEXT_CHARS
