@@ -150,8 +150,11 @@ class Settings(BaseSettings):
     save_spacy_entities: bool = False  # spaCy NER on the request path (slow, no recall gain)
     save_keyphrase_tags: bool = False  # KeyBERT tags on the request path (slow, no recall gain)
     # The MCP server answers Claude Code hooks' searches on a private Unix socket
-    # (cortexgraph.recall_endpoint), so a hook ranks as search_memory does.
+    # (cortexgraph.recall_endpoint), so a hook ranks as search_unified does.
     recall_endpoint: bool = True
+    # Whether that recall also injects notes a person wrote in the vault (a journal, say) into
+    # a session unasked; memories, promoted ones with their notes, are recalled either way.
+    recall_vault_notes: bool = True
     # The consolidation run's entity step (spaCy over memories no finder has read), done by the
     # MCP server in a short-lived child process once saves have stopped for
     # entity_reading_quiet_s, at most once every entity_reading_min_gap_s: the next run finds

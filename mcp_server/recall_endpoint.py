@@ -60,16 +60,21 @@ def _search(
 
     weights = state.settings.unified_search_weights()
     weights["archive_weight"] = 0.0
+    memories_only = not state.settings.recall_vault_notes  # CORTEXGRAPH_RECALL_VAULT_NOTES
 
     def run(use_embeddings: bool | None) -> list[UnifiedResult]:
-        return search_unified(
+        found = search_unified(
             store,
             index,
             request.query,
-            limit=request.top_k,
+            # without notes a person wrote, room for what they would have taken
+            limit=request.top_k * (3 if memories_only else 1),
             use_embeddings=use_embeddings,
             **weights,
         )
+        if memories_only:
+            found = [r for r in found if r.memory_id is not None][: request.top_k]
+        return found
 
     embeddings = "used" if store.dense is not None else "off"
     try:

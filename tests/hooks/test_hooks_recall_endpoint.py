@@ -195,3 +195,37 @@ def test_a_long_vault_note_is_sent_as_the_start_of_its_words(
     assert note.path == "Planning.md"
     assert note.text.startswith("The staging cluster moves to Frankfurt. Minutes of")
     assert len(note.text) <= endpoint.NOTE_TEXT_CHARS
+
+
+def test_notes_a_person_wrote_in_the_vault_are_recalled_unless_switched_off(
+    tmp_path: Path,
+) -> None:
+    """A vault may hold a person's journal: CORTEXGRAPH_RECALL_VAULT_NOTES=false keeps such
+    notes out of what recall injects unasked; memories are recalled either way."""
+    from mcp_common import make_settings
+
+    from cortexgraph.mcp_server.app import ServerState
+    from cortexgraph.mcp_server.recall_endpoint import search
+
+    def recalled(home: Path, **overrides: object) -> list[tuple[str, str]]:
+        state = ServerState(make_settings(home, **overrides))
+        (home / "vault" / "Journal.md").write_text(
+            "# Journal\n\nFelt anxious about the billing migration all week.\n",
+            encoding="utf-8",
+        )
+        state.store.save("The billing migration moves invoices to PostgreSQL in March.")
+        reply = search(state, endpoint.SearchRequest("billing migration", 5))
+        shown: list[tuple[str, str]] = []
+        for r in reply["results"]:
+            if "memory" in r:
+                shown.append(("memory", r["memory"]["content"]))
+            else:
+                shown.append(("note", r["note"]["text"]))
+        return shown
+
+    everything = recalled(tmp_path / "on")
+    assert ("note", "Felt anxious about the billing migration all week.") in everything
+    assert ("memory", "The billing migration moves invoices to PostgreSQL in March.") in everything
+    assert recalled(tmp_path / "off", recall_vault_notes=False) == [
+        ("memory", "The billing migration moves invoices to PostgreSQL in March.")
+    ]
