@@ -209,7 +209,7 @@ def _fail(as_json: bool, message: str) -> None:
 
 def main() -> None:
     prepare_process()
-    from cortexgraph.settings import warn_unknown_env
+    from cortexgraph.settings_env import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     settings_or_exit("cortexgraph-consolidate")  # a bad value: one line and exit 2

@@ -54,7 +54,7 @@ vault_cmd.app.command("refresh")(vault_refresh_cmd.refresh)
 
 def main() -> None:
     prepare_process()
-    from cortexgraph.settings import warn_unknown_env
+    from cortexgraph.settings_env import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     settings_or_exit("cortexgraph")  # a bad value: one line and exit 2, before any command

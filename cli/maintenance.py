@@ -174,7 +174,7 @@ def repair_context(
 
 def main() -> None:
     from cortexgraph.process_env import settings_or_exit
-    from cortexgraph.settings import warn_unknown_env
+    from cortexgraph.settings_env import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     settings_or_exit("cortexgraph-maintenance")  # a bad value: one line and exit 2

@@ -91,7 +91,8 @@ def store_location(environ: Mapping[str, str]) -> StoreLocation:
         vault = upper.get("LTM_VAULT_PATH")
         vault_path = Path(vault).expanduser() if vault else storage.parent / "vault"
         return StoreLocation(storage, StoreConfig(), vault_path, LTM_WEIGHT)
-    from cortexgraph.settings import Settings, warn_unknown_env
+    from cortexgraph.settings import Settings
+    from cortexgraph.settings_env import warn_unknown_env
 
     warn_unknown_env(environ)  # only here: the variables the fast path knows are all known
     settings = Settings()

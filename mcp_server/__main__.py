@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     from cortexgraph.process_env import prepare_process, settings_or_exit
 
     prepare_process()
-    from cortexgraph.settings import warn_unknown_env
+    from cortexgraph.settings_env import warn_unknown_env
 
     warn_unknown_env()  # a misspelt CORTEXGRAPH_* variable is named on stderr, not ignored
     settings = settings_or_exit(  # a bad value: one line on stderr and exit 2
