@@ -11,6 +11,7 @@ dense index in ``dense_sync``.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -55,14 +56,38 @@ class DenseSyncState:
         self.pending: dict[int, set[str]] = {}
 
 
+# A name with a version after it ("Postgres 16", "Python 3.11", "iOS 17", "v2") is that name:
+# a question about Postgres is about a memory of Postgres 16. A year ("Pride 2022", "May
+# 2023") is not a version: it names a time, and "may" is also a word of any question.
+_VERSION = re.compile(r"v?\d{1,3}(?:\.\d+)*")
+
+
+def entity_keys(label: str) -> tuple[str, ...]:
+    """The entity index's keys for one entity: its lower-cased name, and for a versioned name
+    the name without its version too."""
+    key = label.lower()
+    name, _, version = key.rpartition(" ")
+    if name and _VERSION.fullmatch(version) and any(ch.isalpha() for ch in name):
+        return (key, name)
+    return (key,)
+
+
+def _tag_keys(label: str) -> tuple[str, ...]:
+    return (label.lower(),)
+
+
 def _index_labels(
-    index: dict[str, set[str]], memories: Mapping[str, Memory], key: Callable[[Memory], Any]
+    index: dict[str, set[str]],
+    memories: Mapping[str, Memory],
+    key: Callable[[Memory], Any],
+    keys_of: Callable[[str], tuple[str, ...]],
 ) -> None:
-    """Add many memories to a tag or entity ``index`` (lower-cased label -> ids), grouped by
-    their label lists (``key``): a set update per label and group."""
+    """Add many memories to a tag or entity ``index`` (``keys_of`` each label -> ids), grouped
+    by their label lists (``key``): a set update per key and group."""
     for labels, ids in _ids_by(memories, key).items():
         for label in labels:
-            index.setdefault(label.lower(), set()).update(ids)
+            for k in keys_of(label):
+                index.setdefault(k, set()).update(ids)
 
 
 class _LabelIndex:
@@ -70,34 +95,41 @@ class _LabelIndex:
     memories on its first use (``deferred``); while it waits, changes to single memories
     pass it by, as the build reads the memories as they are then."""
 
-    __slots__ = ("deferred", "ids", "key")
+    __slots__ = ("deferred", "ids", "key", "keys_of")
 
-    def __init__(self, key: Callable[[Memory], tuple[str, ...]]) -> None:
+    def __init__(
+        self,
+        key: Callable[[Memory], tuple[str, ...]],
+        keys_of: Callable[[str], tuple[str, ...]] = _tag_keys,
+    ) -> None:
         self.ids: dict[str, set[str]] = {}
         self.deferred = False
         self.key = key
+        self.keys_of = keys_of  # one label's keys in the index
 
     def built(self, memories: Mapping[str, Memory]) -> dict[str, set[str]]:
         if self.deferred:
             self.deferred = False
-            _index_labels(self.ids, memories, self.key)
+            _index_labels(self.ids, memories, self.key, self.keys_of)
         return self.ids
 
     def add(self, memory: Memory) -> None:
         if not self.deferred:
             for label in self.key(memory):
-                self.ids.setdefault(label.lower(), set()).add(memory.id)
+                for k in self.keys_of(label):
+                    self.ids.setdefault(k, set()).add(memory.id)
 
     def discard(self, memory: Memory) -> None:
         if self.deferred:
             return
         index = self.ids
         for label in self.key(memory):
-            ids = index.get(label.lower())
-            if ids is not None:
-                ids.discard(memory.id)
-                if not ids:
-                    del index[label.lower()]
+            for k in self.keys_of(label):
+                ids = index.get(k)
+                if ids is not None:
+                    ids.discard(memory.id)
+                    if not ids:
+                        del index[k]
 
     def clear(self) -> None:
         self.ids.clear()
@@ -150,7 +182,7 @@ class StoreIndexes:
         # by entity or tag, and building the entity index cost ~0.25 CPU s at 100k memories
         # (54k distinct entity lists), the tag index 1.4 ms of a 10k store's open.
         self._tags = _LabelIndex(_TAGS)
-        self._entities = _LabelIndex(_ENTITIES)
+        self._entities = _LabelIndex(_ENTITIES, entity_keys)
         self._by_status: dict[MemoryStatus, set[str]] = {s: set() for s in MemoryStatus}
         self._relations_by_memory: dict[str, set[str]] = {}
         # A DeferredText while the index snapshot's text index waits for its first use
@@ -277,7 +309,7 @@ class StoreIndexes:
             (tags, status, ids) for (tags, _, status), ids in groups.items()
         )
         if not self._entities.deferred:
-            _index_labels(self._entities.ids, memories, _ENTITIES)
+            _index_labels(self._entities.ids, memories, _ENTITIES, entity_keys)
         return groups
 
     def _index_deferring_labels(self, memories: Mapping[str, Memory]) -> None:
