@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cortexgraph.mcp")
 REQUEST_TIMEOUT_S = 5.0  # a client that sends nothing is dropped, never held
+VAULT_WAIT_S = 0.5  # of the hook's 1 s (cortexgraph.recall_endpoint.DEFAULT_TIMEOUT_S)
 
 
 def search(state: ServerState, request: SearchRequest) -> dict[str, Any]:
@@ -49,7 +50,9 @@ def search(state: ServerState, request: SearchRequest) -> dict[str, Any]:
     ``search_memory``: recall before every prompt is the working set. The vault side ranks by
     keywords: embedding a whole vault on a first prompt would outlast the hook's wait."""
     store = state.store
-    with state.fresh_ltm_index() as index:  # only changed notes are re-read
+    # Only changed notes are re-read. A tool call that holds the vault longer (a first vault
+    # embedding) would outlast the hook's wait: the hook gets the memories without notes.
+    with state.fresh_ltm_index(wait_s=VAULT_WAIT_S) as index:
         return _search(state, store, index, request)
 
 

@@ -191,16 +191,22 @@ class ServerState:
         return self.service("ltm_index", lambda: LTMIndex.open(vault, refresh=False))
 
     @contextmanager
-    def fresh_ltm_index(self) -> Iterator[LTMIndex | None]:
+    def fresh_ltm_index(self, wait_s: float | None = None) -> Iterator[LTMIndex | None]:
         """The vault's index with changed notes re-read, held for the caller's reading (no other
-        thread refreshes it meanwhile); None without a vault."""
+        thread refreshes it meanwhile); None without a vault, or when another thread has held
+        it for ``wait_s`` seconds (None: as long as it takes)."""
         index = self.ltm_index
         if index is None:
             yield None
             return
-        with self._vault_lock:
+        if not self._vault_lock.acquire(timeout=-1 if wait_s is None else wait_s):
+            yield None
+            return
+        try:
             index.refresh()
             yield index
+        finally:
+            self._vault_lock.release()
 
     @property
     def note_sink(self) -> ObsidianNoteSink:

@@ -51,3 +51,48 @@ def test_without_a_vault_there_is_no_index_to_read(tmp_path: Path) -> None:
     state = ServerState(make_settings(tmp_path, ltm_vault_path=tmp_path / "vault"))
     with state.fresh_ltm_index() as index:
         assert index is None
+
+
+def test_recall_does_not_wait_out_a_long_tool_call_on_the_vault(tmp_path: Path) -> None:
+    """A hook waits 1 s for the server; a tool call holding the vault longer (a first vault
+    embedding) must not make it fall back to keywords: recall answers with the memories."""
+    from cortexgraph import recall_endpoint as endpoint
+    from cortexgraph.mcp_server.recall_endpoint import search
+
+    settings = make_settings(tmp_path)
+    (settings.vault_path / "Billing.md").write_text(
+        "# Billing\n\nThe billing migration runs in March.\n", encoding="utf-8"
+    )
+    state = ServerState(settings)
+    state.store.save("The billing migration moves invoices to PostgreSQL.")
+    holding, release = threading.Event(), threading.Event()
+
+    def long_tool_call() -> None:
+        with state.fresh_ltm_index():
+            holding.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=long_tool_call)
+    holder.start()
+    assert holding.wait(30)
+    answered: list[dict] = []
+    asker = threading.Thread(
+        target=lambda: answered.append(search(state, endpoint.SearchRequest("billing", 5)))
+    )
+    asker.start()
+    asker.join(30)  # the holder is still holding: only a search that gave up on the vault ends
+    try:
+        assert not asker.is_alive()
+        [result] = answered[0]["results"]
+        assert result["memory"]["content"].startswith("The billing migration moves")
+        assert "note" not in result
+    finally:
+        release.set()
+        holder.join(30)
+    # once the vault is free, its notes are recalled again
+    paths = {
+        r["note"]["path"]
+        for r in search(state, endpoint.SearchRequest("billing", 5))["results"]
+        if "note" in r
+    }
+    assert paths == {"Billing.md"}
