@@ -18,9 +18,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from cortexgraph.storage.config import LOCK_NAME
 from cortexgraph.storage.errors import InvalidInputError, StorageError
 
-LOCK_NAME = ".cortexgraph.lock"
 GENERATION_NAME = ".cortexgraph.generation"
 _NOT_COPIED = {LOCK_NAME}
 _GEN_WIDTH = 20

@@ -14,6 +14,9 @@ SEMANTIC_WEIGHT = 0.7
 # search_unified's weight of the vault's notes against short-term memories (1.0): 1.x's default.
 # Declared here because the hooks rank promoted memories with it without reading the settings.
 LTM_WEIGHT = 0.7
+# The inter-process lock file in a storage directory, held around every write and catch-up:
+# the store, its backup and the hooks' few-record writer must all take the same one.
+LOCK_NAME = ".cortexgraph.lock"
 
 
 @dataclass(frozen=True, slots=True)

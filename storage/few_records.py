@@ -25,7 +25,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.config import LOCK_NAME, StoreConfig
 from cortexgraph.storage.errors import MemoryNotFoundError, StorageError
 from cortexgraph.storage.file_cursor import append_whole
 from cortexgraph.storage.jsonl_lines import BAD_LINE_ERRORS
@@ -37,7 +37,6 @@ from cortexgraph.storage.validation import (
     loaded_relation,
 )
 
-LOCK_NAME = ".cortexgraph.lock"  # storage.jsonl_store's writers' lock
 _Data = bytes | mmap.mmap  # a file's bytes, mapped: searching for a few ids reads a few pages
 
 

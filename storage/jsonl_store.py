@@ -30,7 +30,7 @@ from typing import Any
 from filelock import FileLock
 
 from cortexgraph.storage.bulk_records import plain_memories
-from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.config import LOCK_NAME, StoreConfig
 from cortexgraph.storage.deferred_text import DeferredText, crc_hex
 from cortexgraph.storage.errors import CortexGraphError, InvalidInputError, StorageError
 from cortexgraph.storage.file_cursor import (
@@ -112,7 +112,7 @@ class JSONLStore(SnapshotRefresh, JSONLCompaction):
         self._rel = FileCursor(self.path / self.config.relations_filename)
         self._gen_path = self.path / ".cortexgraph.generation"
         self._generation = -1
-        self._flock = FileLock(str(self.path / ".cortexgraph.lock"))
+        self._flock = FileLock(str(self.path / LOCK_NAME))
         self._held = False  # inside _exclusive (the file lock taken, the view caught up)
         # One rule for what may be stored, on save (storage.validation) and here, on load.
         self._build_memory = functools.partial(loaded_memory, config=self.config)
