@@ -126,7 +126,7 @@ def test_a_stale_socket_is_no_server_and_is_cleared_for_the_next(
         os.unlink(path)
 
 
-def test_the_server_answers_with_search_memorys_ranking_and_an_error_for_a_bad_request(
+def test_the_server_answers_with_search_unifieds_ranking_and_an_error_for_a_bad_request(
     tmp_path: Path, short_dir: Path, monkeypatch
 ) -> None:
     from mcp_common import make_settings
