@@ -5,13 +5,17 @@ Claude opened and links them) need not build and index every record, as opening 
 ``JSONLStore`` does: 0.16 CPU s more per call on a 10k store, 0.4 s on a 100k one, and a
 snapshot rewrite of tens of MB whenever the snapshot is stale. ``FewRecords`` holds the
 store's lock (the same file lock every ``JSONLStore`` writer takes), finds the newest line of
-each id it is asked about by searching the file's bytes from the end, builds only those
-records with the store's own rules, and appends changed records in the store's line format,
-so every open store picks them up as it picks up any other process's appends.
+each id it is asked about by searching the file's bytes from the end (many ids: in one pass
+over the file, ``_newest_lines``), builds only those records with the store's own rules, and
+appends changed records in the store's line format, so every open store picks them up as it
+picks up any other process's appends.
 
-It answers as the store does, with one difference: a record whose newest line parses but
-breaks the store's rules is absent here (the store would fall back to its previous line and
-quarantine that one when it next opens). A missing store is empty; nothing is created.
+It answers as the store does (lines read by ``parse_record`` with the store's line check,
+tombstones, relations of one second in save order), with two differences: a record whose
+newest line parses but breaks the store's rules is absent here (the store would fall back to
+its previous line and quarantine that one when it next opens); and a line counts as its id's
+only where it spells ``"id": "<id>"`` (the store's writers all do; a hand-written line that
+escapes a letter of either is passed over). A missing store is empty; nothing is created.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from __future__ import annotations
 import json
 import mmap
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -91,21 +96,27 @@ class FewRecords:
         """The live relations touching ``memory_id``, oldest first, the relations of one
         ``created_at`` in the order they were first saved (as ``store.relations``)."""
         data = self._file(self.config.relations_filename)
-        ids = [
-            obj["id"]
-            for obj in _records_mentioning(data, memory_id, self._check)
-            if memory_id in (obj.get("from_memory_id"), obj.get("to_memory_id"))
-        ]
+        after: dict[str, int] = {}  # relation id -> its newest line naming the memory
+        for (start, stop), obj in _records_mentioning(data, memory_id, self._check):
+            rid = obj["id"]
+            named = memory_id in (obj.get("from_memory_id"), obj.get("to_memory_id"))
+            if named and rid not in after and _names_itself(data, start, stop, rid):
+                after[rid] = start
         found = []
-        for line in _newest_lines(data, ids, self._check, saved_at=True).values():
+        for line in _newest_lines(data, after, self._check, after=after).values():
             relation = _built(loaded_relation, line.obj, self.config)
             if (
                 relation is not None
                 and memory_id in (relation.from_memory_id, relation.to_memory_id)
                 and (relation_type is None or relation.relation_type == relation_type)
             ):
-                found.append((relation.created_at, line.saved_at, relation))
-        return [r for _, _, r in sorted(found, key=lambda f: f[:2])]
+                found.append(relation)
+        # Ties of created_at go by save order, whose place needs a relation's older lines too:
+        # looked for only when there are ties (a whole file per relation, or one pass).
+        seconds = Counter(r.created_at for r in found)
+        tied = [r.id for r in found if seconds[r.created_at] > 1]
+        places = _newest_lines(data, tied, self._check, saved_at=True) if tied else {}
+        return sorted(found, key=lambda r: (r.created_at, _place(places.get(r.id))))
 
     # -- writing -------------------------------------------------------------------------------
     def modify_many(
@@ -165,6 +176,10 @@ class FewRecords:
         self._forget(name)  # mapped again when next read: it now ends with these lines
 
 
+def _place(line: _Newest | None) -> int:
+    return 0 if line is None else line.saved_at
+
+
 def _built(build: Callable[[Any, StoreConfig], _R], obj: Any, config: StoreConfig) -> _R | None:
     try:
         return build(obj, config)
@@ -179,22 +194,34 @@ class _Newest:
 
 
 def _newest_lines(
-    data: _Data, record_ids: Iterable[str], check: LineCheck, *, saved_at: bool = False
+    data: _Data,
+    record_ids: Iterable[str],
+    check: LineCheck,
+    *,
+    saved_at: bool = False,
+    after: Mapping[str, int] | None = None,
 ) -> dict[str, _Newest]:
     """The newest line of each live id of ``record_ids``, in their order (the store's rule: the
     last line of an id wins, a tombstone deletes, a line the store cannot read is passed over).
     ``saved_at`` also places each where the store orders it (which reads its older lines).
+    ``after``: where a line of an id that names it by its ``"id"`` key starts (its newest
+    line is that one or a later one).
 
-    A search from the end for each id (the way of a few ids: an id changed lately is found
-    near the end) reads up to the whole file per id, so a relation-rich memory's relations
-    cost a file each. Ids are searched for one by one until those searches have read what
-    one regex pass over the file costs (``_SEARCHES``); the ids left are found in that one
-    pass. Walked for their save place, ids read back to the file's start: more than
-    ``_SEARCHES`` of them go to the pass at once."""
+    A search from the end for one id (``rfind``) is quickest for a few ids, and an id changed
+    lately is found near the end; but it reads the file back to the id's newest line, a whole
+    file for an old one: per relation of a relation-rich memory, that was most of its cost.
+    So ids are searched for one by one only while those searches read less than one regex
+    pass costs (``_SEARCHES`` times the bytes it reads); the ids left are found in that one
+    pass, from the first place where one of their lines may be. Where what the searches will
+    read is known (``after``; to the start for ``saved_at``), all ids go one way."""
     ids = [(rid, _spelled(rid)) for rid in dict.fromkeys(record_ids)]
-    if not data:
+    known = {} if saved_at or after is None else after  # (unknown: from the start)
+    if not data or not ids:
         return {}
-    budget = _SEARCHES * len(data) if not saved_at or len(ids) <= _SEARCHES else 0
+    budget = _SEARCHES * (len(data) - min(known.get(rid, 0) for rid, _ in ids))
+    reads_known = saved_at or after is not None
+    if reads_known and sum(len(data) - known.get(rid, 0) for rid, _ in ids) > budget:
+        budget = 0
     walks: dict[str, tuple[_Newest | None, int]] = {}
     for rid, needle in ids:
         if budget <= 0:
@@ -205,7 +232,8 @@ def _newest_lines(
     if rest:
         spans: dict[str, list[tuple[int, int]]] = {rid: [] for rid in rest.values()}
         ends = b"|".join(map(re.escape, rest))
-        for hit in re.finditer(_ID_KEY + b"(" + ends + b")", data):
+        begin = min(known.get(rid, 0) for rid in rest.values())
+        for hit in re.compile(_ID_KEY + b"(" + ends + b")").finditer(data, begin):
             lines = spans[rest[hit.group(1)]]
             if not lines or lines[-1][1] < hit.start():  # (a line may name it twice)
                 lines.append(_line_at(data, hit.start()))
@@ -239,12 +267,14 @@ def _walk(
     return (None if newest is None else _Newest(newest, first)), 0
 
 
-def _records_mentioning(data: _Data, text: str, check: LineCheck) -> Iterator[dict[str, Any]]:
-    """The records of the lines holding ``"text"``, last line first; lines the store cannot
-    read are passed over (it quarantines them)."""
+def _records_mentioning(
+    data: _Data, text: str, check: LineCheck
+) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
+    """Where each line holding ``"text"`` is and its record, last line first; lines the store
+    cannot read are passed over (it quarantines them)."""
     for start, stop in _lines_holding(data, _spelled(text)):
         try:
-            yield parse_record(data[start:stop], check)
+            yield (start, stop), parse_record(data[start:stop], check)
         except BAD_LINE_ERRORS:
             continue
 
@@ -253,14 +283,20 @@ def _lines_holding(
     data: _Data, needle: bytes, record_id: str | None = None
 ) -> Iterator[tuple[int, int]]:
     """(start, end) of each line holding ``needle``, last first; with ``record_id``, only
-    those where it follows an ``"id":`` key (the lines the regex pass finds for it)."""
-    key = re.compile(_ID_KEY + re.escape(needle)) if record_id is not None else None
+    those that name it by their ``"id"`` key (the lines the regex pass finds for it)."""
     end = len(data)
     while (hit := data.rfind(needle, 0, end)) >= 0:
         start, stop = _line_at(data, hit)
         end = start
-        if key is None or key.search(data, start, stop):
+        if record_id is None or _names_itself(data, start, stop, record_id):
             yield start, stop
+
+
+def _names_itself(data: _Data, start: int, stop: int, record_id: str) -> bool:
+    """Whether the line spells ``"id": "<record_id>"`` (any blanks): how a record names
+    itself in every line the store writes, and what the one-pass search looks for."""
+    key = re.compile(_ID_KEY + re.escape(_spelled(record_id)))
+    return key.search(data, start, stop) is not None
 
 
 def _line_at(data: _Data, pos: int) -> tuple[int, int]:
