@@ -21,4 +21,14 @@ class CommitError(StorageError):
     """The issue file was written but committing it to git failed."""
 
 
-__all__ = ["CommitError", "IssueNotFoundError", "IssueRecordError", "TrackerUnavailableError"]
+class PackError(StorageError):
+    """Packing the git repository's loose objects failed (git missing, disk full)."""
+
+
+__all__ = [
+    "CommitError",
+    "IssueNotFoundError",
+    "IssueRecordError",
+    "PackError",
+    "TrackerUnavailableError",
+]

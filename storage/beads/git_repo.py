@@ -23,6 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.beads.errors import CommitError, TrackerUnavailableError
+from cortexgraph.storage.beads.pack import (
+    PACK_THRESHOLD,
+    PackReport,
+    note_written,
+    pack_now,
+    refresh,
+)
 from cortexgraph.storage.beads.parse_cache import bytes_key
 
 if TYPE_CHECKING:
@@ -164,29 +171,41 @@ def _write_tree(repo: Repo, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
     return _store(repo, b"tree", b"".join(m + b" " + n + b"\0" + s for m, n, s in entries))
 
 
-def _replace_path(repo: Repo, tree: bytes | None, parts: list[bytes], blob: bytes) -> bytes:
-    """A new tree equal to ``tree`` except that ``parts`` points at ``blob``."""
+def _replace_path(
+    repo: Repo, tree: bytes | None, parts: list[bytes], blob: bytes, made: list[bytes]
+) -> bytes:
+    """A new tree equal to ``tree`` except that ``parts`` points at ``blob``; the trees it
+    stores are added to ``made``."""
     entries = _read_tree(repo, tree)
     name, rest = parts[0], parts[1:]
     current = next((e for e in entries if e[1] == name), None)
     entries = [e for e in entries if e[1] != name]
     if rest:
         sub = current[2] if current is not None and current[0] == _TREE_MODE else None
-        entries.append((_TREE_MODE, name, _replace_path(repo, sub, rest, blob)))
+        entries.append((_TREE_MODE, name, _replace_path(repo, sub, rest, blob, made)))
     else:
         mode = current[0] if current is not None and current[0] != _TREE_MODE else _BLOB_MODE
         entries.append((mode, name, blob))
-    return _write_tree(repo, entries)
+    made.append(_write_tree(repo, entries))
+    return made[-1]
 
 
 class GitFileCommitter:
     """Commits single files of one repository; callers hold the tracker's lock.
 
     Given a ``RepoPlace`` the repository is opened (GitPython imported) on first use: a
-    process that only reads issues never pays for it."""
+    process that only reads issues never pays for it. Past ``pack_threshold`` bytes of loose
+    objects written by commits, the repository is packed (pack.py; None: never)."""
 
-    def __init__(self, repo: Repo | RepoPlace, identity: GitIdentity | None = None) -> None:
+    def __init__(
+        self,
+        repo: Repo | RepoPlace,
+        identity: GitIdentity | None = None,
+        *,
+        pack_threshold: int | None = PACK_THRESHOLD,
+    ) -> None:
         self.identity = identity or GitIdentity()
+        self.pack_threshold = pack_threshold
         self._repo: Repo | None
         if isinstance(repo, RepoPlace):
             self._repo, self.root, self._git_dir = None, repo.root.resolve(), repo.git_dir
@@ -213,6 +232,16 @@ class GitFileCommitter:
     def lock_path(self) -> Path:
         return self._git_dir / "cortexgraph-beads.lock"
 
+    @property
+    def loose_counter(self) -> Path:
+        """Bytes of loose objects our commits wrote since the last pack (pack.py)."""
+        return self.lock_path.with_suffix(".loose")
+
+    def pack(self) -> PackReport:
+        """Pack the repository now; the caller holds the tracker's lock. PackError if git
+        fails, TrackerUnavailableError if the repository cannot be opened."""
+        return pack_now(self.repo, self.loose_counter)
+
     def commit_file(
         self,
         path: Path,
@@ -233,10 +262,13 @@ class GitFileCommitter:
         from git.objects.tree import Tree
 
         rel = path.resolve().relative_to(self.root)
+        if self._repo is not None:  # another process may have packed since we last looked
+            refresh(self._repo)
         try:
             self.repo  # noqa: B018  (opened here when it was not yet)
         except TrackerUnavailableError as e:
             raise CommitError(f"wrote {rel} but could not commit it: {e}") from e
+        made: list[bytes] = []
         try:
             work = path.read_bytes()
             try:
@@ -251,7 +283,10 @@ class GitFileCommitter:
                 content = rebase(self._blob_bytes(old, known) if old is not None else b"")
             blob = _store(self.repo, b"blob", content)
             self._last_blob = (blob, content)
-            tree_sha = _replace_path(self.repo, head.tree.binsha if head else None, parts, blob)
+            made.append(blob)
+            tree_sha = _replace_path(
+                self.repo, head.tree.binsha if head else None, parts, blob, made
+            )
             if head is not None and tree_sha == head.tree.binsha:
                 return None
             actor = git.Actor(self.identity.name, self.identity.email)
@@ -267,6 +302,7 @@ class GitFileCommitter:
         except (git.GitError, OSError, ValueError) as e:
             raise CommitError(f"wrote {rel} but could not commit it: {e}") from e
         self._update_index(rel, old, blob, content == work, rebase)
+        note_written(self.repo, self.loose_counter, [*made, commit.binsha], self.pack_threshold)
         return str(commit.hexsha)
 
     def _blob_bytes(self, binsha: bytes, known: Sequence[tuple[bytes, bytes | None]] = ()) -> bytes:

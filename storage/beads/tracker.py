@@ -45,6 +45,7 @@ from cortexgraph.storage.beads.own_commit import (
     record_pending,
     sync_file,
 )
+from cortexgraph.storage.beads.pack import PACK_THRESHOLD, PackReport, refresh
 from cortexgraph.storage.beads.schema import (
     DEDUPE_KEY,
     ISSUE_TYPES,
@@ -81,12 +82,13 @@ class BeadsTracker:
         identity: GitIdentity | None = None,
         clock: Callable[[], float] = time.time,
         lock_timeout: float = 60.0,
+        pack_threshold: int | None = PACK_THRESHOLD,
     ) -> None:
         self.prefix = check_prefix(prefix)
         self.beads_dir = beads_dir
         self.path = beads_dir / ISSUES_FILE
         self.identity = identity or GitIdentity()
-        self._committer = GitFileCommitter(repo, self.identity)
+        self._committer = GitFileCommitter(repo, self.identity, pack_threshold=pack_threshold)
         # the parse of the file's bytes is kept beside the lock for the next process
         self._file = IssueFile(self.path, self._committer.lock_path.with_suffix(".parsed"))
         self._clock = clock
@@ -97,16 +99,20 @@ class BeadsTracker:
 
     @property
     def repo(self) -> Repo:
-        """The git repository (opened on first use: reading issues needs no git)."""
-        return self._committer.repo
+        """The git repository (opened on first use: reading issues needs no git), seeing the
+        packs another process made since (one ``stat`` when there are none: pack.refresh)."""
+        repo = self._committer.repo
+        refresh(repo)
+        return repo
 
     def __repr__(self) -> str:
         return f"BeadsTracker({str(self.path)!r}, prefix={self.prefix!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Prefect/Dask may ship the tracker to another process: reopen it there by path.
-        root = self._committer.root
-        return (_reopen, (str(root), str(self.beads_dir), self.prefix, self.identity, self._clock))
+        root, threshold = self._committer.root, self._committer.pack_threshold
+        args = (str(root), str(self.beads_dir), self.prefix, self.identity, self._clock, threshold)
+        return (_reopen, args)
 
     # -- reading ------------------------------------------------------------------------
     def query(
@@ -148,6 +154,11 @@ class BeadsTracker:
     def history(self, issue_id: str | None = None, *, limit: int = 50) -> list[IssueCommit]:
         """Our commits (newest first) along HEAD's first-parent line, optionally for one issue."""
         return own_commits(self.repo, self.identity.email, issue_id, limit=limit)
+
+    def pack(self) -> PackReport:
+        """Pack the repository's loose objects now (what commits do past ``pack_threshold``):
+        ``.git``'s size before and after. PackError if git fails."""
+        return self._locked(self._committer.pack)
 
     # -- changing -----------------------------------------------------------------------
     def create(
@@ -367,11 +378,23 @@ class BeadsTracker:
 
 
 def _reopen(
-    root: str, beads_dir: str, prefix: str, identity: GitIdentity, clock: Callable[[], float]
+    root: str,
+    beads_dir: str,
+    prefix: str,
+    identity: GitIdentity,
+    clock: Callable[[], float],
+    pack_threshold: int | None = PACK_THRESHOLD,
 ) -> BeadsTracker:
     place = find_repo(Path(root), search_parents=False)
     repo = place or open_repo(Path(root), search_parents=False, init=False)
-    return BeadsTracker(repo, Path(beads_dir), prefix=prefix, identity=identity, clock=clock)
+    return BeadsTracker(
+        repo,
+        Path(beads_dir),
+        prefix=prefix,
+        identity=identity,
+        clock=clock,
+        pack_threshold=pack_threshold,
+    )
 
 
 def open_tracker(
@@ -382,6 +405,7 @@ def open_tracker(
     init: bool = True,
     identity: GitIdentity | None = None,
     clock: Callable[[], float] = time.time,
+    pack_threshold: int | None = PACK_THRESHOLD,
 ) -> BeadsTracker:
     """The tracker whose issues live in ``<location>/.beads/issues.jsonl``.
 
@@ -389,7 +413,8 @@ def open_tracker(
     used, and like bd the nearest existing ``.beads/`` between ``location`` and the work tree
     root (else the root's). Without it (the storage directory) ``location`` must be its own
     repository's root. A missing repository is created when ``init``; a location that cannot
-    be used raises TrackerUnavailableError.
+    be used raises TrackerUnavailableError. Past ``pack_threshold`` bytes of loose objects
+    written by its commits the repository is packed (storage/beads/pack.py; None: never).
     """
     location = Path(storage_dir_or_repo).expanduser().resolve()
     # The plain case is found without GitPython, which is then imported at the first commit.
@@ -407,7 +432,14 @@ def open_tracker(
             break
         if folder == root:
             break
-    return BeadsTracker(repo, beads_dir, prefix=prefix, identity=identity, clock=clock)
+    return BeadsTracker(
+        repo,
+        beads_dir,
+        prefix=prefix,
+        identity=identity,
+        clock=clock,
+        pack_threshold=pack_threshold,
+    )
 
 
 __all__ = ["BeadsTracker", "open_tracker"]
