@@ -1,4 +1,4 @@
-"""`cortexgraph issues list|show|close`: the consolidation issues, readable by people.
+"""`cortexgraph issues list|show|close|pack`: the consolidation issues, readable by people.
 
 Where the issues live: ``--storage-path PATH`` (the store's folder, or any folder of a git
 repository; ``--repo`` is its older name), else ``CORTEXGRAPH_BEADS_REPO``, else ``.beads/`` in
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -171,6 +172,27 @@ def close_issue(
         typer.echo(json.dumps(issue_as_json(issue), indent=2, ensure_ascii=False))
     else:
         typer.echo(f"closed {issue.id}: {issue.close_reason}")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+@app.command("pack")
+def pack_issues(repo: RepoOption = None, as_json: JsonOption = False) -> None:
+    """Pack the git repository's loose objects now (commits do it past 32 MB of them)."""
+    with _clean_errors():
+        tracker = _open_for_reading(repo)
+        if tracker is None:
+            raise _fail("nothing to pack")
+        report = tracker.pack()
+    if as_json:
+        typer.echo(json.dumps({"git_dir": str(tracker.repo.common_dir), **asdict(report)}))
+    else:
+        typer.echo(
+            f"packed {tracker.repo.common_dir}: {_mb(report.bytes_before)} -> "
+            f"{_mb(report.bytes_after)} in {report.seconds:.2f} s"
+        )
 
 
 __all__ = ["app"]

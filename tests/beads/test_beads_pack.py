@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
 import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from cortexgraph.cli.issues_cmd import app
 from cortexgraph.storage.beads import BeadsTracker, open_tracker
 from cortexgraph.storage.beads.pack import read_counter
 
@@ -173,3 +176,21 @@ def test_packing_a_persons_repository_keeps_their_objects_reflog_and_index(
     assert git_cmd(user_repo, "log", "-1", "--format=%s").startswith(f"{issue.id}: opened")
     assert git_cmd(user_repo, "show", "HEAD~1:src/app.py") == "print('v2')\n"
     _check_history(tracker, git_cmd)
+
+
+def test_issues_pack_command(store, clock, monkeypatch, git_cmd):
+    monkeypatch.setenv("CORTEXGRAPH_STORAGE_PATH", str(store))
+    monkeypatch.delenv("CORTEXGRAPH_BEADS_REPO", raising=False)
+    tracker = open_tracker(store, search_parents=False, clock=clock, pack_threshold=NEVER)
+    _work(tracker, 8)
+    git_dir = _git_dir(tracker)
+
+    result = CliRunner().invoke(app, ["pack", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["bytes_after"] < report["bytes_before"]
+    assert _loose(git_dir) == [] and len(_packs(git_dir)) == 1 and _counter(tracker) == 0
+    _check_history(tracker, git_cmd)
+
+    plain = CliRunner().invoke(app, ["pack"])
+    assert plain.exit_code == 0 and " MB -> " in plain.stdout
