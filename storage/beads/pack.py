@@ -71,8 +71,14 @@ def read_counter(path: Path) -> int:
 
 
 def _write_counter(path: Path, value: int) -> None:
+    """Fixed width, written in place: truncating a file on ext4 flushes it at close (0.8 ms
+    where this takes 0.015)."""
     with contextlib.suppress(OSError):  # .git/ not writable: the commit failed already
-        path.write_text(str(value), encoding="ascii")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, b"%020d\n" % value)  # at offset 0, over the same 21 bytes
+        finally:
+            os.close(fd)
 
 
 def note_written(
