@@ -6,7 +6,8 @@ does). Within our file too, only our change is committed: given ``rebase``, the 
 is HEAD's version of the file with our change made to it, so a person's uncommitted edit of
 the file stays uncommitted (and, if it was staged, staged). Objects are written with GitPython's
 pure-Python object database, so a change starts no process (GitPython runs ``git version`` at
-import and ``git init`` for a new repository). The index entry of our file is then updated so
+import, ``git init`` for a new repository, and ``git repack`` once the loose objects our commits
+wrote pass a threshold: pack.py). The index entry of our file is then updated so
 ``git status`` shows only the person's own edits and a later ``git commit`` by them cannot
 revert our change. The author is set explicitly: a fresh machine has no git identity.
 """
