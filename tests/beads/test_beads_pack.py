@@ -92,7 +92,8 @@ def test_passing_the_threshold_packs_and_the_same_process_reads_on(store, clock,
 
     # the same store, a threshold the next commit passes; the first tracker stays open
     packing = open_tracker(store, search_parents=False, clock=clock, pack_threshold=counted + 1)
-    assert pickle.loads(pickle.dumps(packing))._committer.pack_threshold == counted + 1
+    shipped = open_tracker(store, search_parents=False, pack_threshold=counted + 1)
+    assert pickle.loads(pickle.dumps(shipped))._committer.pack_threshold == counted + 1
     packing.create("one more")
     assert _loose(git_dir) == [] and len(_packs(git_dir)) == 1
     assert _counter(packing) == 0
