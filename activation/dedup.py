@@ -41,9 +41,13 @@ class DeduplicationResult:
     method: str  # "embedding", "lexical" or "no-store"
 
     def to_json(self) -> dict[str, Any]:
+        best = self.best
         return {
             "is_duplicate": self.is_duplicate,
             "recommendation": self.recommendation.value,
+            # the activation spec's names for the nearest memory and its similarity
+            "similar_memory": {"id": best.memory_id, "content": best.preview} if best else None,
+            "similarity_score": round(best.similarity, 4) if best else None,
             "method": self.method,
             "similar": [
                 {

@@ -10,6 +10,14 @@ from cortexgraph.activation.dedup import DeduplicationResult
 from cortexgraph.activation.intent import IntentPrediction
 from cortexgraph.activation.phrases import PhraseSignals
 
+NO_SIGNALS_TEXT = "No strong signals detected"  # the activation spec's reasoning when empty
+
+
+def reasoning_fields(steps: tuple[str, ...]) -> dict[str, Any]:
+    """``reasoning`` as the activation spec and the 1.x API return it, one string ("; "
+    between the steps), and the steps themselves as a list beside it."""
+    return {"reasoning": "; ".join(steps) or NO_SIGNALS_TEXT, "reasoning_steps": list(steps)}
+
 
 class Recommendation(StrEnum):
     MUST_SAVE = "MUST_SAVE"
@@ -48,7 +56,7 @@ class MessageAnalysis:
             "suggested_strength": self.suggested_strength,
             "deduplication": self.deduplication.to_json(),
             "phrase_signals": self.phrases.to_json(),
-            "reasoning": list(self.reasoning),
+            **reasoning_fields(self.reasoning),
             "methods": dict(self.methods),
             "errors": dict(self.errors),
         }
@@ -71,7 +79,7 @@ class RecallAnalysis:
             "suggested_query": self.suggested_query,
             "suggested_entities": list(self.suggested_entities),
             "suggested_tags": list(self.suggested_tags),
-            "reasoning": list(self.reasoning),
+            **reasoning_fields(self.reasoning),
             "errors": dict(self.errors),
         }
 

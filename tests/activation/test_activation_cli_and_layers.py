@@ -17,7 +17,8 @@ def test_cli_analyze_json_with_preprocessing_disabled(monkeypatch):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["action_recommendation"] == "NONE"
-    assert data["reasoning"] == ["preprocessing is disabled"]
+    assert data["reasoning"] == "preprocessing is disabled"  # one string, as the spec
+    assert data["reasoning_steps"] == ["preprocessing is disabled"]
 
 
 @pytest.mark.slow

@@ -68,7 +68,7 @@ def test_a_short_follow_up_is_read_with_the_turns_before_it_per_session(tmp_path
         ],
     )
     assert out[1]["action_recommendation"] == "SHOULD_SAVE"
-    assert any("previous turns" in r for r in out[1]["reasoning"])
+    assert any("previous turns" in r for r in out[1]["reasoning_steps"])
     assert out[2]["action_recommendation"] == "NONE"  # another conversation: nothing before it
     assert out[4]["should_search"] and "billing" in out[4]["suggested_query"].split()
 

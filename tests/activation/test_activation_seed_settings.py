@@ -98,3 +98,23 @@ def test_a_question_about_a_choice_is_not_a_save(tmp_path):
     )
     assert out["action_recommendation"] in ("NONE", "SHOULD_SEARCH"), out
     assert out["should_save"] is False
+
+
+def test_result_fields_read_as_the_seed_names_them(tmp_path):
+    """``reasoning`` is one string (the activation spec and the 1.x API), its steps beside it;
+    a duplicate names its ``similar_memory`` and ``similarity_score``."""
+    saved, dup, plain, recall = _calls(
+        make_settings(tmp_path),
+        ("save_memory", {"content": FACT}),
+        ("analyze_message", {"message": FACT}),
+        ("analyze_message", {"message": "ok", "session_id": "another"}),
+        ("analyze_for_recall", {"message": "What did I say about TypeScript?"}),
+    )
+    assert isinstance(dup["reasoning"], str) and dup["reasoning_steps"]
+    assert dup["reasoning"] == "; ".join(dup["reasoning_steps"])
+    assert plain["reasoning"] == "; ".join(plain["reasoning_steps"])  # "intent OTHER ..."
+    assert isinstance(recall["reasoning"], str) and "explicit recall" in recall["reasoning"]
+    d = dup["deduplication"]
+    assert d["is_duplicate"] and d["recommendation"] == "MERGE"
+    assert d["similar_memory"]["id"] == saved["memory_id"]
+    assert d["similar_memory"]["content"] == FACT and d["similarity_score"] == 1.0
