@@ -56,6 +56,8 @@ RECALL_PATTERNS: tuple[str, ...] = (
     r"\b(?:did|have)\s+(?:i|we)\s+(?:ever\s+|already\s+)?(?:tell|told|mention|mentioned|talk|"
     r"talked|discuss|discussed|decide|decided|agree|agreed|settle|settled)\b",
     r"\bwhat\s+(?:do|did)\s+you\s+(?:know|have|save|remember)\b",
+    # The plugin spec's "what do (you|we) know about": the "we" half.
+    r"\bwhat\s+do\s+we\s+know\s+about\b",
     r"\b(?:search|check|look\s+up|find)\s+(?:in\s+)?my\s+(?:memories|notes)\b",
     r"\bbring\s+up\s+what\b",
     r"\bpull\s+up\s+(?:what|whatever)\b",

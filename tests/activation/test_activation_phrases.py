@@ -128,6 +128,7 @@ def test_labelled_sets_no_missed_explicit_save_and_under_one_percent_false_posit
         "What's our approach for retries?",
         "What is our decision on the logo?",
         "What was the plan for the Sunday migration?",
+        "What do we know about the ledger service?",
     ],
 )
 def test_the_plugin_specs_recall_phrases(detector, text):

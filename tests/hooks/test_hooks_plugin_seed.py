@@ -95,3 +95,12 @@ def test_the_docs_count_the_options_the_install_asks_for() -> None:
     frontmatter = docs.split("## Per-project settings", 1)[1].split("---", 2)[1]
     documented = re.findall(r"^(\w+):", frontmatter, re.M)
     assert documented == list(options)
+
+
+def test_what_do_we_know_about_recalls_as_a_process(run_hook, store) -> None:
+    """The spec's "what do (you|we) know about": the "we" half, through a real hook process."""
+    now = int(time.time())
+    host = store.save(HOST, tags=["infra"], now=now - 3600).id
+    store.save("Team lunch is on Fridays at the noodle place.", now=now)
+    run = run_hook("user-prompt-submit", prompt("What do we know about db-2?"), process=True)
+    assert host in first_entry(context_of(run, EVENT))
