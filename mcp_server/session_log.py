@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STATS_URI = "cortexgraph://stats"
+# The same resource at LatentContext's address (seed 002: "memory://stats, subscribable").
+STATS_URIS = (STATS_URI, "memory://stats")
 SAVED_BY = {"save_memory", "memory_store"}
 RECALLED_BY = {
     "search_memory",
@@ -142,10 +144,11 @@ def session_middleware(log: SessionLog, bus: Any) -> Any:
         if isinstance(tool, str) and payload is not None:
             log.record(tool, arguments if isinstance(arguments, dict) else {}, payload)
             if tool in WRITES and bus is not None:
-                await bus.publish(ResourceUpdated(uri=STATS_URI))
+                for uri in STATS_URIS:
+                    await bus.publish(ResourceUpdated(uri=uri))
         return result
 
     return middleware
 
 
-__all__ = ["STATS_URI", "SessionLog", "session_middleware"]
+__all__ = ["STATS_URI", "STATS_URIS", "SessionLog", "session_middleware"]

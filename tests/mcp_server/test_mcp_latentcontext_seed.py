@@ -160,3 +160,19 @@ def test_memory_retrieve_leaves_out_near_duplicates(tmp_path):
     got = {i["memory_id"] for i in out["items"] if i.get("memory_id")}
     assert len(got & set(ids[:3])) == 1 and ids[3] in got  # one restatement, the other fact
     assert any("2 near-duplicate(s)" in n for n in out["notes"]), out.get("notes")
+
+
+def test_memory_stats_is_subscribable_as_the_seed_says(tmp_path):
+    async def go(c):
+        async with c.listen(resource_subscriptions=["memory://stats"]) as sub:
+            payload(await c.call_tool("save_memory", {"content": "The cache runs Redis 7."}))
+            with anyio.fail_after(10):
+                async for event in sub:
+                    return event, json.loads(
+                        (await c.read_resource("memory://stats")).contents[0].text
+                    )
+        return None, None
+
+    event, stats = run(tmp_path, go)
+    assert getattr(event, "uri", None) == "memory://stats"
+    assert stats["memories"] == 1
