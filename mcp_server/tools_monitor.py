@@ -33,7 +33,7 @@ from cortexgraph.activation.monitor import (
     render_reminder,
 )
 from cortexgraph.activation.monitor.engine import choose_directive
-from cortexgraph.activation.monitor.project_profile import project_profile
+from cortexgraph.activation.monitor.project_profile import project_profile, read_context
 from cortexgraph.mcp_server.arguments import check_json
 from cortexgraph.mcp_server.errors import quote, tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
@@ -59,6 +59,16 @@ ContextText = Annotated[
     str | None,
     Field(
         description="Where it happened, e.g. 'project:shop'; omit for any context.", max_length=200
+    ),
+]
+# The monitor spec passes a context object to the two look-ups (activation.monitor.project_profile
+# read_context): a name (context, or project/repo as project:<name>) and repo_type / language.
+ContextArg = Annotated[
+    Annotated[str, Field(max_length=200)] | dict[str, Any] | None,
+    Field(
+        description="Where: a name such as 'project:shop', or an object {project (or repo or "
+        "context), repo_type, language}; repo_type/language keep the patterns whose "
+        "context_filters match. Omit for any context."
     ),
 ]
 
@@ -176,15 +186,22 @@ def query_pattern_history(
             max_length=5000,
         ),
     ],
-    context: ContextText = None,
+    context: ContextArg = None,
 ) -> dict[str, Any]:
     """How often a pattern (or an error) occurred, where, and which interventions worked."""
     state = state_of(ctx)
+    check_json(context, "context", max_chars=2000)
+    context, profile = read_context(context)
     patterns = patterns_of(state)
     ledger = ledger_of(state)
     found = patterns.get(signature)
-    # a pattern id: all its occurrences; else an error text: the patterns that recorded it
-    specs, error = ([found], None) if found is not None else (list(patterns.patterns), signature)
+    # a pattern id: all its occurrences; else an error text: the patterns (of this kind of
+    # project, with a profile) that recorded it
+    specs, error = (
+        ([found], None)
+        if found is not None
+        else (list(patterns.for_project(profile).patterns), signature)
+    )
     out = []
     for spec in specs:
         occ = ledger.occurrences_in(spec.id, context, error=error)
@@ -213,16 +230,24 @@ def query_pattern_history(
                 ),
             }
         )
-    return {"success": True, "query": signature, "context": context, "patterns": out}
+    return {
+        "success": True,
+        "query": signature,
+        "context": context,
+        **({"profile": {k: sorted(v) for k, v in profile.items()}} if profile else {}),
+        "patterns": out,
+    }
 
 
 @tool_errors
 def request_intervention(
-    ctx: ServerContext, pattern_id: PatternId, context: ContextText = None
+    ctx: ServerContext, pattern_id: PatternId, context: ContextArg = None
 ) -> dict[str, Any]:
     """The reminder the monitor would give for a pattern now: the user's matching CLAUDE.md
     rule and the intervention that has worked best in this context."""
     state = state_of(ctx)
+    check_json(context, "context", max_chars=2000)
+    context, profile = read_context(context)
     spec = _spec(patterns_of(state), pattern_id)
     ctx_name = context or "global"
     ledger = ledger_of(state)
@@ -259,7 +284,13 @@ def request_intervention(
         if match
         else None,
         "reminder": reminder.text,
+        # with a profile: whether the pattern's context_filters keep it for such a project
+        **({"applies_to_context": spec.applies_to(profile)} if profile else {}),
     }
+
+
+def _effectiveness(ledger: BehaviorLedger, spec: Any) -> list[dict[str, Any]]:
+    return [s.to_json() for s in ledger.effectiveness(spec)]
 
 
 def register(server: MCPServer[ServerState], state: ServerState) -> None:
@@ -280,7 +311,13 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
         description="Every behaviour pattern the monitor watches for.",
     )
     def all_patterns() -> str:
-        return json.dumps([p.to_json() for p in patterns().patterns], ensure_ascii=False)
+        # the spec's pattern library "shows effectiveness scores": each pattern's, all contexts
+        specs = patterns().patterns
+        ledger = ledger_of(state)
+        return json.dumps(
+            [{**p.to_json(), "effectiveness": _effectiveness(ledger, p)} for p in specs],
+            ensure_ascii=False,
+        )
 
     @server.resource(
         "behavior://patterns/{pattern_id}",
@@ -293,15 +330,9 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
             raise ResourceNotFoundError(f"no behaviour pattern {pattern_id!r}")
         ledger = ledger_of(state)
         return json.dumps(
-            {**spec.to_json(), "effectiveness": [s.to_json() for s in ledger.effectiveness(spec)]},
-            ensure_ascii=False,
+            {**spec.to_json(), "effectiveness": _effectiveness(ledger, spec)}, ensure_ascii=False
         )
 
-    @server.resource(
-        "behavior://alerts/active",
-        mime_type="application/json",
-        description="Alerts shown in the last hour, per session.",
-    )
     def active_alerts() -> str:
         since = time.time() - ACTIVE_ALERT_SECONDS
         out = [
@@ -311,6 +342,15 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
             if float(a.get("ts", 0)) >= since
         ]
         return json.dumps(sorted(out, key=lambda a: -float(a["ts"])), ensure_ascii=False)
+
+    # The spec names the alerts resource both ways (MCP interface: active; injection: current).
+    for uri in ("behavior://alerts/active", "behavior://alerts/current"):
+        server.resource(
+            uri,
+            mime_type="application/json",
+            description="Alerts shown in the last hour, per session."
+            + ("" if uri.endswith("active") else " Same as behavior://alerts/active."),
+        )(active_alerts)
 
     @server.resource(
         "behavior://directives/all",
