@@ -211,15 +211,7 @@ def query_pattern_history(
             {
                 "pattern_id": spec.id,
                 "name": spec.name,
-                "occurrences": [
-                    {
-                        "context": r.metadata.get("context"),
-                        "count": r.metadata.get("count"),
-                        "last_at": r.metadata.get("last_at"),
-                        "last_stage": r.metadata.get("last_stage"),
-                    }
-                    for r in occ
-                ],
+                "occurrences": _occurrences(occ),
                 "interventions": [s.to_json() for s in ledger.effectiveness(spec, context)],
                 "best": dict(
                     zip(
@@ -289,6 +281,11 @@ def request_intervention(
     }
 
 
+def _occurrences(relations: Any) -> list[dict[str, Any]]:
+    keys = ("context", "count", "last_at", "last_stage")
+    return [{k: r.metadata.get(k) for k in keys} for r in relations]
+
+
 def _effectiveness(ledger: BehaviorLedger, spec: Any) -> list[dict[str, Any]]:
     return [s.to_json() for s in ledger.effectiveness(spec)]
 
@@ -322,15 +319,22 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     @server.resource(
         "behavior://patterns/{pattern_id}",
         mime_type="application/json",
-        description="One behaviour pattern with its intervention history.",
+        description="One behaviour pattern with where it occurred and how each intervention did.",
     )
     def one_pattern(pattern_id: str) -> str:
         spec = patterns().get(pattern_id)
         if spec is None:
             raise ResourceNotFoundError(f"no behaviour pattern {pattern_id!r}")
         ledger = ledger_of(state)
+        # the seed's "historical data": where it occurred, and how each intervention did
+        history = _occurrences(ledger.occurrences_in(spec.id, None))
         return json.dumps(
-            {**spec.to_json(), "effectiveness": _effectiveness(ledger, spec)}, ensure_ascii=False
+            {
+                **spec.to_json(),
+                "occurrences": history,
+                "effectiveness": _effectiveness(ledger, spec),
+            },
+            ensure_ascii=False,
         )
 
     def active_alerts() -> str:

@@ -1,6 +1,6 @@
 """The behaviour-monitor seed (004) through the SDK's in-process MCP client: the spec's context
 object on query_pattern_history / request_intervention, its behavior://alerts/current address,
-and the pattern library's effectiveness scores."""
+the pattern library's effectiveness scores and a pattern's history."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ def test_the_specs_context_object_alerts_current_and_library_scores(tmp_path, pr
                 "behavior://alerts/active",
                 "behavior://alerts/current",
                 "behavior://patterns/all",
+                "behavior://patterns/repeated-error",
             ):
                 res[uri] = json.loads((await c.read_resource(uri)).contents[0].text)
             return out, error_text(bad), res
@@ -122,3 +123,5 @@ def test_the_specs_context_object_alerts_current_and_library_scores(tmp_path, pr
     ]
     assert (score["shown"], score["worked"], score["effectiveness"]) == (1, 1, 1.0)
     assert library["go-vet-loop"]["effectiveness"][0]["shown"] == 0
+    one = res["behavior://patterns/repeated-error"]  # with the seed's "historical data"
+    assert [(o["context"], o["count"]) for o in one["occurrences"]] == [("project:proj", 1)]
