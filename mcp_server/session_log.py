@@ -42,7 +42,11 @@ WRITES = {
     "set_core_memory",
     "memory_wipe",
     "memory_compress",
+    "record_memory_update",
+    "undo_consolidation",
 }
+# Tools that write the behaviour monitor's ledger, not the store: the stats do not move.
+LEDGER_WRITES = {"record_tool_call", "report_outcome"}
 MAX_IDS = 1000  # per list: a long session keeps its most recent ones
 
 

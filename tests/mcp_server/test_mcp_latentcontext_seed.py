@@ -176,3 +176,44 @@ def test_memory_stats_is_subscribable_as_the_seed_says(tmp_path):
     event, stats = run(tmp_path, go)
     assert getattr(event, "uri", None) == "memory://stats"
     assert stats["memories"] == 1
+
+
+def test_every_tool_that_writes_the_store_announces_the_stats(tmp_path):
+    """A tool the server does not mark read-only either announces ``cortexgraph://stats`` after
+    it runs (session_log.WRITES) or writes only the monitor's ledger: none is left out, as
+    record_memory_update and undo_consolidation were."""
+    from cortexgraph.mcp_server.session_log import LEDGER_WRITES, WRITES
+
+    async def go(c):
+        return (await c.list_tools()).tools
+
+    tools = run(tmp_path, go)
+    writers = {
+        t.name
+        for t in tools
+        if not (t.annotations is not None and t.annotations.read_only_hint is True)
+    }
+    assert writers, "no tool listed"
+    assert writers - WRITES - LEDGER_WRITES == set()
+    assert (WRITES | LEDGER_WRITES) - {t.name for t in tools} == set()  # no stale names
+
+
+def test_record_memory_update_announces_the_stats(tmp_path):
+    async def go(c):
+        old = payload(await c.call_tool("save_memory", {"content": "Maria lives in Paris."}))
+        new = payload(await c.call_tool("save_memory", {"content": "Maria moved to London."}))
+        async with c.listen(resource_subscriptions=["cortexgraph://stats"]) as sub:
+            update = payload(
+                await c.call_tool(
+                    "record_memory_update",
+                    {"memory_id": new["memory_id"], "supersedes": [old["memory_id"]]},
+                )
+            )
+            with anyio.fail_after(10):
+                async for event in sub:
+                    return event, update
+        return None, None
+
+    event, update = run(tmp_path, go)
+    assert update["success"] is True
+    assert getattr(event, "uri", None) == "cortexgraph://stats"
