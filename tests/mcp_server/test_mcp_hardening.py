@@ -199,6 +199,9 @@ CHECKED_IN_TOOL = {
     ("create_relation", "metadata"),
     ("record_tool_call", "tool_input"),
     ("memory_retrieve", "filters"),  # four known keys, each bounded (tools_context)
+    # the monitor seed's context object: JSON-size-checked (2,000 characters), known keys only
+    ("query_pattern_history", "context"),
+    ("request_intervention", "context"),
 }
 
 

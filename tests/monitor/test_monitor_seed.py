@@ -125,3 +125,22 @@ def test_the_specs_context_object_alerts_current_and_library_scores(tmp_path, pr
     assert library["go-vet-loop"]["effectiveness"][0]["shown"] == 0
     one = res["behavior://patterns/repeated-error"]  # with the seed's "historical data"
     assert [(o["context"], o["count"]) for o in one["occurrences"]] == [("project:proj", 1)]
+
+
+def test_an_oversized_context_object_is_refused_by_name(tmp_path, project):
+    """The context object is free-form JSON: bounded by its size, refused with a message that
+    says how big it was and the limit, for both look-ups."""
+
+    async def go():
+        async with Client(build_server(make_settings(tmp_path))) as c:
+            big = {"project": "shop", "language": "x" * 5000}
+            return [
+                await c.call_tool("query_pattern_history", {"signature": "E", "context": big}),
+                await c.call_tool(
+                    "request_intervention", {"pattern_id": "repeated-error", "context": big}
+                ),
+            ]
+
+    for result in anyio.run(go):
+        assert result.is_error
+        assert "context is 5,0" in error_text(result) and "under 2,000" in error_text(result)
