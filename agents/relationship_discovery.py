@@ -42,6 +42,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
 
+from cortexgraph.agents.chain_gaps import closed_gaps, left_ids
 from cortexgraph.agents.common import LABEL_RELATIONS, short, snippet
 from cortexgraph.agents.duplicates import Details, conflict, numbers_in
 from cortexgraph.agents.entity_postings import EntityPostings, memory_names
@@ -202,6 +203,13 @@ class RelationshipDiscovery:
             if scope is not None:
                 near = [p for p in near if p[0] in scope or p[1] in scope]
             pairs.update(near)
+        if scope is not None:
+            # Two unchanged memories that a memory's leaving made neighbours in an entity's
+            # time chain: a full run pairs them (agents.chain_gaps).
+            left = self.store.find_many(sorted(left_ids(scope, memories)))
+            pairs |= closed_gaps(
+                left, memories, postings, common, rare, can_pair, least, self._pairs
+            )
         shared: Counter[tuple[str, str]] = Counter()
         single: set[tuple[str, str]] = set()
         for a, b in pairs:
@@ -304,7 +312,7 @@ class RelationshipDiscovery:
         )
 
     def _pairs(
-        self, entity: str, ids: list[str], memories: dict[str, Memory]
+        self, entity: str, ids: list[str], memories: Mapping[str, Memory]
     ) -> Iterable[tuple[str, str]]:
         """Every pair for a rare entity; for a common one, each memory with its nearest in time
         (the one just before, and the nearest a day or more before: another session)."""
