@@ -14,6 +14,7 @@ from typing import Any
 
 from incremental_bench import consolidate
 
+from cortexgraph.agents.entity_postings import memory_names
 from cortexgraph.storage import open_store
 from cortexgraph.storage.models import MemoryStatus
 
@@ -216,7 +217,7 @@ def full_run_findings(soak: Any, store: Path, vault: Path, env: dict, copy: Path
     chained = _pairs_with_archived_in_place(memories, common)
     unexplained = 0
     for r in rels:
-        why = _why_unrelated(soak, r, chained)
+        why = _why_unrelated(soak, r, memories, chained)
         unexplained += why.startswith("UNEXPLAINED")
         lines.append(
             f"  relate: {who(r['from_id'])} - {who(r['to_id'])} by {r['shared_entities']}: {why}"
@@ -260,20 +261,36 @@ def _pairs_with_archived_in_place(memories: dict, common: frozenset[str]) -> set
     return pairs
 
 
-def _why_unrelated(soak: Any, rel: dict, chained: set) -> str:
-    """Why the incremental runs did not relate a pair a full run relates now."""
+def _why_unrelated(soak: Any, rel: dict, memories: dict, chained: set) -> str:
+    """Why the incremental runs did not relate a pair a full run relates now: a shared entity
+    over the ceiling in the run that last judged them (the run after the newer one was saved,
+    or the run whose merge archived the last memory between them in an entity's time chain)."""
     a, b = rel["from_id"], rel["to_id"]
-    if (min(a, b), max(a, b)) not in chained:
-        return (
-            "chain gap: a memory archived later stood between them in an entity's time chain "
-            "(agents/chain_gaps.py)"
-        )
-    newer = max(soak.saved.get(i, (0, ""))[0] for i in (a, b))
     shared = set(rel["shared_entities"])
-    over = sorted({e for rnd, common in soak.commons if rnd >= newer for e in shared & common})
-    if over:
-        return (
-            f"ceiling: {', '.join(over)} was over the relations step's ceiling (8% of the "
-            "store) in a run since the newer one was saved, and is under it now"
-        )
-    return "UNEXPLAINED"
+    over = {now: shared & common for _, now, common in soak.commons}
+    if (min(a, b), max(a, b)) in chained:
+        runs = max(_judged(soak, memories[a]), _judged(soak, memories[b]))
+        what = "the run(s) that judged the newer one"
+    else:
+        lo, hi = sorted((memories[a].created_at, memories[b].created_at))
+        runs = []
+        for m in memories.values():
+            into = memories.get(m.meta.extra.get("merged_into") or "")
+            if into is not None and memory_names(m) & shared and lo <= m.created_at <= hi:
+                runs.append(int((into.meta.extra.get("merge") or {}).get("merged_at") or 0))
+        runs = sorted(runs)[-1:]
+        what = "the run whose merge made them neighbours in an entity's time chain"
+    named = sorted(set().union(*(over.get(now, set()) for now in runs))) if runs else []
+    if any(over.get(now) for now in runs):
+        return f"ceiling: {', '.join(named)} over it (8% of the store) in {what}; under it now"
+    return f"UNEXPLAINED: missed in {what} ({len(runs)} run(s) found)"
+
+
+def _judged(soak: Any, memory: Any) -> list[int]:
+    """The clocks of the runs that had ``memory`` in scope as new: its round's run (saved
+    before the run listed the store) or the next (saved beside it); a merged memory's, the run
+    that made it."""
+    if memory.id in soak.saved:
+        rnd = soak.saved[memory.id][0]
+        return [now for r, now, _ in soak.commons if r in (rnd, rnd + 1)]
+    return [int((memory.meta.extra.get("merge") or {}).get("merged_at") or 0)]
