@@ -82,7 +82,7 @@ def open_configured_tracker(
 ) -> BeadsTracker:
     """The beads tracker where the settings (or ``repo``) say; ``init=False`` never creates
     a git repository."""
-    from cortexgraph.storage.beads.tracker import open_tracker
+    from cortexgraph.storage.beads.opening import open_tracker
 
     location, search_parents = tracker_location(settings, repo)
     return open_tracker(location, settings.beads_prefix, search_parents=search_parents, init=init)

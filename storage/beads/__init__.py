@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from cortexgraph.storage.beads.git_repo import GitIdentity
     from cortexgraph.storage.beads.memory_tracker import InMemoryIssueTracker, TrackedIssue
+    from cortexgraph.storage.beads.opening import open_tracker
     from cortexgraph.storage.beads.schema import (
         DEDUPE_KEY,
         ISSUE_TYPES,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
         issue_to_line,
         issue_to_record,
     )
-    from cortexgraph.storage.beads.tracker import BeadsTracker, open_tracker
+    from cortexgraph.storage.beads.tracker import BeadsTracker
 
 # Names load on first use (PEP 562): importing one module of the package (the tracker, as a
 # consolidation run does) loads what that module needs, not the in-memory tracker beside it.
@@ -68,7 +69,7 @@ _LAZY = {
     "issue_to_line": _SCHEMA,
     "issue_to_record": _SCHEMA,
     "BeadsTracker": "cortexgraph.storage.beads.tracker",
-    "open_tracker": "cortexgraph.storage.beads.tracker",
+    "open_tracker": "cortexgraph.storage.beads.opening",
 }
 
 

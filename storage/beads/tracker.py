@@ -33,8 +33,6 @@ from cortexgraph.storage.beads.git_repo import (
     GitFileCommitter,
     GitIdentity,
     RepoPlace,
-    find_repo,
-    open_repo,
 )
 from cortexgraph.storage.beads.ids import check_prefix, new_issue_id
 from cortexgraph.storage.beads.issue_file import IssueFile, ParsedIssueFile
@@ -112,7 +110,9 @@ class BeadsTracker:
         # Prefect/Dask may ship the tracker to another process: reopen it there by path.
         root, threshold = self._committer.root, self._committer.pack_threshold
         args = (str(root), str(self.beads_dir), self.prefix, self.identity, self._clock, threshold)
-        return (_reopen, args)
+        from cortexgraph.storage.beads.opening import reopen_tracker  # (it imports this one)
+
+        return (reopen_tracker, args)
 
     # -- reading ------------------------------------------------------------------------
     def query(
@@ -377,69 +377,4 @@ class BeadsTracker:
         return self._locked(work)
 
 
-def _reopen(
-    root: str,
-    beads_dir: str,
-    prefix: str,
-    identity: GitIdentity,
-    clock: Callable[[], float],
-    pack_threshold: int | None = PACK_THRESHOLD,
-) -> BeadsTracker:
-    place = find_repo(Path(root), search_parents=False)
-    repo = place or open_repo(Path(root), search_parents=False, init=False)
-    return BeadsTracker(
-        repo,
-        Path(beads_dir),
-        prefix=prefix,
-        identity=identity,
-        clock=clock,
-        pack_threshold=pack_threshold,
-    )
-
-
-def open_tracker(
-    storage_dir_or_repo: str | Path,
-    prefix: str = "cg",
-    *,
-    search_parents: bool = True,
-    init: bool = True,
-    identity: GitIdentity | None = None,
-    clock: Callable[[], float] = time.time,
-    pack_threshold: int | None = PACK_THRESHOLD,
-) -> BeadsTracker:
-    """The tracker whose issues live in ``<location>/.beads/issues.jsonl``.
-
-    With ``search_parents`` (a project directory) the repository containing ``location`` is
-    used, and like bd the nearest existing ``.beads/`` between ``location`` and the work tree
-    root (else the root's). Without it (the storage directory) ``location`` must be its own
-    repository's root. A missing repository is created when ``init``; a location that cannot
-    be used raises TrackerUnavailableError. Past ``pack_threshold`` bytes of loose objects
-    written by its commits the repository is packed (storage/beads/pack.py; None: never).
-    """
-    location = Path(storage_dir_or_repo).expanduser().resolve()
-    # The plain case is found without GitPython, which is then imported at the first commit.
-    place = find_repo(location, search_parents=search_parents)
-    if place is not None:
-        repo: Repo | RepoPlace = place
-        root = place.root
-    else:
-        repo = open_repo(location, search_parents=search_parents, init=init)
-        root = Path(repo.working_tree_dir).resolve()  # type: ignore[arg-type]
-    beads_dir = root / BEADS_DIR
-    for folder in (location, *location.parents):
-        if (folder / BEADS_DIR).is_dir():
-            beads_dir = folder / BEADS_DIR
-            break
-        if folder == root:
-            break
-    return BeadsTracker(
-        repo,
-        beads_dir,
-        prefix=prefix,
-        identity=identity,
-        clock=clock,
-        pack_threshold=pack_threshold,
-    )
-
-
-__all__ = ["BeadsTracker", "open_tracker"]
+__all__ = ["BEADS_DIR", "ISSUES_FILE", "BeadsTracker"]
