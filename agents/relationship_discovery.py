@@ -36,19 +36,21 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
 
 from cortexgraph.agents.chain_gaps import closed_gaps, left_ids
-from cortexgraph.agents.common import LABEL_RELATIONS, short, snippet
-from cortexgraph.agents.duplicates import Details, conflict, numbers_in
 from cortexgraph.agents.entity_postings import EntityPostings, memory_names
 from cortexgraph.agents.entity_reading import FOUND_KEY, EntityFinder, find_entities
 from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.agents.relation_graph import graph_summary, relation_graph
+from cortexgraph.agents.relationship_issues import (
+    jaccard,
+    open_relation_issues,
+    weighted_jaccard,
+)
 from cortexgraph.agents.relationship_report import (
     NOTHING_CHANGED,
     DiscoveredRelation,
@@ -87,21 +89,6 @@ class RelationshipConfig:
         """Entities on more memories than this are too common to relate two of them."""
         share = int(self.max_entity_share * memories)
         return min(self.max_entity_frequency, max(self.min_entity_ceiling, share))
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
-
-
-def weighted_jaccard(a: set[str], b: set[str], weight: Mapping[str, float]) -> float:
-    """Jaccard with each element counted by ``weight`` (1.0 when absent)."""
-    union = sum(weight.get(x, 1.0) for x in a | b)
-    return sum(weight.get(x, 1.0) for x in a & b) / union if union else 0.0
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2}
 
 
 class RelationshipDiscovery:
@@ -261,7 +248,8 @@ class RelationshipDiscovery:
             components = store_graph.components() if wants_issues else {}
             found = [self._create(d, now) for d in found]
             if wants_issues:
-                opened = self._open_issues(found, memories, components)
+                assert self.tracker is not None
+                opened = open_relation_issues(self.tracker, cfg, found, memories, components)
         graph = graph_summary(store_graph, memories, found)
         log.info(
             "relations: %d candidate pairs, %d %s, %d already related, %d over the cap",
@@ -333,61 +321,6 @@ class RelationshipDiscovery:
             for j in chosen:
                 a, b = ordered[j], ordered[k]
                 yield (a, b) if a < b else (b, a)
-
-    def _open_issues(
-        self,
-        found: list[DiscoveredRelation],
-        memories: dict[str, Memory],
-        components: dict[str, tuple[int, int]],
-    ) -> int:
-        assert self.tracker is not None
-        bar = self.config.bridge_component_size
-        opened, bridged = 0, set()
-        for d in found:
-            (ca, na), (cb, nb) = components[d.from_id], components[d.to_id]
-            a, b = memories[d.from_id], memories[d.to_id]
-            if ca != cb and min(na, nb) >= bar and frozenset((ca, cb)) not in bridged:
-                bridged.add(frozenset((ca, cb)))
-                self._issue(
-                    d,
-                    f"New link joins two groups of {na} and {nb} memories",
-                    f"{short(a.id)} ({snippet(a.content)}) and {short(b.id)} "
-                    f"({snippet(b.content)}) now link two previously separate groups "
-                    f"through {d.reasoning}. Check that they belong together.",
-                    "bridge",
-                )
-                opened += 1
-            alike = jaccard(_words(a.content), _words(b.content))
-            why = conflict(
-                Details(numbers_in(a.content), frozenset()),
-                Details(numbers_in(b.content), frozenset()),
-            )
-            if why is not None and alike >= self.config.contradiction_min_overlap:
-                self._issue(
-                    d,
-                    f"Possible contradiction: {short(a.id)} and {short(b.id)}",
-                    f"These related memories ({d.reasoning}) state different "
-                    f"details ({why}):\n\n> {a.content[:300]}\n\n> {b.content[:300]}",
-                    "contradiction",
-                )
-                opened += 1
-        return opened
-
-    def _issue(self, d: DiscoveredRelation, title: str, text: str, kind: str) -> None:
-        assert self.tracker is not None
-        self.tracker.create(
-            title,
-            description=text,
-            labels=(LABEL_RELATIONS, f"relations:{kind}"),
-            priority=3,
-            metadata={
-                "kind": kind,
-                "memory_ids": [d.from_id, d.to_id],
-                "relation_id": d.relation_id,
-                "strength": d.strength,
-            },
-            dedupe_key=f"relations:{kind}:{d.from_id}:{d.to_id}",
-        )
 
     def _create(self, d: DiscoveredRelation, now: float) -> DiscoveredRelation:
         rel = self.store.add_relation(
