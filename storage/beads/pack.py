@@ -7,14 +7,16 @@ the file differ in a few dozen lines and git's delta packing stores each in a fe
 
 So each commit adds the on-disk size of the loose objects it wrote (one ``stat`` each) to a
 counter kept beside the tracker's lock in ``.git/``; past ``threshold`` the committer, still
-holding the lock, runs ``git repack -d -l -q --geometric=2`` through GitPython. That packs the
-loose objects (reachable or not: nothing is deleted, no prune, reflogs untouched) and merges
-small packs so their number stays logarithmic, never rewriting a person's big pack. Older git
-(before 2.32) gets a plain ``repack -d -l -q``, and past ``_PACK_LIMIT`` packs ``repack -A -d
--l -q`` (unreachable objects of old packs come back loose, as ``git gc`` leaves them). ``git
-repack`` is safe for concurrent readers; gitdb caches its pack list, so ``refresh`` re-reads it
-(a process that had the repository open when another one packed calls it before a commit).
-A failure to pack is a warning: the counter stays and the next commit tries again.
+holding the lock, runs ``git repack -d -l -q --geometric=2 --no-write-bitmap-index`` through
+GitPython (git refuses an incremental repack that is to write a bitmap, as a person's
+``repack.writeBitmaps`` asks). That packs the loose objects (reachable or not: nothing is
+deleted, no prune, reflogs untouched) and merges small packs so their number stays logarithmic,
+never rewriting a person's big pack. Older git (before 2.32) gets a plain ``repack -d -l -q``,
+and past ``_PACK_LIMIT`` packs ``repack -A -d -l -q`` (unreachable objects of old packs come
+back loose, as ``git gc`` leaves them). ``git repack`` is safe for concurrent readers; gitdb
+caches its pack list, so ``refresh`` re-reads it (a process that had the repository open when
+another one packed calls it before a commit). A failure to pack is a warning: the counter stays
+and the next commit tries again.
 """
 
 from __future__ import annotations
@@ -106,13 +108,16 @@ def pack(repo: Repo) -> None:
     """Pack the repository's loose objects and merge small packs; PackError if git fails."""
     import git
 
+    # No bitmap: git refuses an incremental repack where ``repack.writeBitmaps`` (or
+    # ``pack.writeBitmaps``) asks for one, and a pack that failed so would fail every commit.
+    incremental = ("-d", "-l", "-q", "--no-write-bitmap-index")
     try:
         try:
-            repo.git.repack("-d", "-l", "-q", "--geometric=2")
+            repo.git.repack(*incremental, "--geometric=2")
         except git.GitCommandError as e:
             if "geometric" not in str(e.stderr):
                 raise
-            repo.git.repack("-d", "-l", "-q")  # git before 2.32
+            repo.git.repack(*incremental)  # git before 2.32
             if _pack_count(repo) > _PACK_LIMIT:
                 repo.git.repack("-A", "-d", "-l", "-q")
     except (git.GitError, OSError, ValueError) as e:

@@ -195,3 +195,16 @@ def test_issues_pack_command(store, clock, monkeypatch, git_cmd):
 
     plain = CliRunner().invoke(app, ["pack"])
     assert plain.exit_code == 0 and " MB -> " in plain.stdout
+
+
+def test_a_repository_set_to_write_bitmaps_is_packed_too(user_repo, clock, git_cmd, caplog):
+    """``repack.writeBitmaps`` (a person's or a global setting) makes git refuse an
+    incremental repack; ours writes no bitmap, so it packs there as anywhere else."""
+    git_cmd(user_repo, "repack", "-a", "-d", "-q")  # their pack; bitmaps need one
+    git_cmd(user_repo, "config", "repack.writeBitmaps", "true")
+    tracker = open_tracker(user_repo, clock=clock, pack_threshold=1)
+    with caplog.at_level(logging.WARNING, logger="cortexgraph.storage.beads.pack"):
+        tracker.create("merge c1")
+    assert "could not pack" not in caplog.text
+    assert _loose(user_repo / ".git") == [] and _counter(tracker) == 0
+    _check_history(tracker, git_cmd)
