@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from cortexgraph.storage.beads.pack import refresh
+
 if TYPE_CHECKING:
     from git import Repo
+
+# Walks of the history begun again when an object went missing under one (pack.py).
+_WALKS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +28,24 @@ class IssueCommit:
 def own_commits(
     repo: Repo, author_email: str, issue_id: str | None = None, *, limit: int = 50
 ) -> list[IssueCommit]:
-    """Commits by ``author_email`` (newest first) along HEAD's first-parent line."""
+    """Commits by ``author_email`` (newest first) along HEAD's first-parent line.
+
+    Readers take no lock, so another process may pack while one walks: git writes the pack,
+    then deletes the loose objects in it, and gitdb looks for an object where it last saw it
+    and in the packs it listed (BadObject, or FileNotFoundError for a loose file it had
+    found). The walk then lists the packs again and starts over."""
+    from gitdb.exc import BadObject
+
+    for walk in range(1, _WALKS):
+        try:
+            return _walk(repo, author_email, issue_id, limit)
+        except (BadObject, FileNotFoundError):
+            time.sleep(0.01 * walk)  # a pack whose index git has yet to move into place
+            refresh(repo, force=True)
+    return _walk(repo, author_email, issue_id, limit)
+
+
+def _walk(repo: Repo, author_email: str, issue_id: str | None, limit: int) -> list[IssueCommit]:
     out: list[IssueCommit] = []
     try:
         commit = repo.head.commit

@@ -15,7 +15,8 @@ never rewriting a person's big pack. Older git (before 2.32) gets a plain ``repa
 and past ``_PACK_LIMIT`` packs ``repack -A -d -l -q`` (unreachable objects of old packs come
 back loose, as ``git gc`` leaves them). ``git repack`` is safe for concurrent readers; gitdb
 caches its pack list, so ``refresh`` re-reads it (a process that had the repository open when
-another one packed calls it before a commit). A failure to pack is a warning: the counter stays
+another one packed calls it before a commit; a walk of the history it overtook, after the walk:
+commit_log.own_commits). A failure to pack is a warning: the counter stays
 and the next commit tries again.
 """
 
@@ -126,11 +127,12 @@ def pack(repo: Repo) -> None:
         refresh(repo)  # even a failed repack may have removed loose objects it had packed
 
 
-def refresh(repo: Repo) -> None:
+def refresh(repo: Repo, *, force: bool = False) -> None:
     """Make ``repo`` see packs written (and loose objects removed) since it last looked: gitdb
-    keeps its pack list until told (one ``stat`` of the pack folder when nothing changed)."""
+    keeps its pack list until told (one ``stat`` of the pack folder when nothing changed;
+    ``force``: listed again even so, for a look taken while a pack was being written)."""
     with contextlib.suppress(OSError, ValueError, AssertionError):  # gitdb asserts its list
-        repo.odb.update_cache()
+        repo.odb.update_cache(force)
 
 
 def _pack_count(repo: Repo) -> int:

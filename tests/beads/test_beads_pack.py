@@ -6,6 +6,8 @@ import json
 import logging
 import pickle
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from typer.testing import CliRunner
 
 from cortexgraph.cli.issues_cmd import app
 from cortexgraph.storage.beads import BeadsTracker, open_tracker
+from cortexgraph.storage.beads.commit_log import own_commits
 from cortexgraph.storage.beads.pack import read_counter
 
 BEADS_FILE = ".beads/issues.jsonl"
@@ -208,3 +211,18 @@ def test_a_repository_set_to_write_bitmaps_is_packed_too(user_repo, clock, git_c
     assert "could not pack" not in caplog.text
     assert _loose(user_repo / ".git") == [] and _counter(tracker) == 0
     _check_history(tracker, git_cmd)
+
+
+def test_a_walk_of_the_history_reads_on_when_another_process_packs_during_it(store, clock):
+    """A reader (``issues show``) looked at the repository, then another process packed,
+    then the reader walks the commits: git deleted the loose objects it had found, and the
+    packs that hold them now are not in gitdb's list."""
+    tracker = open_tracker(store, search_parents=False, clock=clock, pack_threshold=NEVER)
+    _work(tracker, 4)
+    reader = open_tracker(store, search_parents=False, pack_threshold=NEVER)
+    repo = reader.repo  # its pack list is read here; the walk comes after the pack
+    before = own_commits(repo, reader.identity.email)
+    packer = "from cortexgraph.storage.beads import open_tracker; open_tracker(%r).pack()"
+    subprocess.run([sys.executable, "-c", packer % str(store)], check=True)
+    assert _loose(_git_dir(tracker)) == [] and len(_packs(_git_dir(tracker))) == 1
+    assert own_commits(repo, reader.identity.email) == before
