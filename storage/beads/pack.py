@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cortexgraph.storage.beads.errors import PackError
 
@@ -130,9 +130,30 @@ def pack(repo: Repo) -> None:
 def refresh(repo: Repo, *, force: bool = False) -> None:
     """Make ``repo`` see packs written (and loose objects removed) since it last looked: gitdb
     keeps its pack list until told (one ``stat`` of the pack folder when nothing changed;
-    ``force``: listed again even so, for a look taken while a pack was being written)."""
-    with contextlib.suppress(OSError, ValueError, AssertionError):  # gitdb asserts its list
-        repo.odb.update_cache(force)
+    ``force``: listed again even so, for a look taken while a pack was being written).
+
+    The packs a repack merged and deleted are unmapped: gitdb's map manager keeps a region
+    mapped until 8 GB of them are (and a pack's index holds its own in a reference cycle), so a
+    process that keeps its tracker (the MCP server) kept every deleted pack's disk space."""
+    # gitdb asserts its list; a map still viewed (BufferError) is left mapped, not an error
+    with contextlib.suppress(OSError, ValueError, AssertionError, BufferError):
+        before = _pack_entities(repo)
+        if repo.odb.update_cache(force):
+            gone = before - _pack_entities(repo)
+            if gone:
+                from gitdb.util import mman
+
+                for entity in gone:
+                    entity.close()  # drops its cursors: the regions are the manager's alone
+                mman.collect()  # unmaps every region nobody uses
+
+
+def _pack_entities(repo: Repo) -> set[Any]:
+    """gitdb's open packs (PackEntity) of ``repo``'s object database."""
+    from gitdb.db.pack import PackedDB
+
+    dbs = repo.odb.databases()
+    return {e for db in dbs if isinstance(db, PackedDB) for e in db.entities()}
 
 
 def _pack_count(repo: Repo) -> int:

@@ -226,3 +226,19 @@ def test_a_walk_of_the_history_reads_on_when_another_process_packs_during_it(sto
     subprocess.run([sys.executable, "-c", packer % str(store)], check=True)
     assert _loose(_git_dir(tracker)) == [] and len(_packs(_git_dir(tracker))) == 1
     assert own_commits(repo, reader.identity.email) == before
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc")
+def test_a_long_lived_process_lets_go_of_the_packs_git_deleted(store, clock):
+    """gitdb maps the packs it reads; the packs a repack merged are deleted, and a process
+    that keeps its tracker (the MCP server) must not keep them mapped: their disk space would
+    stay taken while it runs (gitdb unmaps only past 8 GB of mappings)."""
+    tracker = open_tracker(store, search_parents=False, clock=clock, pack_threshold=1)
+    other = open_tracker(store, search_parents=False, clock=clock, pack_threshold=1)
+    for i in range(6):  # each packs, merging the packs before; each reads the last one
+        (tracker if i % 2 else other).create(f"merge cluster {i}")
+    assert len(tracker.history()) == 6 and len(other.history()) == 6
+    maps = Path("/proc/self/maps").read_text().splitlines()
+    held = [line for line in maps if str(store) in line and line.endswith("(deleted)")]
+    assert held == []
+    assert any(str(store) in line for line in maps)  # the packs in use are mapped
