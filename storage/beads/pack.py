@@ -16,8 +16,8 @@ and past ``_PACK_LIMIT`` packs ``repack -A -d -l -q`` (unreachable objects of ol
 back loose, as ``git gc`` leaves them). ``git repack`` is safe for concurrent readers; gitdb
 caches its pack list, so ``refresh`` re-reads it (a process that had the repository open when
 another one packed calls it before a commit; a walk of the history it overtook, after the walk:
-commit_log.own_commits). A failure to pack is a warning: the counter stays
-and the next commit tries again.
+commit_log.own_commits). A failure to pack is a warning, and the next try comes after another
+``threshold`` of writes (not at every commit: a repository git refuses would fail each one).
 """
 
 from __future__ import annotations
@@ -97,8 +97,16 @@ def note_written(
     try:
         pack(repo)
     except PackError as e:
-        log.warning("could not pack %d bytes of loose git objects (will retry): %s", total, e)
-        _write_counter(counter, total)
+        # Tried again after another ``threshold`` of writes, not at every commit: a repository
+        # git refuses (say, another owner's) would start a doomed git and warn on each one. The
+        # loose objects stay; the next pack that works takes them all.
+        log.warning(
+            "could not pack %d bytes of loose git objects (tried again after %d MB more): %s",
+            total,
+            threshold // (1024 * 1024),
+            e,
+        )
+        _write_counter(counter, 0)
         return False
     _write_counter(counter, 0)
     log.info("packed %d bytes of loose git objects in %.2f s", total, time.perf_counter() - started)

@@ -137,14 +137,33 @@ def test_a_failed_pack_leaves_the_commit_and_is_tried_again(store, clock, git_cm
     head = failing.repo.head.commit
     assert head.message.startswith(f"{second.id}: opened")
     assert (head.tree / BEADS_FILE).data_stream.read() == failing.path.read_bytes()
-    kept = _counter(failing)
-    assert kept > 0 and _loose(git_dir)
+    assert _counter(failing) == 0 and _loose(git_dir)  # counted afresh; the objects stay
 
     pack_dir.unlink()
     pack_dir.mkdir()
-    failing.close(second.id, "done")  # tried again at the next commit, which now packs
+    failing.close(second.id, "done")  # past the threshold again: tried again, and packs
     assert _counter(failing) == 0 and _loose(git_dir) == [] and len(_packs(git_dir)) == 1
     _check_history(failing, git_cmd)
+
+
+def test_a_pack_that_keeps_failing_is_not_tried_at_every_commit(store, clock, caplog):
+    """After a failure the next try waits for another threshold of writes: a repository git
+    refuses (another owner's, say) must not start a doomed git and warn on every commit."""
+    tracker = open_tracker(store, search_parents=False, clock=clock, pack_threshold=NEVER)
+    tracker.create("first")
+    one_commit = _counter(tracker)  # the loose bytes one small commit writes
+    pack_dir = _git_dir(tracker) / "objects" / "pack"
+    pack_dir.rmdir()
+    pack_dir.write_text("not a folder: git cannot write a pack here\n")
+
+    failing = open_tracker(store, search_parents=False, clock=clock, pack_threshold=3 * one_commit)
+    tries = []
+    with caplog.at_level(logging.WARNING, logger="cortexgraph.storage.beads.pack"):
+        for k in range(8):
+            failing.create(f"issue {k}")
+            tries.append(caplog.text.count("could not pack"))
+    assert 1 <= tries[-1] <= 4, tries  # about one try in three commits, not eight
+    assert tries[-1] < len(tries)
 
 
 def test_without_git_the_commit_stands(store, clock, tmp_path, monkeypatch, caplog):
@@ -157,7 +176,7 @@ def test_without_git_the_commit_stands(store, clock, tmp_path, monkeypatch, capl
         second = tracker.create("second")
     assert "could not pack" in caplog.text
     assert tracker.repo.head.commit.message.startswith(f"{second.id}: opened")
-    assert _counter(tracker) > 0 and _loose(_git_dir(tracker))
+    assert _counter(tracker) == 0 and _loose(_git_dir(tracker))  # tried again later
 
 
 def test_packing_a_persons_repository_keeps_their_objects_reflog_and_index(
