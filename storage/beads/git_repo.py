@@ -261,6 +261,7 @@ class GitFileCommitter:
         """
         git = _import_git()
         from git.objects.tree import Tree
+        from gitdb.exc import ODBError
 
         rel = path.resolve().relative_to(self.root)
         if self._repo is not None:  # another process may have packed since we last looked
@@ -300,7 +301,9 @@ class GitFileCommitter:
                 author=actor,
                 committer=actor,
             )
-        except (git.GitError, OSError, ValueError) as e:
+        except (git.GitError, ODBError, OSError, ValueError) as e:
+            # ODBError: an object HEAD needs is gone (a person's `git gc --prune=now` meanwhile,
+            # a damaged repository): the ids are kept as pending, the next commit carries them.
             raise CommitError(f"wrote {rel} but could not commit it: {e}") from e
         self._update_index(rel, old, blob, content == work, rebase)
         note_written(self.repo, self.loose_counter, [*made, commit.binsha], self.pack_threshold)

@@ -301,3 +301,27 @@ def test_any_hostile_line_leaves_the_other_issues_readable(tmp_path_factory, hos
     fresh.close(a.id, "still works")
     assert open_tracker(repo, search_parents=False).get(a.id).status == "closed"
     parse_issue_lines(path.read_bytes())  # never raises
+
+
+def test_a_commit_missing_an_object_head_needs_fails_typed_and_is_carried(user_repo, clock):
+    """An object HEAD needs is gone from .git (a person's `git gc --prune=now` meanwhile, a
+    damaged repository): the commit fails as CommitError, never gitdb's own BadObject, the
+    change stays in the file and named as pending, and the first commit that works carries it."""
+    from cortexgraph.storage.beads import CommitError
+
+    tracker = open_tracker(user_repo, clock=clock)
+    a = tracker.create("first")
+    head = tracker.repo.head.commit
+    tree = head.tree.hexsha
+    loose = Path(tracker.repo.git_dir) / "objects" / tree[:2] / tree[2:]
+    saved = loose.read_bytes()
+    loose.chmod(0o644)
+    loose.unlink()
+    fresh = open_tracker(user_repo, clock=clock)  # a process that never read that tree
+    with pytest.raises(CommitError, match="could not commit"):
+        fresh.close(a.id, "closed while the tree was missing")
+    assert '"close_reason":"closed while the tree was missing"' in fresh.path.read_text()
+    loose.write_bytes(saved)  # the object back (git fsck would say what was lost)
+    fresh.create("second")
+    assert '"close_reason":"closed while the tree was missing"' in _head_file(user_repo)
+    assert fresh.path.read_text() == _head_file(user_repo)
