@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp import Client
 from monitor_sessions import error_loop
 
@@ -15,19 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_helpers import error_text, make_settings, payload
 
 from cortexgraph.mcp_server.app import build_server
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "CLAUDE.md").write_text(
-        "# Debugging\n- When the same error repeats, find the root cause before editing again.\n",
-        encoding="utf-8",
-    )
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return proj
 
 
 def test_record_report_query_request_and_resources(tmp_path, project):

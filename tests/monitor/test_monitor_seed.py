@@ -32,18 +32,11 @@ GO_PATTERN = """patterns:
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "CLAUDE.md").write_text(
-        "# Debugging\n- When the same error repeats, find the root cause before editing again.\n",
-        encoding="utf-8",
-    )
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def project(project, tmp_path):
+    """The monitor tests' project (conftest), with a Go pattern in the store's library."""
     (tmp_path / "stm" / "monitor").mkdir(parents=True)
     (tmp_path / "stm" / "monitor" / "patterns.yaml").write_text(GO_PATTERN, encoding="utf-8")
-    return proj
+    return project
 
 
 def test_the_specs_context_object_alerts_current_and_library_scores(tmp_path, project):
