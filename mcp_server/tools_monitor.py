@@ -63,6 +63,7 @@ ContextText = Annotated[
 ]
 # The monitor spec passes a context object to the two look-ups (activation.monitor.project_profile
 # read_context): a name (context, or project/repo as project:<name>) and repo_type / language.
+MAX_CONTEXT_JSON_CHARS = 2000  # the context object, as JSON (names of 200 at most inside)
 ContextArg = Annotated[
     Annotated[str, Field(max_length=200)] | dict[str, Any] | None,
     Field(
@@ -190,8 +191,7 @@ def query_pattern_history(
 ) -> dict[str, Any]:
     """How often a pattern (or an error) occurred, where, and which interventions worked."""
     state = state_of(ctx)
-    check_json(context, "context", max_chars=2000)
-    context, profile = read_context(context)
+    context, profile = _context_of(context)
     patterns = patterns_of(state)
     ledger = ledger_of(state)
     found = patterns.get(signature)
@@ -238,8 +238,7 @@ def request_intervention(
     """The reminder the monitor would give for a pattern now: the user's matching CLAUDE.md
     rule and the intervention that has worked best in this context."""
     state = state_of(ctx)
-    check_json(context, "context", max_chars=2000)
-    context, profile = read_context(context)
+    context, profile = _context_of(context)
     spec = _spec(patterns_of(state), pattern_id)
     ctx_name = context or "global"
     ledger = ledger_of(state)
@@ -279,6 +278,14 @@ def request_intervention(
         # with a profile: whether the pattern's context_filters keep it for such a project
         **({"applies_to_context": spec.applies_to(profile)} if profile else {}),
     }
+
+
+def _context_of(
+    value: str | dict[str, Any] | None,
+) -> tuple[str | None, dict[str, frozenset[str]] | None]:
+    """The look-ups' context argument, bounded by its JSON size, as (ledger name, profile)."""
+    check_json(value, "context", max_chars=MAX_CONTEXT_JSON_CHARS)
+    return read_context(value)
 
 
 def _occurrences(relations: Any) -> list[dict[str, Any]]:
