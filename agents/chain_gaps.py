@@ -12,7 +12,10 @@ judges that pair, and the weekly full run adds relations the hourly runs should 
 What left is read from the scope itself: a memory in it that is no longer active or promoted,
 and the sources a merged memory in it names in its provenance (``merge_ops.PROVENANCE_KEY``:
 this run's merges put the merged memory in scope, not its sources). A memory deleted since the
-last run is gone with its names and is not covered (the weekly full run is).
+last run is gone with its names, so the chains it was in cannot be told: after a deletion the
+relations step judges every pair, as a full run (agents.pipeline). A memory that stays but can
+no longer pair (an entity it names became too common) leaves its chains too
+(agents.entity_standing).
 """
 
 from __future__ import annotations
@@ -40,35 +43,45 @@ def left_ids(scope: Collection[str], memories: Mapping[str, Memory]) -> set[str]
     return left - memories.keys()
 
 
-def closed_gaps(
+def left_departures(
     left: Iterable[Memory],
-    memories: Mapping[str, Memory],
     postings: Mapping[str, list[str]],
     common: frozenset[str],
     rare: Collection[str],
-    can_pair: Callable[[str], bool],
     least: int,
-    pairs_of: PairsOf,
-) -> set[tuple[str, str]]:
-    """The pairs each entity's chain holds now that it did not hold with the ``left``
-    memories in it: per entity a left memory named (and could pair by), the chain made twice
-    by ``pairs_of`` (the relations step's own pairing), with and without them."""
-    by_entity: dict[str, list[str]] = {}
-    gone: dict[str, Memory] = {}
+) -> dict[str, list[Memory]]:
+    """The ``left`` memories by each entity chain they were in: the names they could pair
+    by (a rare one's chain holds every memory naming it)."""
+    departures: dict[str, list[Memory]] = {}
     for m in left:
         own = memory_names(m) - common
         for e in own:
             if e in postings and (e in rare or len(own) >= least):
-                by_entity.setdefault(e, []).append(m.id)
-                gone[m.id] = m
+                departures.setdefault(e, []).append(m)
+    return departures
+
+
+def closed_gaps(
+    departures: Mapping[str, list[Memory]],
+    memories: Mapping[str, Memory],
+    postings: Mapping[str, list[str]],
+    rare: Collection[str],
+    can_pair: Callable[[str], bool],
+    pairs_of: PairsOf,
+) -> set[tuple[str, str]]:
+    """The pairs each entity's chain holds now that it did not hold with its departed
+    memories in it (``departures``: memories that left the store, or that can no longer
+    pair, agents.entity_standing): the chain made twice by ``pairs_of`` (the relations
+    step's own pairing), with and without them."""
     found: set[tuple[str, str]] = set()
-    for e, ids in by_entity.items():
+    for e, gone in departures.items():
         members = postings[e] if e in rare else [i for i in postings[e] if can_pair(i)]
         chain = {i: memories[i] for i in members}  # what ``pairs_of`` reads: their times
         now = set(pairs_of(e, members, chain))
-        chain.update((i, gone[i]) for i in ids)
-        found |= now - set(pairs_of(e, [*members, *ids], chain))
+        chain.update((m.id, m) for m in gone)
+        before = [*members, *(m.id for m in gone if m.id not in members)]
+        found |= now - set(pairs_of(e, before, chain))
     return found
 
 
-__all__ = ["closed_gaps", "left_ids"]
+__all__ = ["closed_gaps", "left_departures", "left_ids"]

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from cortexgraph.agents.entity_standing import EntityStanding
 from cortexgraph.storage.decay import DAY, DecayConfig, crossing_time, decay_thresholds
 from cortexgraph.storage.memory_rows import DUE_TYPE, PRINT_TYPE, MemoryRows
 from cortexgraph.storage.models import Memory, MemoryStatus
@@ -82,6 +83,9 @@ class RunScope:
     # The last run's word on its fading memories: (urgency, forget moment) by id
     # (agents.decay_findings.FadingMark; absent in a state from before marks).
     marks: Mapping[str, tuple[str, float]] = field(default_factory=dict)
+    # The entities the last run's relations step judged too common and rare (None: not
+    # recorded): what an entity's changed standing makes relatable (agents.entity_standing).
+    standing: EntityStanding | None = None
 
     @property
     def ids(self) -> frozenset[str]:
@@ -182,6 +186,7 @@ class ChangeTracker:
             fading,
             len(old) - seen,
             (previous or {}).get("fading_marks") or {},
+            EntityStanding.from_state((previous or {}).get("entity_standing")),
         )
 
     def _seen(self) -> dict[str, Memory]:

@@ -21,6 +21,7 @@ from cortexgraph.agents.changes import ChangeTracker, RunScope
 from cortexgraph.agents.cluster_report import ClusterReport
 from cortexgraph.agents.decay_findings import DecayReport, GcMode
 from cortexgraph.agents.decision_key import pipeline_key
+from cortexgraph.agents.entity_standing import EntityStanding
 from cortexgraph.agents.ltm_promoter import PromoteReport
 from cortexgraph.agents.pipeline import (
     Pipeline,
@@ -80,6 +81,9 @@ def state_after(
     with gc_frozen():  # as in ``begin``: the store is not walked for the rows made here
         state = _state_after(pipeline, changes, report, now, writes)
     state["config"] = changes.config_key
+    standing = _standing_after(pipeline, report)
+    if standing is not None:
+        state["entity_standing"] = standing.to_state()
     if files is not None and ends_clean(changes, report):
         state["files"] = dict(files)
     return state
@@ -105,6 +109,15 @@ def _state_after(
     last = pipeline.scope.marks  # decay did not run, or found nothing to do: its word stands
     fading = pipeline.scope.fading
     return changes.state(now, fading, {i: last[i] for i in fading if i in last})
+
+
+def _standing_after(pipeline: Pipeline, report: PipelineReport) -> EntityStanding | None:
+    """The entities' standing this run's relations step judged by, or (skipped, or not run)
+    the last one it was judged by: the next run compares with what was last judged."""
+    relations = report.reports.get("relations")
+    if isinstance(relations, RelationshipReport) and relations.standing is not None:
+        return relations.standing
+    return None if pipeline.scope is None else pipeline.scope.standing
 
 
 def ends_clean(changes: ChangeTracker, report: PipelineReport) -> bool:

@@ -246,6 +246,16 @@ class Pipeline:
             )
         if name == "promote":  # time alone can end a memory's claim to promotion
             return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
+        if name == "relations":
+            if self.scope.removed:
+                # A memory deleted since the last run left its entities' time chains with
+                # its names, which no store keeps: the chains cannot be told apart, so every
+                # pair is judged, as a full run (agents.chain_gaps).
+                return self.relations.run(now=now, dry_run=dry_run)
+            # Also what an entity's changed standing makes relatable (agents.entity_standing).
+            return self.relations.run(
+                now=now, dry_run=dry_run, scope=self.scope.changed, standing=self.scope.standing
+            )
         # Similarity and entities do not move with time: only what changed.
         return agent.run(now=now, dry_run=dry_run, scope=self.scope.changed)
 

@@ -41,9 +41,14 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
 
-from cortexgraph.agents.chain_gaps import closed_gaps, left_ids
+from cortexgraph.agents.chain_gaps import closed_gaps, left_departures, left_ids
 from cortexgraph.agents.entity_postings import EntityPostings, memory_names
 from cortexgraph.agents.entity_reading import FOUND_KEY, EntityFinder, find_entities
+from cortexgraph.agents.entity_standing import (
+    EntityStanding,
+    dropped_departures,
+    moved_members,
+)
 from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.agents.relation_graph import graph_summary, relation_graph
 from cortexgraph.agents.relationship_issues import (
@@ -138,10 +143,17 @@ class RelationshipDiscovery:
         )
 
     def run(
-        self, *, now: float, dry_run: bool = False, scope: Collection[str] | None = None
+        self,
+        *,
+        now: float,
+        dry_run: bool = False,
+        scope: Collection[str] | None = None,
+        standing: EntityStanding | None = None,
     ) -> RelationshipReport:
         """``scope`` (an incremental run): only pairs that hold a changed memory, found
-        through the changed memories' entities."""
+        through the changed memories' entities, and those an entity's changed standing since
+        the last run's (``standing``, None: not known) makes relatable
+        (agents.entity_standing)."""
         cfg = self.config
         read_before, self._read_before = self._read_before, (0, "none")
         read, self._read = self._read, {}
@@ -162,23 +174,27 @@ class RelationshipDiscovery:
         common = frozenset(e for e, ids in postings.items() if len(ids) > ceiling)
         n = max(1, len(memories))
         idf = {e: math.log(n / len(ids)) + 1.0 for e, ids in postings.items() if e not in common}
-        rare = {
+        rare = frozenset(
             e
             for e, ids in postings.items()
             if len(ids) <= cfg.rare_entity_max_df and len(ids) <= cfg.rare_entity_max_share * n
-        }
+        )
+        judged = EntityStanding(common, rare)
+        looked: Collection[str] | None = scope
+        if scope is not None and standing is not None:
+            looked = set(scope) | moved_members(standing, judged, postings)
         # A pair holding a changed memory shares one of its entities: only those are paired.
         wanted = (
             postings.keys() - common
-            if scope is None
-            else set().union(*(names[i] for i in scope if i in names)) - common
+            if looked is None
+            else set().union(*(names[i] for i in looked if i in names)) - common
         )
         # Whether a memory can pair: asked only of those a wanted entity reaches when they are
         # few (after one save at 100k, 131 of 83k memories); past an eighth of the memories
         # the set of all is cheaper (67k reached after 1,000 saves: 68 ms asked one by one,
         # 19 ms as the set).
         least = cfg.min_shared_entities
-        few = scope is not None and sum(len(postings[e]) for e in wanted) < len(names) // 8
+        few = looked is not None and sum(len(postings[e]) for e in wanted) < len(names) // 8
         can_pair = (
             index.reached(common, least) if few else index.eligible(common, least).__contains__
         )
@@ -187,16 +203,20 @@ class RelationshipDiscovery:
             ids = postings[e]
             members = ids if e in rare else [i for i in ids if can_pair(i)]
             near = self._pairs(e, members, memories)
-            if scope is not None:
-                near = [p for p in near if p[0] in scope or p[1] in scope]
+            if looked is not None:
+                near = [p for p in near if p[0] in looked or p[1] in looked]
             pairs.update(near)
         if scope is not None:
             # Two unchanged memories that a memory's leaving made neighbours in an entity's
-            # time chain: a full run pairs them (agents.chain_gaps).
+            # time chain: a full run pairs them (agents.chain_gaps); so does a memory that can
+            # no longer pair (agents.entity_standing).
             left = self.store.find_many(sorted(left_ids(scope, memories)))
-            pairs |= closed_gaps(
-                left, memories, postings, common, rare, can_pair, least, self._pairs
-            )
+            departures = left_departures(left, postings, common, rare, least)
+            if standing is not None:
+                dropped = dropped_departures(standing, judged, postings, names, can_pair, least)
+                for e, ids in dropped.items():
+                    departures.setdefault(e, []).extend(memories[i] for i in ids)
+            pairs |= closed_gaps(departures, memories, postings, rare, can_pair, self._pairs)
         shared: Counter[tuple[str, str]] = Counter()
         single: set[tuple[str, str]] = set()
         for a, b in pairs:
@@ -272,6 +292,7 @@ class RelationshipDiscovery:
             opened,
             found_count,
             method,
+            standing=judged,
         )
 
     def read_entities(self) -> tuple[int, str]:

@@ -3,9 +3,10 @@ the report's table (agents.relationship_discovery does the finding)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cortexgraph.agents.common import ReportTable, short
+from cortexgraph.agents.entity_standing import EntityStanding, standing_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,9 @@ class RelationshipReport:
     entities_found: int = 0  # memories the entity finder read in this run
     entity_method: str = "none"  # the finder's method ("spacy+rules", "rules") or "none"
     skipped: str = ""  # why nothing was looked at (an incremental run with nothing changed)
+    # The entities judged too common and rare (the next incremental run compares: None when
+    # skipped); shown as their counts.
+    standing: EntityStanding | None = field(default=None, metadata={"to_json": standing_json})
 
     def table(self) -> ReportTable:
         g = self.graph

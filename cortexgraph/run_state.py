@@ -106,7 +106,8 @@ def unchanged_since(
 def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
     "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)},
-    "config": the configuration's key or None}``,
+    "config": the configuration's key or None, "entity_standing": {"too_common": [names],
+    "rare": [names]} or None}``,
     or None: no state, or one that cannot be read. ``memories`` is the file's arrays as a
     read-only mapping (storage.memory_rows.MemoryRows): no dict of every memory is built."""
     path = storage / STATE_FILE
@@ -126,6 +127,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
                 marks = _marks(data, fading)
                 files = _files(data)
                 config = _config(data)
+                standing = _standing(data)
             memories = MemoryRows(ids, prints, due)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
             return None
@@ -137,12 +139,22 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             "fading_marks": marks,
             "files": files,
             "config": config,
+            "entity_standing": standing,
         }
 
 
 def _config(data: Any) -> int | None:
     """The configuration the state was taken under (agents.decision_key); None: not recorded."""
     return int(data["config"]) if "config" in data.files else None
+
+
+def _standing(data: Any) -> dict[str, Any] | None:
+    """The entities' standing the last relations step judged by (agents.entity_standing),
+    as JSON text (a name may hold a newline); None in a file without it."""
+    if "entity_standing" not in data.files:
+        return None
+    raw = json.loads(data["entity_standing"].tobytes().decode("utf-8"))
+    return raw if isinstance(raw, dict) else None
 
 
 def _files(data: Any) -> dict[str, tuple[int, ...]]:
@@ -343,6 +355,9 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
         }
         if state.get("config") is not None:
             arrays["config"] = np.array(int(state["config"]), dtype=np.uint32)
+        if state.get("entity_standing") is not None:
+            text = json.dumps(state["entity_standing"], ensure_ascii=False)
+            arrays["entity_standing"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
         np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub: ``allow_pickle``
         os.replace(tmp, path)
     except BaseException:

@@ -359,6 +359,7 @@ def test_the_state_file_round_trips_and_a_broken_one_means_a_full_run(store, tra
     state at all."""
     import json
 
+    from cortexgraph.agents.entity_standing import EntityStanding
     from cortexgraph.run_state import (
         OLD_STATE_FILE,
         STATE_FILE,
@@ -382,6 +383,16 @@ def test_the_state_file_round_trips_and_a_broken_one_means_a_full_run(store, tra
     pipe = _pipeline(store, tracker, None)
     incremental.begin(pipe, back, BEFORE + 60)
     assert pipe.scope is not None and pipe.scope.empty  # the same answer as from memory
+    # The entities' standing the relations step judged by, a newline in a name included.
+    assert back["entity_standing"] == state["entity_standing"]
+    assert pipe.scope.standing == EntityStanding.from_state(state["entity_standing"])
+    assert pipe.scope.standing is not None
+    odd = {"too_common": ["line\nbreak", "zoë"], "rare": []}
+    save_run_state(tmp_path, {**state, "entity_standing": odd})
+    assert load_run_state(tmp_path)["entity_standing"] == odd
+    save_run_state(tmp_path, {k: v for k, v in state.items() if k != "entity_standing"})
+    assert load_run_state(tmp_path)["entity_standing"] is None  # a state from before: none
+    save_run_state(tmp_path, state)
 
     (tmp_path / STATE_FILE).unlink()
     old = {"version": 1, "now": BEFORE, "memories": {"a": [1, None]}, "fading": ["a"]}
