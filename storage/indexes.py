@@ -5,17 +5,16 @@ indexes. ``_load`` indexes a whole set of records in one pass (the hot path of o
 store); ``_index_memory`` / ``_unindex_memory`` keep everything in step one record at a time.
 Search reads them through the public read-only views (``memories_by_id``, ``text_index``,
 ``ids_by_tag`` ...; storage.search.SearchableStore names them) and keeps its bookkeeping of the
-dense index in ``dense_sync``.
+dense index in ``dense_sync``. The tag and entity indexes themselves are storage.label_index's.
 """
 
 from __future__ import annotations
 
 import operator
-import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from cortexgraph.storage.deferred_text import DeferredText
+from cortexgraph.storage.label_index import LabelIndex, entity_keys, ids_by, index_labels
 from cortexgraph.storage.models import Memory, MemoryStatus, Relation
 from cortexgraph.storage.text_index import TextIndex
 
@@ -30,19 +29,6 @@ _CONTEXT = operator.attrgetter("ranking_context")  # the user's context, a neigh
 _Keys = tuple[tuple[str, ...], tuple[str, ...], MemoryStatus]  # tags, entities, status
 
 
-def _ids_by(memories: Mapping[str, Memory], key: Callable[[Memory], Any]) -> dict[Any, list[str]]:
-    """The memories' ids grouped by ``key`` of each: most of a big store shares a few tag,
-    entity and status lists, so an index takes a set update per group, not an add per memory."""
-    groups: dict[Any, list[str]] = {}
-    for mid, k in zip(memories, map(key, memories.values()), strict=True):
-        group = groups.get(k)
-        if group is None:
-            groups[k] = [mid]
-        else:
-            group.append(mid)
-    return groups
-
-
 class DenseSyncState:
     """How far each dense index's rows have followed this store's text index change journal
     (storage.dense_search.sync_dense reads and advances it; one per store)."""
@@ -54,86 +40,6 @@ class DenseSyncState:
         self.dense_at: dict[int, tuple[int, int]] = {}
         # id(dense) -> ids changed but not embedded yet (left for the background embedder)
         self.pending: dict[int, set[str]] = {}
-
-
-# A name with a version after it ("Postgres 16", "Python 3.11", "iOS 17", "v2") is that name:
-# a question about Postgres is about a memory of Postgres 16. A year ("Pride 2022", "May
-# 2023") is not a version: it names a time, and "may" is also a word of any question.
-_VERSION = re.compile(r"v?\d{1,3}(?:\.\d+)*")
-
-
-def entity_keys(label: str) -> tuple[str, ...]:
-    """The entity index's keys for one entity: its lower-cased name, and for a versioned name
-    the name without its version too."""
-    key = label.lower()
-    name, _, version = key.rpartition(" ")
-    if name and _VERSION.fullmatch(version) and any(ch.isalpha() for ch in name):
-        return (key, name)
-    return (key,)
-
-
-def _tag_keys(label: str) -> tuple[str, ...]:
-    return (label.lower(),)
-
-
-def _index_labels(
-    index: dict[str, set[str]],
-    memories: Mapping[str, Memory],
-    key: Callable[[Memory], Any],
-    keys_of: Callable[[str], tuple[str, ...]],
-) -> None:
-    """Add many memories to a tag or entity ``index`` (``keys_of`` each label -> ids), grouped
-    by their label lists (``key``): a set update per key and group."""
-    for labels, ids in _ids_by(memories, key).items():
-        for label in labels:
-            for k in keys_of(label):
-                index.setdefault(k, set()).update(ids)
-
-
-class _LabelIndex:
-    """A tag or entity index (lower-cased label -> ids) that may wait to be built from the
-    memories on its first use (``deferred``); while it waits, changes to single memories
-    pass it by, as the build reads the memories as they are then."""
-
-    __slots__ = ("deferred", "ids", "key", "keys_of")
-
-    def __init__(
-        self,
-        key: Callable[[Memory], tuple[str, ...]],
-        keys_of: Callable[[str], tuple[str, ...]] = _tag_keys,
-    ) -> None:
-        self.ids: dict[str, set[str]] = {}
-        self.deferred = False
-        self.key = key
-        self.keys_of = keys_of  # one label's keys in the index
-
-    def built(self, memories: Mapping[str, Memory]) -> dict[str, set[str]]:
-        if self.deferred:
-            self.deferred = False
-            _index_labels(self.ids, memories, self.key, self.keys_of)
-        return self.ids
-
-    def add(self, memory: Memory) -> None:
-        if not self.deferred:
-            for label in self.key(memory):
-                for k in self.keys_of(label):
-                    self.ids.setdefault(k, set()).add(memory.id)
-
-    def discard(self, memory: Memory) -> None:
-        if self.deferred:
-            return
-        index = self.ids
-        for label in self.key(memory):
-            for k in self.keys_of(label):
-                ids = index.get(k)
-                if ids is not None:
-                    ids.discard(memory.id)
-                    if not ids:
-                        del index[k]
-
-    def clear(self) -> None:
-        self.ids.clear()
-        self.deferred = False
 
 
 def searchable_text(memory: Memory) -> str:
@@ -150,7 +56,7 @@ def _label_text(tags: tuple[str, ...], entities: tuple[str, ...]) -> str:
 def text_index_of(memories: Mapping[str, Memory]) -> TextIndex:
     """A text index of ``memories`` built afresh (what an open from the JSONL builds)."""
     text = TextIndex()
-    labels = {key: _label_text(*key) for key in _ids_by(memories, _LABELS)}
+    labels = {key: _label_text(*key) for key in ids_by(memories, _LABELS)}
     _add_texts(text, memories, labels)
     return text
 
@@ -181,8 +87,8 @@ class StoreIndexes:
         # snapshot (``_index_deferring_labels``): a consolidation run never looks a memory up
         # by entity or tag, and building the entity index cost ~0.25 CPU s at 100k memories
         # (54k distinct entity lists), the tag index 1.4 ms of a 10k store's open.
-        self._tags = _LabelIndex(_TAGS)
-        self._entities = _LabelIndex(_ENTITIES, entity_keys)
+        self._tags = LabelIndex(_TAGS)
+        self._entities = LabelIndex(_ENTITIES, entity_keys)
         self._by_status: dict[MemoryStatus, set[str]] = {s: set() for s in MemoryStatus}
         self._relations_by_memory: dict[str, set[str]] = {}
         # A DeferredText while the index snapshot's text index waits for its first use
@@ -304,19 +210,19 @@ class StoreIndexes:
 
         Memories sharing tags, entities and status (most of a big store) are indexed as one
         group: a set update per key instead of a set add per memory and key."""
-        groups: dict[_Keys, list[str]] = _ids_by(memories, _KEYS)
+        groups: dict[_Keys, list[str]] = ids_by(memories, _KEYS)
         self._index_tags_and_status(
             (tags, status, ids) for (tags, _, status), ids in groups.items()
         )
         if not self._entities.deferred:
-            _index_labels(self._entities.ids, memories, _ENTITIES, entity_keys)
+            index_labels(self._entities.ids, memories, _ENTITIES, entity_keys)
         return groups
 
     def _index_deferring_labels(self, memories: Mapping[str, Memory]) -> None:
         """Index the whole store, just installed, by status; by tag and entity on first use."""
         self._entities.deferred = self._tags.deferred = True
         by_status = self._by_status
-        for status, ids in _ids_by(memories, _STATUS).items():
+        for status, ids in ids_by(memories, _STATUS).items():
             by_status[status].update(ids)
 
     def _index_tags_and_status(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cortexgraph.storage.indexes import entity_keys
+from cortexgraph.storage.label_index import entity_keys
 
 
 @pytest.mark.parametrize(
