@@ -1,27 +1,22 @@
 """The store implemented on in-memory indexes.
 
-``IndexedStore`` implements every ``MemoryStore`` operation on top of ``StoreIndexes`` and
-three persistence hooks; ``InMemoryStore`` (storage.memory_store) uses no-op hooks,
-``JSONLStore`` (storage.jsonl_store) appends to files.
+``IndexedStore`` implements every ``MemoryStore`` operation on top of ``StoreHooks``: the
+indexes, the lock and three persistence hooks (storage.store_hooks); ``InMemoryStore``
+(storage.memory_store) uses no-op hooks, ``JSONLStore`` (storage.jsonl_store) appends to files.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
-from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.decay import DAY, in_danger_zone, memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError, RelationNotFoundError
 from cortexgraph.storage.field_rules import short_repr
-from cortexgraph.storage.indexes import StoreIndexes
 from cortexgraph.storage.models import (
     Memory,
     MemoryStatus,
@@ -31,13 +26,9 @@ from cortexgraph.storage.models import (
     validate_id,
     validate_tags,
 )
-from cortexgraph.storage.protocol import (
-    CompactionReport,
-    DenseScorer,
-    StoreStats,
-    WriteLog,
-)
+from cortexgraph.storage.protocol import CompactionReport, StoreStats
 from cortexgraph.storage.reinforcement import status_after_use
+from cortexgraph.storage.store_hooks import StoreHooks
 from cortexgraph.storage.validation import (
     apply_changes,
     checked_memory,
@@ -48,57 +39,8 @@ from cortexgraph.storage.validation import (
 _CREATED_AT = attrgetter("created_at")
 
 
-class IndexedStore(StoreIndexes):
+class IndexedStore(StoreHooks):
     """Records and indexes in memory; subclasses persist through the ``_persist_*`` hooks."""
-
-    def __init__(self, config: StoreConfig | None = None, dense: DenseScorer | None = None) -> None:
-        super().__init__()
-        self.config = config or StoreConfig()
-        self.dense = dense
-        self._lock = threading.RLock()
-        self.quarantined_lines = 0
-        self._write_logs = threading.local()  # recording_writes: per thread, the open logs
-
-    # -- persistence hooks ---------------------------------------------------------------------
-    def _persist_memories(self, memories: Sequence[Memory], lines: Sequence[str]) -> None:
-        """Called after validation, before the in-memory indexes change; ``lines`` are JSON."""
-
-    def _persist_relations(self, relations: Sequence[Relation], lines: Sequence[str]) -> None: ...
-
-    def _persist_deletions(
-        self, memory_ids: Sequence[str], relation_ids: Sequence[str]
-    ) -> None: ...
-
-    def _sync(self) -> None:
-        """Bring the in-memory view up to date with what other processes wrote."""
-
-    def _file_bytes(self) -> int:
-        return 0
-
-    def _exclusive(self) -> AbstractContextManager[Any]:
-        """Held around read-modify-write (update, touch, delete): no other writer in between."""
-        return contextlib.nullcontext()
-
-    @contextlib.contextmanager
-    def writing(self) -> Iterator[None]:
-        """Several writes as one hold of the store (a merge: memory, relations, sources): no
-        other writer in between, and the lock is taken once instead of once a write."""
-        with self._lock, self._exclusive():
-            yield
-
-    @contextlib.contextmanager
-    def recording_writes(self) -> Iterator[WriteLog]:
-        """What this thread saves, changes or deletes through this store while open. Per
-        thread: a consolidation run tells its own writes from what another caller (a save in
-        the MCP server beside it) or another process (read as it catches up) wrote meanwhile,
-        which the next incremental run must still see as changed."""
-        logs: list[WriteLog] = self._write_logs.__dict__.setdefault("open", [])
-        log = WriteLog()
-        logs.append(log)
-        try:
-            yield log
-        finally:
-            logs.remove(log)
 
     # -- memories ------------------------------------------------------------------------------
     def save(
