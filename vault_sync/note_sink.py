@@ -38,7 +38,6 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import replace
 from pathlib import Path
 
 from filelock import FileLock
@@ -47,24 +46,20 @@ from cortexgraph.storage.models import Memory, Relation
 from cortexgraph.vault_sync.atomic_file import atomic_write_text, sync_filesystem
 from cortexgraph.vault_sync.entity_notes import EntityNoteBatch, prune_entity_notes
 from cortexgraph.vault_sync.errors import VaultNotFoundError, VaultWriteError
-from cortexgraph.vault_sync.leaked_context import without_leaked_context
 from cortexgraph.vault_sync.ledger import STATE_DIR, LedgerEntry, WriteLedger
 from cortexgraph.vault_sync.note_format import (
     NOTE_FORMAT_VERSION,
     LinkTarget,
     ParsedNote,
     body_checksum,
-    note_text,
-    parse_note_text,
-    related_block,
     render_note,
-    replace_related_block,
 )
 from cortexgraph.vault_sync.note_links import note_links
 from cortexgraph.vault_sync.note_locator import NoteLocator, read_note
 from cortexgraph.vault_sync.note_names import FreeNames, note_name, safe_folder
+from cortexgraph.vault_sync.note_refresh import refresh_note_body
 from cortexgraph.vault_sync.note_update import WrittenNote, update_existing_note
-from cortexgraph.vault_sync.paths import ensure_inside, relative_posix
+from cortexgraph.vault_sync.paths import ensure_inside
 from cortexgraph.vault_sync.retitle import Renamed, retitle_note
 
 log = logging.getLogger(__name__)
@@ -331,8 +326,8 @@ class ObsidianNoteSink:
     ) -> str | None:
         """A later run's care for an existing note: the short title (renamed if it still has
         the legacy name), the managed Related list, and a Context section that reads
-        ``leaked_context`` (vault_sync.leaked_context), nothing else. Returns what changed
-        ("renamed", "context", "related", joined by "+"), or None."""
+        ``leaked_context`` (vault_sync.leaked_context), nothing else (the body: note_refresh).
+        Returns what changed ("renamed", "context", "related", joined by "+"), or None."""
         try:
             with self._locked() as ledger:
                 links = note_links(
@@ -346,39 +341,20 @@ class ObsidianNoteSink:
                 path, parsed = found
                 before = len(self.renamed)
                 path = self._retitled(path, memory, ledger, now)
-                changed = ["renamed"] if len(self.renamed) > before else []
-                if parsed is None or changed:
-                    parsed = parse_note_text(path.read_text(encoding="utf-8"))
-                if parsed.frontmatter_error is not None:
-                    return "+".join(changed) or None
-                entry = ledger.get(memory.id)
-                untouched = entry is not None and body_checksum(parsed.body) == entry.body_checksum
-                if leaked_context:
-                    cleaned = without_leaked_context(
-                        parsed.body, leaked_context, memory.meta.context
-                    )
-                    if cleaned is not None:
-                        atomic_write_text(path, note_text(parsed.metadata, cleaned))
-                        if untouched and entry is not None:  # still ours: the ledger says so
-                            rel = relative_posix(self.vault, path)
-                            fresh = body_checksum(cleaned)
-                            ledger.set(
-                                memory.id,
-                                replace(entry, path=rel, body_checksum=fresh, written_at=now),
-                            )
-                        parsed = replace(parsed, body=cleaned)
-                        changed.append("context")
-                body = replace_related_block(parsed.body, related_block(links))
-                if body is None and links and untouched:  # no list yet: write the note anew
-                    reason = str(parsed.metadata.get("promotion_reason") or "")
-                    self._write_locked(memory, related, relations, reason, now, ledger)
-                    return "+".join([*changed, "related"])
-                if body is None:  # a person's note without our markers: theirs alone
-                    return "+".join(changed) or None
-                if body != parsed.body:
-                    atomic_write_text(path, note_text(parsed.metadata, body))
-                    changed.append("related")
-                return "+".join(changed) or None
+                return refresh_note_body(
+                    self.vault,
+                    path,
+                    parsed,
+                    memory,
+                    links,
+                    ledger,
+                    now,
+                    renamed=len(self.renamed) > before,
+                    leaked_context=leaked_context,
+                    write_anew=lambda reason: self._write_locked(
+                        memory, related, relations, reason, now, ledger
+                    ),
+                )
         except OSError as exc:
             raise VaultWriteError(f"cannot update the note of {memory.id}: {exc}") from exc
 

@@ -12,6 +12,7 @@ NAMER = "note_names"
 # Writing one note, top to bottom: a module may import only the modules listed after it.
 WRITE_PATH = [
     "note_sink",
+    "note_refresh",
     "retitle",
     "note_update",
     "entity_notes",
