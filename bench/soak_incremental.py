@@ -38,10 +38,11 @@ What it found: the first soak ended with a full run still adding 5 relations, 4 
 two unchanged memories that a merge had made neighbours in an entity's time chain (the relations
 step pairs a common entity's memories each with the one before it; an incremental run looked
 only at pairs holding a changed memory). Fixed in agents/chain_gaps.py, with the regression test
-tests/agents/test_agents_chain_gaps.py. What a full run still adds after the fix is explained:
-pairs through an entity that was over the relations step's ceiling (8% of the store) when they
-were judged and is under it now. Every other invariant held in every soak. Figures and the table
-are in docs/reliability.md, "Soak: hourly runs under live saves".
+tests/agents/test_agents_chain_gaps.py. What a full run still added after that fix: pairs
+through an entity that was over the relations step's ceiling (8% of the store) when they were
+judged and is under it now; fixed in agents/entity_standing.py, after which the full run found
+nothing. Every other invariant held in every soak. Figures and the table are in
+docs/reliability.md, "Soak: hourly runs under live saves".
 """
 
 from __future__ import annotations
