@@ -81,3 +81,23 @@ def test_neighbours_of_a_memory_that_left_are_related_as_a_full_run_would(
     full = run_agents(_pipeline(store, tracker, embedder), now=NOW, dry_run=True)
     assert full.scope is None
     assert _related(full) == set()  # nothing left for the weekly full run
+
+
+def test_neighbours_of_a_deleted_memory_are_related_as_a_full_run_would(store, tracker, embedder):
+    """A memory deleted since the last run (``delete_memory``) is gone with its names: no chain
+    it was in can be told, so the relations step judges every pair, as a full run."""
+    _, *chain = _chain(store)
+    pipe = _pipeline(store, tracker, embedder)
+    changes = incremental.begin(pipe, None, BEFORE)
+    first = run_agents(pipe, now=BEFORE, scope=pipe.scope)
+    state = incremental.state_after(pipe, changes, first, BEFORE)
+
+    a, gone, b = chain[4:7]
+    store.delete(gone.id)
+    pipe = _pipeline(store, tracker, embedder)
+    incremental.begin(pipe, state, NOW)
+    assert pipe.scope is not None and pipe.scope.removed == 1 and not pipe.scope.changed
+    report = run_agents(pipe, now=NOW, scope=pipe.scope)
+    assert _related(report) == {frozenset((a.id, b.id))}  # the one pair a full run adds
+    full = run_agents(_pipeline(store, tracker, embedder), now=NOW, dry_run=True)
+    assert _related(full) == set()
