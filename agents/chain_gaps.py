@@ -44,19 +44,18 @@ def left_ids(scope: Collection[str], memories: Mapping[str, Memory]) -> set[str]
 
 
 def left_departures(
-    left: Iterable[Memory],
-    postings: Mapping[str, list[str]],
-    common: frozenset[str],
-    rare: Collection[str],
-    least: int,
+    left: Iterable[Memory], postings: Mapping[str, list[str]], common: frozenset[str]
 ) -> dict[str, list[Memory]]:
-    """The ``left`` memories by each entity chain they were in: the names they could pair
-    by (a rare one's chain holds every memory naming it)."""
+    """The ``left`` memories by each entity chain they may have been in: every name they
+    share with a memory still here that is not too common now. Which chains held them
+    depended on the last run's standing, not this one's (an entity they named may have
+    become too common since, leaving them one name; agents.entity_standing), so none is
+    ruled out: a chain that did not hold one gives no pair (``closed_gaps`` returns only
+    pairs of the chain as it is now, which a full run pairs too)."""
     departures: dict[str, list[Memory]] = {}
     for m in left:
-        own = memory_names(m) - common
-        for e in own:
-            if e in postings and (e in rare or len(own) >= least):
+        for e in memory_names(m) - common:
+            if e in postings:
                 departures.setdefault(e, []).append(m)
     return departures
 

@@ -237,13 +237,19 @@ class Pipeline:
             # The last run's fading memories outside the scope crossed no bar: their findings
             # stand, and they are only listed in their digests again.
             ids = self.scope.ids
-            return agent.run(
+            decayed = agent.run(
                 now=now,
                 dry_run=dry_run,
                 scope=ids,
                 carried=self.scope.fading - ids,
                 marks=self.scope.marks,
             )
+            if decayed.collected:
+                # What gc archived left its entities' time chains: the relations step must
+                # see it leave (agents.chain_gaps), as it sees a merge's sources leave.
+                gone = frozenset(decayed.collected)
+                self.scope = replace(self.scope, changed=self.scope.changed | gone)
+            return decayed
         if name == "promote":  # time alone can end a memory's claim to promotion
             return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
         if name == "relations":

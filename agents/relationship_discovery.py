@@ -211,7 +211,7 @@ class RelationshipDiscovery:
             # time chain: a full run pairs them (agents.chain_gaps); so does a memory that can
             # no longer pair (agents.entity_standing).
             left = self.store.find_many(sorted(left_ids(scope, memories)))
-            departures = left_departures(left, postings, common, rare, least)
+            departures = left_departures(left, postings, common)
             if standing is not None:
                 dropped = dropped_departures(standing, judged, postings, names, can_pair, least)
                 for e, ids in dropped.items():

@@ -101,3 +101,39 @@ def test_neighbours_of_a_deleted_memory_are_related_as_a_full_run_would(store, t
     assert _related(report) == {frozenset((a.id, b.id))}  # the one pair a full run adds
     full = run_agents(_pipeline(store, tracker, embedder), now=NOW, dry_run=True)
     assert _related(full) == set()
+
+
+def test_neighbours_of_a_memory_gc_archives_in_the_run_are_related(store, tracker, embedder):
+    """A memory whose score fell under the forget threshold by time alone (crossing, not
+    changed) and that this run's gc archives leaves its chains in the run itself: its
+    neighbours are related now, not by the weekly full run (the archive is the run's own
+    write, so no later run would see it leave)."""
+    from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, GcMode
+    from cortexgraph.agents.pipeline import PipelineConfig
+    from cortexgraph.storage.decay import crossing_time
+
+    _, *chain = _chain(store)
+    a, gone, b = chain[4:7]
+    decay = store.config.decay
+    # Its score falls under the forget threshold halfway between the two runs.
+    falls = crossing_time(gone, decay.forget_threshold, decay) - gone.last_used
+    gone = store.update(gone.id, last_used=int((BEFORE + NOW) / 2 - falls))
+    gc = PipelineConfig(decay=DecayAnalyzerConfig(decay=decay, gc=GcMode.ARCHIVE))
+
+    def pipeline():
+        return Pipeline(store, embedder=embedder, sink=RecordingSink(), tracker=tracker, config=gc)
+
+    pipe = pipeline()
+    changes = incremental.begin(pipe, None, BEFORE)
+    first = run_agents(pipe, now=BEFORE, scope=pipe.scope)
+    assert store.get(gone.id).status is MemoryStatus.ACTIVE
+    state = incremental.state_after(pipe, changes, first, BEFORE)
+
+    pipe = pipeline()
+    incremental.begin(pipe, state, NOW)
+    assert pipe.scope is not None and pipe.scope.crossing >= {gone.id} and not pipe.scope.changed
+    report = run_agents(pipe, now=NOW, scope=pipe.scope)
+    assert store.get(gone.id).status is MemoryStatus.ARCHIVED  # gc, in this run
+    assert frozenset((a.id, b.id)) in _related(report)
+    full = run_agents(pipeline(), now=NOW, dry_run=True)
+    assert _related(full) == set()
