@@ -38,10 +38,13 @@ async def _views(soak: Any, ids: list[str]) -> dict[str, dict]:
 
 async def saved_ids_accounted(soak: Any) -> tuple[str, bool, str]:
     """Every id save_memory returned is live, or archived with a consolidated_from link (from
-    the memory it was merged into) that leads, through chained merges, to a live memory."""
-    ids = sorted(soak.saved)
+    the memory it was merged into) that leads, through chained merges, to a live memory; the
+    ones ``memory_forget`` deleted are gone."""
+    gone = set(getattr(soak, "deleted", ()))
+    ids = sorted(set(soak.saved) - gone)
     views = await _views(soak, ids)
     vanished = [i for i in ids if i not in views]
+    still_there = sorted(gone & (await _views(soak, sorted(gone))).keys())
     states: Counter[str] = Counter()
     orphans: list[str] = []
     for mid in ids:
@@ -66,12 +69,16 @@ async def saved_ids_accounted(soak: Any) -> tuple[str, bool, str]:
             states["archived, merged into a live memory"] += 1
         else:
             orphans.append(mid)
-    ok = not vanished and not orphans
+    ok = not vanished and not orphans and not still_there
     detail = ", ".join(f"{n} {k}" for k, n in states.items())
+    if gone:
+        detail += f"; {len(gone) - len(still_there)} of {len(gone)} deleted ones gone"
     if vanished:
         detail += f"; VANISHED {len(vanished)}: {vanished[:5]}"
     if orphans:
         detail += f"; archived without a live successor {len(orphans)}: {orphans[:5]}"
+    if still_there:
+        detail += f"; DELETED BUT FOUND {len(still_there)}: {still_there[:5]}"
     return f"{len(ids)} saved ids accounted for", ok, detail
 
 

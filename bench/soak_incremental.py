@@ -9,8 +9,10 @@ Each round saves a batch of conversational memories (bench/_pipeline_data.synthe
 their paraphrases spread over the rounds, hard negatives) and a few restatements of memories
 saved in earlier rounds, so merges happen across rounds; touches some memories and observes
 others in use (a few "favourites" every round, so that their use count earns a promotion into
-the vault); links two memories (``create_relation``); and every fourth round corrects one
-(``memory_forget`` action ``correct``: a new memory supersedes the old). Then the run:
+the vault); links two memories (``create_relation``); every fourth round corrects one
+(``memory_forget`` action ``correct``: a new memory supersedes the old) and, two rounds later,
+deletes one outright (``memory_forget`` action ``delete``: an active memory of an earlier round
+that was neither merged nor made by a merge). Then the run:
 
 - odd rounds ("during"): the run starts after half the batch, and a second task in the same
   anyio loop keeps saving and touching until the run's process ends, the server's background
@@ -23,7 +25,8 @@ crossings come only from what the minutes of the soak give.
 
 After the rounds, one more incremental run once the background work is done, then the checks
 (bench/_soak_checks.py): no saved memory vanished (each is live, or archived with a
-``consolidated_from`` link to a live or promoted memory, followed through chained merges); the
+``consolidated_from`` link to a live or promoted memory, followed through chained merges) but
+the deleted ones, which are gone; the
 store reopens with nothing quarantined and the counts ``cortexgraph://stats`` reports; the
 issue file parses with the real tracker, equals the file at git HEAD, ``git fsck`` passes, and
 every closed merge issue names a memory that exists; every promoted memory's note is in the
@@ -104,6 +107,7 @@ class Soak:
     groups: dict[str, int | None] = field(default_factory=dict)
     relations_made: int = 0
     corrected: list[tuple[str, str]] = field(default_factory=list)  # (old, correction)
+    deleted: list[str] = field(default_factory=list)  # ids memory_forget deleted
     # Each run's round, clock and the entities its relations step found too common (over
     # the ceiling)
     commons: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
@@ -185,6 +189,23 @@ class Soak:
         self.groups[new] = None
         self.corrected.append((mid, new))
 
+    async def delete(self, rnd: int) -> None:
+        """One memory saved in an earlier round deleted outright (``memory_forget`` action
+        ``delete``: it and its relations are gone, no archive): its names leave their entity
+        chains with it, which the next run must see (agents.chain_gaps)."""
+        earlier = sorted(i for i, (r, _) in self.saved.items() if r < rnd)
+        candidates = [i for i in earlier if i not in self.favourites]
+        for mid in self.rng.sample(candidates, min(5, len(candidates))):
+            view = (await self.call("open_memories", {"memory_ids": [mid]}))["memories"][0]
+            links = [*view["relations"]["incoming"], *view["relations"]["outgoing"]]
+            # Active, and neither merged nor a merge: deleting a merged memory would leave its
+            # sources without the successor the first invariant follows.
+            if view["status"] == "active" and all(r["type"] != "consolidated_from" for r in links):
+                await self.call("memory_forget", {"memory_id": mid, "action": "delete"})
+                self.deleted.append(mid)
+                del self.saved[mid]  # no later touch, restatement or relation picks it
+                return
+
 
 def _common(data: dict) -> frozenset[str]:
     relations = (data.get("reports") or {}).get("relations") or {}
@@ -239,6 +260,8 @@ async def soak(args: argparse.Namespace, store: Path, vault: Path, env: dict) ->
             await s.relate(rnd)
             if rnd % 4 == 3:
                 await s.correct(rnd)
+            if rnd % 4 == 1:
+                await s.delete(rnd)
             beside = 0
             if during:
                 result: dict[str, Any] = {}
@@ -330,7 +353,8 @@ def report(out: dict, findings: dict, seconds: float, args: argparse.Namespace) 
     print(f"\nmachine: {machine_line()}")
     print(
         f"{args.rounds} rounds, {len(s.saved)} memories saved in {s.calls} tool calls, "
-        f"{s.relations_made} relations made, {len(s.corrected)} corrections; {seconds:.0f} s"
+        f"{s.relations_made} relations made, {len(s.corrected)} corrections, "
+        f"{len(s.deleted)} deleted; {seconds:.0f} s"
     )
     print(
         "| round | run | saved | of them during the run | changed | crossing | merged "
