@@ -262,7 +262,7 @@ class Pipeline:
             return self.relations.run(
                 now=now, dry_run=dry_run, scope=self.scope.changed, standing=self.scope.standing
             )
-        # Similarity and entities do not move with time: only what changed.
+        # Similarity does not move with time: only what changed.
         return agent.run(now=now, dry_run=dry_run, scope=self.scope.changed)
 
 

@@ -212,7 +212,7 @@ def query_pattern_history(
                 "pattern_id": spec.id,
                 "name": spec.name,
                 "occurrences": _occurrences(occ),
-                "interventions": [s.to_json() for s in ledger.effectiveness(spec, context)],
+                "interventions": _effectiveness(ledger, spec, context),
                 "best": dict(
                     zip(
                         ("intervention_id", "why"),
@@ -293,8 +293,11 @@ def _occurrences(relations: Any) -> list[dict[str, Any]]:
     return [{k: r.metadata.get(k) for k in keys} for r in relations]
 
 
-def _effectiveness(ledger: BehaviorLedger, spec: Any) -> list[dict[str, Any]]:
-    return [s.to_json() for s in ledger.effectiveness(spec)]
+def _effectiveness(
+    ledger: BehaviorLedger, spec: Any, context: str | None = None
+) -> list[dict[str, Any]]:
+    """How each intervention of ``spec`` did, in ``context`` or everywhere."""
+    return [s.to_json() for s in ledger.effectiveness(spec, context)]
 
 
 def register(server: MCPServer[ServerState], state: ServerState) -> None:

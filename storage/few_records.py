@@ -284,19 +284,24 @@ def _lines_holding(
 ) -> Iterator[tuple[int, int]]:
     """(start, end) of each line holding ``needle``, last first; with ``record_id``, only
     those that name it by their ``"id"`` key (the lines the regex pass finds for it)."""
+    key = None if record_id is None else _id_key(record_id)
     end = len(data)
     while (hit := data.rfind(needle, 0, end)) >= 0:
         start, stop = _line_at(data, hit)
         end = start
-        if record_id is None or _names_itself(data, start, stop, record_id):
+        if key is None or key.search(data, start, stop):
             yield start, stop
 
 
+def _id_key(record_id: str) -> re.Pattern[bytes]:
+    """``"id": "<record_id>"`` (any blanks): how a record names itself in every line the
+    store writes, and what the one-pass search looks for."""
+    return re.compile(_ID_KEY + re.escape(_spelled(record_id)))
+
+
 def _names_itself(data: _Data, start: int, stop: int, record_id: str) -> bool:
-    """Whether the line spells ``"id": "<record_id>"`` (any blanks): how a record names
-    itself in every line the store writes, and what the one-pass search looks for."""
-    key = re.compile(_ID_KEY + re.escape(_spelled(record_id)))
-    return key.search(data, start, stop) is not None
+    """Whether the line from ``start`` to ``stop`` names ``record_id`` by its ``"id"`` key."""
+    return _id_key(record_id).search(data, start, stop) is not None
 
 
 def _line_at(data: _Data, pos: int) -> tuple[int, int]:
