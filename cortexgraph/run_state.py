@@ -58,7 +58,12 @@ def file_keys(paths: list[Path]) -> np.ndarray:
 
 
 def store_files(storage: Path, memories: str, relations: str) -> list[Path]:
-    """The files a store's content is read from (names as in ``StoreConfig``)."""
+    """The files a store's content is read from (names as in ``StoreConfig``), absolute: the
+    state keys its files by path, and a store named relatively by one run (the CLI's
+    ``--storage-path store`` in a shell) and absolutely by the next (the deployment's
+    settings) is the same store; ``os.path.abspath``, not ``resolve``, so no link is
+    followed (a path spelled through another link only costs one full comparison)."""
+    storage = Path(os.path.abspath(storage))
     return [storage / memories, storage / relations, storage / GENERATION_NAME]
 
 
@@ -69,7 +74,7 @@ def run_files(settings: Settings, tracker: object = None) -> list[Path]:
         settings.storage_path, settings.memories_filename, settings.relations_filename
     )
     issues = getattr(tracker, "path", None)
-    return [*paths, issues] if isinstance(issues, Path) else paths
+    return [*paths, Path(os.path.abspath(issues))] if isinstance(issues, Path) else paths
 
 
 def files_now(paths: list[Path]) -> dict[str, tuple[int, ...]]:

@@ -92,6 +92,26 @@ def test_a_run_after_no_change_opens_nothing_and_says_so(cli, demo_dirs):
     assert untouched(cli())  # a full run records the files it ended with too
 
 
+def test_the_store_named_another_way_is_the_same_store(cli, demo_dirs, monkeypatch):
+    """The state keys the files it saw by their absolute paths: a store named relatively by
+    one run (``--storage-path store`` in a shell) and absolutely by the next (the fixture's
+    first run, a deployment's settings) is the same store, seen unchanged."""
+    store_dir, vault = demo_dirs
+    monkeypatch.chdir(store_dir.parent)
+    relative = ["--storage-path", store_dir.name, "--vault", str(vault), "--no-embeddings"]
+
+    def run() -> dict:
+        out = CliRunner().invoke(app, [*relative, "--json"])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.stdout)
+
+    assert untouched(run())
+    open_store(store_dir).save("Priya renamed the release branch to stable")
+    seen = run()
+    assert not untouched(seen) and seen["incremental"]["changed"] == 1
+    assert untouched(cli())  # and back: the absolute name sees what the relative run left
+
+
 def test_what_may_have_changed_a_run_opens_the_store(cli, demo_dirs):
     store_dir, _ = demo_dirs
     assert untouched(cli())  # the first run's own writes (merges, entities) are recorded
