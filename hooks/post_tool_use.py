@@ -1,13 +1,14 @@
 """PostToolUse: reinforce memories Claude opened, and link memories used together (co-access).
 
-Runs only after cortexgraph's own retrieval tools (the hooks.json matcher and ``TOOL_RE``).
+Runs only after cortexgraph's ``open_memories`` (the hooks.json matcher and ``TOOL_RE``).
 - ``open_memories``: opening a memory by id is using it, so each opened memory is reinforced as
   ``observe_memory_usage`` does (last_used, use_count, review bookkeeping); the model need not
   remember to call it.
 - Co-access: the ids opened in this session are kept in a small state file; each pair of
   memories opened in the same session gets a ``related`` relation (metadata source
   "co-access"), and a pair seen again in a later session strengthens it. Search results are
-  logged as seen but not reinforced: appearing in a result list is not being used.
+  neither: appearing in a result list is not being used, so the hook does not run after a
+  search (it once logged their ids in a list nothing read: a process per search for nothing).
 Reads and writes go through ``storage.few_records.FewRecords``, under the store's lock: only
 the lines of the memories and relations at hand are read and built, never the whole store (a
 JSONLStore's open cost 0.16 CPU s per call on a 10k store, 0.4 s on a 100k one). It never
@@ -29,7 +30,7 @@ from cortexgraph.hooks.runtime import HookRuntime, load_runtime
 from cortexgraph.storage.models import Relation, new_id
 
 EVENT = "PostToolUse"
-TOOL_RE = re.compile(r"^mcp__.*cortexgraph.*__(open_memories|search_memory|search_unified)$")
+TOOL_RE = re.compile(r"^mcp__.*cortexgraph.*__open_memories$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 MAX_LINKED = 10  # memories per session that get co-access links (pairs grow quadratically)
 CO_ACCESS_STRENGTH = 0.3
@@ -82,11 +83,7 @@ def record_usage(runtime: HookRuntime, inp: HookInput, now: float) -> dict[str, 
     if not ids:
         return {"reinforced": 0, "linked": 0}
     state = runtime.read_state(inp.session_id, "coaccess")
-    seen = list(dict.fromkeys([*state.get("seen", []), *ids]))[-200:]
     opened_before = list(state.get("opened", []))
-    if tool.group(1) != "open_memories":
-        runtime.write_state(inp.session_id, "coaccess", {"seen": seen, "opened": opened_before})
-        return {"reinforced": 0, "linked": 0}
     from cortexgraph.storage.few_records import FewRecords
 
     ts = int(now)
@@ -107,7 +104,7 @@ def record_usage(runtime: HookRuntime, inp: HookInput, now: float) -> dict[str, 
         # a memory opened earlier this session may have been deleted since: no link to it
         live = [m.id for m in store.find_many(opened[-MAX_LINKED:])]
         linked = link_co_accessed(store, live, [m.id for m in found], ts, inp.session_id)
-    runtime.write_state(inp.session_id, "coaccess", {"seen": seen, "opened": opened})
+    runtime.write_state(inp.session_id, "coaccess", {"opened": opened})
     return {"reinforced": len(found), "linked": linked}
 
 

@@ -175,10 +175,12 @@ def test_hooks_json_wires_each_event_to_a_real_handler() -> None:
                 assert "${CLAUDE_PLUGIN_ROOT}" in hook["command"]
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["timeout"] <= 3
     matcher = re.compile(hooks["PostToolUse"][0]["matcher"])
-    for tool in ("open_memories", "search_memory", "search_unified"):
+    opened = "mcp__plugin_cortexgraph_cortexgraph__open_memories"
+    assert matcher.fullmatch(opened) and TOOL_RE.match(opened)
+    # Only opening a memory is use: no co-access hook process after a search or a save.
+    for tool in ("search_memory", "search_unified", "save_memory"):
         name = f"mcp__plugin_cortexgraph_cortexgraph__{tool}"
-        assert matcher.fullmatch(name) and TOOL_RE.match(name)
-    assert not matcher.fullmatch("mcp__plugin_cortexgraph_cortexgraph__save_memory")
+        assert not matcher.fullmatch(name) and not TOOL_RE.match(name)
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
 
 
