@@ -59,6 +59,16 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _Loader, _Dumper = yaml.SafeLoader, yaml.SafeDumper
 
 
+class _DatesAsTextLoader(_Loader):  # type: ignore[misc]
+    """The safe loader, but a date stays the text it is: a person's "2024-02-30" is a date
+    that does not exist, and PyYAML raises ValueError (not YAMLError) building it."""
+
+
+_DatesAsTextLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", _DatesAsTextLoader.construct_yaml_str
+)
+
+
 @dataclass(frozen=True, slots=True)
 class LinkTarget:
     """One entry of a note's Related section: a wikilink to another note."""
@@ -270,13 +280,13 @@ def parse_note_text(text: str) -> ParsedNote:
     raw = text[opened.end() : close.start()]
     body = text[close.end() :].lstrip("\r\n")
     try:
-        data = yaml.load(raw, Loader=_Loader)  # a safe loader
-    except yaml.YAMLError as exc:
+        data = _load_yaml(raw)
+    except (yaml.YAMLError, ValueError) as exc:
         # Obsidian templates hold unquoted {{placeholders}}; read them as the strings they are.
         quoted = _TEMPLATE.sub(lambda m: "'" + m.group(0).replace("'", "''") + "'", raw)
         try:
-            data = yaml.load(quoted, Loader=_Loader) if quoted != raw else None
-        except yaml.YAMLError:
+            data = _load_yaml(quoted) if quoted != raw else None
+        except (yaml.YAMLError, ValueError):
             data = None
         if data is None:
             return ParsedNote(body=text, frontmatter_error=f"invalid YAML: {_one_line(exc)}")
@@ -287,6 +297,15 @@ def parse_note_text(text: str) -> ParsedNote:
             body=text, frontmatter_error=f"frontmatter is a {type(data).__name__}, not a mapping"
         )
     return ParsedNote(metadata=json_safe(data), body=body, has_frontmatter=True)
+
+
+def _load_yaml(raw: str) -> Any:
+    """``raw`` through a safe loader; a date that does not exist is kept as its text. A value
+    that still cannot be built (``!!int five``) raises ValueError: broken YAML to the caller."""
+    try:
+        return yaml.load(raw, Loader=_Loader)
+    except ValueError:
+        return yaml.load(raw, Loader=_DatesAsTextLoader)
 
 
 def json_safe(value: Any) -> Any:
