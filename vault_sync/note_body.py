@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 FRONTMATTER_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
-FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)  # \r: CRLF notes
 RELATED_START = "<!-- cortexgraph:related -->"
 RELATED_END = "<!-- /cortexgraph:related -->"
 RELATED_BLOCK = re.compile(re.escape(RELATED_START) + r".*?" + re.escape(RELATED_END), re.DOTALL)
