@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NotRequired, TypedDict
 
+from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import validate_id
 from cortexgraph.storage.text_index import TextIndex
 from cortexgraph.vault_sync.atomic_file import atomic_write_text
 from cortexgraph.vault_sync.ledger import STATE_DIR
@@ -28,7 +30,7 @@ from cortexgraph.vault_sync.paths import SKIPPED_DIRS
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "ltm-index.jsonl"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: ids only when they can be a memory's; CRLF frontmatter read
 MAX_NOTE_BYTES = 1_000_000  # larger notes are indexed from their first megabyte
 _DIR_REASONS = {
     ".obsidian": "Obsidian settings folder",
@@ -108,7 +110,6 @@ def parse_note_file(vault: Path, rel: str, stat: os.stat_result, max_bytes: int)
     title = meta.get("title")
     if not isinstance(title, str) or not title.strip():
         title = first_heading(parsed.body) or PurePosixPath(rel).stem
-    memory_id = meta.get("id")
     return NoteRecord(
         path=rel,
         title=title.strip(),
@@ -117,12 +118,24 @@ def parse_note_file(vault: Path, rel: str, stat: os.stat_result, max_bytes: int)
         tags=tuple(tags),
         wikilinks=tuple(wikilinks(parsed.body)),
         aliases=tuple(metadata_list(meta, "aliases", sep=",")),
-        memory_id=str(memory_id) if memory_id is not None else None,
+        memory_id=_memory_id(meta.get("id")),
         mtime_ns=stat.st_mtime_ns,
         size=stat.st_size,
         frontmatter_error=parsed.frontmatter_error,
         truncated=truncated,
     )
+
+
+def _memory_id(value: Any) -> str | None:
+    """The frontmatter ``id`` if it can name a memory. Any other (a Zettelkasten "2024/01 a",
+    a list) is the person's own: their note, not one to look up in the store, whose lookup
+    refuses a malformed id (every search_unified call failed on such a note)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    try:
+        return validate_id(str(value))
+    except InvalidInputError:
+        return None
 
 
 class _Lookups(TypedDict):
