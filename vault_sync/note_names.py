@@ -282,9 +282,11 @@ def conflict_note_path(original: Path, now: float) -> Path:
     """Where our version of a note a person edited goes: beside it, named after it and
     ``now`` ("Note (cortexgraph conflict 2025-06-15 170640).md")."""
     day = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H%M%S")
-    return unique_note_path(
-        original.parent, safe_filename(f"{original.stem} ({CONFLICT_MARK} {day})")
-    )
+    suffix = f" ({CONFLICT_MARK} {day})"
+    # The note's name is cut, not the suffix: cut to the limit whole, a long title's copy
+    # was "<title> 2.md", which does not say it is a copy.
+    head = _truncate_utf8(original.stem, MAX_NAME_BYTES - len(suffix.encode("utf-8")))
+    return unique_note_path(original.parent, safe_filename(head.rstrip(" .-") + suffix))
 
 
 def note_file_name(stem: str) -> str:

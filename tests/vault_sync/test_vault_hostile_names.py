@@ -220,3 +220,21 @@ def test_entity_names_that_differ_only_in_punctuation_keep_notes_of_their_own(
         # the memory note's Related link opens this entity's own note
         body = (vault / "cortexgraph" / f"{notes[entity]}.md").read_text("utf-8")
         assert f"[[{stems[entity]}|" in body or f"[[{stems[entity]}]]" in body, body
+
+
+def test_the_conflict_copy_of_a_note_with_a_long_title_says_what_it_is(
+    store: InMemoryStore, sink: ObsidianNoteSink, vault: Path
+) -> None:
+    """The copy's name was the note's, cut back to the 120-byte limit with the "(cortexgraph
+    conflict ...)" part cut off: "<title> 2.md", which reads as another note of that title."""
+    m = store.save("Deploys happen on Tuesdays", extra={"title": "Wörter " * 30}, now=NOW)
+    rel = promote_memory(store, sink, m.id, now=NOW, force=True).path
+    note = vault / rel
+    note.write_text(note.read_text() + "My own words.\n")  # edited in Obsidian
+    store.update(m.id, content="Deploys happen on Wednesdays")
+    copy = promote_memory(store, sink, m.id, now=NOW + 1, force=True).conflict_path
+    assert copy is not None
+    stem = Path(copy).stem
+    assert stem.endswith("(cortexgraph conflict 2025-06-15 150641)"), stem
+    assert stem.startswith("Wörter Wörter") and len(stem.encode()) <= 120
+    assert "My own words." in note.read_text()
