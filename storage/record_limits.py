@@ -110,9 +110,12 @@ def check_text(value: object, what: str, limit: int, setting: str) -> None:
         )
 
 
+_PLURAL = {"ENTITY": "ENTITIES"}  # CORTEXGRAPH_MAX_ENTITIES, not _ENTITYS
+
+
 def check_strings(values: object, what: str, max_items: int, max_chars: int, setting: str) -> None:
     """A list of at most ``max_items`` strings of at most ``max_chars`` each (counted before
-    anything iterates a huge list)."""
+    anything iterates a huge list). ``setting``: "TAG" or "ENTITY", the settings' stem."""
     if values is None:
         return
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Sized | Iterable):
@@ -120,7 +123,7 @@ def check_strings(values: object, what: str, max_items: int, max_chars: int, set
     if isinstance(values, Sized) and len(values) > max_items:
         raise InvalidInputError(
             f"{what}: {len(values):,} given; the limit is {max_items:,} "
-            f"(CORTEXGRAPH_MAX_{setting}S)"
+            f"(CORTEXGRAPH_MAX_{_PLURAL.get(setting, setting + 'S')})"
         )
     for value in values:  # type: ignore[union-attr]
         if isinstance(value, str) and len(value) > max_chars:
