@@ -15,6 +15,7 @@ from cortexgraph.activation.components import ActivationComponents
 from cortexgraph.activation.entities import speaker_of
 from cortexgraph.activation.results import Enrichment
 from cortexgraph.activation.tags import entity_tags
+from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.protocol import MemoryStore
 
 
@@ -47,16 +48,24 @@ class SaveEnrichment(ActivationComponents):
         out_strength = strength
         duplicate = None
         c = self.config
+        # What is filled in is a suggestion, so it fits the store: a name the store would
+        # refuse (a 300-character path) or entities past its count failed the whole save.
+        limits = store.config if store is not None else StoreConfig()
         if c.enabled:
             heavy = c.save_keyphrase_tags and tags is None
             vector = self._vector(content, errors) if heavy else None
             spacy = c.save_spacy and (entities is None or heavy)
             doc = self._parse(content, errors) if spacy else None
-            if entities is None and (found := self._save_entities(content, doc, errors)):
+            found = self._save_entities(content, doc, errors) if entities is None else ()
+            if found := _within(found, limits.max_entities, limits.max_entity_chars):
                 out_entities = found
                 applied.append("entities")
             if tags is None and c.component_enabled("enable_tags"):
-                out_tags = self._save_tags(content, out_entities, vector, doc, errors, heavy)
+                out_tags = _within(
+                    self._save_tags(content, out_entities, vector, doc, errors, heavy),
+                    limits.max_tags,
+                    limits.max_tag_chars,
+                )
                 if out_tags:
                     applied.append("tags")
             if strength is None and c.save_strength:
@@ -145,6 +154,12 @@ class SaveEnrichment(ActivationComponents):
             keyword_boost=phrases.importance_boost,
             explicit_save=phrases.save_request,
         ).strength
+
+
+def _within(values: Sequence[str], max_items: int, max_chars: int) -> tuple[str, ...]:
+    """``values`` as the store takes them: none longer than ``max_chars``, at most
+    ``max_items``, in their order."""
+    return tuple(v for v in values if len(v) <= max_chars)[:max_items]
 
 
 __all__ = ["SaveEnrichment"]
