@@ -3,7 +3,7 @@ that have one, so no link dangles), its merged sources by their first words, its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cortexgraph.storage.models import Memory, Relation
@@ -21,8 +21,10 @@ def note_links(
     ledger: WriteLedger,
     *,
     entity_notes: bool,
+    find: Callable[[str], Path | None] | None = None,
 ) -> list[LinkTarget]:
-    """The links of ``memory``'s Related list, in a stable order."""
+    """The links of ``memory``'s Related list, in a stable order. ``find``: where a related
+    memory's note is now when it is not where it was written (the sink's locator)."""
     types: dict[str, str] = {}
     for rel in relations:
         other = rel.other_end(memory.id)
@@ -35,6 +37,10 @@ def note_links(
         path = existing_note(vault, entry.path if entry else None) or existing_note(
             vault, hints.get(other)
         )
+        if path is None and find is not None and (entry is not None or hints.get(other)):
+            # It had a note: a person renamed or moved it (Obsidian then rewrote the links to
+            # it), and dropping the link would undo that.
+            path = find(other)
         if path is None and types.get(other) == "consolidated_from":
             source = next((m for m in related if m.id == other), None)
             label = f"{source_label(source)} ({other[:8]})" if source else other[:8]

@@ -217,7 +217,13 @@ class ObsidianNoteSink:
             if renamed != existing:  # rewritten under its new name: read that
                 existing, parsed = renamed, None
         links = note_links(
-            self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
+            self.vault,
+            memory,
+            related,
+            relations,
+            ledger,
+            entity_notes=self.entity_notes,
+            find=self.locator.find,
         )
         if existing is None:
             return self._write_new(memory, links, reason, now, ledger)
@@ -331,7 +337,13 @@ class ObsidianNoteSink:
         try:
             with self._locked() as ledger:
                 links = note_links(
-                    self.vault, memory, related, relations, ledger, entity_notes=self.entity_notes
+                    self.vault,
+                    memory,
+                    related,
+                    relations,
+                    ledger,
+                    entity_notes=self.entity_notes,
+                    find=self.locator.find,
                 )
                 if self._written.get(memory.id) == links:
                     return None  # this sink wrote it with these very links (and its short title)
