@@ -88,20 +88,22 @@ def unpromote_memory(
         )
 
     store.modify(memory_id, active_again)
-    removed = 0
-    if note is not None:
-        removed = _unlink(store, sink, memory_id, note.stem, now=now)
+    # The entity notes list the name promotion gave the note: a person may have deleted the
+    # note since, or renamed it outside Obsidian (which leaves the links to the old name).
+    stems = {Path(p).stem for p in (memory.promoted_to,) if p}
+    stems |= {note.stem} if note is not None else set()
+    removed = _unlink(store, sink, memory_id, stems, now=now) if stems else 0
     return UnpromoteOutcome(memory_id, trashed, memory.promoted_to, removed)
 
 
 def _unlink(
-    store: MemoryStore, sink: ObsidianNoteSink, memory_id: str, stem: str, *, now: float
+    store: MemoryStore, sink: ObsidianNoteSink, memory_id: str, stems: set[str], *, now: float
 ) -> int:
-    """Take out the links promotion made to the trashed note ``stem`` (a link that still opens
-    a note of that name elsewhere in the vault stays)."""
+    """Take out the links promotion made to the note once called any of ``stems`` (a link
+    that still opens a note of that name elsewhere in the vault stays)."""
     names = names_in_vault(sink.vault)
-    gone = stem.lower()
-    removed = sink.prune_entity_links(lambda s: s.lower() == gone and gone not in names)
+    gone = {stem.lower() for stem in stems} - names
+    removed = sink.prune_entity_links(lambda s: s.lower() in gone)
     others = {r.other_end(memory_id) for r in store.relations(memory_id=memory_id)} - {memory_id}
     with sink:
         for other in sorted(others):

@@ -89,3 +89,22 @@ def test_refresh_repairs_links_an_older_unpromote_left_broken(tmp_path: Path) ->
     assert "3 broken entity-note links removed" in report.summary()
     assert _broken(vault) == ([], [])
     assert _links(vault, "PostgreSQL") == ["PostgreSQL runs on version 16"]
+
+
+def test_unpromote_after_a_person_deleted_or_renamed_the_note_leaves_no_broken_link(
+    tmp_path: Path,
+) -> None:
+    """The entity notes still listed the name promotion gave the note: a note the person had
+    deleted (nothing was trashed, so nothing was unlinked) or renamed outside Obsidian (the
+    new name was unlinked, the old one stayed)."""
+    vault, store = tmp_path / "vault", InMemoryStore()
+    a, b, _ = _vault_with_three(vault, store)
+    (vault / store.get(a).promoted_to).unlink()
+    note_b = vault / store.get(b).promoted_to
+    note_b.rename(note_b.with_name("Idempotent writes.md"))
+
+    assert unpromote_memory(store, vault, a, now=NOW + 60).trashed_to is None
+    assert unpromote_memory(store, vault, b, now=NOW + 60).trashed_to
+    assert _broken(vault) == ([], [])
+    assert _links(vault, "Ledger") == []
+    assert _links(vault, "PostgreSQL") == ["PostgreSQL runs on version 16"]
