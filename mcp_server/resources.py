@@ -13,6 +13,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from cortexgraph.activation.entities import entity_kind
 from cortexgraph.mcp_server.entity_reading import entities_pending
+from cortexgraph.mcp_server.errors import quote
 from cortexgraph.mcp_server.snapshot_upkeep import snapshot_pending
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.mcp_server.views import memory_view, paginate, preview
@@ -164,12 +165,11 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
         mime_type="application/json",
         description="Active memories and their relations, 50 per page.",
     )
-    def graph(page: int = 1) -> str:
-        if page < 1:
-            raise ResourceError("page must be 1 or more")
+    def graph(page: str = "1") -> str:
+        page_number = _page(page)
         s = store()
         memories = newest_first(s, s.list(status=MemoryStatus.ACTIVE))
-        pg = paginate(memories, page, GRAPH_PAGE_SIZE)
+        pg = paginate(memories, page_number, GRAPH_PAGE_SIZE)
         rels = {r.id: r.to_json() for m in pg.items for r in s.relations(m.id)}
         return json.dumps(
             {
@@ -183,6 +183,18 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     @server.prompt(name="memory_system_prompt", description="When to save, search and observe.")
     def memory_system_prompt() -> str:
         return SYSTEM_PROMPT
+
+
+def _page(text: str) -> int:
+    """The graph's ``page`` as the address spells it, read here: typed ``int``, the SDK
+    answered "Error creating resource from template ..." for "abc", saying nothing of page."""
+    try:
+        number = int(text) if text.isascii() and text.isdigit() else 0
+    except ValueError:  # more digits than int() reads
+        number = 0
+    if number < 1:
+        raise ResourceError(f"page must be a whole number, 1 or more; got {quote(text)}")
+    return number
 
 
 __all__ = ["SYSTEM_PROMPT", "register"]
