@@ -259,9 +259,11 @@ def merge_metadata(existing: Mapping[str, Any], ours: Mapping[str, Any]) -> dict
     """Our fields (in our order) updated, a person's extra keys and list additions kept."""
     merged: dict[str, Any] = dict(ours)
     for key in MERGED_LIST_FIELDS:
-        theirs = existing.get(key)
-        if isinstance(theirs, list):
-            merged[key] = list(dict.fromkeys([*merged.get(key, []), *map(str, theirs)]))
+        # "tags: a, b" and "aliases: Deploy day" are lists to Obsidian too: read as one
+        # string, they were replaced by ours and the person's lost.
+        theirs = metadata_list(existing, key, sep="," if key == "aliases" else r"[,\s]+")
+        if theirs:
+            merged[key] = list(dict.fromkeys([*merged.get(key, []), *theirs]))
     for key, value in existing.items():
         if key not in merged:
             merged[key] = value

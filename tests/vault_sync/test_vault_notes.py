@@ -207,3 +207,21 @@ def test_obsidian_tag_and_checksum_helpers() -> None:
     assert obsidian_tag("1984") is None
     assert obsidian_tag("c++") == "c"
     assert body_checksum("x\r\ny\n\n") == body_checksum("x\ny")
+
+
+def test_tags_and_aliases_a_person_wrote_as_one_string_survive_an_update(store, sink, vault):
+    """`tags: ops, release-train` and `aliases: Deploy day` (what Obsidian reads as lists)
+    were replaced by our lists on the next update: only a YAML list was merged."""
+    m = _save(store, "Deploys happen on Tuesdays", tags=["ops"])
+    rel = promote_memory(store, sink, m.id, now=NOW, force=True).path
+    path = vault / rel
+    text = path.read_text()
+    text = text.replace("tags:\n- ops\n", "tags: ops, release-train\n")
+    text = text.replace("aliases:\n- Deploys happen on Tuesdays\n", "aliases: Deploy day\n")
+    path.write_text(text)
+    store.update(m.id, use_count=5)
+    promote_memory(store, sink, m.id, now=NOW + 1, force=True)
+    meta = _read(vault, rel).metadata
+    assert meta["use_count"] == 5
+    assert meta["tags"] == ["ops", "release-train"]
+    assert meta["aliases"] == ["Deploys happen on Tuesdays", "Deploy day"]
