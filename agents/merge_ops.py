@@ -9,6 +9,7 @@ from typing import Any
 
 from cortexgraph.agents.common import AgentError
 from cortexgraph.agents.sentences import union_sentences
+from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.models import (
     MAX_STRENGTH,
     Memory,
@@ -39,9 +40,21 @@ def _union(values: Sequence[Sequence[str]]) -> tuple[str, ...]:
 
 
 def plan_merge(
-    sources: Sequence[Memory], cohesion: float, now: float, bonus: float, coverage: float
+    sources: Sequence[Memory],
+    cohesion: float,
+    now: float,
+    bonus: float,
+    coverage: float,
+    *,
+    limits: StoreConfig | None = None,
 ) -> MergePlan:
+    """The merged memory ``sources`` would become. ``limits``: the store's, which cut the
+    union of tags and entities (in source order); past them the merge was refused, though no
+    source crossed them, and the archived sources keep all of theirs."""
     ordered = sorted(sources, key=lambda m: (m.created_at, m.id))
+    tags, entities = _union([m.tags for m in ordered]), _union([m.entities for m in ordered])
+    if limits is not None:
+        tags, entities = tags[: limits.max_tags], entities[: limits.max_entities]
     text = union_sentences((m.content for m in ordered), coverage)
     contexts = _union([[m.meta.context] for m in ordered if m.meta.context])
     extra: dict[str, Any] = {}
@@ -57,12 +70,12 @@ def plan_merge(
         id=new_id(),
         content=text.text,
         meta=MemoryMeta(
-            tags=_union([m.tags for m in ordered]),
+            tags=tags,
             source=next((m.meta.source for m in ordered if m.meta.source), None),
             context="\n".join(contexts) or None,
             extra=extra,
         ),
-        entities=_union([m.entities for m in ordered]),
+        entities=entities,
         created_at=min(m.created_at for m in ordered),
         last_used=max(m.last_used for m in ordered),
         use_count=sum(m.use_count for m in ordered),

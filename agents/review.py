@@ -71,7 +71,7 @@ def approve_review(
         tracker.close(issue_id, reason)
         return ReviewDecision(issue_id, "approved", None, ids, reason)
     cohesion = float(issue.metadata.get("cohesion") or 0.0)
-    plan = plan_merge(live, cohesion, now, cfg.cohesion_bonus, cfg.coverage)
+    plan = plan_merge(live, cohesion, now, cfg.cohesion_bonus, cfg.coverage, limits=store.config)
     apply_plan(store, plan, now, issue_id=issue_id)
     reason = f"approved by {by}: merged into {plan.memory.id}"
     tracker.close(issue_id, reason)

@@ -180,7 +180,14 @@ class SemanticMerge:
     def plan(self, memory_ids: Sequence[str], cohesion: float, now: float) -> MergePlan:
         """The merged memory these sources would become (nothing is written)."""
         sources = [self.store.get(mid) for mid in memory_ids]
-        return plan_merge(sources, cohesion, now, self.config.cohesion_bonus, self.config.coverage)
+        return plan_merge(
+            sources,
+            cohesion,
+            now,
+            self.config.cohesion_bonus,
+            self.config.coverage,
+            limits=self.store.config,
+        )
 
     def undo(self, merged_id: str, *, now: float, dry_run: bool = False) -> tuple[str, ...]:
         """Restore the sources of a merge and their relations; delete the merged memory."""
@@ -285,7 +292,12 @@ class SemanticMerge:
                 work.cluster_id, ids, "linked", f"{len(made)} relation(s) added", relation_ids=made
             )
         plan = plan_merge(
-            live, work.cohesion, now, self.config.cohesion_bonus, self.config.coverage
+            live,
+            work.cohesion,
+            now,
+            self.config.cohesion_bonus,
+            self.config.coverage,
+            limits=self.store.config,
         )
         base: dict[str, Any] = {
             "cluster_id": work.cluster_id,

@@ -230,14 +230,17 @@ def _one_x_previews(store: Any, clusters: Any, outcomes: Any, auto_detect: bool)
         if o.status != "previewed":
             continue
         sources = [m for m in (store.find(i) for i in o.source_ids) if m is not None]
+        sources.sort(key=lambda m: (m.created_at, m.id))  # as the merge orders them
+        entities = list(dict.fromkeys(e for m in sources for e in m.entities))
+        tags = list(dict.fromkeys(t for m in sources for t in m.tags))
         previews.append(
             {
                 "cluster_id": o.cluster_id,
                 "cohesion": round(cohesion.get(o.cluster_id, 0.0), 4),
                 "memory_count": len(o.source_ids),
                 "merged_content_preview": o.content[:300],
-                "merged_entities": list(dict.fromkeys(e for m in sources for e in m.entities)),
-                "merged_tags": list(dict.fromkeys(t for m in sources for t in m.tags)),
+                "merged_entities": entities[: store.config.max_entities],  # as merges cut
+                "merged_tags": tags[: store.config.max_tags],
                 "calculated_strength": round(o.strength, 4),
             }
         )
