@@ -15,7 +15,13 @@ FRONTMATTER_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)  # \r: CRLF notes
 RELATED_START = "<!-- cortexgraph:related -->"
 RELATED_END = "<!-- /cortexgraph:related -->"
-RELATED_BLOCK = re.compile(re.escape(RELATED_START) + r".*?" + re.escape(RELATED_END), re.DOTALL)
+# Each marker on a line of its own, as related_block writes them: a memory's text that quotes
+# one (a note pasted into a memory, a memory about this format) is not the managed list.
+RELATED_BLOCK = re.compile(
+    rf"^{re.escape(RELATED_START)}[ \t]*\r?\n(?:(?!{re.escape(RELATED_START)}).)*?"
+    rf"^{re.escape(RELATED_END)}[ \t]*(?=\r?$)",
+    re.DOTALL | re.MULTILINE,
+)
 # The managed list with the heading render_note puts right above it.
 _RELATED_SECTION = re.compile(
     r"(?:^#{1,6}[ \t]+Related[ \t]*\r?\n\s*)?" + RELATED_BLOCK.pattern, re.DOTALL | re.MULTILINE

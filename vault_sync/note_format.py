@@ -199,10 +199,13 @@ def related_block(links: Sequence[LinkTarget]) -> str:
 
 
 def replace_related_block(body: str, block: str) -> str | None:
-    """``body`` with its managed Related list replaced by ``block``; None without markers."""
-    if RELATED_BLOCK.search(body) is None:
+    """``body`` with its managed Related list replaced by ``block``; None without markers.
+    The list is the last one: render_note ends the note with it, after the memory's text,
+    which may hold a pasted one."""
+    found = next(reversed(list(RELATED_BLOCK.finditer(body))), None)
+    if found is None:
         return None
-    return RELATED_BLOCK.sub(lambda _: block, body, count=1)
+    return body[: found.start()] + block + body[found.end() :]
 
 
 def obsidian_tag(tag: str) -> str | None:

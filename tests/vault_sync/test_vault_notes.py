@@ -225,3 +225,37 @@ def test_tags_and_aliases_a_person_wrote_as_one_string_survive_an_update(store, 
     assert meta["use_count"] == 5
     assert meta["tags"] == ["ops", "release-train"]
     assert meta["aliases"] == ["Deploys happen on Tuesdays", "Deploy day"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Links go between <!-- cortexgraph:related --> and the end marker; never edit them.",
+        "A note pasted whole:\n\n<!-- cortexgraph:related -->\n- [[Other]]\n"
+        "<!-- /cortexgraph:related -->\n\nThe end of the paste.",
+    ],
+    ids=["inline", "pasted-block"],
+)
+def test_a_memory_quoting_our_related_marker_keeps_a_persons_edit(store, sink, vault, content):
+    """The managed Related list was found from the first marker anywhere in the body: one in
+    the memory's own text made everything after it "ours", so a line the person added there
+    was not seen as an edit and was overwritten, without a conflict copy."""
+    m = _save(store, content)
+    other = _save(store, "Ledger writes must be idempotent")
+    rel = promote_memory(store, sink, m.id, now=NOW, force=True).path
+    promote_memory(store, sink, other.id, now=NOW, force=True)
+    store.add_relation(m.id, other.id, "related", now=NOW)
+    promote_memory(store, sink, m.id, now=NOW + 1, force=True)
+    path = vault / rel
+    assert path.read_text().count("[[Ledger writes must be idempotent]]") == 1
+    path.write_text(path.read_text().replace("\n## Related", "\nMy own line.\n\n## Related"))
+    third = _save(store, "Backups run nightly")
+    promote_memory(store, sink, third.id, now=NOW + 2, force=True)
+    store.add_relation(m.id, third.id, "supports", now=NOW + 2)
+    promote_memory(store, sink, m.id, now=NOW + 3, force=True)
+    body = _read(vault, rel).body
+    assert "My own line." in body
+    assert all(line in body for line in content.splitlines())  # the memory's text, whole
+    ours = body.rsplit("\n## Related\n", 1)[1]  # the managed list is the note's last
+    assert "- [[Ledger writes must be idempotent]] (related)" in ours
+    assert "- [[Backups run nightly]] (supports)" in ours
