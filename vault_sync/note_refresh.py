@@ -50,7 +50,10 @@ def refresh_note_body(
     ("renamed", "context", "related", joined by "+"), or None."""
     changed = ["renamed"] if renamed else []
     if parsed is None or changed:
-        parsed = parse_note_text(path.read_text(encoding="utf-8"))
+        try:
+            parsed = parse_note_text(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:  # another encoding: the person's to fix (note_update)
+            return "+".join(changed) or None
     if parsed.frontmatter_error is not None:
         return "+".join(changed) or None
     entry = ledger.get(memory.id)

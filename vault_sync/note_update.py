@@ -3,7 +3,8 @@
 The ledger says what body cortexgraph last wrote. Unchanged since: body and our frontmatter
 fields are rewritten. Edited by a person: only our frontmatter fields and the managed Related
 list follow the store; our newer body goes to a conflict copy beside the note (once per new
-version). Broken frontmatter: the note is not touched, our version goes to a conflict copy.
+version). Broken frontmatter, or text that is not UTF-8: the note is not touched, our version
+goes to a conflict copy.
 """
 
 from __future__ import annotations
@@ -58,7 +59,12 @@ def update_existing_note(
     ``parsed``: the note as the caller just read it under the same write lock (else read)."""
     rel = relative_posix(vault, existing)
     if parsed is None:
-        parsed = parse_note_text(existing.read_text(encoding="utf-8"))
+        try:
+            parsed = parse_note_text(existing.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            # Saved in another encoding (an editor writing cp1252): written back as UTF-8 it
+            # would garble what the person wrote, so it is left as broken frontmatter is.
+            parsed = ParsedNote(frontmatter_error=f"not UTF-8 ({exc.reason} at byte {exc.start})")
     entry = ledger.get(memory_id)
     current_sum = body_checksum(parsed.body)
     new_sum = body_checksum(rendered.body)

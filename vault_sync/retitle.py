@@ -41,9 +41,12 @@ def retitle_note(
     rel = relative_posix(vault, path)
     if entry.path != rel:
         return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:  # another encoding: not ours to rewrite (note_update)
+        return None
     target = unique_note_path(path.parent, note_name(memory).stem)
     old_stem = path.stem
-    text = path.read_text(encoding="utf-8")
     parsed = parse_note_text(text)
     if parsed.has_frontmatter and parsed.frontmatter_error is None:
         meta = dict(parsed.metadata)
