@@ -100,7 +100,11 @@ def update_entity_note(
         body = f"# {heading}\n\nMentioned in:\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n"
         atomic_write_text(path, note_text(meta, body), durable=durable)
         return
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:  # re-saved in another encoding: rewriting would garble it
+        log.warning("cortexgraph: entity note %s is not UTF-8 text; its list is left as is", path)
+        return
     # markers on lines of their own: an entity named like one (title, heading) is not one
     start = _marker_at(text, BLOCK_START, 0)
     end = _marker_at(text, BLOCK_END, start) if start >= 0 else -1

@@ -69,3 +69,19 @@ def test_promote_memory_over_mcp_answers(tmp_path: Path) -> None:
 
     (result,) = anyio.run(go)["results"]
     assert result["promoted"] and result["conflict_path"]
+
+
+def test_an_entity_note_in_another_encoding_does_not_stop_promotions(tmp_path: Path) -> None:
+    """Its list could not be read to add the new note's link: every promotion of a memory
+    naming that entity failed (UnicodeDecodeError, not an OSError: an untyped crash). The
+    entity note stays as the person saved it; the promotion goes ahead."""
+    store, vault = InMemoryStore(), tmp_path / "vault"
+    vault.mkdir()
+    first = store.save("Lisbon trip booked for May", entities=["Lisbon"], now=NOW)
+    promote_memory(store, ObsidianNoteSink(vault), first.id, now=NOW, force=True)
+    saved = _resave_in_cp1252(vault / "cortexgraph/entities/Lisbon.md")
+
+    second = store.save("Lisbon hotel is near the river", entities=["Lisbon"], now=NOW)
+    out = promote_memory(store, ObsidianNoteSink(vault), second.id, now=NOW + 5, force=True)
+    assert out.promoted and (vault / out.path).is_file()
+    assert (vault / "cortexgraph/entities/Lisbon.md").read_bytes() == saved
