@@ -18,7 +18,10 @@ from pydantic import Field, StrictInt
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.storage.decay import gc_candidates
+from cortexgraph.storage.graveyard import Graveyard
 from cortexgraph.storage.models import MemoryStatus
+
+CAUSE = "gc (MCP): below the forget threshold"
 
 
 @tool_errors
@@ -33,7 +36,8 @@ def gc(
 ) -> dict[str, Any]:
     """Forget (or archive) memories whose decay score fell below the forget threshold; core
     memories, promotion candidates and valuable ones (used often, held strongly) are spared."""
-    store = state_of(ctx).store
+    state = state_of(ctx)
+    store = state.store
     now = time.time()
     decay = store.config.decay
     doomed = gc_candidates(store.list(status=MemoryStatus.ACTIVE), now, decay)
@@ -44,8 +48,17 @@ def gc(
         if archive_instead:
             store.put_many([replace(m, status=MemoryStatus.ARCHIVED) for _, m in doomed])
         else:
+            # Into gc's graveyard first, as the pipeline's gc does: undo_consolidation(gc)
+            # and memory_history find it there (deleted outright, it was lost).
+            graveyard = Graveyard(state.settings.storage_path)
             for mid in ids:
-                store.delete(mid)
+                with store.writing():
+                    memory = store.find(mid)
+                    if memory is None:
+                        continue
+                    relations = store.relations(memory_id=mid)
+                    graveyard.bury(memory, relations, now=now, cause=CAUSE)
+                    store.delete(mid)
     verb = (
         ("Would archive" if archive_instead else "Would remove")
         if dry_run

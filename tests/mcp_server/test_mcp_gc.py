@@ -73,3 +73,27 @@ def test_mcp_gc_spares_core_valuable_and_archived_memories_when_it_runs(tmp_path
 
 def run_sync(fn):
     return anyio.run(fn)
+
+
+def test_what_mcp_gc_deletes_can_be_brought_back(tmp_path):
+    """gc(dry_run=false) deleted outright: nothing in gc's graveyard (gc-removed.jsonl), so
+    undo_consolidation(action="gc") answered "no memory ... among what gc removed" and
+    memory_history showed no deletion. The pipeline's gc buries what it deletes; this does
+    too."""
+    ids = _seed(tmp_path)
+
+    async def go():
+        async with Client(build_server(make_settings(tmp_path))) as client:
+            done = payload(await client.call_tool("gc", {"dry_run": False}))
+            history = payload(await client.call_tool("memory_history", {"memory_id": ids["weak"]}))
+            args = {"action": "gc", "memory_id": ids["weak"]}
+            restored = payload(await client.call_tool("undo_consolidation", args))
+            return done, history, restored
+
+    done, history, restored = anyio.run(go)
+    assert ids["weak"] in done["memory_ids"] and done["removed_count"] >= 2
+    assert history["events"][-1]["source"] == "gc", history["events"]
+    assert restored["success"]
+    store = open_store(tmp_path / "stm")
+    assert store.get(ids["weak"]).content == "a forgotten detail about fax machines"
+    assert store.find(ids["weak_too"]) is None  # only what was asked for came back
