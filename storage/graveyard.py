@@ -55,7 +55,9 @@ class Graveyard:
         """The latest burial of each memory id, with when it was restored (if it was)."""
         out: dict[str, GraveEntry] = {}
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            # Bytes, each line decoded alone: a line torn inside a multi-byte character is
+            # one bad line, not a file no one can read.
+            lines = self.path.read_bytes().splitlines()
         except FileNotFoundError:
             return out
         except OSError as exc:
