@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 
 LABEL_DECAY = "consolidation:decay"
 LABEL_CLUSTER = "consolidation:cluster"
@@ -19,6 +19,12 @@ LABEL_RELATIONS = "consolidation:relations"  # relations worth a look
 
 class AgentError(CortexGraphError):
     """An agent could not do its work (a collaborator failed in a way it cannot recover from)."""
+
+
+class RefusedError(AgentError, InvalidInputError):
+    """A request the memories' state does not allow (nothing to undo, an issue already
+    closed); nothing was changed. An edge reports it as the caller's to fix, as it does an
+    unpromote of a memory that is not promoted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +89,7 @@ __all__ = [
     "LABEL_PROMOTE",
     "LABEL_RELATIONS",
     "AgentError",
+    "RefusedError",
     "ReportTable",
     "short",
     "snippet",

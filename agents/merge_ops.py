@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from cortexgraph.agents.common import AgentError
+from cortexgraph.agents.common import RefusedError
 from cortexgraph.agents.sentences import union_sentences
 from cortexgraph.storage.config import StoreConfig
 from cortexgraph.storage.models import (
@@ -210,11 +210,11 @@ def undo_merge(
     merged = store.get(merged_id)
     provenance = merged.meta.extra.get(PROVENANCE_KEY)
     if not isinstance(provenance, dict) or "sources" not in provenance:
-        raise AgentError(f"memory {merged_id} was not made by a merge; nothing to undo")
+        raise RefusedError(f"memory {merged_id} was not made by a merge; nothing to undo")
     sources = [(s["id"], MemoryStatus(s["status"])) for s in provenance["sources"]]
     missing = [sid for sid, _ in sources if store.find(sid) is None]
     if missing:
-        raise AgentError(f"cannot undo merge {merged_id}: source(s) {missing} no longer exist")
+        raise RefusedError(f"cannot undo merge {merged_id}: source(s) {missing} no longer exist")
     if dry_run:
         return tuple(sid for sid, _ in sources)
     for sid, status in sources:

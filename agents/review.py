@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cortexgraph.agents.common import LABEL_CLUSTER, AgentError
+from cortexgraph.agents.common import LABEL_CLUSTER, RefusedError
 from cortexgraph.agents.merge_ops import apply_plan, plan_merge
 from cortexgraph.agents.protocols import IssueTracker
 from cortexgraph.agents.semantic_merge import MergeConfig
@@ -43,12 +43,12 @@ def pending_reviews(tracker: IssueTracker) -> list[Any]:
 def _open_review(tracker: IssueTracker, issue_id: str) -> Any:
     found = [i for i in tracker.query(labels=(LABEL_CLUSTER,)) if i.id == issue_id]
     if not found:
-        raise AgentError(
+        raise RefusedError(
             f"no cluster review issue {issue_id}; list them with `cortexgraph issues list`"
         )
     issue = found[0]
     if issue.status == "closed":
-        raise AgentError(f"issue {issue_id} is already closed; nothing to decide")
+        raise RefusedError(f"issue {issue_id} is already closed; nothing to decide")
     return issue
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from cortexgraph.agents.common import AgentError
+from cortexgraph.agents.common import RefusedError
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY, undo_merge
 from cortexgraph.storage.decay import DAY
 from cortexgraph.storage.errors import InvalidInputError
@@ -78,9 +78,9 @@ def undo_merge_of(
     if PROVENANCE_KEY not in merged.meta.extra:
         into = merged.meta.extra.get("merged_into")
         hint = f"; it was merged into {into}: undo that one" if into else ""
-        raise AgentError(f"memory {merged_id} was not made by a merge{hint}")
+        raise RefusedError(f"memory {merged_id} was not made by a merge{hint}")
     if merged.status is MemoryStatus.PROMOTED:
-        raise AgentError(
+        raise RefusedError(
             f"memory {merged_id} was promoted to the vault since; unpromote "
             f"{merged_id} first, then undo the merge"
         )
@@ -97,15 +97,15 @@ def _check_merge_record(store: MemoryStore, merged: Memory) -> None:
     provenance = merged.meta.extra.get(PROVENANCE_KEY)
     entries = provenance.get("sources") if isinstance(provenance, dict) else None
     if not isinstance(entries, list) or not entries:
-        raise AgentError(f"memory {merged.id} has no readable merge record; nothing undone")
+        raise RefusedError(f"memory {merged.id} has no readable merge record; nothing undone")
     for entry in entries:
         sid = entry.get("id") if isinstance(entry, dict) else None
         status = entry.get("status") if isinstance(entry, dict) else None
         if not isinstance(sid, str) or status not in {s.value for s in MemoryStatus}:
-            raise AgentError(f"memory {merged.id}'s merge record is damaged; nothing undone")
+            raise RefusedError(f"memory {merged.id}'s merge record is damaged; nothing undone")
         source = store.find(sid) if _well_formed_id(sid) else None
         if source is not None and source.meta.extra.get("merged_into") != merged.id:
-            raise AgentError(
+            raise RefusedError(
                 f"memory {merged.id}'s merge record names {sid}, which was not merged into "
                 "it; nothing undone"
             )
@@ -128,12 +128,12 @@ def unarchive(
 
     def change(memory: Memory) -> Memory:
         if memory.status is not MemoryStatus.ARCHIVED:
-            raise AgentError(
+            raise RefusedError(
                 f"memory {memory_id} is {memory.status.value}, not archived; nothing to unarchive"
             )
         into = memory.meta.extra.get("merged_into")
         if into:
-            raise AgentError(
+            raise RefusedError(
                 f"memory {memory_id} was archived by the merge into {into}; undo "
                 f"merge {into} to restore all of its sources"
             )
@@ -163,13 +163,13 @@ def restore_collected(
                 result.memory_ids,
                 f"memory {memory_id} taken back from gc (it was archived, inside its grace period)",
             )
-        raise AgentError(
+        raise RefusedError(
             f"memory {memory_id} is {memory.status.value} and was not collected "
             "by gc; nothing to restore"
         )
     grave = graveyard.find(memory_id)
     if grave is None or grave.restored_at is not None:
-        raise AgentError(
+        raise RefusedError(
             f"no memory {memory_id} in the store or among what gc removed "
             "(check the id in its history)"
         )

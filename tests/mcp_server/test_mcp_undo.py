@@ -58,3 +58,21 @@ def test_mcp_undo_errors_say_what_to_fix(tmp_path):
     assert "not promoted" in error_text(promote)
     assert "Not found" in error_text(unknown)
     assert open_store(tmp_path / "stm").get(a.id).status.value == "archived"
+
+
+def test_mcp_undo_refusals_are_typed_refusals_not_internal_names(tmp_path):
+    """A refused undo reached the client as "AgentError: memory ... is active, not archived",
+    an internal class name, where unpromote's same refusal read "Invalid input: ...". Every
+    refusal of undo_consolidation now reads as the kind it is."""
+    store = open_store(tmp_path / "stm")
+    a = store.save("Invoices live in PostgreSQL", now=NOW)
+    results = _call(
+        tmp_path,
+        ("undo_consolidation", {"action": "archive", "memory_id": a.id}),
+        ("undo_consolidation", {"action": "merge", "memory_id": a.id}),
+        ("undo_consolidation", {"action": "gc", "memory_id": a.id}),
+        ("undo_consolidation", {"action": "promote", "memory_id": a.id}),
+    )
+    for result in results:
+        text = error_text(result)
+        assert "AgentError" not in text and "Invalid input: memory" in text, text
