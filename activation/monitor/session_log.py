@@ -23,7 +23,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from cortexgraph.activation.monitor.calls import ToolCall
-from cortexgraph.activation.monitor.errors import MonitorError
+from cortexgraph.activation.monitor.errors import SessionLockedError
 from cortexgraph.storage.file_cursor import append_whole
 
 DEFAULT_CAP = 200
@@ -60,7 +60,9 @@ class SessionLog:
             with self._lock:
                 yield
         except Timeout as exc:
-            raise MonitorError(f"session log {self.path} is locked by another process") from exc
+            raise SessionLockedError(
+                f"session log {self.path} is locked by another process"
+            ) from exc
 
     def _lines(self) -> list[bytes]:
         try:

@@ -72,3 +72,25 @@ def test_record_report_query_request_and_resources(tmp_path, project):
     assert res["behavior://patterns/repeated-error"]["effectiveness"][0]["worked"] == 1
     assert res["behavior://alerts/active"][0]["pattern_id"] == "repeated-error"
     assert res["behavior://directives/all"][0]["section"] == "Debugging"
+
+
+def test_a_session_log_held_by_another_process_is_a_storage_error(tmp_path, project):
+    """record_tool_call while another process holds the session's log answered "MonitorError:
+    session log ... is locked by another process", an internal class name; it is a storage
+    error (the files cannot be used now), said as the MCP edge says those."""
+    from filelock import FileLock
+
+    from cortexgraph.activation.monitor.session_log import SessionLog
+
+    log = SessionLog(tmp_path / "stm" / "monitor", "s-held")
+    log.path.parent.mkdir(parents=True)
+    args = {"session_id": "s-held", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+
+    async def go():
+        async with Client(build_server(make_settings(tmp_path))) as c:
+            with FileLock(str(log.path.with_name(log.path.stem + ".lock"))):
+                return await c.call_tool("record_tool_call", args)
+
+    text = error_text(anyio.run(go))
+    assert "MonitorError" not in text
+    assert "Storage error: session log" in text and "locked by another process" in text
