@@ -86,6 +86,10 @@ class RunScope:
     # The entities the last run's relations step judged too common and rare (None: not
     # recorded): what an entity's changed standing makes relatable (agents.entity_standing).
     standing: EntityStanding | None = None
+    # The last run left no memory its gc would take: gc acted on every one it judged, or
+    # none qualified. False (or a state from before): a run whose gc acts scores the fading
+    # memories below the forget threshold again (``gc_due``), as its own gc is to act on them.
+    gc_settled: bool = False
 
     @property
     def ids(self) -> frozenset[str]:
@@ -94,6 +98,17 @@ class RunScope:
     @property
     def empty(self) -> bool:
         return not self.changed and not self.crossing and not self.removed
+
+    def gc_due(self, now: float) -> frozenset[str]:
+        """The last run's fading memories, outside the scope, below the forget threshold by
+        ``now`` (their mark's forget moment has come, or they have no mark): those a run whose
+        gc acts must judge when the last run's gc did not act on them (``gc_settled``)."""
+        if self.gc_settled:
+            return frozenset()
+        marks = self.marks
+        return frozenset(
+            i for i in self.fading - self.ids if (m := marks.get(i)) is None or m[1] <= now
+        )
 
     def describe(self) -> str:
         at = datetime.fromtimestamp(self.since, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -187,6 +202,7 @@ class ChangeTracker:
             len(old) - seen,
             (previous or {}).get("fading_marks") or {},
             EntityStanding.from_state((previous or {}).get("entity_standing")),
+            (previous or {}).get("gc_settled") is True,
         )
 
     def _seen(self) -> dict[str, Memory]:

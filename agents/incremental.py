@@ -19,7 +19,7 @@ from typing import Any
 
 from cortexgraph.agents.changes import ChangeTracker, RunScope
 from cortexgraph.agents.cluster_report import ClusterReport
-from cortexgraph.agents.decay_findings import DecayReport, GcMode
+from cortexgraph.agents.decay_findings import DecayAction, DecayReport, GcMode
 from cortexgraph.agents.decision_key import pipeline_key
 from cortexgraph.agents.entity_standing import EntityStanding
 from cortexgraph.agents.ltm_promoter import PromoteReport
@@ -81,6 +81,7 @@ def state_after(
     with gc_frozen():  # as in ``begin``: the store is not walked for the rows made here
         state = _state_after(pipeline, changes, report, now, writes)
     state["config"] = changes.config_key
+    state["gc_settled"] = _gc_settled(pipeline, report)
     standing = _standing_after(pipeline, report)
     if standing is not None:
         state["entity_standing"] = standing.to_state()
@@ -109,6 +110,23 @@ def _state_after(
     last = pipeline.scope.marks  # decay did not run, or found nothing to do: its word stands
     fading = pipeline.scope.fading
     return changes.state(now, fading, {i: last[i] for i in fading if i in last})
+
+
+def _gc_settled(pipeline: Pipeline, report: PipelineReport) -> bool:
+    """Whether this run leaves no memory its gc would take (RunScope.gc_settled): every gc
+    candidate it judged was collected, and those it carried were settled before (or judged
+    by this run, its gc acting: RunScope.gc_due)."""
+    decay = report.reports.get("decay")
+    scope = pipeline.scope
+    if not isinstance(decay, DecayReport) or decay.skipped:
+        return scope is not None and scope.gc_settled  # the last run's word stands
+    collected = set(decay.collected)
+    left = any(
+        f.action is DecayAction.GC_CANDIDATE and f.memory_id not in collected
+        for f in decay.findings
+    )
+    carried = scope is None or scope.gc_settled or decay.gc_mode is not GcMode.OFF
+    return carried and not left
 
 
 def _standing_after(pipeline: Pipeline, report: PipelineReport) -> EntityStanding | None:

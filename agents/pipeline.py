@@ -219,7 +219,10 @@ class Pipeline:
         if self.scope is None:
             return agent.run(now=now, dry_run=dry_run)
         if name == "decay":
-            if self.scope.empty and self.decay.config.gc is not GcMode.DELETE:
+            gc = self.decay.config.gc
+            # What the last run judged fading and its gc left (gc off then, on now).
+            due = self.scope.gc_due(now) if gc is not GcMode.OFF else frozenset()
+            if self.scope.empty and gc is not GcMode.DELETE and not due:
                 # Nothing changed and no score crossed a bar: every finding, digest and gc
                 # decision is the last run's (only delete mode has a clock of its own, the
                 # grace period of what gc archived).
@@ -231,12 +234,12 @@ class Pipeline:
                     (),
                     0,
                     (),
-                    self.decay.config.gc,
+                    gc,
                     skipped="nothing changed or crossed a decay bar: the last run's findings stand",
                 )
             # The last run's fading memories outside the scope crossed no bar: their findings
             # stand, and they are only listed in their digests again.
-            ids = self.scope.ids
+            ids = self.scope.ids | due
             decayed = agent.run(
                 now=now,
                 dry_run=dry_run,

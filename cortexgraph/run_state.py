@@ -83,19 +83,22 @@ def files_now(paths: list[Path]) -> dict[str, tuple[int, ...]]:
 
 
 def unchanged_since(
-    storage: Path, paths: list[Path], now: float, config: int | None = None
+    storage: Path, paths: list[Path], now: float, config: int | None = None, gc: bool = False
 ) -> float | None:
     """The last run's clock when nothing can have changed since it: it recorded ``paths``
     (and maybe more, the issue tracker's file), every recorded file is as it left it, no
-    memory's predicted decay crossing has come by ``now``, and (``config`` given) it judged
-    under the same configuration (agents.decision_key). None otherwise (no record, another
-    file set, any difference, a crossing due, an unreadable state). Reads only the state's
-    small arrays, not its rows."""
+    memory's predicted decay crossing has come by ``now``, (``config`` given) it judged
+    under the same configuration (agents.decision_key), and (``gc``: this run's gc acts) it
+    left no memory gc would take (agents.changes.RunScope.gc_settled). None otherwise (no
+    record, another file set, any difference, a crossing due, an unreadable state). Reads
+    only the state's small arrays, not its rows."""
     try:
         with np.load(storage / STATE_FILE, allow_pickle=False) as data:
             if int(data["version"]) != VERSION or "files" not in data.files:
                 return None
             if config is not None and _config(data) != config:
+                return None
+            if gc and not _gc_settled(data):
                 return None
             recorded, keys = _strings(data["file_paths"]), data["files"]
             next_due, since = float(data["next_due"]), float(data["now"])
@@ -112,7 +115,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
     "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)},
     "config": the configuration's key or None, "entity_standing": {"too_common": [names],
-    "rare": [names]} or None}``,
+    "rare": [names]} or None, "gc_settled": bool}``,
     or None: no state, or one that cannot be read. ``memories`` is the file's arrays as a
     read-only mapping (storage.memory_rows.MemoryRows): no dict of every memory is built."""
     path = storage / STATE_FILE
@@ -133,6 +136,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
                 files = _files(data)
                 config = _config(data)
                 standing = _standing(data)
+                gc_settled = _gc_settled(data)
             memories = MemoryRows(ids, prints, due)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
             return None
@@ -145,12 +149,18 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             "files": files,
             "config": config,
             "entity_standing": standing,
+            "gc_settled": gc_settled,
         }
 
 
 def _config(data: Any) -> int | None:
     """The configuration the state was taken under (agents.decision_key); None: not recorded."""
     return int(data["config"]) if "config" in data.files else None
+
+
+def _gc_settled(data: Any) -> bool:
+    """Whether the run left no memory gc would take; False in a file without the record."""
+    return bool(data["gc_settled"]) if "gc_settled" in data.files else False
 
 
 def _standing(data: Any) -> dict[str, Any] | None:
@@ -360,6 +370,8 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
         }
         if state.get("config") is not None:
             arrays["config"] = np.array(int(state["config"]), dtype=np.uint32)
+        if state.get("gc_settled") is not None:
+            arrays["gc_settled"] = np.array(bool(state["gc_settled"]))
         if state.get("entity_standing") is not None:
             text = json.dumps(state["entity_standing"], ensure_ascii=False)
             arrays["entity_standing"] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)

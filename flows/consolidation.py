@@ -165,7 +165,8 @@ def _untouched_run(
     now = time.time() if options.now is None else float(options.now)
     config = pipeline_config(settings, options.merge_mode, options.gc)
     key = config_key(config, settings.decay_config())
-    since = unchanged_since(settings.storage_path, run_files(settings), now, key)
+    gc = options.gc != "off"  # it acts on what the last run's gc may have left
+    since = unchanged_since(settings.storage_path, run_files(settings), now, key, gc)
     if since is None:
         return None
     report = incremental.untouched_report(

@@ -74,7 +74,8 @@ def run_consolidation(
     decay = config.decay  # gc's delete mode has a clock of its own
     deletes = decay is not None and decay.gc is GcMode.DELETE
     key = config_key(config, state.settings.decay_config())
-    since = None if full or deletes else unchanged_since(storage, paths, now, key)
+    gc = decay is not None and decay.gc is not GcMode.OFF
+    since = None if full or deletes else unchanged_since(storage, paths, now, key, gc)
     if since is not None:
         # Nothing saved, changed or crossing a decay bar since the last run: nothing to do.
         chosen = select_agents(agents)

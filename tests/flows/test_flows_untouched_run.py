@@ -278,3 +278,20 @@ def test_another_configuration_makes_a_full_run_that_says_why(cli, demo_dirs, mo
     assert untouched(cli())  # the full run recorded the new configuration
     # how a run acts on what it finds is chosen per run, not a judgement: no full run
     assert untouched(cli("--merge-mode", "preview"))
+
+
+def test_gc_after_runs_without_it_archives_what_they_left(cli, demo_dirs):
+    """The deployments: every agent hourly with gc off, decay alone nightly with gc archiving.
+    The nightly run after no change must still archive what the hourly run judged
+    forgettable and left alone, as a run over every memory with gc archiving does."""
+    assert untouched(cli())
+    whole = cli("--full", "--agent", "decay", "--gc", "archive", "--dry-run")
+    would = set(whole["reports"]["decay"]["collected"])
+    assert would  # the demo's old memories are below the forget threshold
+
+    nightly = cli("--agent", "decay", "--gc", "archive")
+    assert not untouched(nightly)
+    collected = set(nightly["reports"]["decay"]["collected"])
+    assert collected and collected <= would
+    archived = {m.id for m in open_store(demo_dirs[0]).list(status="archived")}
+    assert collected <= archived
