@@ -26,7 +26,13 @@ from typing import Any
 import numpy as np
 
 from cortexgraph.agents.entity_standing import EntityStanding
-from cortexgraph.storage.decay import DAY, DecayConfig, crossing_time, decay_thresholds
+from cortexgraph.storage.decay import (
+    DAY,
+    DecayConfig,
+    crossing_time,
+    decay_thresholds,
+    memory_score,
+)
 from cortexgraph.storage.memory_rows import DUE_TYPE, PRINT_TYPE, MemoryRows
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import WriteLog
@@ -341,7 +347,7 @@ class ChangeTracker:
                 others = True  # saved by someone else: no fingerprint, new to the next run
                 continue
             kept.append(i)
-            added.append((fingerprint(m), next_crossing(m, now, self.config, self.bars)))
+            added.append((fingerprint(m), self._unjudged_due(m, now)))
         if added:
             new_prints, new_due = zip(*added, strict=True)
             prints = np.concatenate((prints, np.array(new_prints, dtype=PRINT_TYPE)))
@@ -369,7 +375,9 @@ class ChangeTracker:
                     fresh[m.id] = before
                 continue
             fp = fingerprint(m)
-            if before is not None and before[0] == fp:
+            if before is None:
+                fresh[m.id] = (fp, self._unjudged_due(m, now))
+            elif before[0] == fp:
                 fresh[m.id] = before
             else:
                 fresh[m.id] = (fp, next_crossing(m, now, self.config, self.bars))
@@ -377,6 +385,16 @@ class ChangeTracker:
             others = any(i not in fresh and i not in writes.written for i in prints)
         self.others_wrote = others
         self.prints = fresh
+
+    def _unjudged_due(self, m: Memory, now: float) -> float:
+        """The crossing time of a memory new since ``scope`` (the run's merge made it, after
+        its decay step judged the store): ``now`` where a decay run would list it fading, so
+        the next run judges it as a full run would; else its next crossing."""
+        if m.status is MemoryStatus.ACTIVE and (
+            memory_score(m, now, self.config) <= self.config.danger_zone_max
+        ):
+            return now
+        return next_crossing(m, now, self.config, self.bars)
 
     def state(
         self, now: float, fading: Iterable[str], marks: Mapping[str, tuple[str, float]]

@@ -32,6 +32,9 @@ def test_a_run_after_no_change_says_so_and_full_looks_at_everything(
     assert first.exit_code == 0, first.output
     assert json.loads(first.stdout)["incremental"] is None  # no earlier state: a full run
     assert (store_dir / STATE_FILE).is_file()
+    # What its merges made after its decay step (old, fading) is judged by the next run.
+    judged = CliRunner().invoke(app, [*args, "--json"])
+    assert json.loads(judged.stdout)["incremental"]["crossing"] >= 1
 
     again = CliRunner().invoke(app, [*args, "--json"])
     assert again.exit_code == 0, again.output
