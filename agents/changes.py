@@ -2,9 +2,10 @@
 
 A live run leaves a small state behind (``cortexgraph.run_state``): its clock (``now``), for
 every memory a fingerprint of the fields the agents judge (content, status, use, strength,
-promotion, entities, tags) and the next moment its decay score crosses a bar that changes what
-the decay analyzer or the promoter says of it, and the memories the decay run listed as fading
-with their urgency and forget moment (what its digests need of them).
+promotion, entities, tags, creation time, mentions) and the next moment its decay score
+crosses a bar that changes what the decay analyzer or the promoter says of it, and the
+memories the decay run listed as fading with their urgency and forget moment (what its
+digests need of them).
 
 The next run compares: a memory is *changed* when it is new or its fingerprint differs (saved,
 touched, edited, merged, promoted, restored, archived); it is *crossing* when its predicted
@@ -34,14 +35,17 @@ from cortexgraph.storage.decay import (
     memory_score,
 )
 from cortexgraph.storage.memory_rows import DUE_TYPE, PRINT_TYPE, MemoryRows
-from cortexgraph.storage.models import Memory, MemoryStatus
+from cortexgraph.storage.models import MENTIONS_KEY, Memory, MemoryStatus
 from cortexgraph.storage.protocol import WriteLog
 
 _ID = operator.attrgetter("id")
 
 
 def fingerprint(memory: Memory) -> int:
-    """A stable (cross-process) checksum of what the agents judge a memory by."""
+    """A stable (cross-process) checksum of what the agents judge a memory by: its creation
+    time too (the promotion window, cluster guards, an entity's time chain) and a transcript
+    line's mentions (relations pair by them; the entity step reads them in a later run)."""
+    extra = memory.meta.extra
     text = "\x1f".join(
         (
             memory.content,
@@ -54,6 +58,8 @@ def fingerprint(memory: Memory) -> int:
             "|".join(memory.entities),
             "|".join(memory.meta.tags),
             "core" if memory.is_core else "",
+            str(memory.created_at),
+            "|".join(memory.mentions) if MENTIONS_KEY in extra else "",
         )
     )
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
