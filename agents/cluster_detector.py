@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -44,6 +44,7 @@ from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.link_reach import Bars, sift
 from cortexgraph.agents.neighbours import NeighbourPairs
 from cortexgraph.agents.protocols import Embedder, IssueTracker
+from cortexgraph.agents.restatement import lines_of
 from cortexgraph.agents.vectors import HELD_ROUNDING, TextVectors, held_vectors, vectorize
 from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
@@ -106,7 +107,9 @@ class ClusterDetector:
             seeds = np.array([k for k, m in enumerate(memories) if m.id in scope], dtype=np.int64)
         # The names a memory mentions are the whole store's entities, in any run.
         guard = self._guard(memories, store)
-        links = self._links(guard, seeds=seeds)
+        # TF-IDF (no embeddings) weighs words by the whole store's claims, as a full run does.
+        corpus = None if scope is None else (lambda: [ln.said.claim for ln in lines_of(store)])
+        links = self._links(guard, seeds=seeds, corpus=corpus)
         clusters = self._group(memories, links, guard)
         related = self._related(memories, links)
         if scope is not None:
@@ -189,14 +192,19 @@ class ClusterDetector:
         )
 
     def _links(
-        self, guard: LinkGuard, link: float | None = None, seeds: np.ndarray | None = None
+        self,
+        guard: LinkGuard,
+        link: float | None = None,
+        seeds: np.ndarray | None = None,
+        corpus: Callable[[], list[str]] | None = None,
     ) -> _Links:
         """Candidate pairs, judged by the guards, and checked on each text's own vector: the
         allowed ones at the link bar, the restatement-refused ones at the relate bar. With
-        ``seeds`` (rows), only the pairs that touch their reach (agents.link_reach)."""
+        ``seeds`` (rows), only the pairs that touch their reach (agents.link_reach).
+        ``corpus``: the texts TF-IDF is fitted on (agents.vectors.vectorize)."""
         cfg = self.config
         texts = guard.claims()
-        found, finder, margin, own = self._candidates(texts, link)
+        found, finder, margin, own = self._candidates(texts, link, corpus)
         link, relate = self._link_and_relate(finder.is_semantic, link)
         # Pairs found on other vectors are checked on each text's own, embedded as needed.
         each = None
@@ -228,7 +236,10 @@ class ClusterDetector:
         return _Links(vectors, linked, ok, sifted.refused, related, spoken)
 
     def _candidates(
-        self, texts: list[str], link: float | None
+        self,
+        texts: list[str],
+        link: float | None,
+        corpus: Callable[[], list[str]] | None = None,
     ) -> tuple[NeighbourPairs, TextVectors, float, bool]:
         """(candidate pairs, the vectors that found them, how far below the bars they reach,
         whether those vectors are already each text's own)."""
@@ -252,7 +263,7 @@ class ClusterDetector:
             # Batch vectors in a fixed order (the texts sorted), so that even the search for
             # candidates does not depend on the memories' ids.
             order = np.array(sorted(range(len(texts)), key=lambda k: texts[k]), dtype=np.int64)
-            finder = vectorize([texts[k] for k in order.tolist()], self.embedder)
+            finder = vectorize([texts[k] for k in order.tolist()], self.embedder, corpus)
             back = np.empty(len(order), dtype=np.int64)
             back[order] = np.arange(len(order))
             finder = TextVectors(finder.method, finder.dense[back], _rows(finder.sparse, back))

@@ -9,7 +9,7 @@ import itertools
 import logging
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,15 +76,21 @@ class TextVectors:
         )
 
 
-def vectorize(texts: Sequence[str], embedder: Embedder | None) -> TextVectors:
-    """Embed ``texts``; fall back to TF-IDF when there is no embedder or it fails to load."""
+def vectorize(
+    texts: Sequence[str],
+    embedder: Embedder | None,
+    corpus: Callable[[], Sequence[str]] | None = None,
+) -> TextVectors:
+    """Embed ``texts``; fall back to TF-IDF when there is no embedder or it fails to load.
+    ``corpus``: the texts TF-IDF is fitted on (``tfidf_vectors``' ``fit_on``), asked only
+    when TF-IDF is used."""
     if embedder is not None:
         try:
             vecs = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
             return TextVectors(f"embeddings:{embedder.name}", vecs / row_norms(vecs))
         except Exception as exc:  # any model failure means "use TF-IDF"
             log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
-    return tfidf_vectors(texts)
+    return tfidf_vectors(texts, fit_on=None if corpus is None else corpus())
 
 
 # How far the similarity of two texts' held vectors may move when checked on each text's own
@@ -114,17 +120,25 @@ def held_vectors(texts: Sequence[str], embedder: Embedder) -> TextVectors | None
     return TextVectors(f"embeddings:{embedder.name}", empty, held=rows)
 
 
-def tfidf_vectors(texts: Sequence[str], sketch_dims: int = 128) -> TextVectors:
+def tfidf_vectors(
+    texts: Sequence[str], sketch_dims: int = 128, fit_on: Sequence[str] | None = None
+) -> TextVectors:
+    """TF-IDF rows of ``texts``. ``fit_on``: the corpus whose words make the vocabulary and
+    the weights (IDF; default ``texts``): an incremental cluster run's few texts weighed as a
+    full run weighs them, among every active memory's."""
     try:
         from sklearn.feature_extraction.text import TfidfVectorizer
     except ImportError:  # scikit-learn comes with the `full` extra; the light install hashes
-        return hashed_tfidf_vectors(texts)
+        return hashed_tfidf_vectors(texts, fit_on=fit_on)
 
     if not texts:
         return TextVectors("tfidf", np.zeros((0, 1), dtype=np.float32))
     tfidf = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=1, norm="l2")
     try:
-        sparse = tfidf.fit_transform(texts).tocsr()
+        if fit_on is None:
+            sparse = tfidf.fit_transform(texts).tocsr()
+        else:
+            sparse = tfidf.fit(fit_on).transform(texts).tocsr()
     except ValueError:  # every text is empty of words
         return TextVectors("tfidf", np.zeros((len(texts), 1), dtype=np.float32))
     if sparse.shape[1] > sketch_dims:
@@ -143,20 +157,41 @@ def tfidf_vectors(texts: Sequence[str], sketch_dims: int = 128) -> TextVectors:
 _WORD = re.compile(r"(?u)\b\w\w+\b")  # TfidfVectorizer's default token pattern
 
 
-def hashed_tfidf_vectors(texts: Sequence[str], dims: int = 4096) -> TextVectors:
+def _hashed_columns(text: str, dims: int) -> list[int]:
+    """The hashed column of each of the text's words and word pairs."""
+    words = _WORD.findall(text.lower())
+    terms = [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]
+    return [zlib.crc32(term.encode()) % dims for term in terms]
+
+
+def _hashed_df(texts: Sequence[str], dims: int) -> np.ndarray:
+    """How many of ``texts`` hold each hashed column (no matrix of them all is made)."""
+    df = np.zeros(dims, dtype=np.float64)
+    for text in texts:
+        df[list(set(_hashed_columns(text, dims)))] += 1.0
+    return df
+
+
+def hashed_tfidf_vectors(
+    texts: Sequence[str], dims: int = 4096, fit_on: Sequence[str] | None = None
+) -> TextVectors:
     """TF-IDF without scikit-learn (the light install): the same words and word pairs,
     sublinear tf, smooth idf and L2 rows, hashed into ``dims`` dense columns (a collision
-    now and then merges two terms' weights; only where no embedding model answers)."""
+    now and then merges two terms' weights; only where no embedding model answers).
+    ``fit_on``: the corpus the IDF is counted on (default ``texts``)."""
     n = len(texts)
     counts = np.zeros((n, dims if n else 1), dtype=np.float32)
     for row, text in enumerate(texts):
-        words = _WORD.findall(text.lower())
-        for term in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
-            counts[row, zlib.crc32(term.encode()) % dims] += 1.0
+        for column in _hashed_columns(text, dims):
+            counts[row, column] += 1.0
     if not n:
         return TextVectors("tfidf", counts)
+    if fit_on is None:
+        df = (counts > 0).sum(axis=0)
+    else:
+        df, n = _hashed_df(fit_on, dims), len(fit_on)
     tf = np.where(counts > 0, 1.0 + np.log(np.maximum(counts, 1.0)), 0.0)
-    idf = np.log((1.0 + n) / (1.0 + (counts > 0).sum(axis=0))) + 1.0
+    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
     dense = (tf * idf).astype(np.float32)
     norms = np.linalg.norm(dense, axis=1, keepdims=True)
     norms[norms == 0] = 1.0

@@ -37,3 +37,14 @@ def test_without_scikit_learn_tfidf_is_hashed(monkeypatch: pytest.MonkeyPatch) -
     pairs = vectors.neighbours(0.3)
     found = {(int(i), int(j)) for i, j in zip(pairs.i, pairs.j, strict=True)}
     assert (0, 1) in found and (2, 3) in found and (0, 4) not in found
+
+
+def test_rows_fitted_on_a_corpus_are_the_corpus_rows() -> None:
+    """``fit_on``: an incremental cluster run's few texts weighed as in the whole store."""
+    few = [TEXTS[1], TEXTS[3]]
+    hashed = hashed_tfidf_vectors(few, fit_on=TEXTS)
+    assert np.allclose(hashed.dense, hashed_tfidf_vectors(TEXTS).dense[[1, 3]])
+    pytest.importorskip("sklearn")
+    exact = tfidf_vectors(few, sketch_dims=10_000, fit_on=TEXTS)
+    whole = tfidf_vectors(TEXTS, sketch_dims=10_000)
+    assert np.allclose(exact.sparse.toarray(), whole.sparse[[1, 3]].toarray())
