@@ -102,6 +102,9 @@ class RunScope:
     # none qualified. False (or a state from before): a run whose gc acts scores the fading
     # memories below the forget threshold again (``gc_due``), as its own gc is to act on them.
     gc_settled: bool = False
+    # Memories of what the last runs' merge step found and did not merge (previewed, linked,
+    # failed): a run in apply mode clusters them again, as a full run would find them.
+    unmerged: frozenset[str] = frozenset()
 
     @property
     def ids(self) -> frozenset[str]:
@@ -215,6 +218,7 @@ class ChangeTracker:
             (previous or {}).get("fading_marks") or {},
             EntityStanding.from_state((previous or {}).get("entity_standing")),
             (previous or {}).get("gc_settled") is True,
+            frozenset((previous or {}).get("unmerged") or ()),
         )
 
     def _seen(self) -> dict[str, Memory]:

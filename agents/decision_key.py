@@ -11,7 +11,8 @@ The key covers the five agents' configurations as a ``Pipeline`` resolves them (
 filled in), except how a run acts on its findings rather than what it finds: the merge mode
 (apply, preview, link) and the decay step's gc mode, which the CLI and the deployments choose
 per run (a run whose gc acts after runs whose gc did not still judges what they left below
-the forget threshold: agents.changes.RunScope.gc_settled). It is a CRC32 of a canonical JSON form (sets sorted, enums by value), the same in
+the forget threshold, and a run that merges clusters again what a preview or links left:
+agents.changes.RunScope.gc_settled, .unmerged). It is a CRC32 of a canonical JSON form (sets sorted, enums by value), the same in
 every process whatever its hash seed.
 """
 

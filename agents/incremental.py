@@ -31,7 +31,7 @@ from cortexgraph.agents.pipeline import (
     gc_frozen,
 )
 from cortexgraph.agents.relationship_report import RelationshipReport
-from cortexgraph.agents.semantic_merge import MergeReport
+from cortexgraph.agents.semantic_merge import MergeMode, MergeReport
 from cortexgraph.storage.decay import decay_thresholds
 from cortexgraph.storage.protocol import WriteLog
 
@@ -82,6 +82,7 @@ def state_after(
         state = _state_after(pipeline, changes, report, now, writes)
     state["config"] = changes.config_key
     state["gc_settled"] = _gc_settled(pipeline, report)
+    state["unmerged"] = sorted(_unmerged_after(pipeline, report))
     standing = _standing_after(pipeline, report)
     if standing is not None:
         state["entity_standing"] = standing.to_state()
@@ -127,6 +128,28 @@ def _gc_settled(pipeline: Pipeline, report: PipelineReport) -> bool:
     )
     carried = scope is None or scope.gc_settled or decay.gc_mode is not GcMode.OFF
     return carried and not left
+
+
+def _unmerged_after(pipeline: Pipeline, report: PipelineReport) -> frozenset[str]:
+    """The memories of what this run's merge step found and did not merge (RunScope.unmerged):
+    previewed, linked or failed clusters, and in a preview the related pairs it did not link;
+    an apply run clustered the last runs' again, a run in another mode leaves them to it."""
+    last = pipeline.scope.unmerged if pipeline.scope is not None else frozenset()
+    merge = report.reports.get("merge")
+    if not isinstance(merge, MergeReport) or merge.skipped:
+        return last
+    left = {
+        i
+        for o in merge.outcomes
+        if o.status in ("previewed", "linked", "failed")
+        for i in o.source_ids
+    }
+    if merge.mode is not MergeMode.APPLY:
+        left |= last
+    cluster = report.reports.get("cluster")
+    if merge.mode is MergeMode.PREVIEW and isinstance(cluster, ClusterReport):
+        left.update(i for p in cluster.related for i in (p.id1, p.id2))
+    return frozenset(left)
 
 
 def _standing_after(pipeline: Pipeline, report: PipelineReport) -> EntityStanding | None:

@@ -265,6 +265,11 @@ class Pipeline:
             return self.relations.run(
                 now=now, dry_run=dry_run, scope=self.scope.changed, standing=self.scope.standing
             )
+        if name == "cluster" and self.merge.config.mode is MergeMode.APPLY:
+            # What earlier runs found and did not merge (a preview, links): found again.
+            return agent.run(
+                now=now, dry_run=dry_run, scope=self.scope.changed | self.scope.unmerged
+            )
         # Similarity does not move with time: only what changed.
         return agent.run(now=now, dry_run=dry_run, scope=self.scope.changed)
 

@@ -83,13 +83,19 @@ def files_now(paths: list[Path]) -> dict[str, tuple[int, ...]]:
 
 
 def unchanged_since(
-    storage: Path, paths: list[Path], now: float, config: int | None = None, gc: bool = False
+    storage: Path,
+    paths: list[Path],
+    now: float,
+    config: int | None = None,
+    gc: bool = False,
+    merges: bool = False,
 ) -> float | None:
     """The last run's clock when nothing can have changed since it: it recorded ``paths``
     (and maybe more, the issue tracker's file), every recorded file is as it left it, no
     memory's predicted decay crossing has come by ``now``, (``config`` given) it judged
-    under the same configuration (agents.decision_key), and (``gc``: this run's gc acts) it
-    left no memory gc would take (agents.changes.RunScope.gc_settled). None otherwise (no
+    under the same configuration (agents.decision_key), (``gc``: this run's gc acts) it
+    left no memory gc would take (agents.changes.RunScope.gc_settled), and (``merges``: this
+    run merges) no cluster it found unmerged (RunScope.unmerged). None otherwise (no
     record, another file set, any difference, a crossing due, an unreadable state). Reads
     only the state's small arrays, not its rows."""
     try:
@@ -99,6 +105,8 @@ def unchanged_since(
             if config is not None and _config(data) != config:
                 return None
             if gc and not _gc_settled(data):
+                return None
+            if merges and "unmerged" in data.files and data["unmerged"].size:
                 return None
             recorded, keys = _strings(data["file_paths"]), data["files"]
             next_due, since = float(data["next_due"]), float(data["now"])
@@ -115,7 +123,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
     "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)},
     "config": the configuration's key or None, "entity_standing": {"too_common": [names],
-    "rare": [names]} or None, "gc_settled": bool}``,
+    "rare": [names]} or None, "gc_settled": bool, "unmerged": [ids]}``,
     or None: no state, or one that cannot be read. ``memories`` is the file's arrays as a
     read-only mapping (storage.memory_rows.MemoryRows): no dict of every memory is built."""
     path = storage / STATE_FILE
@@ -137,6 +145,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
                 config = _config(data)
                 standing = _standing(data)
                 gc_settled = _gc_settled(data)
+                unmerged = _strings(data["unmerged"]) if "unmerged" in data.files else []
             memories = MemoryRows(ids, prints, due)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
             return None
@@ -150,6 +159,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             "config": config,
             "entity_standing": standing,
             "gc_settled": gc_settled,
+            "unmerged": unmerged,
         }
 
 
@@ -370,6 +380,8 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
         }
         if state.get("config") is not None:
             arrays["config"] = np.array(int(state["config"]), dtype=np.uint32)
+        if state.get("unmerged"):
+            arrays["unmerged"] = _blob(sorted(state["unmerged"]))
         if state.get("gc_settled") is not None:
             arrays["gc_settled"] = np.array(bool(state["gc_settled"]))
         if state.get("entity_standing") is not None:

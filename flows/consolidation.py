@@ -166,7 +166,8 @@ def _untouched_run(
     config = pipeline_config(settings, options.merge_mode, options.gc)
     key = config_key(config, settings.decay_config())
     gc = options.gc != "off"  # it acts on what the last run's gc may have left
-    since = unchanged_since(settings.storage_path, run_files(settings), now, key, gc)
+    merges = options.merge_mode == "apply"  # it merges what a preview or links left
+    since = unchanged_since(settings.storage_path, run_files(settings), now, key, gc, merges)
     if since is None:
         return None
     report = incremental.untouched_report(

@@ -54,6 +54,7 @@ def run_consolidation(
     from cortexgraph.agents.decay_findings import GcMode
     from cortexgraph.agents.decision_key import config_key
     from cortexgraph.agents.pipeline import AGENT_ORDER, Pipeline, run_agents, select_agents
+    from cortexgraph.agents.semantic_merge import MergeMode
     from cortexgraph.run_state import (
         appended_ids,
         files_now,
@@ -75,7 +76,8 @@ def run_consolidation(
     deletes = decay is not None and decay.gc is GcMode.DELETE
     key = config_key(config, state.settings.decay_config())
     gc = decay is not None and decay.gc is not GcMode.OFF
-    since = None if full or deletes else unchanged_since(storage, paths, now, key, gc)
+    merges = config.merge.mode is MergeMode.APPLY
+    since = None if full or deletes else unchanged_since(storage, paths, now, key, gc, merges)
     if since is not None:
         # Nothing saved, changed or crossing a decay bar since the last run: nothing to do.
         chosen = select_agents(agents)

@@ -298,3 +298,24 @@ def test_gc_after_runs_without_it_archives_what_they_left(cli, demo_dirs):
     assert sorted(nightly["reports"]["decay"]["collected"]) == sorted(would)
     archived = {m.id for m in open_store(demo_dirs[0]).list(status="archived")}
     assert would <= archived
+
+
+def test_apply_after_a_run_that_linked_merges_what_it_found(demo_dirs, prefect_harness, no_beads):
+    """A run in link mode relates a cluster's members and closes its issue: the next run in
+    apply mode after no change must still merge them, as a full run does."""
+    from cortexgraph.flows.consolidation import run_pipeline
+    from cortexgraph.flows.pipeline_setup import RunOptions
+    from cortexgraph.settings import Settings
+
+    store_dir, vault = demo_dirs
+    settings = Settings(storage_path=store_dir, vault_path=vault)
+    options = RunOptions(use_embeddings=False)
+    linked = run_pipeline(settings, replace(options, merge_mode="link"))
+    assert [o.status for o in linked.reports["merge"].outcomes] == ["linked"]
+    full = run_pipeline(settings, replace(options, full=True, dry_run=True))
+    found = {o.source_ids for o in full.reports["merge"].outcomes}
+    assert found
+
+    applied = run_pipeline(settings, options)
+    assert NOT_OPENED not in " ".join(applied.notes)
+    assert {o.source_ids for o in applied.reports["merge"].outcomes if o.merged_id} == found
