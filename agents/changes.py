@@ -105,6 +105,9 @@ class RunScope:
     # Memories of what the last runs' merge step found and did not merge (previewed, linked,
     # failed): a run in apply mode clusters them again, as a full run would find them.
     unmerged: frozenset[str] = frozenset()
+    # The similarity the last cluster step judged by ("tfidf", "embeddings:<model>"; None:
+    # not recorded): a run on other vectors judges every pair again (agents.pipeline).
+    similarity: str | None = None
 
     @property
     def ids(self) -> frozenset[str]:
@@ -171,6 +174,10 @@ class ChangeTracker:
     # The key of the configuration this run judges under (agents.decision_key), set by
     # agents.incremental.begin and recorded in the state it leaves.
     config_key: int | None = None
+    # Whether the run wants embeddings (the settings and the run's options; None: not said),
+    # set by agents.incremental.begin and recorded: a run that wants otherwise opens the
+    # store (cortexgraph.run_state.unchanged_since).
+    embeddings: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.bars:
@@ -219,6 +226,7 @@ class ChangeTracker:
             EntityStanding.from_state((previous or {}).get("entity_standing")),
             (previous or {}).get("gc_settled") is True,
             frozenset((previous or {}).get("unmerged") or ()),
+            (previous or {}).get("similarity"),
         )
 
     def _seen(self) -> dict[str, Memory]:

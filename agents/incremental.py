@@ -43,15 +43,18 @@ def begin(
     *,
     full: bool = False,
     written: Callable[[], Collection[str] | None] | None = None,
+    embeddings: bool | None = None,
 ) -> ChangeTracker:
     """Set ``pipeline.scope`` for this run (None: full, asked for or without a last state).
     ``written``: asked after the store is listed, the only memories written since the last
-    state (None: compare every memory; ChangeTracker.scope)."""
+    state (None: compare every memory; ChangeTracker.scope). ``embeddings``: whether the run
+    wants them (recorded: ChangeTracker.embeddings)."""
     cfg = pipeline.decay.config
     changes = ChangeTracker(
         cfg.decay, decay_thresholds(cfg.decay, cfg.high_below, cfg.medium_below)
     )
     changes.config_key = pipeline_key(pipeline)
+    changes.embeddings = embeddings
     if not full and previous is not None and previous.get("config") != changes.config_key:
         # The last run judged under other thresholds (or did not record them): its word on an
         # unchanged memory no longer stands (agents.decision_key).
@@ -83,10 +86,12 @@ def state_after(
     state["config"] = changes.config_key
     state["gc_settled"] = _gc_settled(pipeline, report)
     state["unmerged"] = sorted(_unmerged_after(pipeline, report))
+    state["similarity"] = _similarity_after(pipeline, report)
+    state["embeddings"] = changes.embeddings
     standing = _standing_after(pipeline, report)
     if standing is not None:
         state["entity_standing"] = standing.to_state()
-    if files is not None and ends_clean(changes, report):
+    if files is not None and ends_clean(changes, report, pipeline.similarity):
         state["files"] = dict(files)
     return state
 
@@ -152,6 +157,14 @@ def _unmerged_after(pipeline: Pipeline, report: PipelineReport) -> frozenset[str
     return frozenset(left)
 
 
+def _similarity_after(pipeline: Pipeline, report: PipelineReport) -> str | None:
+    """The similarity this run's cluster step judged by, or (skipped, or not run) the last."""
+    cluster = report.reports.get("cluster")
+    if isinstance(cluster, ClusterReport) and not cluster.skipped:
+        return cluster.method
+    return None if pipeline.scope is None else pipeline.scope.similarity
+
+
 def _standing_after(pipeline: Pipeline, report: PipelineReport) -> EntityStanding | None:
     """The entities' standing this run's relations step judged by, or (skipped, or not run)
     the last one it was judged by: the next run compares with what was last judged."""
@@ -161,16 +174,27 @@ def _standing_after(pipeline: Pipeline, report: PipelineReport) -> EntityStandin
     return None if pipeline.scope is None else pipeline.scope.standing
 
 
-def ends_clean(changes: ChangeTracker, report: PipelineReport) -> bool:
+def ends_clean(
+    changes: ChangeTracker, report: PipelineReport, similarity: str | None = None
+) -> bool:
     """Whether the store files at the end of this run hold nothing its state does not account
     for, and it left nothing for a run after no change to do: no one else wrote to the store
-    meanwhile (``ChangeTracker.refresh``), and every merge issue it took up is closed (a
-    failed, skipped or previewed one is taken up again by every run)."""
+    meanwhile (``ChangeTracker.refresh``), every merge issue it took up is closed (a
+    failed, skipped or previewed one is taken up again by every run), and its cluster step
+    judged by the ``similarity`` its embedder gives (not TF-IDF for a model that failed to
+    load: the next run judges again by the model)."""
     merge = report.reports.get("merge")
     pending = isinstance(merge, MergeReport) and any(
         o.status not in ("merged", "linked") for o in merge.outcomes
     )
-    return not changes.others_wrote and not pending
+    cluster = report.reports.get("cluster")
+    fell_back = (
+        similarity is not None
+        and isinstance(cluster, ClusterReport)
+        and not cluster.skipped
+        and cluster.method != similarity
+    )
+    return not changes.others_wrote and not pending and not fell_back
 
 
 def skipped_reports(

@@ -187,6 +187,13 @@ class Pipeline:
         self.relations = RelationshipDiscovery(store, cfg.relations, tracker)
         self.scope: RunScope | None = None  # set by an incremental run (agents.changes)
 
+    @property
+    def similarity(self) -> str:
+        """The similarity the cluster step judges by when its embedder answers (a cluster
+        report's ``method``)."""
+        embedder = self.cluster.embedder
+        return "tfidf" if embedder is None else f"embeddings:{embedder.name}"
+
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         """Run one agent; its issue changes are one batch (one git commit with beads)."""
         with self._issue_batch(name), gc_frozen():
@@ -265,11 +272,16 @@ class Pipeline:
             return self.relations.run(
                 now=now, dry_run=dry_run, scope=self.scope.changed, standing=self.scope.standing
             )
-        if name == "cluster" and self.merge.config.mode is MergeMode.APPLY:
-            # What earlier runs found and did not merge (a preview, links): found again.
-            return agent.run(
-                now=now, dry_run=dry_run, scope=self.scope.changed | self.scope.unmerged
-            )
+        if name == "cluster":
+            last = self.scope.similarity
+            if last is not None and last != self.similarity:
+                # The last run judged by other vectors (TF-IDF, another model): every pair
+                # is judged again, as a full run judges it.
+                return agent.run(now=now, dry_run=dry_run)
+            if self.merge.config.mode is MergeMode.APPLY:
+                # What earlier runs found and did not merge (a preview, links): found again.
+                ids = self.scope.changed | self.scope.unmerged
+                return agent.run(now=now, dry_run=dry_run, scope=ids)
         # Similarity does not move with time: only what changed.
         return agent.run(now=now, dry_run=dry_run, scope=self.scope.changed)
 

@@ -89,13 +89,16 @@ def unchanged_since(
     config: int | None = None,
     gc: bool = False,
     merges: bool = False,
+    embeddings: bool | None = None,
 ) -> float | None:
     """The last run's clock when nothing can have changed since it: it recorded ``paths``
     (and maybe more, the issue tracker's file), every recorded file is as it left it, no
     memory's predicted decay crossing has come by ``now``, (``config`` given) it judged
     under the same configuration (agents.decision_key), (``gc``: this run's gc acts) it
     left no memory gc would take (agents.changes.RunScope.gc_settled), and (``merges``: this
-    run merges) no cluster it found unmerged (RunScope.unmerged). None otherwise (no
+    run merges) no cluster it found unmerged (RunScope.unmerged), and (``embeddings`` given)
+    it wanted embeddings as this run does (agents.changes.ChangeTracker.embeddings). None
+    otherwise (no
     record, another file set, any difference, a crossing due, an unreadable state). Reads
     only the state's small arrays, not its rows."""
     try:
@@ -107,6 +110,8 @@ def unchanged_since(
             if gc and not _gc_settled(data):
                 return None
             if merges and "unmerged" in data.files and data["unmerged"].size:
+                return None
+            if embeddings is not None and _embeddings(data) is not embeddings:
                 return None
             recorded, keys = _strings(data["file_paths"]), data["files"]
             next_due, since = float(data["next_due"]), float(data["now"])
@@ -123,7 +128,8 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
     "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)},
     "config": the configuration's key or None, "entity_standing": {"too_common": [names],
-    "rare": [names]} or None, "gc_settled": bool, "unmerged": [ids]}``,
+    "rare": [names]} or None, "gc_settled": bool, "unmerged": [ids], "similarity": the cluster
+    step's method or None, "embeddings": whether the run wanted them, or None}``,
     or None: no state, or one that cannot be read. ``memories`` is the file's arrays as a
     read-only mapping (storage.memory_rows.MemoryRows): no dict of every memory is built."""
     path = storage / STATE_FILE
@@ -146,6 +152,8 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
                 standing = _standing(data)
                 gc_settled = _gc_settled(data)
                 unmerged = _strings(data["unmerged"]) if "unmerged" in data.files else []
+                similarity = _text(data, "similarity")
+                embeddings = _embeddings(data)
             memories = MemoryRows(ids, prints, due)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
             return None
@@ -160,6 +168,8 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             "entity_standing": standing,
             "gc_settled": gc_settled,
             "unmerged": unmerged,
+            "similarity": similarity,
+            "embeddings": embeddings,
         }
 
 
@@ -171,6 +181,15 @@ def _config(data: Any) -> int | None:
 def _gc_settled(data: Any) -> bool:
     """Whether the run left no memory gc would take; False in a file without the record."""
     return bool(data["gc_settled"]) if "gc_settled" in data.files else False
+
+
+def _text(data: Any, name: str) -> str | None:
+    return data[name].tobytes().decode("utf-8") if name in data.files else None
+
+
+def _embeddings(data: Any) -> bool | None:
+    """Whether the run wanted embeddings; None in a file without the record."""
+    return bool(data["embeddings"]) if "embeddings" in data.files else None
 
 
 def _standing(data: Any) -> dict[str, Any] | None:
@@ -380,6 +399,10 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
         }
         if state.get("config") is not None:
             arrays["config"] = np.array(int(state["config"]), dtype=np.uint32)
+        if state.get("similarity") is not None:
+            arrays["similarity"] = np.frombuffer(state["similarity"].encode("utf-8"), np.uint8)
+        if state.get("embeddings") is not None:
+            arrays["embeddings"] = np.array(bool(state["embeddings"]))
         if state.get("unmerged"):
             arrays["unmerged"] = _blob(sorted(state["unmerged"]))
         if state.get("gc_settled") is not None:

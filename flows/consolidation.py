@@ -167,7 +167,9 @@ def _untouched_run(
     key = config_key(config, settings.decay_config())
     gc = options.gc != "off"  # it acts on what the last run's gc may have left
     merges = options.merge_mode == "apply"  # it merges what a preview or links left
-    since = unchanged_since(settings.storage_path, run_files(settings), now, key, gc, merges)
+    paths = run_files(settings)
+    wish = _wants_embeddings(settings, options)  # the last run's similarity, or judge again
+    since = unchanged_since(settings.storage_path, paths, now, key, gc, merges, wish)
     if since is None:
         return None
     report = incremental.untouched_report(
@@ -182,6 +184,11 @@ def _untouched_run(
     if not options.dry_run:
         record_run(settings.storage_path, report, time.time())
     return report
+
+
+def _wants_embeddings(settings: Settings, options: RunOptions) -> bool:
+    """Whether the run's cluster step is to judge by embeddings (flows.wiring)."""
+    return options.use_embeddings and settings.enable_embeddings
 
 
 def _run_pipeline_steps(
@@ -202,6 +209,7 @@ def _run_pipeline_steps(
         now,
         full=options.full,
         written=lambda: appended_ids(previous, memories_file, generation),
+        embeddings=_wants_embeddings(settings, options),
     )
     if changes.full_because:
         collab.notes.append(changes.full_because)

@@ -77,7 +77,8 @@ def run_consolidation(
     key = config_key(config, state.settings.decay_config())
     gc = decay is not None and decay.gc is not GcMode.OFF
     merges = config.merge.mode is MergeMode.APPLY
-    since = None if full or deletes else unchanged_since(storage, paths, now, key, gc, merges)
+    wish = state.settings.enable_embeddings
+    since = None if full or deletes else unchanged_since(storage, paths, now, key, gc, merges, wish)
     if since is not None:
         # Nothing saved, changed or crossing a decay bar since the last run: nothing to do.
         chosen = select_agents(agents)
@@ -110,6 +111,7 @@ def run_consolidation(
             now,
             full=full,
             written=lambda: appended_ids(previous, paths[0], paths[2]),
+            embeddings=wish,
         )
         said = (changes.full_because,) if changes.full_because else ()
         report = run_agents(
