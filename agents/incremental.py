@@ -60,12 +60,22 @@ def begin(
         # unchanged memory no longer stands (agents.decision_key).
         previous = None
         changes.full_because = "full run: the agents' configuration changed since the last run"
+    elif not full and previous is not None and now < _clock(previous):
+        # The last run judged every unchanged memory at a later moment than this one.
+        previous = None
+        changes.full_because = "full run: the clock is before the last run's"
     memories = pipeline.decay.store.list()
     only = None if full or written is None or previous is None else written()
     with gc_frozen():  # a full collection here walked the open store (0.37 s at 100k)
         scope = changes.scope(memories, None if full else previous, now, only)
     pipeline.scope = scope
     return changes
+
+
+def _clock(previous: Mapping[str, Any]) -> float:
+    """The last run's clock (-inf where not recorded)."""
+    since = previous.get("now")
+    return float(since) if isinstance(since, int | float) else float("-inf")
 
 
 def state_after(

@@ -98,7 +98,7 @@ def unchanged_since(
     left no memory gc would take (agents.changes.RunScope.gc_settled), and (``merges``: this
     run merges) no cluster it found unmerged (RunScope.unmerged), and (``embeddings`` given)
     it wanted embeddings as this run does (agents.changes.ChangeTracker.embeddings). None
-    otherwise (no
+    otherwise (no record, a clock before the last run's,
     record, another file set, any difference, a crossing due, an unreadable state). Reads
     only the state's small arrays, not its rows."""
     try:
@@ -118,6 +118,8 @@ def unchanged_since(
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile):
         return None
     if not set(map(str, paths)) <= set(recorded) or keys.shape != (len(recorded), FILE_KEY_WIDTH):
+        return None
+    if now < since:  # the clock set back: the last run judged at a later moment
         return None
     if next_due <= now or not np.array_equal(file_keys([Path(p) for p in recorded]), keys):
         return None

@@ -332,3 +332,15 @@ def test_a_run_that_wants_embeddings_after_one_without_opens_the_store(cli, demo
     paths = run_files(Settings(storage_path=store_dir))
     assert unchanged_since(store_dir, paths, time.time(), embeddings=False) is not None
     assert unchanged_since(store_dir, paths, time.time(), embeddings=True) is None
+
+
+def test_a_clock_before_the_last_runs_opens_the_store(cli, demo_dirs):
+    from cortexgraph.run_state import run_files, unchanged_since
+    from cortexgraph.settings import Settings
+
+    store_dir, _ = demo_dirs
+    paths = run_files(Settings(storage_path=store_dir))
+    with np.load(store_dir / STATE_FILE) as data:
+        since = float(data["now"])
+    assert unchanged_since(store_dir, paths, since + 1) == since
+    assert unchanged_since(store_dir, paths, since - 3600) is None
