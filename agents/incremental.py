@@ -101,7 +101,7 @@ def state_after(
     standing = _standing_after(pipeline, report)
     if standing is not None:
         state["entity_standing"] = standing.to_state()
-    if files is not None and ends_clean(changes, report, pipeline.similarity):
+    if files is not None and ends_clean(changes, report, pipeline):
         state["files"] = dict(files)
     return state
 
@@ -185,26 +185,30 @@ def _standing_after(pipeline: Pipeline, report: PipelineReport) -> EntityStandin
 
 
 def ends_clean(
-    changes: ChangeTracker, report: PipelineReport, similarity: str | None = None
+    changes: ChangeTracker, report: PipelineReport, pipeline: Pipeline | None = None
 ) -> bool:
     """Whether the store files at the end of this run hold nothing its state does not account
     for, and it left nothing for a run after no change to do: no one else wrote to the store
     meanwhile (``ChangeTracker.refresh``), every merge issue it took up is closed (a
-    failed, skipped or previewed one is taken up again by every run), and its cluster step
-    judged by the ``similarity`` its embedder gives (not TF-IDF for a model that failed to
-    load: the next run judges again by the model)."""
+    failed, skipped or previewed one is taken up again by every run), and (``pipeline``
+    given) its cluster step judged by the similarity its embedder gives (not TF-IDF for a
+    model that failed to load: the next run judges again by the model) and its entity step
+    left no memory unread (a full batch: the rest wait for the next run)."""
     merge = report.reports.get("merge")
     pending = isinstance(merge, MergeReport) and any(
         o.status not in ("merged", "linked") for o in merge.outcomes
     )
+    if changes.others_wrote or pending:
+        return False
+    if pipeline is None:
+        return True
     cluster = report.reports.get("cluster")
     fell_back = (
-        similarity is not None
-        and isinstance(cluster, ClusterReport)
+        isinstance(cluster, ClusterReport)
         and not cluster.skipped
-        and cluster.method != similarity
+        and cluster.method != pipeline.similarity
     )
-    return not changes.others_wrote and not pending and not fell_back
+    return not fell_back and not pipeline.relations.backlog
 
 
 def skipped_reports(

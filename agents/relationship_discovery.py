@@ -112,6 +112,8 @@ class RelationshipDiscovery:
         self.entity_finder = entity_finder
         # What read_entities read before this run's steps, for the run's report.
         self._read_before: tuple[int, str] = (0, "none")
+        # The entity step's last batch was full: memories may wait unread for the next run.
+        self.backlog = False
         # The records read_entities found read, by id (agents.entity_reading.find_entities).
         self._read: Mapping[str, Memory] = {}
 
@@ -311,7 +313,7 @@ class RelationshipDiscovery:
         self, memories: dict[str, Memory], dry_run: bool, read: Mapping[str, Memory] | None = None
     ) -> tuple[int, str]:
         """The entity step (agents.entity_reading) with this agent's finder and batch limit."""
-        return find_entities(
+        found = find_entities(
             self.store,
             memories,
             self.entity_finder,
@@ -319,6 +321,8 @@ class RelationshipDiscovery:
             dry_run=dry_run,
             read=read,
         )
+        self.backlog = found[0] >= self.config.entity_batch_limit
+        return found
 
     def _pairs(
         self, entity: str, ids: list[str], memories: Mapping[str, Memory]
