@@ -30,10 +30,11 @@ from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, DecayReport, 
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
 from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
-from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, SemanticMerge
+from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, MergeReport, SemanticMerge
 from cortexgraph.agents.undo import Graveyard
 from cortexgraph.storage.decay import DecayConfig
 from cortexgraph.storage.errors import InvalidInputError
+from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 AGENT_ORDER = ("decay", "cluster", "merge", "promote", "relations")
@@ -207,6 +208,21 @@ class Pipeline:
         with batch(BATCH_AUTHOR.get(name, name)) if callable(batch) else nullcontext():
             yield
 
+    def _merged_before(self, merged: MergeReport) -> set[str]:
+        """The active memories that the sources of the clusters ``merged`` skipped were merged
+        into: a retried step's first attempt merged them (the flow's task retries), and a
+        full run's later steps look at them as at every memory."""
+        skipped = [i for o in merged.outcomes if o.status == "skipped" for i in o.source_ids]
+        if not skipped:
+            return set()
+        store = self.decay.store
+        into = {m.meta.extra.get("merged_into") for m in store.find_many(skipped)}
+        return {
+            m.id
+            for m in store.find_many(sorted(i for i in into if isinstance(i, str)))
+            if m.status is MemoryStatus.ACTIVE
+        }
+
     def _run(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         if name == "merge":
             found = previous.get("cluster")
@@ -218,6 +234,7 @@ class Pipeline:
                 )
             if self.scope is not None:  # what the merge made is new to promote and relations
                 made = {o.merged_id for o in merged.outcomes if o.merged_id}
+                made |= self._merged_before(merged)
                 self.scope = replace(self.scope, changed=self.scope.changed | made)
             return merged
         agent = getattr(self, name, None)
