@@ -108,6 +108,9 @@ class RunScope:
     # The similarity the last cluster step judged by ("tfidf", "embeddings:<model>"; None:
     # not recorded): a run on other vectors judges every pair again (agents.pipeline).
     similarity: str | None = None
+    # Memories the last run promoted or merged away after its cluster step: their leaving
+    # lets their neighbours cluster otherwise (agents.cluster_scope.near_departed).
+    departed: frozenset[str] = frozenset()
 
     @property
     def ids(self) -> frozenset[str]:
@@ -227,6 +230,7 @@ class ChangeTracker:
             (previous or {}).get("gc_settled") is True,
             frozenset((previous or {}).get("unmerged") or ()),
             (previous or {}).get("similarity"),
+            frozenset((previous or {}).get("departed") or ()),
         )
 
     def _seen(self) -> dict[str, Memory]:

@@ -295,10 +295,15 @@ class Pipeline:
                 # The last run judged by other vectors (TF-IDF, another model): every pair
                 # is judged again, as a full run judges it.
                 return agent.run(now=now, dry_run=dry_run)
+            ids = self.scope.changed
             if self.merge.config.mode is MergeMode.APPLY:
                 # What earlier runs found and did not merge (a preview, links): found again.
-                ids = self.scope.changed | self.scope.unmerged
-                return agent.run(now=now, dry_run=dry_run, scope=ids)
+                ids = ids | self.scope.unmerged
+            # What left the active set (archived since, promoted or merged by the last run):
+            # its neighbours may cluster otherwise now.
+            left = sorted(self.scope.changed | self.scope.departed)
+            departed = [m for m in self.cluster.store.find_many(left) if m.status is not _ACTIVE]
+            return self.cluster.run(now=now, dry_run=dry_run, scope=ids, departed=departed)
         # Similarity does not move with time: only what changed.
         return agent.run(now=now, dry_run=dry_run, scope=self.scope.changed)
 
@@ -318,6 +323,8 @@ def gc_frozen() -> Iterator[None]:
     finally:
         gc.unfreeze()
 
+
+_ACTIVE = MemoryStatus.ACTIVE
 
 StepListener = Callable[[str, Any, float], None]
 # Runs one agent as ``runner(pipeline, now, dry_run, *extra)``: a Prefect task in the flow.
