@@ -65,8 +65,14 @@ def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
     for m in promoted:
         assert (vault / m.promoted_to).is_file()
     assert len(store.relations(relation_type="consolidated_from")) == len(archived)
-    # a second run merges and promotes nothing new: nothing changed, so it does not even open
-    # the store (tests/flows/test_flows_untouched_run.py); only its record is written
+    # the second run judges what the first merged after its decay step and what its merges
+    # and promotions let cluster (agents.changes.RunScope.departed): nothing new to do
+    settle = run_pipeline(_settings(store_dir, vault), RunOptions(now=NOW))
+    assert settle.scope is not None and not settle.scope.changed
+    assert settle.reports["merge"].count("merged") == 0
+    assert settle.reports["promote"].promotions == ()
+    # a third run: nothing changed, so it does not even open the store
+    # (tests/flows/test_flows_untouched_run.py); only its record is written
     before = _tree_bytes(store_dir, vault)
     again = run_pipeline(_settings(store_dir, vault), RunOptions(now=NOW))
     assert again.scope is not None and again.scope.empty
