@@ -12,8 +12,8 @@ filled in), except how a run acts on its findings rather than what it finds: the
 (apply, preview, link) and the decay step's gc mode, which the CLI and the deployments choose
 per run (a run whose gc acts after runs whose gc did not still judges what they left below
 the forget threshold, and a run that merges clusters again what a preview or links left:
-agents.changes.RunScope.gc_settled, .unmerged). It is a CRC32 of a canonical JSON form (sets sorted, enums by value), the same in
-every process whatever its hash seed.
+agents.run_scope.RunScope.gc_settled, .unmerged). It is a CRC32 of a canonical JSON form
+(sets sorted, enums by value), the same in every process whatever its hash seed.
 """
 
 from __future__ import annotations

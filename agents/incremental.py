@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from cortexgraph.agents.changes import ChangeTracker, RunScope
+from cortexgraph.agents.changes import ChangeTracker
 from cortexgraph.agents.cluster_report import ClusterReport
 from cortexgraph.agents.decay_findings import DecayAction, DecayReport, GcMode
 from cortexgraph.agents.decision_key import pipeline_key
@@ -31,6 +31,7 @@ from cortexgraph.agents.pipeline import (
     gc_frozen,
 )
 from cortexgraph.agents.relationship_report import RelationshipReport
+from cortexgraph.agents.run_scope import RunScope
 from cortexgraph.agents.semantic_merge import MergeMode, MergeReport
 from cortexgraph.storage.decay import decay_thresholds
 from cortexgraph.storage.protocol import WriteLog

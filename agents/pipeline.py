@@ -5,8 +5,8 @@
 A dry run changes nothing anywhere: every agent runs with ``dry_run=True`` on the live
 collaborators (they only read), and the merge step previews the clusters found in the same run.
 
-An incremental run sets ``Pipeline.scope`` (agents.changes.RunScope: what changed since the last
-run, and who crossed a decay bar by time alone): decay scores those (and the last run's fading
+An incremental run sets ``Pipeline.scope`` (agents.run_scope.RunScope: what changed since the
+last run, and who crossed a decay bar by time alone): decay scores those (and the last run's fading
 memories, so its digests stay whole) and the promoter looks only at them; the cluster detector
 links the changed ones to their neighbours in the existing vectors and relations pair only
 their entities (similarity and entities do not move with time).
@@ -22,7 +22,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cortexgraph.agents.changes import RunScope
 from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
 from cortexgraph.agents.common import ReportTable, to_jsonable
 from cortexgraph.agents.decay_analyzer import DecayAnalyzer
@@ -30,6 +29,7 @@ from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, DecayReport, 
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
 from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
+from cortexgraph.agents.run_scope import RunScope
 from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, MergeReport, SemanticMerge
 from cortexgraph.agents.undo import Graveyard
 from cortexgraph.storage.decay import DecayConfig

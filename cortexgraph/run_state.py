@@ -95,7 +95,7 @@ def unchanged_since(
     (and maybe more, the issue tracker's file), every recorded file is as it left it, no
     memory's predicted decay crossing has come by ``now``, (``config`` given) it judged
     under the same configuration (agents.decision_key), (``gc``: this run's gc acts) it
-    left no memory gc would take (agents.changes.RunScope.gc_settled), and (``merges``: this
+    left no memory gc would take (agents.run_scope.RunScope.gc_settled), and (``merges``: this
     run merges) no cluster it found unmerged (RunScope.unmerged), it promoted or merged
     nothing after its cluster step (RunScope.departed), and (``embeddings`` given)
     it wanted embeddings as this run does (agents.changes.ChangeTracker.embeddings). None

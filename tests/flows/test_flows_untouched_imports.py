@@ -35,7 +35,7 @@ def test_a_run_after_no_change_loads_nothing_that_opens_the_store(demo_dirs, pre
     )
     first = CliRunner().invoke(app, args, env=env)  # the run that leaves the run state
     assert first.exit_code == 0, first.output
-    # The next judges what its merges made and let cluster (agents.changes.RunScope).
+    # The next judges what its merges made and let cluster (agents.run_scope.RunScope).
     second = CliRunner().invoke(app, args, env=env)
     assert second.exit_code == 0, second.output
 
