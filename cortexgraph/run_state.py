@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 
 STATE_FILE = "consolidation-state.npz"
 OLD_STATE_FILE = "consolidation-state.json"
-VERSION = 2
+# 3: fingerprints cover a memory's creation time and mentions (agents.changes.fingerprint):
+# every version 2 print would differ, and a run comparing them would take every memory for
+# changed; a state of another version is not read, so the first run after is a full one.
+VERSION = 3
 
 
 FILE_KEY_WIDTH = 3  # inode, size, mtime_ns

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 
+import numpy as np
 import pytest
 from agents_helpers import NOW, add
 from fakes import RecordingSink
@@ -406,6 +407,14 @@ def test_the_state_file_round_trips_and_a_broken_one_means_a_full_run(store, tra
     assert load_run_state(tmp_path) == old
     save_run_state(tmp_path, state)
     assert not (tmp_path / OLD_STATE_FILE).exists()
+
+    # A version 2 state's fingerprints left out creation times and mentions: not read (the
+    # next run is a full one, not one that takes every memory for changed).
+    save_run_state(tmp_path, state)
+    with np.load(tmp_path / STATE_FILE) as data:
+        arrays = {k: data[k] for k in data.files}
+    np.savez(tmp_path / STATE_FILE, **{**arrays, "version": np.array(2)})
+    assert load_run_state(tmp_path) is None
 
     (tmp_path / STATE_FILE).write_bytes((tmp_path / STATE_FILE).read_bytes()[:200])
     assert load_run_state(tmp_path) is None
