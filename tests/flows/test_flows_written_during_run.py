@@ -103,7 +103,7 @@ def test_a_relations_file_that_shrank_and_grew_between_two_looks_counts_as_moved
     # files_seen stats the file, then reads the lines it grew by. A hand truncation below its
     # size at the run's open, then growth before the read, gives an end before the start: that
     # is no run's own append (a read of a negative count would take the rest of the file).
-    from cortexgraph.run_state import _tail_ids
+    from cortexgraph.run_files import _tail_ids
 
     lines = (
         b'{"id": "r1", "source": "a", "target": "b"}\n{"id": "r2", "source": "b", "target": "c"}\n'
