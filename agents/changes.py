@@ -160,7 +160,6 @@ class ChangeTracker:
             (previous or {}).get("gc_settled") is True,
             frozenset((previous or {}).get("unmerged") or ()),
             (previous or {}).get("similarity"),
-            frozenset((previous or {}).get("departed") or ()),
         )
 
     def _seen(self) -> dict[str, Memory]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -38,7 +38,7 @@ from cortexgraph.agents.cluster_report import (
     DuplicatePair,
     cluster_id_for,
 )
-from cortexgraph.agents.cluster_scope import near_departed, neighbourhood, touches
+from cortexgraph.agents.cluster_scope import neighbourhood, touches
 from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
 from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.link_reach import Bars, sift
@@ -95,24 +95,16 @@ class ClusterDetector:
         now: float,
         dry_run: bool = False,
         scope: Collection[str] | None = None,
-        departed: Sequence[Memory] = (),
     ) -> ClusterReport:
         """``scope`` (an incremental run): only the changed memories and their neighbours in
         the existing vectors (agents.cluster_scope), and of their pairs those the changed
         memories' links can reach (agents.link_reach: the pairs judged and the refusals
-        counted are those); clusters and pairs that hold a changed memory. ``departed``:
-        memories that left the active set since the last run's cluster step; their near
-        neighbours join the scope (agents.cluster_scope.near_departed)."""
+        counted are those); clusters and pairs that hold a changed memory."""
         cfg = self.config
         memories = sorted(self.store.list(status=MemoryStatus.ACTIVE), key=lambda m: m.id)
         seeds, store = None, memories
         if scope is not None:
             bar = min(*self._bars(self.embedder is not None), cfg.relate_threshold or 1.0)
-            if departed:
-                per_row = 4 * cfg.max_cluster_size
-                reach = bar - 0.15  # as the neighbourhood's: links are judged on the rows
-                near = near_departed(memories, departed, self.embedder, bar=reach, per_row=per_row)
-                scope = set(scope) | near
             memories = neighbourhood(
                 memories, scope, self.embedder, bar=bar - 0.15, per_row=4 * cfg.max_cluster_size
             )

@@ -57,28 +57,6 @@ def neighbourhood(
     return [memories[k] for k in distinct(np.concatenate((rows, near))).tolist()]
 
 
-def near_departed(
-    memories: Sequence[Memory],
-    departed: Sequence[Memory],
-    embedder: Embedder | None,
-    *,
-    bar: float,
-    per_row: int,
-    block: int = BLOCK,
-) -> set[str]:
-    """The ids of ``memories`` among each ``departed`` memory's ``per_row`` strongest at least
-    ``bar`` similar: those its leaving may let cluster otherwise (complete linkage kept out
-    what was linked to them and not to it). The departed texts are compared as rows of their
-    own, after the store's."""
-    if not departed or not memories:
-        return set()
-    texts = [m.content for m in memories] + [m.content for m in departed]
-    rows = np.arange(len(memories), len(texts), dtype=np.int64)
-    sims = _similarity_blocks(texts, rows, embedder, max(1, block))
-    near = _strongest(sims, bar, per_row + 1, len(rows))
-    return {memories[k].id for k in near.tolist() if k < len(memories)}
-
-
 def _places(memories: Sequence[Memory], scope: Collection[str]) -> np.ndarray:
     """The positions of ``scope``'s ids in ``memories`` (sorted by id), ascending. A small
     scope's are found by bisection, not by a scan of every memory (68.8k active at 100k:
@@ -229,4 +207,4 @@ def touches(ids: Sequence[str], scope: Collection[str]) -> bool:
     return any(i in scope for i in ids)
 
 
-__all__ = ["BLOCK", "near_departed", "neighbourhood", "touches"]
+__all__ = ["BLOCK", "neighbourhood", "touches"]

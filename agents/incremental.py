@@ -98,7 +98,6 @@ def state_after(
     state["gc_settled"] = _gc_settled(pipeline, report)
     state["unmerged"] = sorted(_unmerged_after(pipeline, report))
     state["similarity"] = _similarity_after(pipeline, report)
-    state["departed"] = sorted(_departed_after(pipeline, report))
     state["embeddings"] = changes.embeddings
     standing = _standing_after(pipeline, report)
     if standing is not None:
@@ -167,22 +166,6 @@ def _unmerged_after(pipeline: Pipeline, report: PipelineReport) -> frozenset[str
     if merge.mode is MergeMode.PREVIEW and isinstance(cluster, ClusterReport):
         left.update(i for p in cluster.related for i in (p.id1, p.id2))
     return frozenset(left)
-
-
-def _departed_after(pipeline: Pipeline, report: PipelineReport) -> set[str]:
-    """The memories this run promoted or merged away, after its cluster step looked
-    (RunScope.departed); the last run's where this run's cluster step did not run."""
-    cluster = report.reports.get("cluster")
-    if not isinstance(cluster, ClusterReport) or cluster.skipped:
-        return set() if pipeline.scope is None else set(pipeline.scope.departed)
-    gone: set[str] = set()
-    merge = report.reports.get("merge")
-    if isinstance(merge, MergeReport):
-        gone.update(i for o in merge.outcomes if o.status == "merged" for i in o.source_ids)
-    promote = report.reports.get("promote")
-    if isinstance(promote, PromoteReport):
-        gone.update(p.memory_id for p in promote.promotions)
-    return gone
 
 
 def _similarity_after(pipeline: Pipeline, report: PipelineReport) -> str | None:

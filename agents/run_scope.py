@@ -39,9 +39,6 @@ class RunScope:
     # The similarity the last cluster step judged by ("tfidf", "embeddings:<model>"; None:
     # not recorded): a run on other vectors judges every pair again (agents.pipeline).
     similarity: str | None = None
-    # Memories the last run promoted or merged away after its cluster step: their leaving
-    # lets their neighbours cluster otherwise (agents.cluster_scope.near_departed).
-    departed: frozenset[str] = frozenset()
 
     @property
     def ids(self) -> frozenset[str]:

@@ -63,9 +63,8 @@ def unchanged_since(
     memory's predicted decay crossing has come by ``now``, (``config`` given) it judged
     under the same configuration (agents.decision_key), (``gc``: this run's gc acts) it
     left no memory gc would take (agents.run_scope.RunScope.gc_settled), and (``merges``: this
-    run merges) no cluster it found unmerged (RunScope.unmerged), it promoted or merged
-    nothing after its cluster step (RunScope.departed), and (``embeddings`` given)
-    it wanted embeddings as this run does (agents.changes.ChangeTracker.embeddings). None
+    run merges) no cluster it found unmerged (RunScope.unmerged), and (``embeddings``
+    given) it wanted embeddings as this run does (agents.changes.ChangeTracker.embeddings). None
     otherwise (no record, a clock before the last run's,
     record, another file set, any difference, a crossing due, an unreadable state). Reads
     only the state's small arrays, not its rows."""
@@ -79,8 +78,6 @@ def unchanged_since(
                 return None
             if merges and "unmerged" in data.files and data["unmerged"].size:
                 return None
-            if "departed" in data.files and data["departed"].size:
-                return None  # what left lets its neighbours cluster: the next run looks
             if embeddings is not None and _embeddings(data) is not embeddings:
                 return None
             recorded, keys = _strings(data["file_paths"]), data["files"]
@@ -100,7 +97,7 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
     """``{"version", "now", "memories": {id: (fingerprint, crossing time)}, "fading": [ids],
     "fading_marks": {id: (urgency, forget moment)}, "files": {path: (inode, size, mtime_ns)},
     "config": the configuration's key or None, "entity_standing": {"too_common": [names],
-    "rare": [names]} or None, "gc_settled": bool, "unmerged": [ids], "departed": [ids],
+    "rare": [names]} or None, "gc_settled": bool, "unmerged": [ids],
     "similarity": the cluster step's method or None, "embeddings": whether the run wanted
     them, or None}``,
     or None: no state, or one that cannot be read. ``memories`` is the file's arrays as a
@@ -125,7 +122,6 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
                 standing = _standing(data)
                 gc_settled = _gc_settled(data)
                 unmerged = _strings(data["unmerged"]) if "unmerged" in data.files else []
-                departed = _strings(data["departed"]) if "departed" in data.files else []
                 similarity = _text(data, "similarity")
                 embeddings = _embeddings(data)
             memories = MemoryRows(ids, prints, due)
@@ -142,7 +138,6 @@ def load_run_state(storage: Path) -> dict[str, Any] | None:
             "entity_standing": standing,
             "gc_settled": gc_settled,
             "unmerged": unmerged,
-            "departed": departed,
             "similarity": similarity,
             "embeddings": embeddings,
         }
@@ -265,8 +260,6 @@ def save_run_state(storage: Path, state: dict[str, Any]) -> None:
             arrays["embeddings"] = np.array(bool(state["embeddings"]))
         if state.get("unmerged"):
             arrays["unmerged"] = _blob(sorted(state["unmerged"]))
-        if state.get("departed"):
-            arrays["departed"] = _blob(sorted(state["departed"]))
         if state.get("gc_settled") is not None:
             arrays["gc_settled"] = np.array(bool(state["gc_settled"]))
         if state.get("entity_standing") is not None:

@@ -65,8 +65,7 @@ def test_live_run_changes_store_and_vault(prefect_harness, demo_dirs):
     for m in promoted:
         assert (vault / m.promoted_to).is_file()
     assert len(store.relations(relation_type="consolidated_from")) == len(archived)
-    # the second run judges what the first merged after its decay step and what its merges
-    # and promotions let cluster (agents.run_scope.RunScope.departed): nothing new to do
+    # the second run judges what the first merged after its decay step: nothing new to do
     settle = run_pipeline(_settings(store_dir, vault), RunOptions(now=NOW))
     assert settle.scope is not None and not settle.scope.changed
     assert settle.reports["merge"].count("merged") == 0
