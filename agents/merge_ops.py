@@ -39,6 +39,24 @@ def _union(values: Sequence[Sequence[str]]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def merge_order(sources: Sequence[Memory]) -> list[Memory]:
+    """The sources as a merge reads them: oldest first (ties by id)."""
+    return sorted(sources, key=lambda m: (m.created_at, m.id))
+
+
+def merged_labels(
+    sources: Sequence[Memory], limits: StoreConfig | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(tags, entities) of the memory merging ``sources`` (in ``merge_order``): the union of
+    theirs, in order, cut to the store's ``limits``; past them the merge was refused, though
+    no source crossed them, and the archived sources keep all of theirs."""
+    ordered = merge_order(sources)
+    tags, entities = _union([m.tags for m in ordered]), _union([m.entities for m in ordered])
+    if limits is not None:
+        tags, entities = tags[: limits.max_tags], entities[: limits.max_entities]
+    return tags, entities
+
+
 def plan_merge(
     sources: Sequence[Memory],
     cohesion: float,
@@ -48,13 +66,9 @@ def plan_merge(
     *,
     limits: StoreConfig | None = None,
 ) -> MergePlan:
-    """The merged memory ``sources`` would become. ``limits``: the store's, which cut the
-    union of tags and entities (in source order); past them the merge was refused, though no
-    source crossed them, and the archived sources keep all of theirs."""
-    ordered = sorted(sources, key=lambda m: (m.created_at, m.id))
-    tags, entities = _union([m.tags for m in ordered]), _union([m.entities for m in ordered])
-    if limits is not None:
-        tags, entities = tags[: limits.max_tags], entities[: limits.max_entities]
+    """The merged memory ``sources`` would become. ``limits``: the store's (``merged_labels``)."""
+    ordered = merge_order(sources)
+    tags, entities = merged_labels(ordered, limits)
     text = union_sentences((m.content for m in ordered), coverage)
     contexts = _union([[m.meta.context] for m in ordered if m.meta.context])
     extra: dict[str, Any] = {}
@@ -240,6 +254,8 @@ __all__ = [
     "MergePlan",
     "apply_plan",
     "link_members",
+    "merge_order",
+    "merged_labels",
     "plan_merge",
     "undo_merge",
 ]

@@ -224,23 +224,23 @@ def _one_x_previews(store: Any, clusters: Any, outcomes: Any, auto_detect: bool)
     """1.x's preview: ``auto_detect``, ``candidates_found`` and ``previews[]{cluster_id,
     cohesion, memory_count, merged_content_preview, merged_entities, merged_tags,
     calculated_strength}`` (tags and entities: the union the merge would write)."""
+    from cortexgraph.agents.merge_ops import merged_labels
+
     cohesion = {c.cluster_id: c.cohesion for c in clusters}
     previews = []
     for o in outcomes:
         if o.status != "previewed":
             continue
         sources = [m for m in (store.find(i) for i in o.source_ids) if m is not None]
-        sources.sort(key=lambda m: (m.created_at, m.id))  # as the merge orders them
-        entities = list(dict.fromkeys(e for m in sources for e in m.entities))
-        tags = list(dict.fromkeys(t for m in sources for t in m.tags))
+        tags, entities = merged_labels(sources, store.config)  # as the merge makes them
         previews.append(
             {
                 "cluster_id": o.cluster_id,
                 "cohesion": round(cohesion.get(o.cluster_id, 0.0), 4),
                 "memory_count": len(o.source_ids),
                 "merged_content_preview": o.content[:300],
-                "merged_entities": entities[: store.config.max_entities],  # as merges cut
-                "merged_tags": tags[: store.config.max_tags],
+                "merged_entities": list(entities),
+                "merged_tags": list(tags),
                 "calculated_strength": round(o.strength, 4),
             }
         )
