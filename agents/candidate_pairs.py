@@ -30,7 +30,7 @@ import numpy as np
 from cortexgraph.agents.held_rows import distinct, stacked_rows
 from cortexgraph.agents.neighbours import NeighbourPairs, radius_pairs
 from cortexgraph.agents.protocols import Embedder
-from cortexgraph.agents.vectors import TextVectors
+from cortexgraph.agents.vectors import TextVectors, similarity_method
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class OwnVectors:
         return self.vectors().pair_similarity(i, j).astype(np.float32)
 
     def vectors(self) -> TextVectors:
-        return TextVectors(f"embeddings:{self.embedder.name}", self.dense)
+        return TextVectors(similarity_method(self.embedder), self.dense)
 
 
 def checked(

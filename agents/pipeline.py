@@ -32,6 +32,7 @@ from cortexgraph.agents.relationship_discovery import RelationshipConfig, Relati
 from cortexgraph.agents.run_scope import RunScope
 from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, MergeReport, SemanticMerge
 from cortexgraph.agents.undo import Graveyard
+from cortexgraph.agents.vectors import similarity_method
 from cortexgraph.storage.decay import DecayConfig
 from cortexgraph.storage.errors import InvalidInputError
 from cortexgraph.storage.models import MemoryStatus
@@ -192,8 +193,14 @@ class Pipeline:
     def similarity(self) -> str:
         """The similarity the cluster step judges by when its embedder answers (a cluster
         report's ``method``)."""
-        embedder = self.cluster.embedder
-        return "tfidf" if embedder is None else f"embeddings:{embedder.name}"
+        return similarity_method(self.cluster.embedder)
+
+    @property
+    def judges_anew(self) -> bool:
+        """An incremental run whose last run judged by other vectors (TF-IDF, another model):
+        its cluster step compares every memory."""
+        last = None if self.scope is None else self.scope.similarity
+        return last is not None and last != self.similarity
 
     def step(self, name: str, *, now: float, dry_run: bool, previous: Mapping[str, Any]) -> Any:
         """Run one agent; its issue changes are one batch (one git commit with beads)."""
@@ -289,23 +296,20 @@ class Pipeline:
             return self.relations.run(
                 now=now, dry_run=dry_run, scope=self.scope.changed, standing=self.scope.standing
             )
-        if name == "cluster":
-            last = self.scope.similarity
-            if last is not None and last != self.similarity:
-                # The last run judged by other vectors (TF-IDF, another model): every pair
-                # is judged again, as a full run judges it.
-                return agent.run(now=now, dry_run=dry_run)
-            ids = self.scope.changed
-            if self.merge.config.mode is MergeMode.APPLY:
-                # What earlier runs found and did not merge (a preview, links): found again.
-                ids = ids | self.scope.unmerged
-            # What left the active set since (archived, promoted, merged away) may let the
-            # memories it kept apart cluster: left to the weekly full run, since finding them
-            # is a neighbourhood of every departure (after a first consolidation, thousands:
-            # the next +100 run's cluster step took 16 s against 1.9 for a full one).
-            return agent.run(now=now, dry_run=dry_run, scope=ids)
-        # Similarity does not move with time: only what changed.
-        return agent.run(now=now, dry_run=dry_run, scope=self.scope.changed)
+        # The cluster step. Similarity does not move with time: only what changed.
+        if self.judges_anew:
+            # The last run judged by other vectors (TF-IDF, another model): every pair is
+            # judged again, as a full run judges it.
+            return agent.run(now=now, dry_run=dry_run)
+        ids = self.scope.changed
+        if self.merge.config.mode is MergeMode.APPLY:
+            # What earlier runs found and did not merge (a preview, links): found again.
+            ids = ids | self.scope.unmerged
+        # What left the active set since (archived, promoted, merged away) may let the
+        # memories it kept apart cluster: left to the weekly full run, since finding them is
+        # a neighbourhood of every departure (after a first consolidation, thousands: the
+        # next +100 run's cluster step took 16 s against 1.9 for a full one).
+        return agent.run(now=now, dry_run=dry_run, scope=ids)
 
 
 @contextmanager

@@ -76,6 +76,11 @@ class TextVectors:
         )
 
 
+def similarity_method(embedder: Embedder | None) -> str:
+    """What vectors from ``embedder`` are called (``TextVectors.method``; None: TF-IDF)."""
+    return "tfidf" if embedder is None else f"embeddings:{embedder.name}"
+
+
 def vectorize(
     texts: Sequence[str],
     embedder: Embedder | None,
@@ -87,7 +92,7 @@ def vectorize(
     if embedder is not None:
         try:
             vecs = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
-            return TextVectors(f"embeddings:{embedder.name}", vecs / row_norms(vecs))
+            return TextVectors(similarity_method(embedder), vecs / row_norms(vecs))
         except Exception as exc:  # any model failure means "use TF-IDF"
             log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
     return tfidf_vectors(texts, fit_on=None if corpus is None else corpus())
@@ -117,7 +122,7 @@ def held_vectors(texts: Sequence[str], embedder: Embedder) -> TextVectors | None
         log.warning("embedding model unavailable (%s); using TF-IDF similarity", exc)
         return None
     empty = np.zeros((len(rows), 0), dtype=np.float32)
-    return TextVectors(f"embeddings:{embedder.name}", empty, held=rows)
+    return TextVectors(similarity_method(embedder), empty, held=rows)
 
 
 def tfidf_vectors(
@@ -225,6 +230,7 @@ __all__ = [
     "TextVectors",
     "hashed_tfidf_vectors",
     "held_vectors",
+    "similarity_method",
     "tfidf_vectors",
     "vectorize",
 ]

@@ -125,8 +125,7 @@ def _embed_then_cluster(
     """What the cache lacks is embedded first, as mapped tasks (spread by a Dask runner). An
     incremental run with nothing new compares nothing: the cache is not even read."""
     scope = pipeline.scope
-    # The last run judged by other vectors: the cluster step compares every memory.
-    anew = scope is not None and scope.similarity not in (None, pipeline.similarity)
+    anew = pipeline.judges_anew  # the cluster step compares every memory
     if collab.embedder is not None and (scope is None or anew or scope.changed):
         only = None if scope is None or anew else scope.changed
         embedded = warm_embeddings(collab.store, collab.embedder, batch_size, only)
