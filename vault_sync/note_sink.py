@@ -216,15 +216,7 @@ class ObsidianNoteSink:
             renamed = self._retitled(existing, memory, ledger, now)
             if renamed != existing:  # rewritten under its new name: read that
                 existing, parsed = renamed, None
-        links = note_links(
-            self.vault,
-            memory,
-            related,
-            relations,
-            ledger,
-            entity_notes=self.entity_notes,
-            find=self.locator.find,
-        )
+        links = self._links(memory, related, relations, ledger)
         if existing is None:
             return self._write_new(memory, links, reason, now, ledger)
         rendered = render_note(
@@ -285,6 +277,24 @@ class ObsidianNoteSink:
         found = self._locate(memory_id, ledger, hint)
         return found[0] if found is not None else None
 
+    def _links(
+        self,
+        memory: Memory,
+        related: Sequence[Memory],
+        relations: Sequence[Relation],
+        ledger: WriteLedger,
+    ) -> list[LinkTarget]:
+        """The note's links (vault_sync.note_links), a renamed note found by its id."""
+        return note_links(
+            self.vault,
+            memory,
+            related,
+            relations,
+            ledger,
+            entity_notes=self.entity_notes,
+            find=self.locator.find,
+        )
+
     def _locate(
         self, memory_id: str, ledger: WriteLedger, hint: str | None
     ) -> tuple[Path, ParsedNote | None] | None:
@@ -336,15 +346,7 @@ class ObsidianNoteSink:
         Returns what changed ("renamed", "context", "related", joined by "+"), or None."""
         try:
             with self._locked() as ledger:
-                links = note_links(
-                    self.vault,
-                    memory,
-                    related,
-                    relations,
-                    ledger,
-                    entity_notes=self.entity_notes,
-                    find=self.locator.find,
-                )
+                links = self._links(memory, related, relations, ledger)
                 if self._written.get(memory.id) == links:
                     return None  # this sink wrote it with these very links (and its short title)
                 found = self._locate(memory.id, ledger, memory.promoted_to)
