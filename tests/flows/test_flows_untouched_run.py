@@ -323,15 +323,15 @@ def test_apply_after_a_run_that_linked_merges_what_it_found(demo_dirs, prefect_h
 
 def test_a_run_that_wants_embeddings_after_one_without_opens_the_store(cli, demo_dirs):
     """``--no-embeddings`` judged by TF-IDF: the next run with the model judges again."""
-    import time
-
     from cortexgraph.run_state import run_files, unchanged_since
     from cortexgraph.settings import Settings
 
     store_dir, _ = demo_dirs
     paths = run_files(Settings(storage_path=store_dir))
-    assert unchanged_since(store_dir, paths, time.time(), embeddings=False) is not None
-    assert unchanged_since(store_dir, paths, time.time(), embeddings=True) is None
+    with np.load(store_dir / STATE_FILE) as data:
+        now = float(data["now"]) + 1  # just after the last run: no crossing can be due
+    assert unchanged_since(store_dir, paths, now, embeddings=False) is not None
+    assert unchanged_since(store_dir, paths, now, embeddings=True) is None
 
 
 def test_a_clock_before_the_last_runs_opens_the_store(cli, demo_dirs):
