@@ -11,11 +11,13 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from cortexgraph.storage.models import Memory
+from cortexgraph.vault_sync.frontmatter_yaml import load_frontmatter_yaml
 from cortexgraph.vault_sync.note_body import (
     FRONTMATTER_CLOSE,
     FRONTMATTER_OPEN,
@@ -53,20 +55,9 @@ _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
 _MD_SPECIAL = re.compile(r"[\[\]#^<]|\\(?=[!-/:-@\[-`{-~])")
 _LABEL_BREAKERS = re.compile(r"[\[\]|]")  # end a wikilink or start a second label
 try:
-    _Loader: Any = yaml.CSafeLoader
     _Dumper: Any = yaml.CSafeDumper  # what python-frontmatter writes with
 except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader, _Dumper = yaml.SafeLoader, yaml.SafeDumper
-
-
-class _DatesAsTextLoader(_Loader):  # type: ignore[misc]
-    """The safe loader, but a date stays the text it is: a person's "2024-02-30" is a date
-    that does not exist, and PyYAML raises ValueError (not YAMLError) building it."""
-
-
-_DatesAsTextLoader.add_constructor(
-    "tag:yaml.org,2002:timestamp", _DatesAsTextLoader.construct_yaml_str
-)
+    _Dumper = yaml.SafeDumper
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,12 +276,12 @@ def parse_note_text(text: str) -> ParsedNote:
     raw = text[opened.end() : close.start()]
     body = text[close.end() :].lstrip("\r\n")
     try:
-        data = _load_yaml(raw)
+        data = load_frontmatter_yaml(raw)
     except (yaml.YAMLError, ValueError) as exc:
         # Obsidian templates hold unquoted {{placeholders}}; read them as the strings they are.
         quoted = _TEMPLATE.sub(lambda m: "'" + m.group(0).replace("'", "''") + "'", raw)
         try:
-            data = _load_yaml(quoted) if quoted != raw else None
+            data = load_frontmatter_yaml(quoted) if quoted != raw else None
         except (yaml.YAMLError, ValueError):
             data = None
         if data is None:
@@ -304,35 +295,14 @@ def parse_note_text(text: str) -> ParsedNote:
     return ParsedNote(metadata=json_safe(data), body=body, has_frontmatter=True)
 
 
-class AliasedYamlError(yaml.YAMLError):
-    """Frontmatter that uses YAML aliases (``*name``)."""
-
-
-def _refuse_aliases(raw: str) -> None:
-    """Raise ``AliasedYamlError`` when ``raw`` uses an alias. A note is anyone's file: nine
-    anchors of nine aliases each are a few hundred bytes that build a value of 9**9 strings
-    when walked (seconds to hours of a search), and ``&a [*a]`` a list that holds itself (a
-    RecursionError). Obsidian's properties never write aliases, so none is read. Only frontmatter
-    holding a ``*`` is parsed for them (events, nothing built)."""
-    if "*" not in raw:
-        return
-    for event in yaml.parse(raw, Loader=_Loader):
-        if isinstance(event, yaml.AliasEvent):
-            raise AliasedYamlError(
-                f"frontmatter uses the YAML alias *{event.anchor}, which cortexgraph does not "
-                "read (a note's aliases can expand without bound)"
-            )
-
-
-def _load_yaml(raw: str) -> Any:
-    """``raw`` through a safe loader; a date that does not exist is kept as its text. A value
-    that still cannot be built (``!!int five``) raises ValueError: broken YAML to the caller;
-    so does an alias (``_refuse_aliases``)."""
-    _refuse_aliases(raw)
+def parse_note_file(path: Path) -> ParsedNote:
+    """The note at ``path`` parsed for rewriting (OSError propagates). Text that is not UTF-8
+    (an editor saving cp1252) is read as broken frontmatter is: written back as UTF-8 it would
+    garble what the person wrote, so it is left untouched."""
     try:
-        return yaml.load(raw, Loader=_Loader)
-    except ValueError:
-        return yaml.load(raw, Loader=_DatesAsTextLoader)
+        return parse_note_text(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        return ParsedNote(frontmatter_error=f"not UTF-8 ({exc.reason} at byte {exc.start})")
 
 
 def json_safe(value: Any) -> Any:
@@ -391,6 +361,7 @@ __all__ = [
     "metadata_list",
     "note_text",
     "obsidian_tag",
+    "parse_note_file",
     "parse_note_text",
     "related_block",
     "render_note",

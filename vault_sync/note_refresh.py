@@ -24,7 +24,7 @@ from cortexgraph.vault_sync.note_format import (
     ParsedNote,
     body_checksum,
     note_text,
-    parse_note_text,
+    parse_note_file,
     related_block,
     replace_related_block,
 )
@@ -50,10 +50,7 @@ def refresh_note_body(
     ("renamed", "context", "related", joined by "+"), or None."""
     changed = ["renamed"] if renamed else []
     if parsed is None or changed:
-        try:
-            parsed = parse_note_text(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:  # another encoding: the person's to fix (note_update)
-            return "+".join(changed) or None
+        parsed = parse_note_file(path)  # another encoding: broken, the person's to fix
     if parsed.frontmatter_error is not None:
         return "+".join(changed) or None
     entry = ledger.get(memory.id)

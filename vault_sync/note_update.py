@@ -23,7 +23,7 @@ from cortexgraph.vault_sync.note_format import (
     body_checksum,
     merge_metadata,
     note_text,
-    parse_note_text,
+    parse_note_file,
     related_block,
     replace_related_block,
 )
@@ -59,12 +59,7 @@ def update_existing_note(
     ``parsed``: the note as the caller just read it under the same write lock (else read)."""
     rel = relative_posix(vault, existing)
     if parsed is None:
-        try:
-            parsed = parse_note_text(existing.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as exc:
-            # Saved in another encoding (an editor writing cp1252): written back as UTF-8 it
-            # would garble what the person wrote, so it is left as broken frontmatter is.
-            parsed = ParsedNote(frontmatter_error=f"not UTF-8 ({exc.reason} at byte {exc.start})")
+        parsed = parse_note_file(existing)  # not UTF-8: left as broken frontmatter is
     entry = ledger.get(memory_id)
     current_sum = body_checksum(parsed.body)
     new_sum = body_checksum(rendered.body)

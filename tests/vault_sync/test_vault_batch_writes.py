@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cortexgraph.vault_sync.note_format as note_format_module
 import cortexgraph.vault_sync.note_locator as note_locator_module
-import cortexgraph.vault_sync.note_refresh as note_refresh_module
 import cortexgraph.vault_sync.note_sink as note_sink_module
-import cortexgraph.vault_sync.note_update as note_update_module
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, promote_memory
 
@@ -168,14 +167,15 @@ def test_refreshing_right_after_promoting_reads_only_notes_whose_links_changed(
     store, ids = _store(["Sam chose PostgreSQL for billing.", "Sam moved the ledger to Rust."])
     vault = tmp_path / "vault"
     parsed: list[str] = []
-    real_parse = note_refresh_module.parse_note_text
+    real_parse = note_format_module.parse_note_text
 
     def counting_parse(text: str):
         parsed.append(text)
         return real_parse(text)
 
-    # a note is parsed where it is read: finding it (note_locator) or rereading it (note_refresh)
-    for module in (note_refresh_module, note_locator_module):
+    # a note is parsed where it is read: finding it (note_locator) or rereading it to update
+    # or refresh it (note_format.parse_note_file)
+    for module in (note_format_module, note_locator_module):
         monkeypatch.setattr(module, "parse_note_text", counting_parse)
     with ObsidianNoteSink(vault, batch=True) as sink:
         paths = [promote_memory(store, sink, i, now=NOW, force=True).path for i in ids]
@@ -201,13 +201,13 @@ def test_promoting_again_parses_each_note_once_and_keeps_what_a_person_added(
     for memory_id in ids:
         store.update(memory_id, context="moved in Q3")  # a change each note must show
     parsed: list[str] = []
-    real_parse = note_refresh_module.parse_note_text
+    real_parse = note_format_module.parse_note_text
 
     def counting_parse(text: str):
         parsed.append(text)
         return real_parse(text)
 
-    for module in (note_refresh_module, note_locator_module, note_update_module):
+    for module in (note_format_module, note_locator_module):
         monkeypatch.setattr(module, "parse_note_text", counting_parse)
     with ObsidianNoteSink(vault, batch=True) as sink:
         again = [promote_memory(store, sink, i, now=NOW + 60, force=True) for i in ids]
