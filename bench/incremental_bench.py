@@ -183,13 +183,23 @@ async def _runs_through_mcp(
                 each = 1000 * saving / len(memories)
                 how = f"mcp: saves {saving:.1f} s ({each:.0f} ms each), background done +{idle:.1f} s; "
 
-            def run(flags: list[str] = flags) -> tuple[dict, float, float]:
+            def run(flags: list[str] = flags, name: str = name) -> tuple[dict, float, float]:
                 written_back(writeback)
+                stop_before(name, store_dir, vault)
                 return consolidate(store_dir, vault, env, *flags)
 
             data, wall, cpu = await anyio.to_thread.run_sync(run)
             picked = await _background_done(session)
             record(name, data, wall, cpu, f"{how}run's writes picked up +{picked:.1f} s")
+
+
+def stop_before(name: str, store_dir: Path, vault: Path) -> None:
+    """``BENCH_STOP_BEFORE=<run name>``: end the bench with that run's input on disk (its
+    folders printed), for trials of one run on a copy of the filesystem it is on (run state,
+    caches and notes are keyed by inode, so a copied folder is another store to them)."""
+    if os.environ.get("BENCH_STOP_BEFORE") == name:
+        print(f"stopped before {name!r}: --storage-path {store_dir} --vault {vault}", flush=True)
+        os._exit(3)
 
 
 def consolidate(store_dir: Path, vault: Path, env: dict, *flags: str) -> tuple[dict, float, float]:
@@ -349,6 +359,7 @@ def bench(
                 save_new(store_dir, list(saves))
                 how = f"store.save: {time.perf_counter() - t0:.1f} s"
             written_back(writeback)
+            stop_before(name, store_dir, vault)
             record(name, *consolidate(store_dir, vault, env, *flags), how)
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import traceback
 from collections.abc import Callable
@@ -69,6 +70,9 @@ def run_in_process(
     overlay: dict[str, str | None] = {k: None for k in os.environ if k not in env}
     overlay.update(env)
     saved_argv, cwd, gc_on = sys.argv, Path.cwd(), gc.isenabled()
+    # tempfile reads TMPDIR once per process: a TMPDIR in ``env`` is honoured as a child would.
+    saved_tempdir = tempfile.tempdir
+    tempfile.tempdir = env.get("TMPDIR", saved_tempdir)
     with CliRunner().isolation(input=stdin, env=overlay) as (out, err, _):
         sys.argv = argv
         os.chdir(ROOT)
@@ -84,6 +88,7 @@ def run_in_process(
             code = 1
         finally:
             sys.argv = saved_argv
+            tempfile.tempdir = saved_tempdir
             os.chdir(cwd)
             if gc_on:  # a short-lived process may turn the collector off (the hooks do)
                 gc.enable()

@@ -30,9 +30,12 @@ class Cli:
         self.storage = tmp_path / "store"
         self.vault = tmp_path / "vault"
         self.process = process
+        # Where `edit` keeps the text of a refused edit: the test's folder, not the machine's /tmp.
+        (tmp_path / "tmp").mkdir(parents=True, exist_ok=True)
         self.env = child_env(
             CORTEXGRAPH_STORAGE_PATH=str(self.storage),
             LTM_VAULT_PATH=str(self.vault),
+            TMPDIR=str(tmp_path / "tmp"),
             CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
             COLUMNS="200",
         )
