@@ -68,8 +68,11 @@ class EntityNoteBatch:
             if path is not None:
                 self._pending.setdefault(path, (entity, {}))[1][note_stem] = None
 
-    def write(self, *, durable: bool = True) -> None:
-        """Write every pending entity note once (caller holds the sink's lock)."""
+    def write(
+        self, *, durable: bool = True, written: Callable[[Path, str], None] | None = None
+    ) -> None:
+        """Write every pending entity note once (caller holds the sink's lock); ``written``
+        hears each path and text written (the note locator records them)."""
         if not self._pending:
             self.notes = 0
             return
@@ -83,28 +86,32 @@ class EntityNoteBatch:
             return
         while self._pending:
             path, (entity, stems) = next(iter(self._pending.items()))
-            update_entity_note(path, entity, list(stems), self.version, durable=durable)
+            text = update_entity_note(path, entity, list(stems), self.version, durable=durable)
+            if text is not None and written is not None:
+                written(path, text)
             del self._pending[path]  # only once written: an OSError keeps it for the next try
         self.notes = 0
 
 
 def update_entity_note(
     path: Path, entity: str, note_stems: Sequence[str], version: str, *, durable: bool = True
-) -> None:
-    """Add ``[[stem]]`` for each stem to the entity note's managed list (once each)."""
+) -> str | None:
+    """Add ``[[stem]]`` for each stem to the entity note's managed list (once each); the
+    text written, or None when the note was left as it was."""
     wanted = [f"- [[{stem}]]" for stem in note_stems]
     if not path.exists():
         meta = {"title": entity, "cortexgraph": {"version": version, "entity": entity}}
         heading = markdown_text(entity)
         block = "\n".join(dict.fromkeys(wanted))
         body = f"# {heading}\n\nMentioned in:\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n"
-        atomic_write_text(path, note_text(meta, body), durable=durable)
-        return
+        text = note_text(meta, body)
+        atomic_write_text(path, text, durable=durable)
+        return text
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:  # re-saved in another encoding: rewriting would garble it
         log.warning("cortexgraph: entity note %s is not UTF-8 text; its list is left as is", path)
-        return
+        return None
     # markers on lines of their own: an entity named like one (title, heading) is not one
     start = _marker_at(text, BLOCK_START, 0)
     end = _marker_at(text, BLOCK_END, start) if start >= 0 else -1
@@ -112,14 +119,16 @@ def update_entity_note(
         block = "\n".join(dict.fromkeys(wanted))
         fresh = text.rstrip("\n") + f"\n\n{BLOCK_START}\n{block}\n{BLOCK_END}\n"
         atomic_write_text(path, fresh, durable=durable)
-        return
+        return fresh
     lines = [x for x in text[start + len(BLOCK_START) : end].strip("\n").splitlines() if x.strip()]
     have = set(lines)
     added = [line for line in dict.fromkeys(wanted) if line not in have]
     if not added:
-        return
+        return None
     new_block = BLOCK_START + "\n" + "\n".join([*lines, *added]) + "\n"
-    atomic_write_text(path, text[:start] + new_block + text[end:], durable=durable)
+    updated = text[:start] + new_block + text[end:]
+    atomic_write_text(path, updated, durable=durable)
+    return updated
 
 
 _MENTION = re.compile(r"^- \[\[([^\[\]|#/]+)\]\]$")

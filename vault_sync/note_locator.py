@@ -173,6 +173,21 @@ class NoteLocator:
         self._seen[rel] = [_stat_key(os.fspath(path)), memory_id]
         self._unsaved = self._built_at is not None  # a map never walked is not saved
 
+    def record_text(self, path: Path, text: str) -> None:
+        """We just wrote ``text`` to ``path``, a note that is no memory's (an entity note, under
+        the write lock): the next process's catch-up takes it as known instead of reading it
+        (173 entity notes read, 15-20 ms, in the run after a 10k store's first consolidation).
+        A text with an ``id:`` (a person put one there) is left for the walk to read."""
+        try:
+            rel = path.relative_to(self.vault).as_posix()
+        except ValueError:
+            return
+        head = text.encode("utf-8")[:HEAD_BYTES]
+        if _FM_START.match(head) and _HAS_ID.search(head):
+            return
+        self._seen[rel] = [_stat_key(os.fspath(path)), None]
+        self._unsaved |= self._built_at is not None  # a map never walked is not saved
+
     def rescan(self) -> None:
         """Walk the whole vault: every folder listed, every note stat'ed, the changed read."""
         if self._built_at is None:

@@ -140,9 +140,10 @@ class ObsidianNoteSink:
 
     def flush(self) -> None:
         """Write the collected entity links and fold the ledger journal into its snapshot
-        (atomic); cheap when nothing is pending. The locator's map is left for the next process."""
-        self.locator.save()
+        (atomic); cheap when nothing is pending. The locator's map is left for the next
+        process, with the entity notes just written."""
         if (self._ledger is None or not self._ledger.pending) and not self._entities.notes:
+            self.locator.save()
             self._release_held()
             return
         try:
@@ -150,6 +151,7 @@ class ObsidianNoteSink:
                 self._flush_locked(self._fresh_ledger())
         except OSError as exc:
             raise VaultWriteError(f"cannot write the write ledger: {exc}") from exc
+        self.locator.save()
 
     close = flush
 
@@ -157,7 +159,7 @@ class ObsidianNoteSink:
         """``final``: flush() / close(), else every FLUSH_EVERY notes of a run."""
         try:
             if final:
-                self._entities.write(durable=not self.batch)
+                self._entities.write(durable=not self.batch, written=self.locator.record_text)
             if self.batch:
                 sync_filesystem(self.vault)  # the notes written since the last flush, at once
             # A batch's journal lines are synced with its notes just above, so the snapshot (the
@@ -384,8 +386,8 @@ class ObsidianNoteSink:
     def _update_entity_notes(self, memory: Memory, note_stem: str) -> None:
         if self.entity_notes:
             self._entities.add(memory.entities, note_stem)
-            if not self.batch:
-                self._entities.write()  # fsynced, with the note
+            if not self.batch:  # fsynced, with the note
+                self._entities.write(written=self.locator.record_text)
 
 
 __all__ = ["ObsidianNoteSink", "WrittenNote"]

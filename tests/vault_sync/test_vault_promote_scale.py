@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from cortexgraph.storage import InMemoryStore
 from cortexgraph.vault_sync import ObsidianNoteSink, parse_note_text, promote_memory
 from cortexgraph.vault_sync import note_locator as locator_module
@@ -286,3 +288,45 @@ def test_an_id_pasted_into_a_note_where_no_folder_changed_is_found_by_a_full_wal
         assert sink.find_note(m.id) == theirs
         assert (sink.locator.catch_ups, sink.locator.walks) == (1, 1)
         assert not sink.write_note(m, now=NOW + 5).created
+
+
+@pytest.mark.parametrize("batch", [True, False], ids=["batch", "interactive"])
+def test_the_next_process_reads_no_entity_note_the_last_sink_wrote(
+    store: InMemoryStore, vault: Path, monkeypatch, batch: bool
+) -> None:
+    """Entity notes are written after the notes that name them (a batch sink: at its flush):
+    the map the sink leaves knows them, so the next run's catch-up lists their folder but
+    reads none of them (it read every one, each run after new entities were written)."""
+    reads = _spy_reads(monkeypatch)
+    with ObsidianNoteSink(vault, "cortexgraph", batch=batch) as first:
+        for i, names in enumerate([["Aisha", "Postgres"], ["Kafka", "Aisha"], ["Redis"]]):
+            m = store.save(f"fact {i} about {' and '.join(names)}", entities=names, now=NOW)
+            promote_memory(store, first, m.id, now=NOW, force=True)
+    entities = sorted(p.name for p in (vault / "cortexgraph" / "entities").glob("*.md"))
+    assert entities == ["Aisha.md", "Kafka.md", "Postgres.md", "Redis.md"]
+    reads.clear()
+    with ObsidianNoteSink(vault, "cortexgraph", batch=batch) as second:
+        m = store.save("second fact about Kafka", entities=["Kafka"], now=NOW)
+        assert promote_memory(store, second, m.id, now=NOW, force=True).created
+    assert second.locator.walks == 0 and second.locator.catch_ups == 1
+    assert reads == []
+
+
+def test_an_id_a_person_put_in_an_entity_note_is_still_found(
+    store: InMemoryStore, vault: Path
+) -> None:
+    """An entity note carrying a memory's id (a person moved that note's frontmatter there) is
+    not taken as a note without one when cortexgraph rewrites its list."""
+    with ObsidianNoteSink(vault, "cortexgraph") as first:
+        a = store.save("Kafka carries the billing events", entities=["Kafka"], now=NOW)
+        promote_memory(store, first, a.id, now=NOW, force=True)
+    note = next((vault / "cortexgraph").glob("*.md"))
+    entity = vault / "cortexgraph" / "entities" / "Kafka.md"
+    text = entity.read_text().replace("---\n", f"---\nid: {a.id}\n", 1)
+    entity.write_text(text)
+    note.unlink()  # the person's edit: the memory's note is now the entity note
+    with ObsidianNoteSink(vault, "cortexgraph") as second:
+        b = store.save("Kafka also carries audit events", entities=["Kafka"], now=NOW)
+        promote_memory(store, second, b.id, now=NOW, force=True)  # rewrites Kafka.md's list
+    with ObsidianNoteSink(vault, "cortexgraph") as third:
+        assert third.find_note(a.id) == entity
