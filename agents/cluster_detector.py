@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from cortexgraph.agents.candidate_pairs import OwnVectors, checked_candidates
-from cortexgraph.agents.cluster_grouping import complete_link_groups, pair_cohesion
+from cortexgraph.agents.cluster_grouping import group_clusters
 from cortexgraph.agents.cluster_report import (
     Cluster,
     ClusterAction,
@@ -39,7 +39,7 @@ from cortexgraph.agents.cluster_report import (
     cluster_id_for,
 )
 from cortexgraph.agents.cluster_scope import neighbourhood, touches
-from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short, snippet
+from cortexgraph.agents.common import LABEL_CLUSTER, LABEL_MERGE, short
 from cortexgraph.agents.link_guards import RESTATEMENT_REASONS, LinkGuard
 from cortexgraph.agents.link_reach import Bars, sift
 from cortexgraph.agents.neighbours import NeighbourPairs
@@ -114,7 +114,14 @@ class ClusterDetector:
         # TF-IDF (no embeddings) weighs words by the whole store's claims, as a full run does.
         corpus = None if scope is None else (lambda: [ln.said.claim for ln in lines_of(store)])
         links = self._links(guard, seeds=seeds, corpus=corpus)
-        clusters = self._group(memories, links, guard)
+        clusters = group_clusters(
+            memories,
+            links.allowed,
+            links.spoken,
+            self._bars(links.vectors.is_semantic),
+            self.config,
+            guard.same_numbers,
+        )
         related = self._related(memories, links)
         if scope is not None:
             clusters = [c for c in clusters if touches(c.memory_ids, scope)]
@@ -292,59 +299,6 @@ class ClusterDetector:
             ranked_from=lowest,
         )
         return pairs, finder, margin, not semantic
-
-    def _group(self, memories: list[Memory], links: _Links, guard: LinkGuard) -> list[Cluster]:
-        """Complete-linkage clusters in two passes: merges, then the rest (reviews, keeps)."""
-        cfg = self.config
-        merge_bar, review_bar, link_bar = self._bars(links.vectors.is_semantic)
-        sim = {(i, j): s for i, j, s in links.allowed}
-        order = [(i, j) for i, j, _ in links.allowed]
-        # A merge: every pair linked, their mean at the merge bar; two transcript lines only
-        # at the (higher) transcript bar: small talk repeats itself in other words.
-        spoken = max(merge_bar, cfg.transcript_merge_cohesion)
-        both_spoken = {p for p in order if links.spoken[p[0]] and links.spoken[p[1]]}
-        floor = {p: spoken if p in both_spoken else link_bar for p in order}
-        # Two notes stating the same numbers count as at the merge bar (ClusterConfig).
-        merge_sim = dict(sim)
-        if cfg.same_numbers_merge:
-            for p in order:
-                if p not in both_spoken and sim[p] < merge_bar and guard.same_numbers(*p):
-                    merge_sim[p] = merge_bar
-        taken: set[int] = set()
-        clusters: list[Cluster] = []
-        merge_cap = min(cfg.max_merge_size, cfg.max_cluster_size)
-        for merging in (True, False):
-            # The rest: every pair at the link bar; reviewed when cohesive enough.
-            linked = {
-                p
-                for p in order
-                if p[0] not in taken
-                and p[1] not in taken
-                and sim[p] >= (floor[p] if merging else link_bar)
-            }
-            kept = [p for p in order if p in linked]
-            cap, mean_bar = (merge_cap, merge_bar) if merging else (cfg.max_cluster_size, 0.0)
-            by = merge_sim if merging else sim
-            for members in complete_link_groups(kept, linked, by, cap, mean_bar):
-                taken.update(members)
-                if len(members) < cfg.min_cluster_size:
-                    continue
-                cohesion = min(1.0, pair_cohesion(members, sim))
-                action = ClusterAction.MERGE
-                if not merging:
-                    action = ClusterAction.REVIEW if cohesion >= review_bar else ClusterAction.KEEP
-                ids = tuple(memories[i].id for i in members)
-                clusters.append(
-                    Cluster(
-                        cluster_id=cluster_id_for(ids),
-                        memory_ids=ids,
-                        cohesion=cohesion,
-                        action=action,
-                        previews=tuple(snippet(memories[i].content) for i in members),
-                    )
-                )
-        clusters.sort(key=lambda c: (-c.cohesion, c.cluster_id))
-        return clusters
 
     def _related(self, memories: list[Memory], links: _Links) -> list[DuplicatePair]:
         """Pairs at the relate bar that the restatement rule kept apart (two speakers, two

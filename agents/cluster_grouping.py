@@ -1,7 +1,8 @@
-"""How the cluster detector groups linked memories: capped complete linkage and cohesion.
+"""How the cluster detector groups linked memories: capped complete linkage, cohesion, and
+what each group is (merge, review, keep).
 
 Pure Python and numpy over pair arrays; ``agents.cluster_detector`` decides which pairs may
-link (the detail and restatement guards) and what each group is (merge, review, keep).
+link (the detail and restatement guards) and hands them here strongest first.
 """
 
 from __future__ import annotations
@@ -11,7 +12,75 @@ from itertools import combinations
 
 import numpy as np
 
+from cortexgraph.agents.cluster_report import Cluster, ClusterAction, ClusterConfig, cluster_id_for
+from cortexgraph.agents.common import snippet
+from cortexgraph.storage.models import Memory
+
 Pair = tuple[int, int]
+
+
+def group_clusters(
+    memories: Sequence[Memory],
+    allowed: Sequence[tuple[int, int, float]],
+    spoken: Sequence[bool],
+    bars: tuple[float, float, float],
+    cfg: ClusterConfig,
+    same_numbers: Callable[[int, int], bool],
+) -> list[Cluster]:
+    """Complete-linkage clusters in two passes: merges, then the rest (reviews, keeps).
+
+    ``allowed``: the pairs the guards let link (rows of ``memories``), strongest first;
+    ``spoken``: each memory is a transcript line; ``bars``: (merge, review, link);
+    ``same_numbers``: the two memories state the same numbers."""
+    merge_bar, review_bar, link_bar = bars
+    sim = {(i, j): s for i, j, s in allowed}
+    order = [(i, j) for i, j, _ in allowed]
+    # A merge: every pair linked, their mean at the merge bar; two transcript lines only
+    # at the (higher) transcript bar: small talk repeats itself in other words.
+    spoken_bar = max(merge_bar, cfg.transcript_merge_cohesion)
+    both_spoken = {p for p in order if spoken[p[0]] and spoken[p[1]]}
+    floor = {p: spoken_bar if p in both_spoken else link_bar for p in order}
+    # Two notes stating the same numbers count as at the merge bar (ClusterConfig).
+    merge_sim = dict(sim)
+    if cfg.same_numbers_merge:
+        for p in order:
+            if p not in both_spoken and sim[p] < merge_bar and same_numbers(*p):
+                merge_sim[p] = merge_bar
+    taken: set[int] = set()
+    clusters: list[Cluster] = []
+    merge_cap = min(cfg.max_merge_size, cfg.max_cluster_size)
+    for merging in (True, False):
+        # The rest: every pair at the link bar; reviewed when cohesive enough.
+        linked = {
+            p
+            for p in order
+            if p[0] not in taken
+            and p[1] not in taken
+            and sim[p] >= (floor[p] if merging else link_bar)
+        }
+        kept = [p for p in order if p in linked]
+        cap, mean_bar = (merge_cap, merge_bar) if merging else (cfg.max_cluster_size, 0.0)
+        by = merge_sim if merging else sim
+        for members in complete_link_groups(kept, linked, by, cap, mean_bar):
+            taken.update(members)
+            if len(members) < cfg.min_cluster_size:
+                continue
+            cohesion = min(1.0, pair_cohesion(members, sim))
+            action = ClusterAction.MERGE
+            if not merging:
+                action = ClusterAction.REVIEW if cohesion >= review_bar else ClusterAction.KEEP
+            ids = tuple(memories[i].id for i in members)
+            clusters.append(
+                Cluster(
+                    cluster_id=cluster_id_for(ids),
+                    memory_ids=ids,
+                    cohesion=cohesion,
+                    action=action,
+                    previews=tuple(snippet(memories[i].content) for i in members),
+                )
+            )
+    clusters.sort(key=lambda c: (-c.cohesion, c.cluster_id))
+    return clusters
 
 
 def complete_link_groups(
@@ -132,6 +201,7 @@ class CappedUnionFind:
 __all__ = [
     "CappedUnionFind",
     "complete_link_groups",
+    "group_clusters",
     "pair_cohesion",
     "row_ranks",
     "strongest_per_row",

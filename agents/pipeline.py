@@ -6,11 +6,8 @@ A dry run changes nothing anywhere: every agent runs with ``dry_run=True`` on th
 collaborators (they only read), and the merge step previews the clusters found in the same run.
 
 An incremental run sets ``Pipeline.scope`` (agents.run_scope.RunScope: what changed since the
-last run, and who crossed a decay bar by time alone): decay scores those (and the last run's fading
-memories, so its digests stay whole) and the promoter looks only at them; the cluster detector
-links the changed ones to their neighbours in the existing vectors and relations pair only
-their entities (similarity and entities do not move with time).
-``scope=None`` is a full run.
+last run, and who crossed a decay bar by time alone); what each agent then looks at is
+agents.scoped_steps. ``scope=None`` is a full run.
 """
 
 from __future__ import annotations
@@ -25,11 +22,12 @@ from typing import Any
 from cortexgraph.agents.cluster_detector import ClusterConfig, ClusterDetector, ClusterReport
 from cortexgraph.agents.common import ReportTable, to_jsonable
 from cortexgraph.agents.decay_analyzer import DecayAnalyzer
-from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, DecayReport, GcMode
+from cortexgraph.agents.decay_findings import DecayAnalyzerConfig, GcMode
 from cortexgraph.agents.ltm_promoter import LTMPromoter, PromoteFn, PromoterConfig
 from cortexgraph.agents.protocols import Embedder, IssueTracker, NoteSink
 from cortexgraph.agents.relationship_discovery import RelationshipConfig, RelationshipDiscovery
 from cortexgraph.agents.run_scope import RunScope
+from cortexgraph.agents.scoped_steps import run_scoped
 from cortexgraph.agents.semantic_merge import MergeConfig, MergeMode, MergeReport, SemanticMerge
 from cortexgraph.agents.undo import Graveyard
 from cortexgraph.agents.vectors import similarity_method
@@ -249,67 +247,7 @@ class Pipeline:
             raise InvalidInputError(f"unknown agent {name!r}")
         if self.scope is None:
             return agent.run(now=now, dry_run=dry_run)
-        if name == "decay":
-            gc = self.decay.config.gc
-            # What the last run judged fading and its gc left (gc off then, on now).
-            due = self.scope.gc_due(now) if gc is not GcMode.OFF else frozenset()
-            if self.scope.empty and gc is not GcMode.DELETE and not due:
-                # Nothing changed and no score crossed a bar: every finding, digest and gc
-                # decision is the last run's (only delete mode has a clock of its own, the
-                # grace period of what gc archived).
-                return DecayReport(
-                    dry_run,
-                    0,
-                    0,
-                    0,
-                    (),
-                    0,
-                    (),
-                    gc,
-                    skipped="nothing changed or crossed a decay bar: the last run's findings stand",
-                )
-            # The last run's fading memories outside the scope crossed no bar: their findings
-            # stand, and they are only listed in their digests again.
-            ids = self.scope.ids | due
-            decayed = agent.run(
-                now=now,
-                dry_run=dry_run,
-                scope=ids,
-                carried=self.scope.fading - ids,
-                marks=self.scope.marks,
-            )
-            if decayed.collected:
-                # What gc archived left its entities' time chains: the relations step must
-                # see it leave (agents.chain_gaps), as it sees a merge's sources leave.
-                gone = frozenset(decayed.collected)
-                self.scope = replace(self.scope, changed=self.scope.changed | gone)
-            return decayed
-        if name == "promote":  # time alone can end a memory's claim to promotion
-            return agent.run(now=now, dry_run=dry_run, scope=self.scope.ids)
-        if name == "relations":
-            if self.scope.removed:
-                # A memory deleted since the last run left its entities' time chains with
-                # its names, which no store keeps: the chains cannot be told apart, so every
-                # pair is judged, as a full run (agents.chain_gaps).
-                return self.relations.run(now=now, dry_run=dry_run)
-            # Also what an entity's changed standing makes relatable (agents.entity_standing).
-            return self.relations.run(
-                now=now, dry_run=dry_run, scope=self.scope.changed, standing=self.scope.standing
-            )
-        # The cluster step. Similarity does not move with time: only what changed.
-        if self.judges_anew:
-            # The last run judged by other vectors (TF-IDF, another model): every pair is
-            # judged again, as a full run judges it.
-            return agent.run(now=now, dry_run=dry_run)
-        ids = self.scope.changed
-        if self.merge.config.mode is MergeMode.APPLY:
-            # What earlier runs found and did not merge (a preview, links): found again.
-            ids = ids | self.scope.unmerged
-        # What left the active set since (archived, promoted, merged away) may let the
-        # memories it kept apart cluster: left to the weekly full run, since finding them is
-        # a neighbourhood of every departure (after a first consolidation, thousands: the
-        # next +100 run's cluster step took 16 s against 1.9 for a full one).
-        return agent.run(now=now, dry_run=dry_run, scope=ids)
+        return run_scoped(self, name, agent, now=now, dry_run=dry_run)
 
 
 @contextmanager
