@@ -8,13 +8,14 @@ graveyard of gc, and the issues the agents opened about it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from cortexgraph.agents.merge_ops import PROVENANCE_KEY
 from cortexgraph.agents.undo import GC_KEY, UNDO_KEY
+from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
 from cortexgraph.storage.models import Memory, MemoryStatus
 
 # meta.extra key of a person's edit: {"at": unix seconds, "by": what edited, "fields": [...]}.
@@ -250,4 +251,33 @@ def history_of(
     )
 
 
-__all__ = ["EDIT_KEY", "HistoryEvent", "history_of", "issue_events", "memory_history"]
+def history_of_ref(
+    store: Any,
+    ref: str,
+    resolve: Callable[[str], str],
+    *,
+    tracker: Any = None,
+    graveyard: Any = None,
+) -> tuple[str, list[HistoryEvent]]:
+    """The id ``ref`` names and its history. ``resolve`` is the shell's rule for ids and their
+    prefixes, which knows only what the store and gc hold; a memory an undone merge deleted is
+    in neither, yet its stored lines tell its history, so ``ref`` itself is asked before the
+    resolver's "not found" stands."""
+    try:
+        memory_id = resolve(ref)
+    except MemoryNotFoundError as unresolved:
+        try:
+            return ref, history_of(store, ref, tracker=tracker, graveyard=graveyard)
+        except (MemoryNotFoundError, InvalidInputError):
+            raise unresolved from None
+    return memory_id, history_of(store, memory_id, tracker=tracker, graveyard=graveyard)
+
+
+__all__ = [
+    "EDIT_KEY",
+    "HistoryEvent",
+    "history_of",
+    "history_of_ref",
+    "issue_events",
+    "memory_history",
+]

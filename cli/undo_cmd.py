@@ -138,16 +138,17 @@ def history_cmd(
     memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Every change to a memory, with time and cause (store, gc and the issues' log)."""
-    from cortexgraph.agents.history import history_of
+    from cortexgraph.agents.history import history_of_ref
     from cortexgraph.storage.graveyard import Graveyard
 
     with cli_errors():
         settings, store = cli_store(storage_path)
         graveyard = Graveyard(settings.storage_path)
-        memory_id = resolve_memory_id(store, memory_id, also=graveyard.entries())
-        events = history_of(
+        buried = graveyard.entries()
+        memory_id, events = history_of_ref(
             store,
             memory_id,
+            lambda ref: resolve_memory_id(store, ref, also=buried),
             tracker=read_tracker(settings),
             graveyard=graveyard,
         )

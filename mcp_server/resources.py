@@ -17,8 +17,9 @@ from cortexgraph.mcp_server.errors import quote
 from cortexgraph.mcp_server.snapshot_upkeep import snapshot_pending
 from cortexgraph.mcp_server.state import ServerState
 from cortexgraph.mcp_server.views import memory_view, paginate, preview
-from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.models import MemoryStatus, validate_id
+from cortexgraph.retrieval.core import resolve_memory_id
+from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
+from cortexgraph.storage.models import MemoryStatus
 from cortexgraph.storage.save_order import newest_first
 
 GRAPH_PAGE_SIZE = 50
@@ -146,16 +147,16 @@ def register(server: MCPServer[ServerState], state: ServerState) -> None:
     @server.resource(
         "cortexgraph://memory/{memory_id}",
         mime_type="application/json",
-        description="One memory with its relations.",
+        description="One memory with its relations (its full id or a unique prefix of 8+ characters).",
     )
     def memory(memory_id: str) -> str:
         s = store()
         try:
-            m = s.find(validate_id(memory_id))
+            m = s.get(resolve_memory_id(s, memory_id))
+        except MemoryNotFoundError as exc:
+            raise ResourceNotFoundError(str(exc)) from exc
         except InvalidInputError as exc:
             raise ResourceError(str(exc)) from exc
-        if m is None:
-            raise ResourceNotFoundError(f"no memory with id {memory_id!r}")
         view = memory_view(m, preview_length=20_000, now=time.time(), decay=s.config.decay)
         view["relations"] = [r.to_json() for r in s.relations(m.id)][:100]
         return json.dumps(view, ensure_ascii=False)

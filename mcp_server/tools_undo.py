@@ -16,7 +16,8 @@ from pydantic import Field
 from cortexgraph.mcp_server.collaborators import issue_tracker
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
-from cortexgraph.storage.models import validate_id
+from cortexgraph.retrieval.core import resolve_memory_id
+from cortexgraph.storage.graveyard import Graveyard
 
 CAUSE = "undo_consolidation (MCP)"
 
@@ -38,14 +39,19 @@ def undo_consolidation(
     memory_id: Annotated[
         str,
         Field(
-            description="The memory the change was made to (see memory_history).", max_length=200
+            description=(
+                "The memory the change was made to (see memory_history): its full id or a "
+                "unique prefix of 8+ characters."
+            ),
+            max_length=200,
         ),
     ],
 ) -> dict[str, Any]:
     """Reverse one automatic change the consolidation agents made to a memory."""
     state = state_of(ctx)
-    memory_id = validate_id(memory_id)
     store, now = state.store, time.time()
+    buried = Graveyard(state.settings.storage_path).entries() if action == "gc" else ()
+    memory_id = resolve_memory_id(store, memory_id, also=buried)
     if action == "merge":
         from cortexgraph.agents.undo import undo_merge_of
 
@@ -56,7 +62,6 @@ def undo_consolidation(
         result = unarchive(store, memory_id, now=now, cause=CAUSE).to_json()
     elif action == "gc":
         from cortexgraph.agents.undo import restore_collected
-        from cortexgraph.storage.graveyard import Graveyard
 
         result = restore_collected(
             store, Graveyard(state.settings.storage_path), memory_id, now=now, cause=CAUSE
@@ -76,19 +81,28 @@ def undo_consolidation(
 def memory_history(
     ctx: ServerContext,
     memory_id: Annotated[
-        str, Field(description="The memory whose changes to list.", max_length=200)
+        str,
+        Field(
+            description="The memory whose changes to list: its full id or a unique prefix of 8+ "
+            "characters.",
+            max_length=200,
+        ),
     ],
 ) -> dict[str, Any]:
     """Every change to a memory (saved, touched, merged, promoted, superseded, archived,
     undone) with its time and cause, from the store, garbage collection and the issue log."""
-    from cortexgraph.agents.history import history_of
-    from cortexgraph.storage.graveyard import Graveyard
+    from cortexgraph.agents.history import history_of_ref
 
     state = state_of(ctx)
-    memory_id = validate_id(memory_id)
+    store, graveyard = state.store, Graveyard(state.settings.storage_path)
+    buried = graveyard.entries()
     tracker, _ = issue_tracker(state, create=False)
-    events = history_of(
-        state.store, memory_id, tracker=tracker, graveyard=Graveyard(state.settings.storage_path)
+    memory_id, events = history_of_ref(
+        store,
+        memory_id,
+        lambda ref: resolve_memory_id(store, ref, also=buried),
+        tracker=tracker,
+        graveyard=graveyard,
     )
     return {"success": True, "memory_id": memory_id, "events": [e.to_json() for e in events]}
 

@@ -51,22 +51,24 @@ def core_notes(notes: Iterable[Any]) -> list[Any]:
     return sorted((n for n in notes if is_core_note(n)), key=lambda n: n.path)
 
 
-def resolve_memory_id(store: MemoryStore, ref: str) -> str:
-    """A full id, or a unique prefix of at least 8 characters (as ``memory_retrieve`` prints)."""
+def resolve_memory_id(store: MemoryStore, ref: str, *, also: Iterable[str] = ()) -> str:
+    """A full id, or a unique prefix of at least 8 characters (as ``memory_retrieve`` prints),
+    of a stored memory or of one of ``also``: ids the store no longer holds but a tool still
+    acts on (what gc deleted, from its graveyard)."""
     if not isinstance(ref, str) or not ref.strip():
         raise InvalidInputError("memory id must be a non-empty string")
-    ref = ref.strip().removeprefix("m:")
-    try:
-        validate_id(ref)
-    except InvalidInputError:
-        raise
-    if store.find(ref) is not None:
+    ref = validate_id(ref.strip().removeprefix("m:"))
+    extra = set(also)
+    if ref in extra or store.find(ref) is not None:
         return ref
     if len(ref) < MIN_ID_PREFIX:
         raise MemoryNotFoundError(
             f"no memory with id {ref!r} (a prefix needs {MIN_ID_PREFIX}+ characters)"
         )
-    matches = [m.id for m in store.list() if m.id.startswith(ref)]
+    matches = sorted(
+        {m.id for m in store.list() if m.id.startswith(ref)}
+        | {i for i in extra if i.startswith(ref)}
+    )
     if not matches:
         raise MemoryNotFoundError(f"no memory with id or id prefix {ref!r}")
     if len(matches) > 1:

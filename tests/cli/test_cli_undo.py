@@ -120,3 +120,17 @@ def test_history_includes_the_issue_log(cli):
     assert all(e["time"] for e in events)
     table = cli("history", m.id).stdout
     assert "issue closed" in table and "memory used again" in table
+
+
+def test_history_of_an_undone_merge_names_the_deleted_merged_memory(cli):
+    """`history ID` resolves prefixes against the live memories; the merged memory an undo
+    deleted is in none of them, yet its stored lines tell its history: its full id answered
+    "no memory with id ..." where memory_history (MCP) showed it."""
+    from cortexgraph.agents.undo import undo_merge_of
+
+    *_, merged_id = _merged(cli)
+    undo_merge_of(cli.store(), merged_id, now=NOW + 120, cause="test")
+    events = [e["event"] for e in cli.json("history", merged_id)["events"]]
+    assert events[0] == "merged from"
+    unknown = cli("history", "12345678", ok=False)
+    assert unknown.returncode == 1 and "no memory with id '12345678'" in unknown.stderr
