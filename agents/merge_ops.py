@@ -10,6 +10,7 @@ from typing import Any
 from cortexgraph.agents.common import RefusedError
 from cortexgraph.agents.sentences import union_sentences
 from cortexgraph.storage.config import StoreConfig
+from cortexgraph.storage.errors import ContentTooLargeError
 from cortexgraph.storage.models import (
     MAX_STRENGTH,
     Memory,
@@ -21,6 +22,12 @@ from cortexgraph.storage.models import (
 from cortexgraph.storage.protocol import MemoryStore
 
 PROVENANCE_KEY = "merge"
+IDS_NAMED = 5  # how many source ids a refusal lists
+
+
+class MergeTooLargeError(ContentTooLargeError):
+    """The merged memory's text (or context) would pass the store's limit, though each source
+    fits: the merge is refused before anything is written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +87,16 @@ def plan_merge(
         "merged_at": int(now),
         "repointed": [],
     }
+    context = "\n".join(contexts) or None
+    if limits is not None:
+        _check_merged_size(ordered, text.text, context, limits)
     merged = Memory(
         id=new_id(),
         content=text.text,
         meta=MemoryMeta(
             tags=tags,
             source=next((m.meta.source for m in ordered if m.meta.source), None),
-            context="\n".join(contexts) or None,
+            context=context,
             extra=extra,
         ),
         entities=entities,
@@ -98,6 +108,32 @@ def plan_merge(
         cross_domain_count=max(m.cross_domain_count for m in ordered),
     )
     return MergePlan(merged, tuple(ordered), len(text.sentences), text.collapsed)
+
+
+def _check_merged_size(
+    sources: Sequence[Memory], text: str, context: str | None, limits: StoreConfig
+) -> None:
+    """Refuse, in words about this merge, a merged memory the store would refuse: its save
+    said only "content is N bytes ... Split it into smaller memories", naming no merge."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.max_content_bytes:
+        what = f"a text of {size:,} bytes; the limit is {limits.max_content_bytes:,}"
+        setting = "CORTEXGRAPH_MAX_CONTENT_BYTES"
+    elif context is not None and len(context) > limits.max_context_chars:
+        what = (
+            f"a context of {len(context):,} characters; the limit is {limits.max_context_chars:,}"
+        )
+        setting = "CORTEXGRAPH_MAX_CONTEXT_CHARS"
+    else:
+        return
+    ids = ", ".join(m.id for m in sources[:IDS_NAMED])
+    more = f" and {len(sources) - IDS_NAMED} more" if len(sources) > IDS_NAMED else ""
+    raise MergeTooLargeError(
+        f"merging {len(sources)} memories ({ids}{more}) would make {what} ({setting}). "
+        "Nothing was merged; each memory stays as it is. To combine them, link them instead "
+        "(merge mode 'link'), shorten one of them (cortexgraph edit ID), or raise "
+        f"{setting}."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +288,7 @@ __all__ = [
     "PROVENANCE_KEY",
     "AppliedMerge",
     "MergePlan",
+    "MergeTooLargeError",
     "apply_plan",
     "link_members",
     "merge_order",

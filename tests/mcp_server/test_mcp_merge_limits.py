@@ -52,3 +52,40 @@ def test_a_merge_past_the_tag_and_entity_limits_is_applied(tmp_path: Path) -> No
     assert "billing" in merged.tags and "PostgreSQL" in merged.entities
     assert list(merged.entities) == shown["merged_entities"]
     assert len(merged.entities) == limits.max_entities
+
+
+COMMON = " ".join(f"The billing ledger keeps invoice batch {i} in PostgreSQL." for i in range(8))
+OWN = (
+    " Alice reviews the March export on Mondays. The audit team wants CSV files by email.",
+    " Bob rotates the replica credentials every quarter. Nightly backups go to Frankfurt.",
+)
+
+
+def test_a_merge_past_the_content_limit_is_refused_in_words_about_the_merge(
+    tmp_path: Path,
+) -> None:
+    """Each memory fits, their merge would not: consolidate_memories answered the store's
+    words for a save ("content is ... Split it into smaller memories"), naming no merge."""
+    store = open_store(tmp_path / "stm")
+    a, b = (store.save(COMMON + own) for own in OWN)
+    limit = max(len(a.content), len(b.content)) + 20
+    del store
+    (found,) = session_payloads(tmp_path, ("cluster_memories", {}), max_content_bytes=limit)
+    (cluster,) = found["clusters"]
+    preview, applied = session_payloads(
+        tmp_path,
+        ("consolidate_memories", {"cluster_id": cluster["id"], "mode": "preview"}),
+        ("consolidate_memories", {"cluster_id": cluster["id"], "mode": "apply"}),
+        max_content_bytes=limit,
+    )
+    for answer in (preview, applied):
+        (result,) = answer["results"]
+        assert result["status"] == "failed", result
+        reason = result["reason"]
+        assert reason.startswith("merging 2 memories") and a.id in reason and b.id in reason
+        assert f"the limit is {limit:,} (CORTEXGRAPH_MAX_CONTENT_BYTES)" in reason
+        assert "link them instead" in reason
+    assert applied["new_memory_id"] is None
+    after = open_store(tmp_path / "stm")
+    assert sorted(m.id for m in after.list()) == sorted([a.id, b.id])
+    assert {m.status.value for m in after.list()} == {"active"}
