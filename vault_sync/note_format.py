@@ -233,7 +233,8 @@ def render_note(
         "strength": round(float(memory.strength), 4),
         "use_count": int(memory.use_count),
         "promotion_reason": reason or None,
-        # The full first sentence: Obsidian's search and link suggestions find the note by it.
+        # The first sentence (cut if very long): Obsidian's search and link suggestions find
+        # the note by it.
         "aliases": [a for a in [name.alias] if a],
         "cortexgraph": {"version": version},
     }
@@ -256,12 +257,20 @@ def merge_metadata(existing: Mapping[str, Any], ours: Mapping[str, Any]) -> dict
         # "tags: a, b" and "aliases: Deploy day" are lists to Obsidian too: read as one
         # string, they were replaced by ours and the person's lost.
         theirs = metadata_list(existing, key, sep="," if key == "aliases" else r"[,\s]+")
+        if key == "aliases":
+            theirs = [a for a in theirs if not _uncut(a, merged.get(key, []))]
         if theirs:
             merged[key] = list(dict.fromkeys([*merged.get(key, []), *theirs]))
     for key, value in existing.items():
         if key not in merged:
             merged[key] = value
     return merged
+
+
+def _uncut(alias: str, ours: Sequence[str]) -> bool:
+    """``alias`` is the whole first sentence one of ``ours`` was cut from: an older version
+    wrote it uncut (note_names.MAX_ALIAS_CHARS), and ours replaces it."""
+    return any(o.endswith("…") and len(alias) > len(o) and alias.startswith(o[:-1]) for o in ours)
 
 
 def parse_note_text(text: str) -> ParsedNote:

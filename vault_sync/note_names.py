@@ -3,8 +3,9 @@
 - A memory's note: its title (``note_name``: the first clause, compressed, led by an entity:
   "We chose PostgreSQL 16 for the billing service because it gives us row-level security" ->
   "PostgreSQL 16 for billing service"; filler and articles dropped, at most six words, never
-  ending on "and"/"for"/...), the full first sentence as its alias (Obsidian's search and link
-  suggestions still find the note by its words), and its file name (``safe_filename``). The
+  ending on "and"/"for"/...), the first sentence as its alias (Obsidian's search and link
+  suggestions still find the note by its words; cut at a word past ``MAX_ALIAS_CHARS``), and
+  its file name (``safe_filename``). The
   title is a pure function of the memory (content, entities, ``extra.title``), so it is stable
   across runs; the folder makes the file name unique (``unique_note_path``, ``FreeNames``).
 - An entity's note: ``<folder>/entities/<entity_note_stem>.md``.
@@ -39,6 +40,9 @@ CONFLICT_MARK = "cortexgraph conflict"
 MAX_WORDS = 6
 MAX_CHARS = 60
 LEGACY_MAX_CHARS = 80
+# The alias holds the first sentence whole up to here: a sentence that runs for thousands of
+# characters (a pasted log, a paragraph with no full stop) is cut, at a word, with "…".
+MAX_ALIAS_CHARS = 200
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n")
 # Where a first clause ends: punctuation, or a conjunction that starts the reason / the rest.
@@ -134,15 +138,21 @@ def legacy_note_title(memory: Memory, max_chars: int = LEGACY_MAX_CHARS) -> str:
         return explicit.strip()
     first = next((line for line in memory.content.splitlines() if line.strip()), "")
     first = first.strip().lstrip("#>*-+ ").strip().strip("*_`")
-    if len(first) > max_chars:
-        cut = first[:max_chars].rsplit(" ", 1)[0]
-        first = (cut if len(cut) > max_chars // 2 else first[:max_chars]).rstrip(" ,.;:") + "…"
-    return first or f"Memory {memory.id[:8]}"
+    return _cut_at_word(first, max_chars) or f"Memory {memory.id[:8]}"
+
+
+def _cut_at_word(text: str, max_chars: int) -> str:
+    """``text``, or its first ``max_chars`` characters cut back to a word boundary (unless
+    that loses over half of them) and "…" added: at most ``max_chars`` + 1 characters."""
+    if len(text) <= max_chars:
+        return text
+    cut = text[:max_chars].rsplit(" ", 1)[0]
+    return (cut if len(cut) > max_chars // 2 else text[:max_chars]).rstrip(" ,.;:") + "…"
 
 
 @dataclass(frozen=True, slots=True)
 class NoteName:
-    """What a memory's note is called: its title, the full first sentence as its alias, and
+    """What a memory's note is called: its title, the first sentence as its alias, and
     the file stem the title gives (before a folder makes it unique)."""
 
     title: str
@@ -153,7 +163,8 @@ class NoteName:
 def note_name(memory: Memory) -> NoteName:
     """The title, alias and file stem of ``memory``'s note (see the module docstring)."""
     title = short_title(memory)
-    return NoteName(title, _first_sentence(memory.content) or title, safe_filename(title))
+    alias = _cut_at_word(_first_sentence(memory.content), MAX_ALIAS_CHARS - 1)
+    return NoteName(title, alias or title, safe_filename(title))
 
 
 def note_title(memory: Memory) -> str:
@@ -320,6 +331,7 @@ def _truncate_utf8(text: str, max_bytes: int) -> str:
 __all__ = [
     "CONFLICT_MARK",
     "ENTITY_FOLDER",
+    "MAX_ALIAS_CHARS",
     "MAX_NAME_BYTES",
     "FreeNames",
     "NoteName",
