@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -247,7 +248,7 @@ def safe_folder(folder: str) -> Path:
 # -- where a note goes -----------------------------------------------------------------------
 
 
-def unique_note_path(directory: Path, stem: str, *, taken: set[str] | None = None) -> Path:
+def unique_note_path(directory: Path, stem: str, *, taken: Collection[str] | None = None) -> Path:
     """``directory/stem.md``, or ``stem 2.md``, ``stem 3.md``... if taken. Case-insensitive,
     because macOS and Windows file systems are. ``taken``: the folder's lower-cased names when
     the caller keeps them (else the folder is listed)."""
@@ -266,27 +267,48 @@ def unique_note_path(directory: Path, stem: str, *, taken: set[str] | None = Non
 
 class FreeNames:
     """Free note names, each folder listed once per sink (kept up to date as names are given,
-    and each pick confirmed by one ``lexists``), not a listing per note."""
+    and each pick confirmed by one ``lexists``), not a listing per note.
+
+    A long-lived sink (the MCP server's) outlives what it listed: a person renames or deletes
+    notes in Obsidian. A name the listing holds is confirmed before it is skipped, and the
+    folder listed again when one is gone, so a freed name is given again, not "<name> 2"."""
 
     def __init__(self) -> None:
-        self._taken: dict[Path, set[str]] = {}  # folder -> lower-cased names
+        # folder -> its names, lower-cased (as macOS and Windows compare them) -> as listed
+        self._taken: dict[Path, dict[str, str]] = {}
 
     def new_note_path(self, directory: Path, stem: str) -> Path:
         """A free name for ``stem`` in ``directory``; recorded as taken."""
         taken = self._taken.get(directory)
         if taken is None:
-            try:
-                taken = {entry.lower() for entry in os.listdir(directory)}
-            except FileNotFoundError:
-                taken = set()
-            self._taken[directory] = taken
+            taken = self._taken[directory] = _listing(directory)
         while True:
-            path = unique_note_path(directory, stem, taken=taken)
-            taken.add(path.name.lower())
+            if self._freed(directory, stem, taken):
+                taken = self._taken[directory] = _listing(directory)
+            path = unique_note_path(directory, stem, taken=taken.keys())
+            taken[path.name.lower()] = path.name
             # Another process may have written it since our listing; a link (even a dangling
             # one) counts as taken, so the new note is never written through one.
             if not os.path.lexists(path):
                 return path
+
+    @staticmethod
+    def _freed(directory: Path, stem: str, taken: dict[str, str]) -> bool:
+        """One of the names a pick of ``stem`` would skip is gone since it was listed (one
+        ``lexists`` per name skipped; the caller lists the folder again, case included)."""
+        candidate, n = note_file_name(stem), 2
+        while candidate.lower() in taken:
+            if not os.path.lexists(directory / taken[candidate.lower()]):
+                return True
+            candidate, n = note_file_name(f"{stem} {n}"), n + 1
+        return False
+
+
+def _listing(directory: Path) -> dict[str, str]:
+    try:
+        return {entry.lower(): entry for entry in os.listdir(directory)}
+    except FileNotFoundError:
+        return {}
 
 
 def conflict_note_path(original: Path, now: float) -> Path:
