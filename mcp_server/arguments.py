@@ -14,7 +14,11 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from cortexgraph.mcp_server.errors import quote
-from cortexgraph.storage.errors import ContentTooLargeError, InvalidInputError
+from cortexgraph.storage.errors import (
+    ContentTooLargeError,
+    InvalidInputError,
+    MemoryNotFoundError,
+)
 from cortexgraph.storage.validation import validate_new_memory
 
 MAX_ID_CHARS = 200  # ids are at most 128 characters; longer is refused as it is parsed
@@ -99,6 +103,25 @@ def unique_ids(values: str | list[str], what: str = "memory_ids") -> list[str]:
     return out
 
 
+def resolved_ids(store: Any, refs: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Each reference (a full id or a unique prefix of 8+ characters) as the id of a stored
+    memory, in order and once each, and the references no memory answers to. An ambiguous
+    prefix is an InvalidInputError (retrieval.core.resolve_memory_id)."""
+    from cortexgraph.retrieval.core import resolve_memory_id
+
+    found: list[str] = []
+    missing: list[str] = []
+    for ref in refs:
+        try:
+            memory_id = resolve_memory_id(store, ref)
+        except MemoryNotFoundError:
+            missing.append(ref)
+            continue
+        if memory_id not in found:
+            found.append(memory_id)
+    return found, missing
+
+
 def existing_ids(store: Any, refs: Iterable[str] | None, what: str) -> list[str]:
     """Each reference resolved to the id of a stored memory (full id or 8+ char prefix)."""
     from cortexgraph.retrieval.core import resolve_memory_id
@@ -162,5 +185,6 @@ __all__ = [
     "check_supersedes",
     "check_values",
     "existing_ids",
+    "resolved_ids",
     "unique_ids",
 ]

@@ -14,9 +14,10 @@ from cortexgraph.mcp_server.collaborators import embedder_for, note_sink
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.views import preview
+from cortexgraph.retrieval.core import resolve_memory_id
 from cortexgraph.storage.decay import DAY, memory_score, promotion_reason
 from cortexgraph.storage.errors import InvalidInputError
-from cortexgraph.storage.models import MemoryStatus, validate_id, validate_tags
+from cortexgraph.storage.models import MemoryStatus, validate_tags
 
 if TYPE_CHECKING:
     from cortexgraph.vault_sync.ltm_index import LTMIndex
@@ -36,7 +37,11 @@ def _outcome(outcome: Any) -> dict[str, Any]:
 def promote_memory(
     ctx: ServerContext,
     memory_id: Annotated[
-        str | None, Field(description="The memory to promote.", max_length=200)
+        str | None,
+        Field(
+            description="The memory to promote: its id or a unique prefix of 8+ characters.",
+            max_length=200,
+        ),
     ] = None,
     auto_detect: Annotated[
         bool, Field(description="Promote every memory that meets the criteria instead.")
@@ -60,8 +65,7 @@ def promote_memory(
     if memory_id is None and not auto_detect:
         raise InvalidInputError("pass memory_id, or auto_detect=true to promote every candidate")
     if memory_id is not None:
-        ids = [validate_id(memory_id)]
-        store.get(memory_id)
+        ids = [resolve_memory_id(store, memory_id)]
         found = None
     else:
         # The one promotion rule (storage.decay.promotion_reason), as the LTMPromoter's.

@@ -17,15 +17,17 @@ from cortexgraph.mcp_server.arguments import (
     Tags,
     TagText,
     check_save,
+    resolved_ids,
     unique_ids,
 )
 from cortexgraph.mcp_server.entity_reading import read_entities_soon
 from cortexgraph.mcp_server.errors import tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
+from cortexgraph.retrieval.core import resolve_memory_id
 from cortexgraph.retrieval.temporal import after_save
 from cortexgraph.storage.decay import memory_score
 from cortexgraph.storage.errors import InvalidInputError, MemoryNotFoundError
-from cortexgraph.storage.models import RELATION_TYPES, validate_id, validate_tags
+from cortexgraph.storage.models import RELATION_TYPES, validate_tags
 from cortexgraph.storage.recent_saves import save_with_neighbour
 from cortexgraph.storage.reinforcement import observe_use
 from cortexgraph.storage.secrets import REDACTED_KEY, redact_secrets
@@ -45,7 +47,10 @@ assert set(get_args(RelationType)) == RELATION_TYPES
 
 MemoryId = Annotated[
     str,
-    Field(description="A memory id (uuid) as returned by other tools.", max_length=MAX_ID_CHARS),
+    Field(
+        description="A memory id as returned by other tools, or a unique prefix of 8+ characters.",
+        max_length=MAX_ID_CHARS,
+    ),
 ]
 
 
@@ -189,7 +194,8 @@ def touch_memory(
     store = state_of(ctx).store
     now = time.time()
     decay = store.config.decay
-    before = store.get(validate_id(memory_id))
+    memory_id = resolve_memory_id(store, memory_id)
+    before = store.get(memory_id)
     after = store.touch(memory_id, boost_strength=boost_strength, now=now)
     old_score = round(memory_score(before, now, decay), 4)
     new_score = round(memory_score(after, now, decay), 4)
@@ -236,9 +242,8 @@ def observe_memory_usage(
             "reason": "auto_reinforce is disabled in config",
         }
     store = state.store
-    ids = unique_ids(memory_ids)
+    ids, missing = resolved_ids(store, unique_ids(memory_ids))
     context = validate_tags(context_tags, "context_tags")
-    missing = [i for i in ids if store.find(i) is None]
     if missing:
         raise MemoryNotFoundError(f"no memory with id(s) {missing}; nothing was recorded")
     now = int(time.time())
@@ -289,8 +294,8 @@ def create_relation(
     """Link two memories with a typed relation."""
     store = state_of(ctx).store
     rel = store.add_relation(
-        validate_id(from_memory_id),
-        validate_id(to_memory_id),
+        resolve_memory_id(store, from_memory_id),
+        resolve_memory_id(store, to_memory_id),
         relation_type,
         strength=strength,
         metadata=_meta(metadata, "metadata"),

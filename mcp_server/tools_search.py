@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, StrictFloat, StrictInt
 
-from cortexgraph.mcp_server.arguments import IdText, Tags, unique_ids
+from cortexgraph.mcp_server.arguments import IdText, Tags, resolved_ids, unique_ids
 from cortexgraph.mcp_server.errors import DependencyUnavailableError, tool_errors
 from cortexgraph.mcp_server.state import ServerContext, ServerState, state_of
 from cortexgraph.mcp_server.views import (
@@ -121,9 +121,8 @@ def open_memories(
     if not isinstance(memory_ids, str) and len(memory_ids) > 100:
         raise InvalidInputError(f"at most 100 memory_ids per call, got {len(memory_ids)}")
     store = state_of(ctx).store
-    ids = unique_ids(memory_ids)
+    ids, not_found = resolved_ids(store, unique_ids(memory_ids))
     found = store.find_many(ids)
-    not_found = [i for i in ids if i not in {m.id for m in found}]
     if not found:
         raise MemoryNotFoundError(f"no memory with id(s) {not_found}")
     pg = paginate(found, page, page_size)

@@ -122,3 +122,53 @@ def test_the_memory_resource_takes_a_unique_prefix(tmp_path: Path) -> None:
     assert view["id"] == m.id and view["content"] == "We chose PostgreSQL 16 for billing"
     assert "ambiguous" in _read(tmp_path, "cortexgraph://memory/abcdef01")
     assert "no memory" in _read(tmp_path, "cortexgraph://memory/12345678")
+
+
+def test_every_tool_that_acts_on_one_stored_memory_takes_a_unique_prefix(tmp_path: Path) -> None:
+    """touch_memory, create_relation, open_memories, observe_memory_usage and promote_memory
+    answered "Not found" for the 8-character prefix the other tools take."""
+    store = open_store(tmp_path / "stm")
+    a = store.save("We chose PostgreSQL 16 for billing", now=NOW)
+    b = store.save("Billing runs nightly at 02:00", now=NOW)
+    [touched, related, opened, observed, promoted] = _calls(
+        tmp_path,
+        ("touch_memory", {"memory_id": a.id[:8]}),
+        (
+            "create_relation",
+            {"from_memory_id": a.id[:9], "to_memory_id": b.id[:8], "relation_type": "related"},
+        ),
+        ("open_memories", {"memory_ids": [a.id[:8], b.id]}),
+        ("observe_memory_usage", {"memory_ids": [b.id[:8]]}),
+        ("promote_memory", {"memory_id": a.id[:8], "dry_run": True, "force": True}),
+    )
+    assert payload(touched)["memory_id"] == a.id
+    assert open_store(tmp_path / "stm").get(a.id).use_count == 1
+    rel = payload(related)
+    assert (rel["from"], rel["to"]) == (a.id, b.id)
+    assert [m["id"] for m in payload(opened)["memories"]] == [a.id, b.id]
+    assert [r["id"] for r in payload(observed)["results"]] == [b.id]
+    assert payload(promoted)["promoted_ids"] == [a.id]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("touch_memory", {}),
+        ("create_relation", {"to_memory_id": "MID", "relation_type": "related"}),
+        ("open_memories", {}),
+        ("observe_memory_usage", {}),
+        ("promote_memory", {"dry_run": True}),
+    ],
+    ids=lambda c: c[0],
+)
+def test_an_ambiguous_prefix_is_refused_by_every_tool(tmp_path: Path, call) -> None:
+    store = open_store(tmp_path / "stm")
+    other = store.save("a memory to relate to", now=NOW)
+    _twins(store)
+    name, extra = call
+    key = {"create_relation": "from_memory_id", "open_memories": "memory_ids"}.get(name)
+    key = key or ("memory_ids" if name == "observe_memory_usage" else "memory_id")
+    value: Any = ["abcdef01"] if key == "memory_ids" else "abcdef01"
+    args = {k: (other.id if v == "MID" else v) for k, v in extra.items()}
+    [answer] = _calls(tmp_path, (name, {**args, key: value}))
+    assert "Invalid input" in error_text(answer) and "ambiguous" in error_text(answer)
