@@ -328,5 +328,6 @@ def test_an_id_a_person_put_in_an_entity_note_is_still_found(
     with ObsidianNoteSink(vault, "cortexgraph") as second:
         b = store.save("Kafka also carries audit events", entities=["Kafka"], now=NOW)
         promote_memory(store, second, b.id, now=NOW, force=True)  # rewrites Kafka.md's list
-    with ObsidianNoteSink(vault, "cortexgraph") as third:
+    with ObsidianNoteSink(vault, "cortexgraph") as third:  # a lookup as the promoter makes one
+        assert third.locator.find(a.id) == entity
         assert third.find_note(a.id) == entity
