@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cortexgraph.activation.monitor.ledger_store import (
@@ -22,6 +23,7 @@ from cortexgraph.settings import Settings
 from cortexgraph.storage import MemoryStore, open_store
 from cortexgraph.storage.embeddings import EmbeddingCache, default_cache
 from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.jsonl_lines import count_lines, quarantine_path
 from cortexgraph.user_store import open_configured_tracker, open_issue_tracker, read_store_copy
 
 log = logging.getLogger(__name__)
@@ -77,7 +79,17 @@ def open_collaborators(
         notes.extend(lines.describe() for lines in preview.unreadable)
         store: MemoryStore = preview
     else:
+        quarantines = [
+            quarantine_path(settings.storage_path / name)
+            for name in (settings.memories_filename, settings.relations_filename)
+        ]
+        held = [_lines_in(q) for q in quarantines]
         store = open_store(settings.storage_path, settings.store_config())
+        # The open moves unreadable lines aside with a warning on stderr, which a scheduled
+        # run's user never reads: the run's report (the Prefect artifact) says it instead.
+        for q, before in zip(quarantines, held, strict=True):
+            if (now_held := _lines_in(q)) > before:
+                notes.append(f"moved {now_held - before} unreadable line(s) of the store to {q}")
         moved = isolate_monitor_records(store, settings.storage_path)
         if moved.moved:
             notes.append(
@@ -115,6 +127,15 @@ def open_collaborators(
         )
         notes.append(f"promotions go to the vault {settings.vault_path}")
     return Collaborators(store, embedder, sink, tracker, promote, dry_run, notes)
+
+
+def _lines_in(path: Path) -> int:
+    """Lines of a quarantine file; 0 where it cannot be read (a storage path that is a file:
+    the store's open then says so in its own words)."""
+    try:
+        return count_lines(path)
+    except OSError:
+        return 0
 
 
 def _tracker(settings: Settings, dry_run: bool) -> tuple[IssueTracker, str]:
