@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from prefect import flow, get_run_logger, task
@@ -222,39 +224,44 @@ def _run_pipeline_steps(
         on_step=options.on_step,
         started=started,
     )
-    # DecayAnalyzer -> ClusterDetector -> SemanticMerge -> LTMPromoter -> RelationshipDiscovery
-    run.step("decay", decay_task)
-    clusters = run.step("cluster", _embed_then_cluster, collab, options.embed_batch_size)
-    # opaque: Prefect links the merge to the cluster task's result without walking every
-    # cluster in it for futures (2 ms of a 10k +100 run's merge step).
-    run.step("merge", merge_task, opaque(clusters))
-    run.step("promote", promote_task)
-    run.step("relations", relations_task)
-    if (
-        not options.dry_run
-        and pipeline.scope is not None
-        and collab.sink is not None
-        and run.wants("promote", "relations")
-    ):
-        # Incremental: only the notes what changed can touch (the weekly full run: all).
-        collab.notes.append(f"vault: {refresh_changed_notes(collab.store, collab.sink, run, now)}")
-    elif not options.dry_run and collab.sink is not None and run.wants("promote", "relations"):
-        from cortexgraph.vault_sync.refresh import refresh_notes
+    with _report_if_stopped(run, collab.notes):
+        # DecayAnalyzer -> ClusterDetector -> SemanticMerge -> LTMPromoter -> RelationshipDiscovery
+        run.step("decay", decay_task)
+        clusters = run.step("cluster", _embed_then_cluster, collab, options.embed_batch_size)
+        # opaque: Prefect links the merge to the cluster task's result without walking every
+        # cluster in it for futures (2 ms of a 10k +100 run's merge step).
+        run.step("merge", merge_task, opaque(clusters))
+        run.step("promote", promote_task)
+        run.step("relations", relations_task)
+        if (
+            not options.dry_run
+            and pipeline.scope is not None
+            and collab.sink is not None
+            and run.wants("promote", "relations")
+        ):
+            # Incremental: only the notes what changed can touch (the weekly full run: all).
+            collab.notes.append(
+                f"vault: {refresh_changed_notes(collab.store, collab.sink, run, now)}"
+            )
+        elif not options.dry_run and collab.sink is not None and run.wants("promote", "relations"):
+            from cortexgraph.vault_sync.refresh import refresh_notes
 
-        # Notes promoted earlier: short titles, and Related lists that follow new relations.
-        collab.notes.append(f"vault: {refresh_notes(collab.store, collab.sink, now=now).summary()}")
-    if (
-        not options.dry_run
-        and collab.embedder is not None
-        and run.wants("merge")
-        and (pipeline.scope is None or pipeline.scope.changed)
-    ):
-        # What the merge made: embedded now only if this run's model is loaded already.
-        only = None if pipeline.scope is None else pipeline.scope.changed
-        note = embed_merged(collab.store, collab.embedder, options.embed_batch_size, only)
-        if note:
-            collab.notes.append(note)
-    collab.finish()
+            # Notes promoted earlier: short titles, and Related lists that follow new relations.
+            collab.notes.append(
+                f"vault: {refresh_notes(collab.store, collab.sink, now=now).summary()}"
+            )
+        if (
+            not options.dry_run
+            and collab.embedder is not None
+            and run.wants("merge")
+            and (pipeline.scope is None or pipeline.scope.changed)
+        ):
+            # What the merge made: embedded now only if this run's model is loaded already.
+            only = None if pipeline.scope is None else pipeline.scope.changed
+            note = embed_merged(collab.store, collab.embedder, options.embed_batch_size, only)
+            if note:
+                collab.notes.append(note)
+        collab.finish()
     report = run.report(collab.notes)
     if not options.dry_run:
         # The run's record belongs to the flow, however it was started (a deployment, the
@@ -269,6 +276,29 @@ def _run_pipeline_steps(
             state = incremental.state_after(pipeline, changes, report, now, writes, files)
             save_run_state(settings.storage_path, state)
     return report
+
+
+def _publish(report: PipelineReport) -> None:
+    create_markdown_artifact(
+        report.to_markdown(),
+        key="consolidation-report",
+        description="What each consolidation agent found and did",
+    )
+
+
+@contextmanager
+def _report_if_stopped(run: PipelineRun, notes: list[str]) -> Iterator[None]:
+    """A run that stops part-way still leaves its report in the UI: what the agents before
+    the failure did (applied, and kept) and where and why it stopped. Not recorded as a run."""
+    try:
+        yield
+    except Exception as exc:
+        where = next((f"at {a}" for a in run.agents if a not in run.reports), "after the agents")
+        try:
+            _publish(run.report([*notes, f"stopped {where}: {type(exc).__name__}: {exc}"]))
+        except Exception:  # Prefect's API may be what failed: the run's own error goes on
+            get_run_logger().warning("the stopped run's report was not published", exc_info=True)
+        raise
 
 
 @flow(name="consolidate", log_prints=False)
@@ -312,11 +342,7 @@ def consolidate(
             full=full,
         )
         report = run_consolidation(settings, options)
-        create_markdown_artifact(
-            report.to_markdown(),
-            key="consolidation-report",
-            description="What each consolidation agent found and did",
-        )
+        _publish(report)
         get_run_logger().info(
             "consolidation %s in %.2f s: %s",
             "previewed" if dry_run else "done",
