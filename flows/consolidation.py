@@ -121,6 +121,22 @@ def _route_agent_logs() -> None:
         logger.setLevel(logging.INFO)
 
 
+def _name_unknown_env() -> None:
+    """A deployment's run starts in a process of Prefect's worker, not in one of our programs,
+    which name a misspelt CORTEXGRAPH_* variable on stderr where they start: the run's log
+    names it instead (else a typo in the worker's environment, the store's path say, passes
+    silently and the run works on the default store). In-process runs: their program did."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None or context.flow_run.deployment_id is None:
+        return
+    from cortexgraph.settings_env import unknown_env_warnings
+
+    for line in unknown_env_warnings():
+        get_run_logger().warning(line)
+
+
 def _embed_then_cluster(
     pipeline: Pipeline, now: float, dry_run: bool, collab: Collaborators, batch_size: int
 ) -> ClusterReport:
@@ -328,6 +344,7 @@ def consolidate(
     result is persisted either way.
     """
     _route_agent_logs()
+    _name_unknown_env()
     with flow_run_heartbeats():  # in-process runs send their own (flows.heartbeat)
         settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
         options = RunOptions(

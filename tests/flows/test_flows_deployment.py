@@ -75,6 +75,9 @@ def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path, prefect_harness)
         "CORTEXGRAPH_BEADS_ENABLED": "false",
         "CORTEXGRAPH_ENABLE_EMBEDDINGS": "false",
         "OMP_NUM_THREADS": "1",
+        # a misspelt variable in the worker's environment: no program of ours starts the run's
+        # process to name it on stderr, so the run's log must (else it passes silently)
+        "CORTEXGRAPH_PROMOTE_TRESHOLD": "0.5",
     }
     with get_client(sync_client=True) as client:
         client.create_work_pool(WorkPoolCreate(name=POOL, type="process"))
@@ -119,8 +122,10 @@ def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path, prefect_harness)
         # ... and the agents' log lines are in the run's logs on the server
         run_id = re.search(r"UUID: ([0-9a-f-]{36})", out)
         assert run_id, out
-        messages = _logs_once_they_hold(run_id.group(1), "decay: ", "scanned")
+        typo = "unknown setting CORTEXGRAPH_PROMOTE_TRESHOLD is ignored"
+        messages = _logs_once_they_hold(run_id.group(1), "decay: ", "scanned", typo)
         assert "decay: " in messages and "scanned" in messages, messages
+        assert f"{typo}; did you mean CORTEXGRAPH_PROMOTE_THRESHOLD?" in messages, messages
     finally:
         if worker is not None:
             _stop(worker)
