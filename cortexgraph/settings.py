@@ -230,8 +230,12 @@ class Settings(BaseSettings):
         client starts, a deployment's flow), where nobody is there to create a folder first,
         as the store itself is created by its first save: the default vault, or a named one in
         a folder that exists (the first note starts it, and the log says so). A named vault
-        whose parent folder is missing too is a mistyped path, refused."""
-        return self.vault_may_be_created or self.vault_path.expanduser().parent.is_dir()
+        whose parent folder is missing too is a mistyped path, refused; so is one that names a
+        file (no folder can be made there)."""
+        path = self.vault_path.expanduser()
+        if path.exists() and not path.is_dir():
+            return False
+        return self.vault_may_be_created or path.parent.is_dir()
 
     def decay_config(self) -> DecayConfig:
         return DecayConfig(
