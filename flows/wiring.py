@@ -23,7 +23,7 @@ from cortexgraph.settings import Settings
 from cortexgraph.storage import MemoryStore, open_store
 from cortexgraph.storage.embeddings import EmbeddingCache, default_cache
 from cortexgraph.storage.errors import CortexGraphError
-from cortexgraph.storage.jsonl_lines import count_lines, quarantine_path
+from cortexgraph.storage.jsonl_lines import quarantine_path
 from cortexgraph.user_store import open_configured_tracker, open_issue_tracker, read_store_copy
 
 log = logging.getLogger(__name__)
@@ -83,13 +83,13 @@ def open_collaborators(
             quarantine_path(settings.storage_path / name)
             for name in (settings.memories_filename, settings.relations_filename)
         ]
-        held = [_lines_in(q) for q in quarantines]
+        held = [_size(q) for q in quarantines]
         store = open_store(settings.storage_path, settings.store_config())
         # The open moves unreadable lines aside with a warning on stderr, which a scheduled
         # run's user never reads: the run's report (the Prefect artifact) says it instead.
         for q, before in zip(quarantines, held, strict=True):
-            if (now_held := _lines_in(q)) > before:
-                notes.append(f"moved {now_held - before} unreadable line(s) of the store to {q}")
+            if moved := _lines_after(q, before):
+                notes.append(f"moved {moved} unreadable line(s) of the store to {q}")
         moved = isolate_monitor_records(store, settings.storage_path)
         if moved.moved:
             notes.append(
@@ -129,11 +129,24 @@ def open_collaborators(
     return Collaborators(store, embedder, sink, tracker, promote, dry_run, notes)
 
 
-def _lines_in(path: Path) -> int:
-    """Lines of a quarantine file; 0 where it cannot be read (a storage path that is a file:
-    the store's open then says so in its own words)."""
+def _size(path: Path) -> int:
+    """A quarantine file's size; 0 where there is none or it cannot be read (a storage path
+    that is a file: the store's open then says so in its own words)."""
     try:
-        return count_lines(path)
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _lines_after(path: Path, offset: int) -> int:
+    """The lines a quarantine file gained past ``offset`` (the open appends to it): a run
+    reads only what its open added, not the whole file every time."""
+    if _size(path) <= offset:
+        return 0
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            return sum(1 for line in f if line.strip())
     except OSError:
         return 0
 
