@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 DEFAULTS = {
     # Agents log through logging.getLogger("cortexgraph.agents..."); Prefect shows them in the
-    # run log (flows.consolidation.AGENT_LOGGER, prefect.yaml's job environment: the same name).
+    # run log (flows.run_logs.AGENT_LOGGER, prefect.yaml's job environment: the same name).
     "PREFECT_LOGGING_EXTRA_LOGGERS": "cortexgraph.agents",
     # ...and outside a flow run (MCP tools, plain Python) those logs stay local, without a warning.
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",

@@ -35,7 +35,6 @@ from prefect.utilities.annotations import opaque, quote
 from cortexgraph.agents import incremental
 from cortexgraph.agents.cluster_report import ClusterReport
 from cortexgraph.agents.decay_findings import DecayReport
-from cortexgraph.agents.decision_key import config_key
 from cortexgraph.agents.ltm_promoter import PromoteReport, PromotionFailedError
 from cortexgraph.agents.pipeline import (
     AGENT_ORDER,
@@ -54,7 +53,9 @@ from cortexgraph.flows.orchestration_errors import (
     orchestration_message,
     prefect_failed,
 )
-from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline, pipeline_config
+from cortexgraph.flows.pipeline_setup import RunOptions, build_pipeline
+from cortexgraph.flows.run_logs import name_unknown_env, route_agent_logs
+from cortexgraph.flows.untouched_run import untouched_run, wants_embeddings
 from cortexgraph.flows.vault_scope import refresh_changed_notes
 from cortexgraph.run_state import (
     appended_ids,
@@ -63,7 +64,6 @@ from cortexgraph.run_state import (
     load_run_state,
     run_files,
     save_run_state,
-    unchanged_since,
 )
 from cortexgraph.settings import Settings, load_settings
 from cortexgraph.storage.protocol import WriteLog
@@ -106,35 +106,6 @@ def relations_task(pipeline: Pipeline, now: float, dry_run: bool) -> Relationshi
 
 
 RUN_AUTHOR = "consolidation"  # who signs a run's one commit of issue changes
-AGENT_LOGGER = "cortexgraph.agents"  # the agents' loggers are getLogger(__name__) below it
-
-
-def _route_agent_logs() -> None:
-    """What PREFECT_LOGGING_EXTRA_LOGGERS=cortexgraph.agents does, for runs that did not set
-    it (a worker started without prefect.yaml's environment)."""
-    from prefect.logging.handlers import APILogHandler
-
-    logger = logging.getLogger(AGENT_LOGGER)
-    if not any(isinstance(h, APILogHandler) for h in logger.handlers):
-        logger.addHandler(APILogHandler())
-    if logger.level == logging.NOTSET or logger.level > logging.INFO:
-        logger.setLevel(logging.INFO)
-
-
-def _name_unknown_env() -> None:
-    """A deployment's run starts in a process of Prefect's worker, not in one of our programs,
-    which name a misspelt CORTEXGRAPH_* variable on stderr where they start: the run's log
-    names it instead (else a typo in the worker's environment, the store's path say, passes
-    silently and the run works on the default store). In-process runs: their program did."""
-    from prefect.context import FlowRunContext
-
-    context = FlowRunContext.get()
-    if context is None or context.flow_run is None or context.flow_run.deployment_id is None:
-        return
-    from cortexgraph.settings_env import unknown_env_warnings
-
-    for line in unknown_env_warnings():
-        get_run_logger().warning(line)
 
 
 def _embed_then_cluster(
@@ -156,7 +127,7 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
     """The flow's body: the chosen agents in pipeline order, each a task; a live run is
     recorded (user_store.record_run)."""
     started = time.perf_counter()
-    untouched = _untouched_run(settings, options, started)
+    untouched = untouched_run(settings, options, started)
     if untouched is not None:
         return untouched
     pipeline, collab = build_pipeline(settings, options)
@@ -171,43 +142,6 @@ def run_consolidation(settings: Settings, options: RunOptions) -> PipelineReport
         # before the end is not the run's to record as seen (run_state.files_seen).
         opened = files_now(run_files(settings, collab.tracker))
         return _run_pipeline_steps(settings, options, pipeline, collab, started, writes, opened)
-
-
-def _untouched_run(
-    settings: Settings, options: RunOptions, started: float
-) -> PipelineReport | None:
-    """A run after no change, answered without opening the store, the tracker or the vault
-    (cortexgraph.run_state.unchanged_since); None: run. Never for ``full``, nor gc's delete
-    mode (the grace period of what gc archived is a clock of its own)."""
-    if options.full or options.gc == "delete":
-        return None
-    now = time.time() if options.now is None else float(options.now)
-    config = pipeline_config(settings, options.merge_mode, options.gc)
-    key = config_key(config, settings.decay_config())
-    gc = options.gc != "off"  # it acts on what the last run's gc may have left
-    merges = options.merge_mode == "apply"  # it merges what a preview or links left
-    paths = run_files(settings)
-    wish = _wants_embeddings(settings, options)  # the last run's similarity, or judge again
-    since = unchanged_since(settings.storage_path, paths, now, key, gc, merges, wish)
-    if since is None:
-        return None
-    report = incremental.untouched_report(
-        options.agents,
-        config,
-        since=since,
-        now=now,
-        dry_run=options.dry_run,
-        started=started,
-        on_step=options.on_step,
-    )
-    if not options.dry_run:
-        record_run(settings.storage_path, report, time.time())
-    return report
-
-
-def _wants_embeddings(settings: Settings, options: RunOptions) -> bool:
-    """Whether the run's cluster step is to judge by embeddings (flows.wiring)."""
-    return options.use_embeddings and settings.enable_embeddings
 
 
 def _run_pipeline_steps(
@@ -228,7 +162,7 @@ def _run_pipeline_steps(
         now,
         full=options.full,
         written=lambda: appended_ids(previous, memories_file, generation),
-        embeddings=_wants_embeddings(settings, options),
+        embeddings=wants_embeddings(settings, options),
     )
     if changes.full_because:
         collab.notes.append(changes.full_because)
@@ -343,8 +277,8 @@ def consolidate(
     after no change); ``quote`` is Prefect's way to keep it from introspecting a value. No
     result is persisted either way.
     """
-    _route_agent_logs()
-    _name_unknown_env()
+    route_agent_logs()
+    name_unknown_env()
     with flow_run_heartbeats():  # in-process runs send their own (flows.heartbeat)
         settings = load_settings(storage_path=storage_path, ltm_vault_path=vault_path)
         options = RunOptions(
@@ -434,7 +368,6 @@ __all__ = [
     "RunOptions",
     "consolidate",
     "make_task_runner",
-    "pipeline_config",
     "run_consolidation",
     "run_pipeline",
 ]

@@ -88,8 +88,8 @@ def open_collaborators(
         # The open moves unreadable lines aside with a warning on stderr, which a scheduled
         # run's user never reads: the run's report (the Prefect artifact) says it instead.
         for q, before in zip(quarantines, held, strict=True):
-            if moved := _lines_after(q, before):
-                notes.append(f"moved {moved} unreadable line(s) of the store to {q}")
+            if added := _lines_after(q, before):
+                notes.append(f"moved {added} unreadable line(s) of the store to {q}")
         moved = isolate_monitor_records(store, settings.storage_path)
         if moved.moved:
             notes.append(
