@@ -17,7 +17,7 @@ from typing import Any
 from cortexgraph.vault_sync.atomic_file import atomic_write_text
 from cortexgraph.vault_sync.errors import UnsafePathError
 from cortexgraph.vault_sync.note_format import markdown_text, note_text
-from cortexgraph.vault_sync.note_names import entity_folder, entity_note_path
+from cortexgraph.vault_sync.note_names import EntityStems, entity_folder, note_file_name
 from cortexgraph.vault_sync.paths import ensure_inside
 
 log = logging.getLogger(__name__)
@@ -42,10 +42,13 @@ def entity_name(text: str) -> str:
 class EntityNoteBatch:
     """Links waiting to be written: entity note path -> (entity, note stems in order)."""
 
-    def __init__(self, vault: Path, folder: Path, version: str) -> None:
+    def __init__(
+        self, vault: Path, folder: Path, version: str, stems: EntityStems | None = None
+    ) -> None:
         self.vault = vault
         self.folder = folder
         self.version = version
+        self.stems = stems or EntityStems(vault, folder)  # the sink's: its links say the same
         self._pending: dict[Path, tuple[str, dict[str, None]]] = {}
         self._paths: dict[str, Path | None] = {}  # entity -> checked path (None: unsafe)
         self.notes = 0  # notes added since the last write
@@ -58,8 +61,9 @@ class EntityNoteBatch:
         for entity in entities:
             if entity not in self._paths:  # resolving a path costs more than the rest
                 try:
+                    name = note_file_name(self.stems.stem(entity))
                     self._paths[entity] = ensure_inside(
-                        self.vault, entity_note_path(self.folder, entity)
+                        self.vault, entity_folder(self.folder) / name
                     )
                 except UnsafePathError as exc:
                     log.warning("cortexgraph: entity note skipped: %s", exc)

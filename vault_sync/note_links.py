@@ -22,9 +22,11 @@ def note_links(
     *,
     entity_notes: bool,
     find: Callable[[str], Path | None] | None = None,
+    entity_stem: Callable[[str], str] = entity_note_stem,
 ) -> list[LinkTarget]:
     """The links of ``memory``'s Related list, in a stable order. ``find``: where a related
-    memory's note is now when it is not where it was written (the sink's locator)."""
+    memory's note is now when it is not where it was written (the sink's locator);
+    ``entity_stem``: an entity's note (note_names.EntityStems.stem: one per entity, any case)."""
     types: dict[str, str] = {}
     for rel in relations:
         other = rel.other_end(memory.id)
@@ -50,9 +52,10 @@ def note_links(
             continue
         links.append(LinkTarget(path.stem, kind="memory", relation_type=types.get(other)))
     if entity_notes:
-        links.extend(
-            LinkTarget(entity_note_stem(e), label=e, kind="entity") for e in memory.entities
-        )
+        stems: dict[str, str] = {}  # "Redis" and "redis" are one note: linked once
+        for entity in memory.entities:
+            stems.setdefault(entity_stem(entity), entity)
+        links.extend(LinkTarget(s, label=e, kind="entity") for s, e in stems.items())
     return links
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from cortexgraph.storage.models import Memory
 from cortexgraph.vault_sync.errors import UnsafePathError
-from cortexgraph.vault_sync.paths import iter_markdown_files
+from cortexgraph.vault_sync.paths import ensure_inside, iter_markdown_files
 
 NOTE_SUFFIX = ".md"
 ENTITY_FOLDER = "entities"  # under the notes folder
@@ -233,6 +233,37 @@ def entity_note_stem(entity: str) -> str:
     return f"{safe_filename(entity, MAX_NAME_BYTES - 8)} ~{digest}"
 
 
+class EntityStems:
+    """The stem of each entity's note in one notes folder, kept per sink (the entities folder
+    listed once): one note per entity whatever case it is written in, the name on disk
+    winning ("sam" and "SAM" open and add to "Sam.md"). macOS and Windows see "Sam.md" and
+    "sam.md" as one file (a vault synced there from Linux got a conflict), and Obsidian on
+    Linux drew two nodes for one person; a memory naming both linked the entity twice."""
+
+    def __init__(self, vault: Path, folder: Path) -> None:
+        self.vault = vault
+        self.folder = folder
+        self._names: dict[str, str] | None = None  # lower-cased stem -> stem
+
+    def stem(self, entity: str) -> str:
+        """The stem of ``entity``'s note (an existing note's, else ``entity_note_stem``)."""
+        stem = entity_note_stem(entity)
+        return self.names().setdefault(stem.lower(), stem)
+
+    def names(self) -> dict[str, str]:
+        """The entity notes' stems, lower-cased -> as on disk (and as given since)."""
+        if self._names is None:
+            try:  # a folder linked out of the vault is not read (entity_notes skips it)
+                listing = sorted(os.listdir(ensure_inside(self.vault, entity_folder(self.folder))))
+            except (UnsafePathError, OSError):
+                listing = []
+            stems = (n[: -len(NOTE_SUFFIX)] for n in listing if n.lower().endswith(NOTE_SUFFIX))
+            self._names = {}
+            for stem in stems:
+                self._names.setdefault(stem.lower(), stem)
+        return self._names
+
+
 def safe_folder(folder: str) -> Path:
     """A relative folder inside the vault; '..', absolute paths and drive letters are refused."""
     text = (folder or "").replace("\\", "/").strip()
@@ -355,6 +386,7 @@ __all__ = [
     "ENTITY_FOLDER",
     "MAX_ALIAS_CHARS",
     "MAX_NAME_BYTES",
+    "EntityStems",
     "FreeNames",
     "NoteName",
     "conflict_note_path",

@@ -56,7 +56,7 @@ from cortexgraph.vault_sync.note_format import (
 )
 from cortexgraph.vault_sync.note_links import note_links
 from cortexgraph.vault_sync.note_locator import NoteLocator, read_note
-from cortexgraph.vault_sync.note_names import FreeNames, note_name, safe_folder
+from cortexgraph.vault_sync.note_names import EntityStems, FreeNames, note_name, safe_folder
 from cortexgraph.vault_sync.note_refresh import refresh_note_body
 from cortexgraph.vault_sync.note_update import WrittenNote, update_existing_note
 from cortexgraph.vault_sync.paths import ensure_inside
@@ -98,7 +98,8 @@ class ObsidianNoteSink:
         # A batch sink saves the locator's map at its flush only (flush() is its last word).
         self.locator = NoteLocator(self.vault, save_walks=not batch)
         self.renamed: list[Renamed] = []  # notes renamed to their short titles, this sink
-        self._entities = EntityNoteBatch(self.vault, self.folder, version)
+        self._entity_stems = EntityStems(self.vault, self.folder)  # links and notes agree
+        self._entities = EntityNoteBatch(self.vault, self.folder, version, self._entity_stems)
         self.batch = batch
         self._held = False  # a batch sink holds the write lock between flushes
         self._free_names = FreeNames()  # each folder listed once, kept up to date
@@ -295,6 +296,7 @@ class ObsidianNoteSink:
             ledger,
             entity_notes=self.entity_notes,
             find=self.locator.find,
+            entity_stem=self._entity_stems.stem,
         )
 
     def _locate(
