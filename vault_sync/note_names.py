@@ -23,7 +23,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -238,20 +238,42 @@ class EntityStems:
     listed once): one note per entity whatever case it is written in, the name on disk
     winning ("sam" and "SAM" open and add to "Sam.md"). macOS and Windows see "Sam.md" and
     "sam.md" as one file (a vault synced there from Linux got a conflict), and Obsidian on
-    Linux drew two nodes for one person; a memory naming both linked the entity twice."""
+    Linux drew two nodes for one person; a memory naming both linked the entity twice.
 
-    def __init__(self, vault: Path, folder: Path) -> None:
+    A new entity note never takes the name of a memory's note in the notes folder
+    (``note_taken``; it is "<entity> (entity)" then), and a new memory's note never takes an
+    entity note's (``taken``): a ``[[name]]`` two notes share opens one of them, and Obsidian
+    picks the one in the linking note's folder, so the note "PostgreSQL" linked itself as its
+    entity and the entity note listed itself as a mention."""
+
+    def __init__(
+        self, vault: Path, folder: Path, note_taken: Callable[[str], bool] | None = None
+    ) -> None:
         self.vault = vault
         self.folder = folder
-        self._names: dict[str, str] | None = None  # lower-cased stem -> stem
+        self.note_taken = note_taken  # a memory note of the folder has this stem (any case)
+        self._names: dict[str, str] | None = None  # entity's lower-cased stem -> its note's
+        self._files: set[str] = set()  # the entity notes' stems, lower-cased
 
     def stem(self, entity: str) -> str:
         """The stem of ``entity``'s note (an existing note's, else ``entity_note_stem``)."""
         stem = entity_note_stem(entity)
-        return self.names().setdefault(stem.lower(), stem)
+        names, key = self.names(), stem.lower()
+        found = names.get(key)
+        if found is None:
+            other = f"{stem} (entity)"
+            if other.lower() not in names and not (self.note_taken and self.note_taken(key)):
+                other = stem
+            found = names[key] = names.get(other.lower(), other)
+            self._files.add(found.lower())
+        return found
+
+    def taken(self) -> Collection[str]:
+        """The entity notes' stems, lower-cased (those on disk and those given since)."""
+        self.names()
+        return self._files
 
     def names(self) -> dict[str, str]:
-        """The entity notes' stems, lower-cased -> as on disk (and as given since)."""
         if self._names is None:
             try:  # a folder linked out of the vault is not read (entity_notes skips it)
                 listing = sorted(os.listdir(ensure_inside(self.vault, entity_folder(self.folder))))
@@ -261,6 +283,7 @@ class EntityStems:
             self._names = {}
             for stem in stems:
                 self._names.setdefault(stem.lower(), stem)
+            self._files = set(self._names)
         return self._names
 
 
@@ -279,21 +302,26 @@ def safe_folder(folder: str) -> Path:
 # -- where a note goes -----------------------------------------------------------------------
 
 
-def unique_note_path(directory: Path, stem: str, *, taken: Collection[str] | None = None) -> Path:
+def unique_note_path(
+    directory: Path,
+    stem: str,
+    *,
+    taken: Collection[str] | None = None,
+    reserved: Collection[str] = (),
+) -> Path:
     """``directory/stem.md``, or ``stem 2.md``, ``stem 3.md``... if taken. Case-insensitive,
     because macOS and Windows file systems are. ``taken``: the folder's lower-cased names when
-    the caller keeps them (else the folder is listed)."""
+    the caller keeps them (else the folder is listed); ``reserved``: lower-cased stems another
+    folder's notes have (EntityStems.taken)."""
     if taken is None:
         try:
             taken = {entry.lower() for entry in os.listdir(directory)}
         except FileNotFoundError:
             taken = set()
-    candidate = note_file_name(stem)
-    n = 2
-    while candidate.lower() in taken:
-        candidate = note_file_name(f"{stem} {n}")
-        n += 1
-    return directory / candidate
+    candidate, n = stem, 2
+    while note_file_name(candidate).lower() in taken or candidate.lower() in reserved:
+        candidate, n = f"{stem} {n}", n + 1
+    return directory / note_file_name(candidate)
 
 
 class FreeNames:
@@ -308,20 +336,28 @@ class FreeNames:
         # folder -> its names, lower-cased (as macOS and Windows compare them) -> as listed
         self._taken: dict[Path, dict[str, str]] = {}
 
-    def new_note_path(self, directory: Path, stem: str) -> Path:
-        """A free name for ``stem`` in ``directory``; recorded as taken."""
+    def new_note_path(self, directory: Path, stem: str, reserved: Collection[str] = ()) -> Path:
+        """A free name for ``stem`` in ``directory``, none of the ``reserved`` stems
+        (lower-cased); recorded as taken."""
         taken = self._taken.get(directory)
         if taken is None:
             taken = self._taken[directory] = _listing(directory)
         while True:
             if self._freed(directory, stem, taken):
                 taken = self._taken[directory] = _listing(directory)
-            path = unique_note_path(directory, stem, taken=taken.keys())
+            path = unique_note_path(directory, stem, taken=taken.keys(), reserved=reserved)
             taken[path.name.lower()] = path.name
             # Another process may have written it since our listing; a link (even a dangling
             # one) counts as taken, so the new note is never written through one.
             if not os.path.lexists(path):
                 return path
+
+    def holds(self, directory: Path, stem: str) -> bool:
+        """A note of ``directory`` (as listed, and named since) has ``stem``, in any case."""
+        taken = self._taken.get(directory)
+        if taken is None:
+            taken = self._taken[directory] = _listing(directory)
+        return note_file_name(stem).lower() in taken
 
     @staticmethod
     def _freed(directory: Path, stem: str, taken: dict[str, str]) -> bool:

@@ -98,11 +98,16 @@ class ObsidianNoteSink:
         # A batch sink saves the locator's map at its flush only (flush() is its last word).
         self.locator = NoteLocator(self.vault, save_walks=not batch)
         self.renamed: list[Renamed] = []  # notes renamed to their short titles, this sink
-        self._entity_stems = EntityStems(self.vault, self.folder)  # links and notes agree
+        self._free_names = FreeNames()  # each folder listed once, kept up to date
+        # links and entity notes agree; an entity note is never named as a memory's note
+        self._entity_stems = EntityStems(
+            self.vault,
+            self.folder,
+            lambda stem: self._free_names.holds(self._notes_directory(), stem),
+        )
         self._entities = EntityNoteBatch(self.vault, self.folder, version, self._entity_stems)
         self.batch = batch
         self._held = False  # a batch sink holds the write lock between flushes
-        self._free_names = FreeNames()  # each folder listed once, kept up to date
         self._notes_dir: Path | None = None  # resolved, while a batch sink holds the lock
         self._unflushed = 0  # notes written since the last flush
         # memory id -> the Related links its note got from this sink: refresh_note skips a note
@@ -254,7 +259,8 @@ class ObsidianNoteSink:
         looked for (the ledger and the locator)."""
         directory = self._notes_directory()
         name = note_name(memory)
-        path = self._free_names.new_note_path(directory, name.stem)
+        reserved = self._entity_stems.taken() if self.entity_notes else ()
+        path = self._free_names.new_note_path(directory, name.stem, reserved)
         rendered = render_note(
             memory, name, links=links, reason=reason, now=now, version=self.version
         )
