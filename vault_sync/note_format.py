@@ -25,6 +25,7 @@ from cortexgraph.vault_sync.note_body import (
     RELATED_END,
     RELATED_START,
 )
+from cortexgraph.vault_sync.note_names import alias_text
 
 if TYPE_CHECKING:
     from cortexgraph.vault_sync.note_names import NoteName
@@ -257,8 +258,9 @@ def merge_metadata(existing: Mapping[str, Any], ours: Mapping[str, Any]) -> dict
         # "tags: a, b" and "aliases: Deploy day" are lists to Obsidian too: read as one
         # string, they were replaced by ours and the person's lost.
         theirs = metadata_list(existing, key, sep="," if key == "aliases" else r"[,\s]+")
-        if key == "aliases":
-            theirs = [a for a in theirs if not _uncut(a, merged.get(key, []))]
+        if key == "aliases":  # an older version's alias of ours is replaced, not kept
+            own: list[str] = merged.get(key, [])
+            theirs = [a for a in theirs if not _uncut(a, own) and not _linked(a, own)]
         if theirs:
             merged[key] = list(dict.fromkeys([*merged.get(key, []), *theirs]))
     for key, value in existing.items():
@@ -271,6 +273,12 @@ def _uncut(alias: str, ours: Sequence[str]) -> bool:
     """``alias`` is the whole first sentence one of ``ours`` was cut from: an older version
     wrote it uncut (note_names.MAX_ALIAS_CHARS), and ours replaces it."""
     return any(o.endswith("…") and len(alias) > len(o) and alias.startswith(o[:-1]) for o in ours)
+
+
+def _linked(alias: str, ours: Sequence[str]) -> bool:
+    """``alias`` is one of ``ours`` with the wikilinks an older version kept in it (a link
+    picked by it in Obsidian ended early: note_names.alias_text)."""
+    return alias not in ours and alias_text(alias) in ours
 
 
 def parse_note_text(text: str) -> ParsedNote:

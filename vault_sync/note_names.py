@@ -161,10 +161,22 @@ class NoteName:
     stem: str
 
 
+# A wikilink or an embed in a sentence, for its label: an alias is a link's label when picked
+# in Obsidian's suggestions ("[[note|alias]]"), and its own "]]" ended that link early.
+_ALIAS_LINK = re.compile(r"!?\[\[([^\[\]|]*)(?:\|([^\[\]]*))?\]\]")
+
+
+def alias_text(sentence: str) -> str:
+    """``sentence`` as a note's alias: its wikilinks and embeds as their labels, no "[[" or
+    "]]" left ("Use [[wikilinks]] sparingly" -> "Use wikilinks sparingly")."""
+    text = _ALIAS_LINK.sub(lambda m: m.group(2) or m.group(1), sentence)
+    return text.replace("[[", "").replace("]]", "").strip()
+
+
 def note_name(memory: Memory) -> NoteName:
     """The title, alias and file stem of ``memory``'s note (see the module docstring)."""
     title = short_title(memory)
-    alias = _cut_at_word(_first_sentence(memory.content), MAX_ALIAS_CHARS - 1)
+    alias = _cut_at_word(alias_text(_first_sentence(memory.content)), MAX_ALIAS_CHARS - 1)
     return NoteName(title, alias or title, safe_filename(title))
 
 
@@ -425,6 +437,7 @@ __all__ = [
     "EntityStems",
     "FreeNames",
     "NoteName",
+    "alias_text",
     "conflict_note_path",
     "entity_folder",
     "entity_note_path",
