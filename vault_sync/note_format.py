@@ -209,6 +209,29 @@ def obsidian_tag(tag: str) -> str | None:
     return text
 
 
+# A code fence (CommonMark): up to three spaces, three or more backticks or tildes, and after
+# a backtick fence an info string without backticks.
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+
+
+def close_code_block(text: str) -> str:
+    """``text`` with the code block it leaves open closed. An unclosed fence runs to the end of
+    the document, so a memory cut off inside a snippet made the note's own Context and Related
+    sections code, and their links left Obsidian's graph."""
+    opened: tuple[str, str] | None = None  # its indent and fence
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if match is None:
+            continue
+        indent, fence, rest = match.groups()
+        if opened is None:
+            if not (fence[0] == "`" and "`" in rest):
+                opened = (indent, fence)
+        elif fence[0] == opened[1][0] and len(fence) >= len(opened[1]) and not rest.strip():
+            opened = None
+    return text if opened is None else f"{text}\n{opened[0]}{opened[1]}"
+
+
 def render_note(
     memory: Memory,
     name: NoteName,
@@ -239,13 +262,13 @@ def render_note(
         "aliases": [a for a in [name.alias] if a],
         "cortexgraph": {"version": version},
     }
-    content = memory.content.strip()
+    content = close_code_block(memory.content.strip())
     first_line = content.splitlines()[0].lstrip("#> ").strip() if content else ""
     # A heading only when it adds something: a title cut from the first line would repeat it.
     parts = [content] if title.rstrip("…") and first_line.startswith(title.rstrip("…")) else []
     parts = parts or [f"# {markdown_text(title)}", content]
     if memory.meta.context and memory.meta.context.strip():
-        parts.append("## Context\n\n" + memory.meta.context.strip())
+        parts.append("## Context\n\n" + close_code_block(memory.meta.context.strip()))
     if links:
         parts.append("## Related\n\n" + related_block(links))
     return RenderedNote(title=title, metadata=metadata, body="\n\n".join(parts) + "\n")
@@ -370,6 +393,7 @@ __all__ = [
     "ParsedNote",
     "RenderedNote",
     "body_checksum",
+    "close_code_block",
     "iso",
     "json_safe",
     "link_label",
