@@ -299,8 +299,8 @@ def _uncut(alias: str, ours: Sequence[str]) -> bool:
 
 
 def _linked(alias: str, ours: Sequence[str]) -> bool:
-    """``alias`` is one of ``ours`` with the wikilinks an older version kept in it (a link
-    picked by it in Obsidian ended early: note_names.alias_text)."""
+    """``alias`` is one of ``ours`` with the markup an older version kept in it (wikilinks
+    that ended a link picked by it early, bold or code marks: note_names.alias_text)."""
     return alias not in ours and alias_text(alias) in ours
 
 

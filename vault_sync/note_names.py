@@ -71,10 +71,46 @@ _DANGLING = frozenset(
 _WORD = re.compile(r"[\w][\w'.+#/-]*[\w+#]|[\w]", re.UNICODE)
 
 
+# Markdown a title or alias reads through: a code fence, a rule ("---", also a pasted
+# frontmatter's), an HTML comment, a numbered or task list marker, a few HTML tags.
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_RULE_LINE = re.compile(r"^ {0,3}([-*_=])(?:[ \t]*\1){2,}[ \t]*$")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_STEP_MARKER = re.compile(r"^(?:\d{1,9}[.)]\s+|\[[ xX]\]\s+)+")
+_HTML_TAG = re.compile(
+    r"</?(?:a|b|i|u|s|em|strong|code|kbd|span|div|p|br|sup|sub|mark|del|ins|small|img|"
+    r"details|summary|font|center)\b[^<>\n]*>",
+    re.IGNORECASE,
+)
+_MD_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\([^()\s]*\)")
+
+
+def _first_line(text: str) -> str:
+    """The first line of prose: not in a code block, not a rule or a comment; the first line
+    of code when the memory is nothing else."""
+    text = _HTML_COMMENT.sub(" ", text)
+    fence, code = "", ""
+    for line in text.splitlines():
+        opener = _FENCE_LINE.match(line)
+        if fence:
+            closes = (
+                opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence)
+            )
+            if closes and not line.strip().strip(fence[0]):
+                fence = ""
+            elif line.strip() and not code:
+                code = line
+        elif opener:
+            fence = opener.group(1)
+        elif line.strip() and not _RULE_LINE.match(line):
+            return line
+    return code
+
+
 def _first_sentence(text: str) -> str:
-    """The first sentence of the first non-empty line, markdown markers removed."""
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    line = line.strip().lstrip("#>*-+ ").strip().strip("*_`")
+    """The first sentence of the first line of prose, markdown markers removed."""
+    line = _first_line(text).strip().lstrip("#>*-+ ").strip()
+    line = alias_text(_STEP_MARKER.sub("", line)).strip("*_`")
     return _SENTENCE_END.split(line, maxsplit=1)[0].strip()
 
 
@@ -168,9 +204,12 @@ _ALIAS_LINK = re.compile(r"!?\[\[([^\[\]|]*)(?:\|([^\[\]]*))?\]\]")
 
 def alias_text(sentence: str) -> str:
     """``sentence`` as a note's alias: its wikilinks and embeds as their labels, no "[[" or
-    "]]" left ("Use [[wikilinks]] sparingly" -> "Use wikilinks sparingly")."""
+    "]]" left ("Use [[wikilinks]] sparingly" -> "Use wikilinks sparingly"), and as it reads:
+    a markdown link as its text, no HTML tags, bold or code marks, no task box."""
     text = _ALIAS_LINK.sub(lambda m: m.group(2) or m.group(1), sentence)
-    return text.replace("[[", "").replace("]]", "").strip()
+    text = _MD_LINK.sub(lambda m: m.group(1), text.replace("[[", "").replace("]]", ""))
+    text = _HTML_TAG.sub("", text).replace("**", "").replace("`", "")
+    return _STEP_MARKER.sub("", text.strip()).strip()
 
 
 def note_name(memory: Memory) -> NoteName:
