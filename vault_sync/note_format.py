@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -232,6 +232,15 @@ def close_code_block(text: str) -> str:
     return text if opened is None else f"{text}\n{opened[0]}{opened[1]}"
 
 
+def unique_tags(tags: Iterable[str]) -> list[str]:
+    """``tags`` once each, the first spelling kept: Obsidian's tags are case-insensitive, so
+    "Billing" and "billing" were one tag shown twice in the note's Properties."""
+    seen: dict[str, str] = {}
+    for tag in tags:
+        seen.setdefault(tag.casefold(), tag)
+    return list(seen.values())
+
+
 def render_note(
     memory: Memory,
     name: NoteName,
@@ -244,7 +253,7 @@ def render_note(
     """Frontmatter and body of the long-term note for ``memory``, called ``name``
     (``vault_sync.note_names.note_name``)."""
     title = name.title
-    tags = list(dict.fromkeys(t for t in (obsidian_tag(x) for x in memory.tags) if t))
+    tags = unique_tags(t for t in (obsidian_tag(x) for x in memory.tags) if t)
     metadata: dict[str, Any] = {
         "id": memory.id,
         "title": title,
@@ -284,7 +293,9 @@ def merge_metadata(existing: Mapping[str, Any], ours: Mapping[str, Any]) -> dict
         if key == "aliases":  # an older version's alias of ours is replaced, not kept
             own: list[str] = merged.get(key, [])
             theirs = [a for a in theirs if not _uncut(a, own) and not _linked(a, own)]
-        if theirs:
+        if theirs and key == "tags":
+            merged[key] = unique_tags([*merged.get(key, []), *theirs])
+        elif theirs:
             merged[key] = list(dict.fromkeys([*merged.get(key, []), *theirs]))
     for key, value in existing.items():
         if key not in merged:
@@ -407,5 +418,6 @@ __all__ = [
     "related_block",
     "render_note",
     "replace_related_block",
+    "unique_tags",
     "yaml_block",
 ]
