@@ -93,6 +93,15 @@ def test_deploy_from_prefect_yaml_and_run_on_a_worker(tmp_path, prefect_harness)
 
         out = cli("--no-prompt", "deploy", "--all")
         assert "consolidate-hourly" in out and "decay-nightly" in out
+        # A worker back from a long sleep, or a slow run, never starts a deployment's late
+        # runs at once on one store: each deployment takes one run at a time, the rest queue.
+        with get_client(sync_client=True) as client:
+            for name in ("consolidate-hourly", "consolidate-weekly-full", "decay-nightly"):
+                made = client.read_deployment_by_name(f"consolidate/{name}")
+                limit = made.global_concurrency_limit
+                assert limit is not None and limit.limit == 1, name
+                strategy = made.concurrency_options and made.concurrency_options.collision_strategy
+                assert str(getattr(strategy, "value", strategy)) == "ENQUEUE", name
         wlog = (tmp_path / "worker.log").open("w")
         worker = subprocess.Popen(
             [PREFECT, "worker", "start", "--pool", POOL],
