@@ -149,7 +149,8 @@ def _gc_settled(pipeline: Pipeline, report: PipelineReport) -> bool:
 def _unmerged_after(pipeline: Pipeline, report: PipelineReport) -> frozenset[str]:
     """The memories of what this run's merge step found and did not merge (RunScope.unmerged):
     previewed, linked or failed clusters, and in a preview the related pairs it did not link;
-    an apply run clustered the last runs' again, a run in another mode leaves them to it."""
+    an apply run clustered the last runs' again, a run in another mode leaves them to it. Not
+    a refused merge (the store's limits): it waits until one of its memories changes."""
     last = pipeline.scope.unmerged if pipeline.scope is not None else frozenset()
     merge = report.reports.get("merge")
     if not isinstance(merge, MergeReport) or merge.skipped:
@@ -191,13 +192,16 @@ def ends_clean(
     """Whether the store files at the end of this run hold nothing its state does not account
     for, and it left nothing for a run after no change to do: no one else wrote to the store
     meanwhile (``ChangeTracker.refresh``), every merge issue it took up is closed (a
-    failed, skipped or previewed one is taken up again by every run), and (``pipeline``
+    failed, skipped or previewed one is taken up again by every run; a refused one waits for
+    a person), and (``pipeline``
     given) its cluster step judged by the similarity its embedder gives (not TF-IDF for a
     model that failed to load: the next run judges again by the model) and its entity step
     left no memory unread (a full batch: the rest wait for the next run)."""
     merge = report.reports.get("merge")
+    # A refused merge waits for a person: its issue stays open as it was, and a run after no
+    # change would only be refused again.
     pending = isinstance(merge, MergeReport) and any(
-        o.status not in ("merged", "linked") for o in merge.outcomes
+        o.status not in ("merged", "linked", "refused") for o in merge.outcomes
     )
     if changes.others_wrote or pending:
         return False

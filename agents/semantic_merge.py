@@ -25,11 +25,18 @@ from cortexgraph.agents.cluster_detector import (
     cluster_id_for,
 )
 from cortexgraph.agents.common import LABEL_CLUSTER, AgentError, ReportTable, short, snippet
-from cortexgraph.agents.merge_ops import MergePlan, apply_plan, link_members, plan_merge, undo_merge
+from cortexgraph.agents.merge_ops import (
+    MergePlan,
+    MergeTooLargeError,
+    apply_plan,
+    link_members,
+    plan_merge,
+    undo_merge,
+)
 from cortexgraph.agents.protocols import IssueTracker, IssueView
 from cortexgraph.agents.undo import held_by_undo
 from cortexgraph.storage.errors import CortexGraphError
-from cortexgraph.storage.models import MemoryStatus
+from cortexgraph.storage.models import Memory, MemoryStatus
 from cortexgraph.storage.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -57,7 +64,8 @@ class MergeConfig:
 class MergeOutcome:
     cluster_id: str
     source_ids: tuple[str, ...]
-    status: str  # merged | previewed | linked | skipped | failed
+    # refused: a store limit refuses the merged text; left, its issue untouched, for a person
+    status: str  # merged | previewed | linked | skipped | failed | refused
     reason: str
     merged_id: str | None = None
     issue_id: str | None = None
@@ -103,7 +111,8 @@ class MergeReport:
                 f"mode {self.mode.value}: merged {self.count('merged')} "
                 f"({self.archived} sources archived), previewed {self.count('previewed')}, "
                 f"linked {self.count('linked')}, skipped {self.count('skipped')}, "
-                f"failed {self.count('failed')}; {self.related_linked} related pair(s) "
+                f"failed {self.count('failed')}, refused {self.count('refused')}; "
+                f"{self.related_linked} related pair(s) "
                 f"{'to link' if self.mode is MergeMode.PREVIEW else 'linked'}; "
                 f"{self.issues_closed} issue(s) closed"
             ),
@@ -167,11 +176,12 @@ class SemanticMerge:
                     )
         linked = self._relate(list(related), mode, now)
         log.info(
-            "merge (%s): %d merged, %d previewed, %d linked, %d skipped, %d failed; %d related",
+            "merge (%s): %d merged, %d previewed, %d linked, %d skipped, %d failed, %d refused; "
+            "%d related",
             mode.value,
             *(
                 sum(o.status == s for o in outcomes)
-                for s in ("merged", "previewed", "linked", "skipped", "failed")
+                for s in ("merged", "previewed", "linked", "skipped", "failed", "refused")
             ),
             linked,
         )
@@ -246,6 +256,15 @@ class SemanticMerge:
 
     def _process(self, work: _Work, mode: MergeMode, now: float) -> MergeOutcome:
         issue = work.issue
+        # Planned before the issue is claimed: a merge the store's limits refuse stays so until
+        # a person changes one of its memories, and claiming and reopening its issue every run
+        # (an hourly beads commit) would say nothing new. Read under the store's hold, as the
+        # merge that follows (``_holding``).
+        try:
+            planned = self._planned(work, mode, now)
+        except MergeTooLargeError as exc:
+            log.warning("merge of %s refused: %s", work.cluster_id, exc)
+            return MergeOutcome(work.cluster_id, work.memory_ids, "refused", str(exc))
         if (
             issue is not None
             and mode is not MergeMode.PREVIEW
@@ -255,7 +274,7 @@ class SemanticMerge:
                 work.cluster_id, work.memory_ids, "skipped", "claimed by someone else"
             )
         try:
-            outcome = self._do(work, mode, now)
+            outcome = self._do(work, mode, now, planned)
         except CortexGraphError as exc:
             log.warning("merge of %s failed: %s", work.cluster_id, exc)
             if issue is not None and mode is not MergeMode.PREVIEW:
@@ -271,13 +290,35 @@ class SemanticMerge:
             return _with(outcome, issue_id=issue.id)
         return outcome
 
-    def _do(self, work: _Work, mode: MergeMode, now: float) -> MergeOutcome:
-        live = [
+    def _live(self, work: _Work) -> list[Memory]:
+        return [
             m
             for m in map(self.store.find, work.memory_ids)
             # a merge a person undid is not redone until a source is used again
             if m is not None and m.status is MemoryStatus.ACTIVE and not held_by_undo(m)
         ]
+
+    def _planned(self, work: _Work, mode: MergeMode, now: float) -> MergePlan | None:
+        """The merge ``_do`` would make, where there is one to plan (not a link, two sources
+        or more still active); MergeTooLargeError where the store's limits refuse it."""
+        if mode is MergeMode.LINK:
+            return None
+        live = self._live(work)
+        if len(live) < 2:
+            return None
+        return plan_merge(
+            live,
+            work.cohesion,
+            now,
+            self.config.cohesion_bonus,
+            self.config.coverage,
+            limits=self.store.config,
+        )
+
+    def _do(
+        self, work: _Work, mode: MergeMode, now: float, planned: MergePlan | None = None
+    ) -> MergeOutcome:
+        live = list(planned.sources) if planned is not None else self._live(work)
         if len(live) < 2:
             return MergeOutcome(
                 work.cluster_id,
@@ -291,14 +332,8 @@ class SemanticMerge:
             return MergeOutcome(
                 work.cluster_id, ids, "linked", f"{len(made)} relation(s) added", relation_ids=made
             )
-        plan = plan_merge(
-            live,
-            work.cohesion,
-            now,
-            self.config.cohesion_bonus,
-            self.config.coverage,
-            limits=self.store.config,
-        )
+        plan = planned or self._planned(work, mode, now)
+        assert plan is not None  # two or more live sources, not a link
         base: dict[str, Any] = {
             "cluster_id": work.cluster_id,
             "source_ids": ids,

@@ -59,13 +59,13 @@ def test_a_merge_past_the_content_limit_says_so_and_the_run_goes_on(tmp_path: Pa
     by_cluster = {o.cluster_id: o for o in report.outcomes}
     big, ok = by_cluster["c-big"], by_cluster["c-ok"]
     assert ok.status == "merged"
-    assert big.status == "failed"
+    assert big.status == "refused"
     reason = big.reason
     assert "merg" in reason and a.id in reason and b.id in reason, reason
     assert f"{merged_len:,} bytes" in reason and f"{LIMIT:,}" in reason, reason
     assert "CORTEXGRAPH_MAX_CONTENT_BYTES" in reason and "link" in reason, reason
     assert "Split it into smaller memories" not in reason
-    # Nothing lost: the sources are as they were, the issue open again for a person.
+    # Nothing lost: the sources are as they were, the issue untouched, open for a person.
     assert [store.get(m.id).content for m in (a, b)] == [LONG_A, LONG_B]
     assert {store.get(a.id).status, store.get(b.id).status} == {MemoryStatus.ACTIVE}
     assert len(store.list()) == 5  # the four, and the small pair's merged memory
@@ -73,12 +73,12 @@ def test_a_merge_past_the_content_limit_says_so_and_the_run_goes_on(tmp_path: Pa
     assert again.status == "open" and again.assignee is None
 
 
-def test_the_preview_of_such_a_merge_says_it_would_fail(tmp_path: Path) -> None:
+def test_the_preview_of_such_a_merge_says_it_would_be_refused(tmp_path: Path) -> None:
     store = _store(tmp_path)
     a, b = store.save(LONG_A, now=NOW), store.save(LONG_B, now=NOW)
     report = SemanticMerge(store).run(now=NOW, dry_run=True, clusters=[_cluster("c", a.id, b.id)])
     (o,) = report.outcomes
-    assert o.status == "failed" and "CORTEXGRAPH_MAX_CONTENT_BYTES" in o.reason
+    assert o.status == "refused" and "CORTEXGRAPH_MAX_CONTENT_BYTES" in o.reason
 
 
 def test_the_refusal_is_typed_and_names_the_context_too(tmp_path: Path) -> None:

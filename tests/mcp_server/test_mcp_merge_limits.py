@@ -80,7 +80,7 @@ def test_a_merge_past_the_content_limit_is_refused_in_words_about_the_merge(
     )
     for answer in (preview, applied):
         (result,) = answer["results"]
-        assert result["status"] == "failed", result
+        assert result["status"] == "refused", result
         reason = result["reason"]
         assert reason.startswith("merging 2 memories") and a.id in reason and b.id in reason
         assert f"the limit is {limit:,} (CORTEXGRAPH_MAX_CONTENT_BYTES)" in reason
