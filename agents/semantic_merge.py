@@ -265,6 +265,9 @@ class SemanticMerge:
         except MergeTooLargeError as exc:
             log.warning("merge of %s refused: %s", work.cluster_id, exc)
             return MergeOutcome(work.cluster_id, work.memory_ids, "refused", str(exc))
+        except CortexGraphError as exc:  # its issue, never claimed, stays open as it was
+            log.warning("merge of %s failed: %s", work.cluster_id, exc)
+            return MergeOutcome(work.cluster_id, work.memory_ids, "failed", str(exc))
         if (
             issue is not None
             and mode is not MergeMode.PREVIEW
