@@ -32,16 +32,19 @@ def analyze(
     from cortexgraph.activation import ActivationConfig, analyze_for_recall, analyze_message
     from cortexgraph.settings import load_settings
 
-    settings = load_settings()
+    settings = load_settings(storage_path=store_path)
     config = ActivationConfig.from_mapping(settings)
     if recall:
         result = analyze_for_recall(message, config=config).to_json()
     else:
         store = None
         if store_path is not None:
+            from cortexgraph.cli.cli_common import cli_errors, existing_store_path
             from cortexgraph.storage import open_store
 
-            store = open_store(store_path, config=settings.store_config())
+            with cli_errors():  # a mistyped path is refused, not created
+                path = existing_store_path(settings, store_path)
+            store = open_store(path, config=settings.store_config())
         result = analyze_message(message, store=store, config=config).to_json()
     if as_json:
         typer.echo(json.dumps(result, indent=2))

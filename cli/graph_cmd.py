@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cortexgraph.cli.cli_common import existing_store_path, require_vault
 from cortexgraph.settings import load_settings
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.user_store import open_user_store
@@ -46,6 +47,10 @@ def graph(
         raise typer.BadParameter("use a .png or .html file name", param_hint="--output")
     settings = load_settings(ltm_vault_path=vault, storage_path=storage_path)
     try:
+        # A mistyped store or vault is refused, not drawn as an empty one.
+        existing_store_path(settings, storage_path)
+        if not settings.vault_may_be_created:
+            require_vault(settings, vault)
         index = LTMIndex.open(settings.vault_path) if settings.vault_path.is_dir() else None
         mems, rels = [], []
         if memories and settings.storage_path.is_dir():

@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from cortexgraph.cli.cli_common import StorageOpt, VaultOpt, cli_errors, err, settings_for
+from cortexgraph.cli.cli_common import (
+    StorageOpt,
+    VaultOpt,
+    cli_errors,
+    err,
+    existing_store_path,
+    settings_for,
+)
 
 
 def serve(
@@ -30,6 +37,7 @@ def serve(
 
     with cli_errors():
         settings = settings_for(storage_path, vault)
+        existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
         app = create_app(settings, use_embeddings=embeddings)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)

@@ -122,6 +122,7 @@ def test_prompt_templates_name_the_tools_they_need():
 def test_cli_context_prints_the_block_and_json(tmp_path):
     store = open_store(tmp_path / "stm")
     m = store.save("The release train leaves every second Thursday", tags=["release"])
+    (tmp_path / "none").mkdir()  # an empty vault: a named one that is missing is refused
     args = [
         "release train",
         "--storage-path",

@@ -1,0 +1,73 @@
+"""What a newcomer meets in the first hour, through the programs' real entry points: a mistyped
+store refused by every command that reads one (README: "A store or vault you name that does
+not exist is refused, never created"), the forms the help and docs show, and a second run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from child_env import ROOT, child_env
+from cli_helpers import run_in_process
+
+READERS = {
+    "context": ["context", "what database does billing use?"],
+    "analyze": ["analyze", "we chose Postgres for billing"],
+    "graph": ["graph", "-o", "GRAPH.html"],
+}
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_command_refuses_a_named_store_that_does_not_exist(tmp_path, command) -> None:
+    mistyped = tmp_path / "stor"
+    args = [a.replace("GRAPH", str(tmp_path / "graph")) for a in READERS[command]]
+    env = child_env(CORTEXGRAPH_ENABLE_EMBEDDINGS="false", COLUMNS="200")
+    done = run_in_process([*args, "--storage-path", str(mistyped)], env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"no store at {mistyped} (--storage-path); nothing was created" in done.stderr
+    assert not mistyped.exists()
+    assert not (tmp_path / "graph.html").exists()
+
+
+@pytest.mark.parametrize("command", ["context", "graph"])
+def test_a_reader_of_the_vault_refuses_a_named_vault_that_does_not_exist(tmp_path, command) -> None:
+    from cortexgraph.storage import open_store
+
+    open_store(tmp_path / "store").save("We chose Postgres for billing", tags=["decision"])
+    mistyped = tmp_path / "valt"
+    args = [a.replace("GRAPH", str(tmp_path / "graph")) for a in READERS[command]]
+    env = child_env(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
+        LTM_VAULT_PATH=str(mistyped),
+        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+        COLUMNS="200",
+    )
+    done = run_in_process(args, env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"no vault at {mistyped} (LTM_VAULT_PATH); nothing was created" in done.stderr
+    assert not mistyped.exists()
+    assert not (tmp_path / "graph.html").exists()
+
+
+def test_serve_refuses_a_named_store_that_does_not_exist(tmp_path) -> None:
+    mistyped = tmp_path / "stor"
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(mistyped), CORTEXGRAPH_ENABLE_EMBEDDINGS="false")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cortexgraph.cli.main", "serve", "--ui", "--port", "0"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _, stderr = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("serve started on a store that does not exist")
+    assert proc.returncode == 2, stderr
+    assert f"no store at {mistyped} (CORTEXGRAPH_STORAGE_PATH); nothing was created" in stderr
+    assert not mistyped.exists()
