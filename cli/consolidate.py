@@ -5,7 +5,7 @@ cortexgraph-consolidate --dry-run            # preview: writes nothing at all
 cortexgraph-consolidate --full               # every memory, not only what changed since the last run
 cortexgraph-consolidate --agent decay --agent relations
 cortexgraph-consolidate --scheduled --interval-hours 6   # only if the last run is older
-cortexgraph-consolidate status [--json]      # the last run's results
+cortexgraph-consolidate status [--storage-path DIR] [--json]   # the last run's results
 """
 
 from __future__ import annotations
@@ -175,12 +175,25 @@ def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) ->
 
 
 @app.command()
-def status(ctx: typer.Context) -> None:
+def status(
+    ctx: typer.Context,
+    storage_path: StoragePath = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+) -> None:
     """Show the last live run's results."""
+    # The options may come before the command or after it (as cortexgraph-maintenance's).
     opts = ctx.obj or {}
-    settings = _settings(opts.get("storage_path"), opts.get("vault"))
+    storage_path = storage_path or opts.get("storage_path")
+    as_json = as_json or bool(opts.get("json"))
+    settings = _settings(storage_path, opts.get("vault"))
+    from cortexgraph.cli.cli_common import existing_store_path
+
+    try:
+        existing_store_path(settings, storage_path)  # a mistyped store is not "never run"
+    except CortexGraphError as exc:
+        _fail(as_json, str(exc))
     last = last_run(settings.storage_path)
-    if opts.get("json"):
+    if as_json:
         typer.echo(json.dumps(last))
         return
     if last is None:

@@ -26,6 +26,7 @@ def test_the_consolidation_cli_exits_without_a_last_collection(tmp_path):
     """Every object alive at exit is frozen once Prefect's exit handlers have run, so the
     interpreter's shutdown skips the collector's passes over Prefect, pydantic and the store
     (0.3-0.45 CPU s of a run after no change); the command's output is whole."""
+    (tmp_path / "store").mkdir()  # an empty store (a named one that is missing is refused)
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, str(tmp_path / "store")],
         capture_output=True,

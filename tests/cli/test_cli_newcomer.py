@@ -4,11 +4,13 @@ not exist is refused, never created"), the forms the help and docs show, and a s
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 from child_env import ROOT, child_env
+from child_env import run_in_process as run_main
 from cli_helpers import run_in_process
 
 READERS = {
@@ -70,4 +72,64 @@ def test_serve_refuses_a_named_store_that_does_not_exist(tmp_path) -> None:
         pytest.fail("serve started on a store that does not exist")
     assert proc.returncode == 2, stderr
     assert f"no store at {mistyped} (CORTEXGRAPH_STORAGE_PATH); nothing was created" in stderr
+    assert not mistyped.exists()
+
+
+@pytest.fixture(scope="module")
+def consolidated(tmp_path_factory, prefect_harness):
+    """A store with a few memories, consolidated twice through the real program (the second
+    run finds nothing changed); the two runs' output."""
+    from cortexgraph.cli import consolidate
+    from cortexgraph.storage import open_store
+
+    root = tmp_path_factory.mktemp("twice")
+    store = open_store(root / "store")
+    store.save("We chose PostgreSQL 16 for billing", tags=["decision"], entities=["PostgreSQL"])
+    store.save("Billing runs on PostgreSQL 16 now", tags=["billing"], entities=["PostgreSQL"])
+    store.save("Deploys are frozen in December", tags=["ops"])
+    env = child_env(
+        CORTEXGRAPH_STORAGE_PATH=str(root / "store"),
+        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+        COLUMNS="120",
+    )
+    argv = ["cortexgraph-consolidate", "--no-embeddings"]
+    runs = [run_main(consolidate.main, argv, env=env) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stdout + done.stderr
+    return {"root": root, "env": env, "runs": runs}
+
+
+def _consolidate(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    from cortexgraph.cli import consolidate
+
+    return run_main(consolidate.main, ["cortexgraph-consolidate", *args], env=env)
+
+
+def test_status_takes_the_store_and_json_after_the_command_too(consolidated) -> None:
+    """The program's own usage says `cortexgraph-consolidate status [--json]`, as
+    `cortexgraph-maintenance stats --storage-path X` works in either order."""
+    store = consolidated["root"] / "store"
+    env = {**consolidated["env"], "CORTEXGRAPH_STORAGE_PATH": str(consolidated["root"] / "x")}
+    for args in (
+        ["status", "--storage-path", str(store), "--json"],
+        ["--storage-path", str(store), "status", "--json"],
+        ["--json", "status", "--storage-path", str(store)],
+    ):
+        done = _consolidate(env, *args)
+        assert done.returncode == 0, (args, done.stdout + done.stderr)
+        last = json.loads(done.stdout)
+        assert last["agents"] == ["decay", "cluster", "merge", "promote", "relations"], args
+    plain = _consolidate(env, "status", "--storage-path", str(store))
+    assert plain.returncode == 0 and plain.stdout.startswith("last run "), plain.stderr
+
+
+def test_status_refuses_a_named_store_that_does_not_exist(consolidated) -> None:
+    mistyped = consolidated["root"] / "stor"
+    for args in (
+        ["status", "--storage-path", str(mistyped)],
+        ["--storage-path", str(mistyped), "status"],
+    ):
+        done = _consolidate(consolidated["env"], *args)
+        assert done.returncode == 1, done.stdout
+        assert f"no store at {mistyped} (--storage-path); nothing was created" in done.stderr
     assert not mistyped.exists()
