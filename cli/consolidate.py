@@ -154,6 +154,7 @@ def run_with_progress(
 
 def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
@@ -162,7 +163,12 @@ def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) ->
     for note in report.notes:
         console.print(f"[dim]• {note}[/]", highlight=False)
     for t in report.tables():
-        table = Table(title=t.title, caption=t.summary, caption_justify="left", show_lines=False)
+        # The summary is a line of its own, at the console's width: as the caption of a
+        # narrow table (an empty one above all) it was folded to that table's width.
+        if not t.rows:
+            console.print(f"[bold]{escape(t.title)}[/]: {escape(t.summary)}", highlight=False)
+            continue
+        table = Table(title=t.title, show_lines=False)
         for col in t.columns:
             table.add_column(col, overflow="fold", max_width=60)
         for row in t.rows[:max_rows]:
@@ -170,6 +176,7 @@ def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) ->
         if len(t.rows) > max_rows:
             table.add_row(*(["…"] + [""] * (len(t.columns) - 1)))
         console.print(table)
+        console.print(escape(t.summary), highlight=False)
     verb = "previewed (dry run: nothing written)" if report.dry_run else "done"
     console.print(f"[bold]consolidation {verb} in {report.total_seconds:.2f} s[/]")
 

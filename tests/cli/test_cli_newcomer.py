@@ -133,3 +133,17 @@ def test_status_refuses_a_named_store_that_does_not_exist(consolidated) -> None:
         assert done.returncode == 1, done.stdout
         assert f"no store at {mistyped} (--storage-path); nothing was created" in done.stderr
     assert not mistyped.exists()
+
+
+def test_a_second_run_says_nothing_changed_in_whole_lines(consolidated) -> None:
+    """After the scope line, each agent's summary is printed whole, one line each: it was the
+    caption of an empty table, folded to ten characters a line ("incrementa / l: nothing /
+    changed ...") for the first agent and left out (four blank lines) for the others."""
+    second = consolidated["runs"][1].stdout
+    last = json.loads(_consolidate(consolidated["env"], "status", "--json").stdout)
+    (summary,) = set(last["summaries"].values())
+    assert summary.startswith("incremental: nothing changed since the last run at")
+    lines = second.splitlines()
+    assert lines[0] == summary, second
+    assert sum(line.endswith(summary) for line in lines) == 1 + 5, second
+    assert "┏" not in second and "" not in lines, second
