@@ -44,6 +44,8 @@ def backup_store(directory: Path, target: Path, *, timeout: float = 30.0) -> int
     count = 0
     try:
         with _lock(directory, timeout), tarfile.open(tmp, "w:gz") as tar:
+            # The folder itself first: a store with no file yet is still a backup restore reads.
+            tar.add(directory, arcname="store", recursive=False)
             for path in sorted(directory.rglob("*")):
                 rel = path.relative_to(directory)
                 staged = any(p.startswith(_STAGING_PREFIX) for p in rel.parts)  # a restore's

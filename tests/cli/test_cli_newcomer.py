@@ -147,3 +147,21 @@ def test_a_second_run_says_nothing_changed_in_whole_lines(consolidated) -> None:
     assert lines[0] == summary, second
     assert sum(line.endswith(summary) for line in lines) == 1 + 5, second
     assert "┏" not in second and "" not in lines, second
+
+
+def test_a_backup_of_an_empty_store_restores(tmp_path) -> None:
+    """`cortexgraph backup` of a store with nothing in it yet said "backed up 0 files", and
+    `restore` then refused that file: "is not a cortexgraph backup"."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "other").mkdir()
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"), COLUMNS="200")
+    archive = str(tmp_path / "empty.tar.gz")
+    backed = run_in_process(["backup", "-o", archive, "--json"], env)
+    assert backed.returncode == 0, backed.stderr
+    restored = run_in_process(
+        ["restore", archive, "--storage-path", str(tmp_path / "other"), "--json"], env
+    )
+    assert restored.returncode == 0, restored.stderr
+    assert json.loads(restored.stdout)["moved_aside"] is None
+    listed = run_in_process(["list", "--storage-path", str(tmp_path / "other"), "--json"], env)
+    assert listed.returncode == 0, listed.stderr
