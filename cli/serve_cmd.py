@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Annotated
 
 import typer
@@ -39,6 +40,18 @@ def serve(
         settings = settings_for(storage_path, vault)
         existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
         app = create_app(settings, use_embeddings=embeddings)
+    # Bound here, so the address printed is the one served (--port 0: the port the system
+    # chose) and a port in use is one line, not uvicorn's log.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)  # connections wait from now on: the address printed answers
+    except OSError as exc:
+        sock.close()
+        err.print(f"[red]error:[/] cannot listen on 127.0.0.1:{port}: {exc.strerror}")
+        raise typer.Exit(2) from exc
+    port = sock.getsockname()[1]
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     err.print(
@@ -46,7 +59,7 @@ def serve(
         f"vault {settings.vault_path}); Ctrl-C stops it",
         highlight=False,
     )
-    server.run()
+    server.run(sockets=[sock])
 
 
 __all__ = ["serve"]

@@ -165,3 +165,38 @@ def test_a_backup_of_an_empty_store_restores(tmp_path) -> None:
     assert json.loads(restored.stdout)["moved_aside"] is None
     listed = run_in_process(["list", "--storage-path", str(tmp_path / "other"), "--json"], env)
     assert listed.returncode == 0, listed.stderr
+
+
+def test_serve_on_any_free_port_prints_the_port_it_got(tmp_path) -> None:
+    """`--port 0` ("0: any free port", says the help) printed http://127.0.0.1:0/."""
+    import re
+    import urllib.request
+
+    (tmp_path / "store").mkdir()
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"))
+    serve = ["serve", "--ui", "--no-embeddings", "--port", "0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cortexgraph.cli.main", *serve],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert found, line
+        port = int(found.group(1))
+        assert port != 0, line
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=60) as answer:
+            assert answer.status == 200
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
