@@ -89,7 +89,21 @@ def restore_store(
             f"{directory} already holds memories; pass --force to "
             "replace them (its files are moved aside, not deleted)"
         )
+    # The first folder of the path this restore makes: removed again if the restore fails, so
+    # a file that is no backup leaves no empty store behind (a mistyped path above all).
+    made = next((p for p in (*reversed(directory.parents), directory) if not p.exists()), None)
     directory.mkdir(parents=True, exist_ok=True)
+    try:
+        return _restore_into(archive, directory, timeout=timeout, max_members=max_members)
+    except BaseException:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+
+
+def _restore_into(
+    archive: Path, directory: Path, *, timeout: float, max_members: int
+) -> tuple[int, Path | None]:
     # Staged inside the store folder (not beside it): the archive is checked member by member
     # first, and holds only plain files and folders, so nothing can point out of the store.
     staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=directory))

@@ -327,7 +327,7 @@ def test_restore_counts_members_before_unpacking_anything(tmp_path):
     )
     with pytest.raises(InvalidInputError, match="more than 3"):
         restore_store(archive, tmp_path / "target", max_members=3)
-    assert list((tmp_path / "target").iterdir()) == []
+    assert not (tmp_path / "target").exists()  # the folder it made is gone again
 
 
 def test_a_backup_leaves_out_links_and_a_restores_staging_so_it_restores(tmp_path):

@@ -200,3 +200,57 @@ def test_serve_on_any_free_port_prints_the_port_it_got(tmp_path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _leaf_commands(command, path=()):
+    subs = getattr(command, "commands", {})
+    if not subs:
+        yield path, command
+    for name, sub in subs.items():
+        yield from _leaf_commands(sub, (*path, name))
+
+
+# The commands that fill a store: given one that does not exist, they make it (README).
+FILLERS = {("import",), ("restore",)}
+
+
+def _store_commands():
+    import typer
+
+    from cortexgraph.cli import main
+
+    root = typer.main.get_command(main.app)
+    for path, command in _leaf_commands(root):
+        opts = {opt for param in command.params for opt in getattr(param, "opts", ())}
+        # serve is a server (test_serve_refuses_... above); edit opens $EDITOR
+        if "--storage-path" in opts and path not in {("serve",), ("edit",)}:
+            yield path, command
+
+
+STORE_COMMANDS = list(_store_commands())
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), STORE_COMMANDS, ids=[" ".join(p) for p, _ in STORE_COMMANDS]
+)
+def test_no_command_leaves_a_mistyped_store_behind(tmp_path, path, command) -> None:
+    """Every command that takes --storage-path, given one that does not exist: readers and
+    changers refuse it; import and restore, which fill a store, create it only when they
+    succeed (a file they cannot read leaves nothing behind, not an empty store folder)."""
+    (tmp_path / "unreadable.tar.gz").write_text("")
+    fill = {"source": str(tmp_path / "unreadable.tar.gz"), "query": "postgres"}
+    args = list(path)
+    for param in command.params:
+        if param.param_type_name == "argument":
+            args.append(fill.get(param.name or "", "abcdef12"))
+        elif param.required:
+            args += [param.opts[0], str(tmp_path / "out.tar.gz")]
+    mistyped = tmp_path / "stor"
+    env = child_env(CORTEXGRAPH_ENABLE_EMBEDDINGS="false", COLUMNS="200")
+    done = run_in_process([*args, "--storage-path", str(mistyped)], env)
+    assert not mistyped.exists(), done.stderr
+    if path in FILLERS:
+        assert done.returncode == 2 and "error:" in done.stderr, done.stderr
+    else:
+        said = done.stderr + done.stdout
+        assert f"no store at {mistyped}" in said or f"{mistyped} does not exist" in said, said
