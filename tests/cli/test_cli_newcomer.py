@@ -254,3 +254,10 @@ def test_no_command_leaves_a_mistyped_store_behind(tmp_path, path, command) -> N
     else:
         said = done.stderr + done.stdout
         assert f"no store at {mistyped}" in said or f"{mistyped} does not exist" in said, said
+
+
+def test_the_readme_names_the_commands_that_create_a_store() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    rule = readme[readme.index("A store or vault you name that does not exist") :][:400]
+    for (name,) in FILLERS:
+        assert f"`cortexgraph {name}`" in rule, rule
