@@ -1,5 +1,6 @@
-"""The environment's names for the settings: which CORTEXGRAPH_* variables the product reads,
-a warning for one it does not (a misspelt name never passes silently), and a rejected value
+"""The environment's names for the settings: which CORTEXGRAPH_* (and 1.x's LTM_*) variables the
+product reads, a warning for one it does not (a misspelt name never passes silently), and a
+rejected value
 described by the variable the user set. Apart from ``settings`` so that module stays the
 settings themselves.
 """
@@ -27,11 +28,15 @@ OTHER_ENV_NAMES = frozenset(
     }
 )
 ENV_PREFIX = "CORTEXGRAPH_"
+# The vault's variables keep 1.x's unprefixed names (LTM_VAULT_PATH, LTM_PROMOTED_FOLDER): a
+# misspelt one would silently leave the vault at its default, beside the store.
+ENV_PREFIXES = (ENV_PREFIX, "LTM_")
 
 
 def known_env_names() -> frozenset[str]:
-    """Every CORTEXGRAPH_* name the product reads: Settings' fields (prefix + name) and their
-    validation aliases, plus ``OTHER_ENV_NAMES``. Derived, so a new field is known at once."""
+    """Every CORTEXGRAPH_* and LTM_* name the product reads: Settings' fields (prefix + name)
+    and their validation aliases, plus ``OTHER_ENV_NAMES``. Derived, so a new field is known
+    at once."""
     names = set(OTHER_ENV_NAMES)
     for name, field in Settings.model_fields.items():
         alias = field.validation_alias
@@ -39,15 +44,16 @@ def known_env_names() -> frozenset[str]:
         if not choices:
             names.add(f"{ENV_PREFIX}{name}".upper())
         names.update(str(c).upper() for c in choices if isinstance(c, str))
-    return frozenset(n for n in names if n.startswith(ENV_PREFIX))
+    return frozenset(n for n in names if n.startswith(ENV_PREFIXES))
 
 
 def unknown_env_warnings(environ: Mapping[str, str] | None = None) -> list[str]:
-    """One line per CORTEXGRAPH_* variable that nothing reads, naming the closest known one."""
+    """One line per CORTEXGRAPH_* or LTM_* variable that nothing reads, naming the closest
+    known one."""
     env = os.environ if environ is None else environ
     known = known_env_names()
     out = []
-    for key in sorted(k for k in env if k.upper().startswith(ENV_PREFIX)):
+    for key in sorted(k for k in env if k.upper().startswith(ENV_PREFIXES)):
         if key.upper() in known:
             continue
         close = difflib.get_close_matches(key.upper(), sorted(known), n=1, cutoff=0.6)
@@ -119,6 +125,7 @@ def describe_invalid(exc: ValidationError) -> str:
 
 __all__ = [
     "ENV_PREFIX",
+    "ENV_PREFIXES",
     "OTHER_ENV_NAMES",
     "describe_invalid",
     "env_name",

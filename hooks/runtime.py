@@ -67,7 +67,7 @@ class HookRuntime:
 
 DEFAULT_STORAGE_PATH = "~/.config/cortexgraph/jsonl"  # = Settings.storage_path's default
 _HOOK_ONLY = {"CORTEXGRAPH_HOOK_STATE_DIR"}
-_FAST_OK = {"CORTEXGRAPH_STORAGE_PATH", *_HOOK_ONLY}
+_FAST_OK = {"CORTEXGRAPH_STORAGE_PATH", "LTM_VAULT_PATH", "LTM_PROMOTED_FOLDER", *_HOOK_ONLY}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,8 @@ class StoreLocation:
 def store_location(environ: Mapping[str, str]) -> StoreLocation:
     """The storage directory, store configuration, vault and LTM weight the rest of
     cortexgraph would use."""
-    ours = {k.upper() for k in environ if k.upper().startswith("CORTEXGRAPH_")}
+    # 1.x's LTM_* names too: a misspelt one takes the slow path, which names it on stderr
+    ours = {k.upper() for k in environ if k.upper().startswith(("CORTEXGRAPH_", "LTM_"))}
     if ours <= _FAST_OK:
         upper = {k.upper(): v for k, v in environ.items()}
         storage = Path(upper.get("CORTEXGRAPH_STORAGE_PATH") or DEFAULT_STORAGE_PATH).expanduser()

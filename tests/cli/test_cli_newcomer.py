@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from child_env import ROOT, child_env
+from child_env import ROOT, child_env, hook_in_process
 from child_env import run_in_process as run_main
 from cli_helpers import run_in_process
 
@@ -261,3 +261,27 @@ def test_the_readme_names_the_commands_that_create_a_store() -> None:
     rule = readme[readme.index("A store or vault you name that does not exist") :][:400]
     for (name,) in FILLERS:
         assert f"`cortexgraph {name}`" in rule, rule
+
+
+def test_a_misspelt_vault_variable_is_named_not_silently_ignored(tmp_path) -> None:
+    """LTM_VAULT_PATH is one of the README's variables; misspelt, the vault quietly became the
+    default one beside the store (a CORTEXGRAPH_* typo was already named)."""
+    (tmp_path / "store").mkdir()
+    env = child_env(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
+        LTM_VALUT_PATH=str(tmp_path / "Obsidian"),
+        LTM_PROMOTED_FOLDER="notes",
+        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+    )
+    done = run_in_process(["list"], env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        "cortexgraph: unknown setting LTM_VALUT_PATH is ignored; did you mean LTM_VAULT_PATH?"
+    )
+    assert "LTM_PROMOTED_FOLDER" not in done.stderr  # a known name says nothing
+    prompt = {"session_id": "s", "prompt": "what did we decide about the billing database?"}
+    # the hook's fast path: no CORTEXGRAPH_* variable beyond the store
+    del env["CORTEXGRAPH_ENABLE_EMBEDDINGS"]
+    hook = hook_in_process("user-prompt-submit", prompt, env)
+    assert hook.returncode == 0
+    assert hook.stderr.count("unknown setting LTM_VALUT_PATH is ignored") == 1, hook.stderr
