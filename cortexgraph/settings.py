@@ -9,7 +9,7 @@ Environment variables use the prefix ``CORTEXGRAPH_`` with the names of cortexgr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict, get_args
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -18,6 +18,9 @@ from cortexgraph.storage.config import LTM_WEIGHT, SEMANTIC_WEIGHT, StoreConfig
 from cortexgraph.storage.decay import DAY, DecayConfig, DecayModel
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.storage.search import ARCHIVE_WEIGHT, RELATED_WEIGHT
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+_LOG_LEVELS = frozenset(get_args(LogLevel))
 
 
 class SettingsError(CortexGraphError, ValueError):
@@ -189,12 +192,21 @@ class Settings(BaseSettings):
     http_port: int = 8765
     http_token: str | None = None
 
-    log_level: str = "INFO"
+    # One of logging's names, in any case (`--log-level debug`): an unknown one is refused here,
+    # in one line, not by logging in a traceback.
+    log_level: LogLevel = "INFO"
 
     @field_validator("storage_path", "ltm_vault_path", "beads_repo", mode="after")
     @classmethod
     def _expand(cls, v: Path | None) -> Path | None:
         return None if v is None else v.expanduser()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level_name(cls, v: object) -> object:
+        # A known name in any case; anything else as given, so the refusal quotes it.
+        known = isinstance(v, str) and v.strip().upper() in _LOG_LEVELS
+        return v.strip().upper() if known and isinstance(v, str) else v
 
     @field_validator("intent_model_path", mode="after")
     @classmethod

@@ -285,3 +285,31 @@ def test_a_misspelt_vault_variable_is_named_not_silently_ignored(tmp_path) -> No
     hook = hook_in_process("user-prompt-submit", prompt, env)
     assert hook.returncode == 0
     assert hook.stderr.count("unknown setting LTM_VALUT_PATH is ignored") == 1, hook.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["--log-level", "verbose"], {}, "CORTEXGRAPH_LOG_LEVEL='verbose'"),
+        ([], {"CORTEXGRAPH_LOG_LEVEL": "verbose"}, "CORTEXGRAPH_LOG_LEVEL='verbose'"),
+    ],
+    ids=["option", "variable"],
+)
+def test_the_mcp_server_names_a_bad_log_level_in_one_line(tmp_path, args, env, named) -> None:
+    """A log level logging does not know ended the server in a traceback from logging."""
+    from child_env import run_module
+
+    base = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"), **env)
+    done = run_module("cortexgraph.mcp_server", *args, env=base, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"cortexgraph-mcp: {named} is not allowed: input should be 'DEBUG', 'INFO', 'WARNING', "
+        "'ERROR' or 'CRITICAL'"
+    ]
+
+
+def test_a_log_level_in_lower_case_is_read() -> None:
+    from cortexgraph.settings import load_settings
+
+    assert load_settings(log_level="debug").log_level == "DEBUG"
