@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from cortexgraph.settings import load_settings
 from cortexgraph.storage.errors import CortexGraphError
@@ -48,7 +49,7 @@ def _search_table(console: Console, title: str, rows: list[tuple[str, str, str]]
     table.add_column("where")
     table.add_column("memory", overflow="fold", max_width=90)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))  # stored text, never read as markup
     console.print(table)
 
 
@@ -69,7 +70,7 @@ def _show_notes(console: Console, vault: Path, folder: str) -> None:
         highlight=False,
     )
     for note in notes[:10]:
-        console.print(f"  • {note.stem}", highlight=False)
+        console.print(f"  • {note.stem}", highlight=False, markup=False)
 
 
 def _show_issues(console: Console, issues: Sequence[Any], where: str) -> None:
@@ -81,10 +82,12 @@ def _show_issues(console: Console, issues: Sequence[Any], where: str) -> None:
     console.print(f"[bold]{len(issues)} issues[/] — {where}", highlight=False)
     for kind, group in sorted(kinds.items()):
         closed = sum(1 for i in group if i.status == "closed")
-        console.print(f"  {kind}: {len(group)} ({closed} closed)", highlight=False)
+        console.print(f"  {kind}: {len(group)} ({closed} closed)", highlight=False, markup=False)
     first = sorted(issues, key=lambda i: ("action:review" not in i.labels, i.status == "closed"))
-    for issue in first[:6]:
-        console.print(f"  • {issue.id} [{issue.status}] {issue.title}", highlight=False)
+    for issue in first[:6]:  # text, not markup: "[open]" and a title's brackets are shown
+        console.print(
+            f"  • {issue.id} [{issue.status}] {issue.title}", highlight=False, markup=False
+        )
 
 
 def demo(

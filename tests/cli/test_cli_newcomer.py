@@ -313,3 +313,24 @@ def test_a_log_level_in_lower_case_is_read() -> None:
     from cortexgraph.settings import load_settings
 
     assert load_settings(log_level="debug").log_level == "DEBUG"
+
+
+def test_the_demo_lists_each_issue_with_its_status(tmp_path) -> None:
+    """The demo's issue list printed "• cg-xqq  Review 2 similar memories": the status, written
+    as "[open]", was read as rich markup and dropped, as was a title's own [bracket]."""
+    from rich.console import Console
+
+    from cortexgraph.cli.demo_cmd import _search_table, _show_issues
+    from cortexgraph.storage.beads import open_tracker
+
+    tracker = open_tracker(tmp_path / "store", "cg", init=True)
+    review = tracker.create("Review 2 similar memories", labels=["consolidation:cluster"])
+    done = tracker.create("Merge [billing] notes", labels=["consolidation:merge"])
+    tracker.close(done.id, "merged")
+    console = Console(record=True, width=200)
+    _show_issues(console, tracker.query(), "in the test's tracker")
+    text = console.export_text()
+    assert f"• {review.id} [open] Review 2 similar memories" in text, text
+    assert f"• {done.id} [closed] Merge [billing] notes" in text, text
+    _search_table(console, "search", [("1.00", "STM", "CI logs: strip [bold] and [/] codes")])
+    assert "CI logs: strip [bold] and [/] codes" in console.export_text()
