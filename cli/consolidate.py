@@ -126,6 +126,7 @@ def run_with_progress(
     if quiet:
         return run_pipeline(settings, options)
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     console = console or Console(stderr=True)
@@ -145,7 +146,7 @@ def run_with_progress(
         def on_step(name: str, report: Any, seconds: float) -> None:
             progress.advance(bar)
             progress.console.print(
-                f"[green]✓[/] {name:<10} {seconds:6.2f} s  {report.table().summary}",
+                f"[green]✓[/] {name:<10} {seconds:6.2f} s  {escape(report.table().summary)}",
                 highlight=False,
             )
 
@@ -156,12 +157,16 @@ def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) ->
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
     scope = getattr(report, "scope", None)
-    console.print(scope.describe() if scope is not None else "full run", highlight=False)
+    # Stored text (memories, entities, paths) is printed as text, never read as markup.
+    console.print(
+        scope.describe() if scope is not None else "full run", highlight=False, markup=False
+    )
     for note in report.notes:
-        console.print(f"[dim]• {note}[/]", highlight=False)
+        console.print(f"[dim]• {escape(note)}[/]", highlight=False)
     for t in report.tables():
         # The summary is a line of its own, at the console's width: as the caption of a
         # narrow table (an empty one above all) it was folded to that table's width.
@@ -172,7 +177,7 @@ def print_report_tables(report: Any, max_rows: int = 15, console: Any = None) ->
         for col in t.columns:
             table.add_column(col, overflow="fold", max_width=60)
         for row in t.rows[:max_rows]:
-            table.add_row(*row)
+            table.add_row(*(Text(str(cell)) for cell in row))
         if len(t.rows) > max_rows:
             table.add_row(*(["…"] + [""] * (len(t.columns) - 1)))
         console.print(table)

@@ -334,3 +334,25 @@ def test_the_demo_lists_each_issue_with_its_status(tmp_path) -> None:
     assert f"• {done.id} [closed] Merge [billing] notes" in text, text
     _search_table(console, "search", [("1.00", "STM", "CI logs: strip [bold] and [/] codes")])
     assert "CI logs: strip [bold] and [/] codes" in console.export_text()
+
+
+def test_a_memory_with_brackets_is_shown_by_the_run_not_a_traceback(
+    tmp_path, prefect_harness
+) -> None:
+    """A fading memory that says "[/]" ended `cortexgraph-consolidate` in rich's MarkupError
+    ("closing tag '[/]' ... has nothing to close"): the agents' tables read stored text as
+    markup. "[x]" was silently dropped."""
+    from cortexgraph.storage import open_store
+
+    store = open_store(tmp_path / "store")
+    store.save("In markdown a closing tag [/] ends the bold part", tags=["docs"], now=1.6e9)
+    store.save("Checkbox [x] means done in our todo notes", tags=["docs"], now=1.6e9)
+    env = child_env(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
+        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+        COLUMNS="200",
+    )
+    done = _consolidate(env, "--dry-run", "--no-embeddings", "--agent", "decay")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "In markdown a closing tag [/] ends the bold part" in done.stdout, done.stdout
+    assert "Checkbox [x] means done in our todo notes" in done.stdout, done.stdout
