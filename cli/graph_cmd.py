@@ -31,7 +31,10 @@ def graph(
         Path, typer.Option("--output", "-o", help="A .png image or an .html page.")
     ] = Path("cortexgraph-graph.html"),
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault.")] = None,
-    storage_path: Annotated[Path | None, typer.Option("--storage-path")] = None,
+    storage_path: Annotated[
+        Path | None,
+        typer.Option("--storage-path", help="STM directory (default: CORTEXGRAPH_STORAGE_PATH)."),
+    ] = None,
     memories: Annotated[bool, typer.Option(help="Include short-term memories.")] = True,
     max_nodes: Annotated[int, typer.Option(min=1, help="Keep the best-connected nodes.")] = 400,
     isolated: Annotated[

@@ -71,7 +71,7 @@ def _table(title: str, rows: list[dict[str, Any]]) -> None:
 def search(
     query: Annotated[str, typer.Argument(help="what to look for")],
     tag: Annotated[list[str] | None, typer.Option("--tag", help="only with this tag")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 10,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="how many results")] = 10,
     embeddings: Annotated[
         bool, typer.Option("--embeddings/--no-embeddings", help="semantic similarity (MiniLM)")
     ] = True,
@@ -179,7 +179,7 @@ def list_memories(
     status: Annotated[
         str, typer.Option("--status", help=f"{' | '.join(STATUSES)} | all")
     ] = "active",
-    limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="how many memories at most")] = 50,
     storage_path: StorageOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -105,7 +105,7 @@ def index_cmd(
 def stats(
     vault: VaultOpt = None,
     storage_path: StorageOpt = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Counts of notes, links, tags and cortexgraph notes in the vault."""
     settings = _vault_settings(vault, storage_path)
@@ -181,13 +181,29 @@ def search(
     vault: VaultOpt = None,
     storage_path: StorageOpt = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Only with this tag.")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=100)] = 10,
-    stm_weight: Annotated[float | None, typer.Option(min=0)] = None,
-    ltm_weight: Annotated[float | None, typer.Option(min=0)] = None,
-    window_days: Annotated[float | None, typer.Option(min=0)] = None,
-    min_score: Annotated[float | None, typer.Option(min=0)] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    limit: Annotated[int, typer.Option(min=1, max=100, help="How many results.")] = 10,
+    stm_weight: Annotated[
+        float | None,
+        typer.Option(
+            min=0, help="Weight of short-term memories (default: CORTEXGRAPH_SEARCH_STM_WEIGHT, 1)."
+        ),
+    ] = None,
+    ltm_weight: Annotated[
+        float | None,
+        typer.Option(
+            min=0, help="Weight of long-term notes (default: CORTEXGRAPH_SEARCH_LTM_WEIGHT, 0.7)."
+        ),
+    ] = None,
+    window_days: Annotated[
+        float | None, typer.Option(min=0, help="Only memories used in the last N days.")
+    ] = None,
+    min_score: Annotated[
+        float | None, typer.Option(min=0, help="Only memories whose decay score is at least this.")
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also ids, note paths and the score's parts.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     embeddings: Annotated[bool, typer.Option(help="Use the embedding model if installed.")] = True,
 ) -> None:
     """One ranking over short-term memories and long-term notes."""

@@ -356,3 +356,52 @@ def test_a_memory_with_brackets_is_shown_by_the_run_not_a_traceback(
     assert done.returncode == 0, done.stderr[-3000:]
     assert "In markdown a closing tag [/] ends the bold part" in done.stdout, done.stdout
     assert "Checkbox [x] means done in our todo notes" in done.stdout, done.stdout
+
+
+def _programs():
+    import typer
+
+    from cortexgraph.cli import consolidate, maintenance
+    from cortexgraph.cli import main as cortexgraph_main
+
+    for program, app in (
+        ("cortexgraph", cortexgraph_main.app),
+        ("cortexgraph-consolidate", consolidate.app),
+        ("cortexgraph-maintenance", maintenance.app),
+    ):
+        root = typer.main.get_command(app)
+        yield from (((program, *path), command) for path, command in _walk(root))
+
+
+def _walk(command, path=()):
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _walk(sub, (*path, name))
+
+
+def test_every_option_says_what_it_does_in_help() -> None:
+    """`cortexgraph vault search --help` listed --min-score, --window-days, --stm-weight and
+    --ltm-weight with no word on what they weigh or bound; `graph --storage-path` too."""
+    bare = [
+        f"{' '.join(path)} {param.opts[0]}"
+        for path, command in _programs()
+        for param in command.params
+        if param.param_type_name == "option"
+        and param.name not in {"install_completion", "show_completion", "help"}
+        and not getattr(param, "help", None)
+    ]
+    assert bare == []
+
+
+def test_the_unified_search_help_gives_the_weights_settings_default_to() -> None:
+    from cortexgraph.settings import Settings
+
+    helps = {
+        param.name: param.help
+        for path, command in _programs()
+        if path == ("cortexgraph", "vault", "search")
+        for param in command.params
+    }
+    for side in ("stm", "ltm"):
+        default = Settings.model_fields[f"search_{side}_weight"].default
+        assert f"CORTEXGRAPH_SEARCH_{side.upper()}_WEIGHT, {default:g})" in helps[f"{side}_weight"]
