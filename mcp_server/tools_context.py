@@ -91,7 +91,8 @@ def memory_retrieve(
 ) -> dict[str, Any]:
     """The smallest context that answers: core facts, long-term notes, short-term memories and
     graph facts, de-duplicated and packed into a token budget. Ids are 8-character prefixes
-    (m:...) or note paths (n:...); other tools accept both."""
+    (m:...) or note paths (n:...); memory_forget and set_core_memory take the m: form as it
+    is; items=true also lists each item's full memory_id, which every tool takes."""
     state = state_of(ctx)
     given: dict[str, Any] = {"memory_types": memory_types, "after": after, "before": before}
     given["min_confidence"] = min_confidence
