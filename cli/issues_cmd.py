@@ -25,6 +25,7 @@ from cortexgraph.storage.beads import (
     TrackerUnavailableError,
     issue_as_json,
 )
+from cortexgraph.storage.beads.schema import BD_ONLY_STATUSES
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.user_store import open_configured_tracker
 
@@ -88,6 +89,10 @@ def list_issues(
     as_json: JsonOption = False,
 ) -> None:
     """List issues (open ones unless --all or --status)."""
+    if status is not None and status not in (*STATUSES, *BD_ONLY_STATUSES):
+        # a misspelt status would match nothing and read as "no issues"
+        choices = f"{', '.join(STATUSES[:-1])} or {STATUSES[-1]}"
+        raise _fail(f"unknown status {status!r}; choose {choices}")
     with _clean_errors():
         tracker = _open_for_reading(repo)
         issues = (

@@ -405,3 +405,19 @@ def test_the_unified_search_help_gives_the_weights_settings_default_to() -> None
     for side in ("stm", "ltm"):
         default = Settings.model_fields[f"search_{side}_weight"].default
         assert f"CORTEXGRAPH_SEARCH_{side.upper()}_WEIGHT, {default:g})" in helps[f"{side}_weight"]
+
+
+def test_issues_list_names_the_statuses_for_a_misspelt_one(tmp_path) -> None:
+    """`cortexgraph issues list --status opn` answered "no issues", as if there were none."""
+    from cortexgraph.storage.beads import open_tracker
+
+    tracker = open_tracker(tmp_path / "store", "cg", init=True)
+    tracker.create("Review 2 similar memories", labels=["consolidation:cluster"])
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"), COLUMNS="200")
+    done = run_in_process(["issues", "list", "--status", "opn"], env)
+    assert done.returncode == 1, done.stdout
+    assert done.stderr.strip() == (
+        "error: unknown status 'opn'; choose open, in_progress, blocked, deferred or closed"
+    )
+    listed = run_in_process(["issues", "list", "--status", "open"], env)
+    assert "Review 2 similar memories" in listed.stdout
