@@ -61,13 +61,21 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _open_index(settings: Settings) -> LTMIndex:
+def _existing_vault(settings: Settings, vault: Path | None) -> Path:
+    """The vault's folder, or exit 2 in one line naming where it came from (--vault,
+    LTM_VAULT_PATH or the default) and what to do (``cli_common.require_vault``)."""
+    from cortexgraph.cli.cli_common import require_vault
+
+    try:
+        return require_vault(settings, vault)
+    except CortexGraphError as exc:
+        raise _fail(exc) from exc
+
+
+def _open_index(settings: Settings, vault: Path | None) -> LTMIndex:
     from cortexgraph.vault_sync import LTMIndex
 
-    vault = settings.vault_path
-    if not vault.is_dir():
-        raise typer.BadParameter(f"vault {vault} does not exist", param_hint="--vault")
-    return LTMIndex.open(vault)
+    return LTMIndex.open(_existing_vault(settings, vault))
 
 
 @app.command("index")
@@ -80,11 +88,7 @@ def index_cmd(
     from cortexgraph.vault_sync import LTMIndex
 
     settings = _vault_settings(vault, storage_path)
-    if not settings.vault_path.is_dir():
-        raise typer.BadParameter(
-            f"vault {settings.vault_path} does not exist", param_hint="--vault"
-        )
-    idx = LTMIndex(settings.vault_path)
+    idx = LTMIndex(_existing_vault(settings, vault))
     if not rebuild:
         idx.load()
     columns = (TextColumn("indexing"), BarColumn(), MofNCompleteColumn())
@@ -109,7 +113,7 @@ def stats(
 ) -> None:
     """Counts of notes, links, tags and cortexgraph notes in the vault."""
     settings = _vault_settings(vault, storage_path)
-    idx = _open_index(settings)
+    idx = _open_index(settings, vault)
     notes = list(idx.notes.values())
     data = {
         "vault": str(idx.vault),
@@ -222,7 +226,7 @@ def search(
             require_vault(settings, vault)  # a vault the user named must exist
         store = open_user_store(settings)
         hint_if_empty(settings, storage_path, len(store))
-        idx = _open_index(settings) if settings.vault_path.is_dir() else None
+        idx = _open_index(settings, vault) if settings.vault_path.is_dir() else None
         if idx is None:
             err.print(
                 f"no vault at {settings.vault_path}: short-term memories only "
@@ -270,7 +274,7 @@ def check(vault: VaultOpt = None, storage_path: StorageOpt = None) -> None:
     from cortexgraph.vault_sync import check_vault
 
     settings = _vault_settings(vault, storage_path)
-    idx = _open_index(settings)
+    idx = _open_index(settings, vault)
     issues = check_vault(idx)
     if not issues:
         out.print(f"vault {idx.vault}: {len(idx)} notes, no problems")

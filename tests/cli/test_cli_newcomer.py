@@ -421,3 +421,25 @@ def test_issues_list_names_the_statuses_for_a_misspelt_one(tmp_path) -> None:
     )
     listed = run_in_process(["issues", "list", "--status", "open"], env)
     assert "Review 2 similar memories" in listed.stdout
+
+
+@pytest.mark.parametrize("command", ["index", "stats", "check"])
+def test_a_missing_vault_is_named_by_where_it_came_from(tmp_path, command) -> None:
+    """`cortexgraph vault stats` with no vault yet said "Invalid value for --vault: vault ...
+    does not exist" in a usage box, though no --vault was given (the default, or
+    LTM_VAULT_PATH); `vault search` and `promote` said where it came from and what to do."""
+    (tmp_path / "store").mkdir()
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"), COLUMNS="200")
+    default = run_in_process(["vault", command], env)
+    assert default.returncode == 2
+    assert default.stderr.strip() == (
+        f"error: no vault at {tmp_path / 'vault'} (the default); name one with --vault PATH "
+        "or LTM_VAULT_PATH"
+    )
+    named = run_in_process(["vault", command], {**env, "LTM_VAULT_PATH": str(tmp_path / "v")})
+    assert named.returncode == 2
+    assert named.stderr.strip() == (
+        f"error: no vault at {tmp_path / 'v'} (LTM_VAULT_PATH); nothing was created: check the "
+        "path, or create the folder first to start a new vault"
+    )
+    assert not (tmp_path / "vault").exists() and not (tmp_path / "v").exists()
