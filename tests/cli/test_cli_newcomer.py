@@ -105,6 +105,7 @@ def _consolidate(env: dict[str, str], *args: str) -> subprocess.CompletedProcess
     return run_main(consolidate.main, ["cortexgraph-consolidate", *args], env=env)
 
 
+@pytest.mark.slow  # a Prefect server or the web view's
 def test_status_takes_the_store_and_json_after_the_command_too(consolidated) -> None:
     """The program's own usage says `cortexgraph-consolidate status [--json]`, as
     `cortexgraph-maintenance stats --storage-path X` works in either order."""
@@ -123,6 +124,7 @@ def test_status_takes_the_store_and_json_after_the_command_too(consolidated) -> 
     assert plain.returncode == 0 and plain.stdout.startswith("last run "), plain.stderr
 
 
+@pytest.mark.slow  # a Prefect server or the web view's
 def test_status_refuses_a_named_store_that_does_not_exist(consolidated) -> None:
     mistyped = consolidated["root"] / "stor"
     for args in (
@@ -135,6 +137,7 @@ def test_status_refuses_a_named_store_that_does_not_exist(consolidated) -> None:
     assert not mistyped.exists()
 
 
+@pytest.mark.slow  # a Prefect server or the web view's
 def test_a_second_run_says_nothing_changed_in_whole_lines(consolidated) -> None:
     """After the scope line, each agent's summary is printed whole, one line each: it was the
     caption of an empty table, folded to ten characters a line ("incrementa / l: nothing /
@@ -167,6 +170,7 @@ def test_a_backup_of_an_empty_store_restores(tmp_path) -> None:
     assert listed.returncode == 0, listed.stderr
 
 
+@pytest.mark.slow  # a Prefect server or the web view's
 def test_serve_on_any_free_port_prints_the_port_it_got(tmp_path) -> None:
     """`--port 0` ("0: any free port", says the help) printed http://127.0.0.1:0/."""
     import re
@@ -336,6 +340,7 @@ def test_the_demo_lists_each_issue_with_its_status(tmp_path) -> None:
     assert "CI logs: strip [bold] and [/] codes" in console.export_text()
 
 
+@pytest.mark.slow  # a Prefect server or the web view's
 def test_a_memory_with_brackets_is_shown_by_the_run_not_a_traceback(
     tmp_path, prefect_harness
 ) -> None:
