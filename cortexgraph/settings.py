@@ -189,7 +189,7 @@ class Settings(BaseSettings):
 
     # MCP over HTTP
     http_host: str = "127.0.0.1"
-    http_port: int = 8765
+    http_port: int = Field(default=8765, ge=1, le=65535)
     http_token: str | None = None
 
     # One of logging's names, in any case (`--log-level debug`): an unknown one is refused here,

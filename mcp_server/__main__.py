@@ -9,6 +9,27 @@ import argparse
 import logging
 import sys
 
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _port(text: str) -> int:
+    """A TCP port, or argparse's one-line error naming --port (not asyncio's traceback)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        shown = text if port != -1 else repr(text)
+        raise argparse.ArgumentTypeError(f"{shown} is not a port (1-65535)")
+    return port
+
+
+def _log_level(text: str) -> str:
+    """One of logging's names, in any case."""
+    if text.strip().upper() not in _LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(_LOG_LEVELS)}")
+    return text.strip().upper()
+
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
@@ -21,11 +42,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="HTTP bind address (default 127.0.0.1; any "
         "other address requires CORTEXGRAPH_HTTP_TOKEN)",
     )
-    p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
+    p.add_argument("--port", type=_port, default=None, help="HTTP port (default 8765)")
     p.add_argument(
         "--storage-path", default=None, help="STM directory (overrides CORTEXGRAPH_STORAGE_PATH)"
     )
-    p.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING (default INFO)")
+    p.add_argument(
+        "--log-level",
+        type=_log_level,
+        default=None,
+        help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)",
+    )
     return p.parse_args(argv)
 
 

@@ -292,25 +292,53 @@ def test_a_misspelt_vault_variable_is_named_not_silently_ignored(tmp_path) -> No
 
 
 @pytest.mark.parametrize(
-    ("args", "env", "named"),
+    ("env", "said"),
     [
-        (["--log-level", "verbose"], {}, "CORTEXGRAPH_LOG_LEVEL='verbose'"),
-        ([], {"CORTEXGRAPH_LOG_LEVEL": "verbose"}, "CORTEXGRAPH_LOG_LEVEL='verbose'"),
+        (
+            {"CORTEXGRAPH_LOG_LEVEL": "verbose"},
+            "CORTEXGRAPH_LOG_LEVEL='verbose' is not allowed: input should be 'DEBUG', 'INFO', "
+            "'WARNING', 'ERROR' or 'CRITICAL'",
+        ),
+        (
+            {"CORTEXGRAPH_HTTP_PORT": "99999"},
+            "CORTEXGRAPH_HTTP_PORT='99999' is not allowed: input should be less than or equal to "
+            "65535",
+        ),
     ],
-    ids=["option", "variable"],
+    ids=["log-level", "port"],
 )
-def test_the_mcp_server_names_a_bad_log_level_in_one_line(tmp_path, args, env, named) -> None:
-    """A log level logging does not know ended the server in a traceback from logging."""
+def test_the_mcp_server_names_a_bad_variable_in_one_line(tmp_path, env, said) -> None:
+    """A log level logging does not know ended the server in a traceback from logging; a
+    port over 65535 in one from asyncio's bind ("OverflowError: bind(): port must be ...")."""
     from child_env import run_module
 
     base = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"), **env)
-    done = run_module("cortexgraph.mcp_server", *args, env=base, timeout=120)
+    done = run_module("cortexgraph.mcp_server", "--http", env=base, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
-    assert done.stderr.strip().splitlines() == [
-        f"cortexgraph-mcp: {named} is not allowed: input should be 'DEBUG', 'INFO', 'WARNING', "
-        "'ERROR' or 'CRITICAL'"
-    ]
+    assert done.stderr.strip().splitlines() == [f"cortexgraph-mcp: {said}"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--log-level", "verbose"],
+            "argument --log-level: 'verbose' is not one of DEBUG, INFO, WARNING, ERROR, CRITICAL",
+        ),
+        (["--port", "99999"], "argument --port: 99999 is not a port (1-65535)"),
+        (["--port", "http"], "argument --port: 'http' is not a port (1-65535)"),
+    ],
+    ids=["log-level", "port", "port-word"],
+)
+def test_the_mcp_server_names_a_bad_option_by_its_flag(tmp_path, args, said) -> None:
+    from child_env import run_module
+
+    base = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"))
+    done = run_module("cortexgraph.mcp_server", "--http", *args, env=base, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == f"cortexgraph-mcp: error: {said}"
 
 
 def test_a_log_level_in_lower_case_is_read() -> None:
