@@ -45,3 +45,13 @@ def test_every_settings_table_row_names_a_setting_and_its_default() -> None:
         if default is None:  # "unset" or a derived default such as `<storage>/../vault`
             continue
         assert written == _written(default), f"{where}:{number} {variable}: {written} != {default}"
+
+
+def test_every_page_that_adds_the_server_by_hand_warns_against_it_with_the_plugin() -> None:
+    """README says not to `claude mcp add` beside the plugin (two servers on one store);
+    docs/mcp.md showed the command with no word of the plugin."""
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text()
+        for match in re.finditer(r"claude mcp add [^\n]*cortexgraph-mcp", text):
+            before = text[max(0, match.start() - 600) : match.start()]
+            assert "plugin" in before, f"{path.name}: {match.group(0)[:60]}"
