@@ -291,6 +291,7 @@ def edit(memory_id: MemoryIdArg, storage_path: StorageOpt = None, as_json: JsonO
         try:
             done = subprocess.run([*editor_command(), str(path)], check=False)
         except OSError as exc:
+            path.unlink(missing_ok=True)  # the stored record, unedited: nothing to keep
             raise InvalidInputError(f"cannot start the editor ({exc}); set $EDITOR") from exc
         if done.returncode != 0:
             raise InvalidInputError(

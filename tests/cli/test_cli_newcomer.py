@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from child_env import ROOT, child_env, hook_in_process
@@ -476,3 +477,15 @@ def test_a_missing_vault_is_named_by_where_it_came_from(tmp_path, command) -> No
         "path, or create the folder first to start a new vault"
     )
     assert not (tmp_path / "vault").exists() and not (tmp_path / "v").exists()
+
+
+def test_an_editor_that_cannot_start_leaves_no_copy_behind(cli) -> None:
+    """`cortexgraph edit ID` with $EDITOR misspelt said "cannot start the editor ...; set
+    $EDITOR" and left the record's copy in the temporary folder, unnamed, at every try."""
+    memory = cli.store().save("Deploys are frozen in December", tags=["ops"])
+    tmp = cli.env["TMPDIR"]
+    done = cli("edit", memory.id, ok=False, EDITOR="vimm")
+    assert done.returncode == 2
+    assert "cannot start the editor" in done.stderr and "set $EDITOR" in done.stderr
+    assert [p.name for p in Path(tmp).iterdir()] == []
+    assert cli.store().get(memory.id).content == "Deploys are frozen in December"
