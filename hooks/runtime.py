@@ -92,11 +92,11 @@ def store_location(environ: Mapping[str, str]) -> StoreLocation:
         vault = upper.get("LTM_VAULT_PATH")
         vault_path = Path(vault).expanduser() if vault else storage.parent / "vault"
         return StoreLocation(storage, StoreConfig(), vault_path, LTM_WEIGHT)
-    from cortexgraph.settings import Settings
+    from cortexgraph.settings import load_settings
     from cortexgraph.settings_env import warn_unknown_env
 
     warn_unknown_env(environ)  # only here: the variables the fast path knows are all known
-    settings = Settings()
+    settings = load_settings()  # a bad value: SettingsError, one line naming the variable
     return StoreLocation(
         settings.storage_path,
         settings.store_config(),

@@ -489,3 +489,18 @@ def test_an_editor_that_cannot_start_leaves_no_copy_behind(cli) -> None:
     assert "cannot start the editor" in done.stderr and "set $EDITOR" in done.stderr
     assert [p.name for p in Path(tmp).iterdir()] == []
     assert cli.store().get(memory.id).content == "Deploys are frozen in December"
+
+
+def test_a_hook_names_a_bad_setting_in_one_line(tmp_path) -> None:
+    """Every program says "CORTEXGRAPH_DECAY_MODEL='foo' is not allowed: ..." in one line;
+    the hooks printed pydantic's four-line ValidationError naming the field, not the
+    variable (and still exited 0, as a hook must)."""
+    (tmp_path / "store").mkdir()
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"), CORTEXGRAPH_DECAY_MODEL="foo")
+    prompt = {"session_id": "s", "prompt": "what did we decide about the billing database?"}
+    hook = hook_in_process("user-prompt-submit", prompt, env)
+    assert hook.returncode == 0 and hook.stdout == ""
+    assert hook.stderr.strip().splitlines() == [
+        "cortexgraph UserPromptSubmit hook skipped: SettingsError: CORTEXGRAPH_DECAY_MODEL='foo' "
+        "is not allowed: input should be 'exponential', 'power_law' or 'two_component'"
+    ]
