@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cortexgraph.process_env import prepare_process, settings_or_exit
-from cortexgraph.storage.errors import CortexGraphError
+from cortexgraph.storage.errors import CortexGraphError, InvalidInputError
 from cortexgraph.user_store import last_run
 
 if TYPE_CHECKING:  # the flow's modules load when a run starts, not for `status`
@@ -78,6 +78,10 @@ def run(
 
         existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
         writable_vault(settings, vault)  # so is a mistyped vault, before the flow starts
+        if dask_address and task_runner != "dask":  # else it is ignored without a word
+            raise InvalidInputError(
+                f"--dask-address needs --task-runner dask (the run would use {task_runner} here)"
+            )
         if scheduled:
             hours = (
                 interval_hours

@@ -504,3 +504,16 @@ def test_a_hook_names_a_bad_setting_in_one_line(tmp_path) -> None:
         "cortexgraph UserPromptSubmit hook skipped: SettingsError: CORTEXGRAPH_DECAY_MODEL='foo' "
         "is not allowed: input should be 'exponential', 'power_law' or 'two_component'"
     ]
+
+
+def test_a_dask_address_without_the_dask_runner_is_refused(tmp_path) -> None:
+    """README: `--task-runner dask   # ... (--dask-address)`. `--dask-address tcp://...` alone
+    was ignored without a word: the run used threads on this machine."""
+    (tmp_path / "store").mkdir()
+    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"))
+    args = ("--dry-run", "--dask-address", "tcp://127.0.0.1:8786")
+    done = _consolidate(env, *args)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "error: --dask-address needs --task-runner dask (the run would use threads here)"
+    ]
