@@ -266,6 +266,7 @@ def test_the_readme_names_the_commands_that_create_a_store() -> None:
     rule = readme[readme.index("A store or vault you name that does not exist") :][:400]
     for (name,) in FILLERS:
         assert f"`cortexgraph {name}`" in rule, rule
+    assert "import makes the vault" in rule, rule  # as tests/cli/test_cli_transfer.py has it
 
 
 def test_a_misspelt_vault_variable_is_named_not_silently_ignored(tmp_path) -> None:
