@@ -24,6 +24,7 @@ from cortexgraph.cli.cli_common import (
     print_json,
     read_tracker,
     report_done,
+    require_vault,
     settings_for,
 )
 
@@ -41,6 +42,8 @@ def export(
 
     with cli_errors():
         settings, store = cli_store(storage_path, vault)
+        if not settings.vault_may_be_created:  # a mistyped vault: refused, not "0 notes"
+            require_vault(settings, vault)
         bundle = collect_bundle(store, settings.vault_path, read_tracker(settings))
         write_bundle(bundle, output)
         counts = bundle.counts()

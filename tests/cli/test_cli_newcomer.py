@@ -518,3 +518,23 @@ def test_a_dask_address_without_the_dask_runner_is_refused(tmp_path) -> None:
     assert done.stderr.strip().splitlines() == [
         "error: --dask-address needs --task-runner dask (the run would use threads here)"
     ]
+
+
+def test_export_refuses_a_named_vault_that_does_not_exist(tmp_path) -> None:
+    """`cortexgraph export -o all.jsonl` with LTM_VAULT_PATH mistyped said "exported 1
+    memories ... 0 notes": the backup a user trusted had none of their notes."""
+    from cortexgraph.storage import open_store
+
+    open_store(tmp_path / "store").save("We chose Postgres for billing", tags=["decision"])
+    env = child_env(
+        CORTEXGRAPH_STORAGE_PATH=str(tmp_path / "store"),
+        LTM_VAULT_PATH=str(tmp_path / "Valt"),
+        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+    )
+    done = run_in_process(["export", "-o", str(tmp_path / "all.jsonl")], env)
+    assert done.returncode == 2, done.stdout
+    assert f"no vault at {tmp_path / 'Valt'} (LTM_VAULT_PATH); nothing was created" in done.stderr
+    assert not (tmp_path / "all.jsonl").exists() and not (tmp_path / "Valt").exists()
+    # the default vault, not there yet, is no error: there are no notes to export
+    del env["LTM_VAULT_PATH"]
+    assert run_in_process(["export", "-o", str(tmp_path / "all.jsonl")], env).returncode == 0
