@@ -53,9 +53,16 @@ def test_a_reader_of_the_vault_refuses_a_named_vault_that_does_not_exist(tmp_pat
     assert not (tmp_path / "graph.html").exists()
 
 
-def test_serve_refuses_a_named_store_that_does_not_exist(tmp_path) -> None:
-    mistyped = tmp_path / "stor"
-    env = child_env(CORTEXGRAPH_STORAGE_PATH=str(mistyped), CORTEXGRAPH_ENABLE_EMBEDDINGS="false")
+@pytest.mark.parametrize("what", ["store", "vault"])
+def test_serve_refuses_a_named_store_or_vault_that_does_not_exist(tmp_path, what) -> None:
+    (tmp_path / "store").mkdir()
+    mistyped = tmp_path / ("stor" if what == "store" else "valt")
+    env = child_env(
+        CORTEXGRAPH_STORAGE_PATH=str(mistyped if what == "store" else tmp_path / "store"),
+        CORTEXGRAPH_ENABLE_EMBEDDINGS="false",
+    )
+    if what == "vault":
+        env["LTM_VAULT_PATH"] = str(mistyped)
     proc = subprocess.Popen(
         [sys.executable, "-m", "cortexgraph.cli.main", "serve", "--ui", "--port", "0"],
         cwd=ROOT,
@@ -72,7 +79,9 @@ def test_serve_refuses_a_named_store_that_does_not_exist(tmp_path) -> None:
         proc.communicate()
         pytest.fail("serve started on a store that does not exist")
     assert proc.returncode == 2, stderr
-    assert f"no store at {mistyped} (CORTEXGRAPH_STORAGE_PATH); nothing was created" in stderr
+    said = "no store" if what == "store" else "no vault"
+    named = "CORTEXGRAPH_STORAGE_PATH" if what == "store" else "LTM_VAULT_PATH"
+    assert f"{said} at {mistyped} ({named}); nothing was created" in stderr
     assert not mistyped.exists()
 
 
