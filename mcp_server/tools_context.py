@@ -91,8 +91,8 @@ def memory_retrieve(
 ) -> dict[str, Any]:
     """The smallest context that answers: core facts, long-term notes, short-term memories and
     graph facts, de-duplicated and packed into a token budget. Ids are 8-character prefixes
-    (m:...) or note paths (n:...); memory_forget and set_core_memory take the m: form as it
-    is; items=true also lists each item's full memory_id, which every tool takes."""
+    (m:...) or note paths (n:...); every tool that takes a memory id takes the m: form as it
+    is (touch_memory, open_memories, memory_history ...)."""
     state = state_of(ctx)
     given: dict[str, Any] = {"memory_types": memory_types, "after": after, "before": before}
     given["min_confidence"] = min_confidence
