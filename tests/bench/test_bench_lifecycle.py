@@ -81,7 +81,11 @@ BENCH_ENV = (
 def run_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> dict:
     monkeypatch.syspath_prepend(str(ROOT / "bench"))
     for key in BENCH_ENV:
-        monkeypatch.delenv(key, raising=False)
+        # setenv first: monkeypatch records a delenv of an unset variable not at all, so what
+        # the bench then sets (PREFECT_LOGGING_LEVEL=ERROR) stayed in the worker's environment
+        # and every later test's Prefect worker dropped the flow run's warnings.
+        monkeypatch.setenv(key, "")
+        monkeypatch.delenv(key)
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
     import lifecycle
 
