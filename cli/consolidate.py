@@ -72,6 +72,11 @@ def run(
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"storage_path": storage_path, "vault": vault, "json": as_json}
         return
+    if interval_hours is not None and not interval_hours > 0:  # a sign or a 0 ran every time
+        raise typer.BadParameter(
+            f"{interval_hours:g} is not an interval; give hours above 0 (0.5: half an hour)",
+            param_hint="--interval-hours",
+        )
     try:
         settings = _settings(storage_path, vault)
         from cortexgraph.cli.cli_common import existing_store_path, writable_vault

@@ -61,3 +61,15 @@ def test_a_mistyped_vault_is_refused_and_not_created(folder: Path) -> None:
             "or create the folder first to start a new vault"
         )
     assert not (folder / "Obsidain").exists()
+
+
+@pytest.mark.parametrize("hours", ["-1", "0"])
+def test_a_scheduled_interval_that_is_not_positive_is_refused(folder: Path, hours: str) -> None:
+    """``--scheduled --interval-hours -1`` ran every time, as if no interval had been given:
+    a typo (a sign, a 0 for 0.5) passed without a word."""
+    result = CliRunner().invoke(
+        app, ["--storage-path", "store", "--scheduled", "--interval-hours", hours]
+    )
+    assert result.exit_code == 2, result.output
+    assert "--interval-hours" in result.output
+    assert not list((folder / "store").iterdir())  # nothing ran
