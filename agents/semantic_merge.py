@@ -189,7 +189,9 @@ class SemanticMerge:
 
     def plan(self, memory_ids: Sequence[str], cohesion: float, now: float) -> MergePlan:
         """The merged memory these sources would become (nothing is written)."""
-        sources = [self.store.get(mid) for mid in memory_ids]
+        return self._plan([self.store.get(mid) for mid in memory_ids], cohesion, now)
+
+    def _plan(self, sources: Sequence[Memory], cohesion: float, now: float) -> MergePlan:
         return plan_merge(
             sources,
             cohesion,
@@ -260,8 +262,13 @@ class SemanticMerge:
         # a person changes one of its memories, and claiming and reopening its issue every run
         # (an hourly beads commit) would say nothing new. Read under the store's hold, as the
         # merge that follows (``_holding``).
+        live = self._live(work)
         try:
-            planned = self._planned(work, mode, now)
+            plan = (
+                None
+                if mode is MergeMode.LINK or len(live) < 2
+                else self._plan(live, work.cohesion, now)
+            )
         except MergeTooLargeError as exc:
             log.warning("merge of %s refused: %s", work.cluster_id, exc)
             return MergeOutcome(work.cluster_id, work.memory_ids, "refused", str(exc))
@@ -277,7 +284,7 @@ class SemanticMerge:
                 work.cluster_id, work.memory_ids, "skipped", "claimed by someone else"
             )
         try:
-            outcome = self._do(work, mode, now, planned)
+            outcome = self._do(work, mode, now, live, plan)
         except CortexGraphError as exc:
             log.warning("merge of %s failed: %s", work.cluster_id, exc)
             if issue is not None and mode is not MergeMode.PREVIEW:
@@ -301,27 +308,16 @@ class SemanticMerge:
             if m is not None and m.status is MemoryStatus.ACTIVE and not held_by_undo(m)
         ]
 
-    def _planned(self, work: _Work, mode: MergeMode, now: float) -> MergePlan | None:
-        """The merge ``_do`` would make, where there is one to plan (not a link, two sources
-        or more still active); MergeTooLargeError where the store's limits refuse it."""
-        if mode is MergeMode.LINK:
-            return None
-        live = self._live(work)
-        if len(live) < 2:
-            return None
-        return plan_merge(
-            live,
-            work.cohesion,
-            now,
-            self.config.cohesion_bonus,
-            self.config.coverage,
-            limits=self.store.config,
-        )
-
     def _do(
-        self, work: _Work, mode: MergeMode, now: float, planned: MergePlan | None = None
+        self,
+        work: _Work,
+        mode: MergeMode,
+        now: float,
+        live: list[Memory],
+        plan: MergePlan | None,
     ) -> MergeOutcome:
-        live = list(planned.sources) if planned is not None else self._live(work)
+        """``live``: the cluster's memories still active (in its order), read with ``plan``
+        (None for a link, or fewer than two) under the store's hold, before the claim."""
         if len(live) < 2:
             return MergeOutcome(
                 work.cluster_id,
@@ -335,7 +331,6 @@ class SemanticMerge:
             return MergeOutcome(
                 work.cluster_id, ids, "linked", f"{len(made)} relation(s) added", relation_ids=made
             )
-        plan = planned or self._planned(work, mode, now)
         assert plan is not None  # two or more live sources, not a link
         base: dict[str, Any] = {
             "cluster_id": work.cluster_id,

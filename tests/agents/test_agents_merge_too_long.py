@@ -91,3 +91,18 @@ def test_the_refusal_is_typed_and_names_the_context_too(tmp_path: Path) -> None:
         plan_merge([a, b], 0.9, NOW, 0.2, 0.8, limits=store.config)
     assert isinstance(info.value, ContentTooLargeError)
     assert "context" in str(info.value) and "CORTEXGRAPH_MAX_CONTEXT_CHARS" in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["previewed", "merged"])
+def test_an_outcome_names_its_sources_in_the_clusters_order(tmp_path: Path, mode: str) -> None:
+    """Planning before the claim must not reorder what an outcome reports: the cluster's
+    order, not the merge's oldest-first reading order."""
+    store = _store(tmp_path)
+    old = store.save("Standup is at 9:30", now=NOW - 100)
+    new = store.save("standup is at 9:30.", now=NOW)
+    merge = SemanticMerge(store)
+    report = merge.run(
+        now=NOW + 10, dry_run=mode == "previewed", clusters=[_cluster("c", new.id, old.id)]
+    )
+    (o,) = report.outcomes
+    assert o.status == mode and o.source_ids == (new.id, old.id)
