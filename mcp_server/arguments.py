@@ -103,34 +103,30 @@ def unique_ids(values: str | list[str], what: str = "memory_ids") -> list[str]:
     return out
 
 
-def resolved_ids(store: Any, refs: Iterable[str]) -> tuple[list[str], list[str]]:
+def resolved_ids(store: Any, refs: Iterable[str], missing: list[str] | None = None) -> list[str]:
     """Each reference (a full id or a unique prefix of 8+ characters) as the id of a stored
-    memory, in order and once each, and the references no memory answers to. An ambiguous
-    prefix is an InvalidInputError (retrieval.core.resolve_memory_id)."""
+    memory, in order and once each (retrieval.core.resolve_memory_id: an ambiguous prefix is
+    an InvalidInputError). A reference no memory answers to goes to ``missing`` when given,
+    else its MemoryNotFoundError is raised."""
     from cortexgraph.retrieval.core import resolve_memory_id
 
-    found: list[str] = []
-    missing: list[str] = []
+    out: list[str] = []
     for ref in refs:
         try:
             memory_id = resolve_memory_id(store, ref)
         except MemoryNotFoundError:
+            if missing is None:
+                raise
             missing.append(ref)
             continue
-        if memory_id not in found:
-            found.append(memory_id)
-    return found, missing
+        if memory_id not in out:
+            out.append(memory_id)
+    return out
 
 
 def existing_ids(store: Any, refs: Iterable[str] | None, what: str) -> list[str]:
     """Each reference resolved to the id of a stored memory (full id or 8+ char prefix)."""
-    from cortexgraph.retrieval.core import resolve_memory_id
-
-    out: list[str] = []
-    for ref in refs or ():
-        memory_id = resolve_memory_id(store, ref)
-        if memory_id not in out:
-            out.append(memory_id)
+    out = resolved_ids(store, refs or ())
     if refs and not out:
         raise InvalidInputError(f"{what} is empty")
     return out

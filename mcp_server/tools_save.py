@@ -242,7 +242,8 @@ def observe_memory_usage(
             "reason": "auto_reinforce is disabled in config",
         }
     store = state.store
-    ids, missing = resolved_ids(store, unique_ids(memory_ids))
+    missing: list[str] = []
+    ids = resolved_ids(store, unique_ids(memory_ids), missing)
     context = validate_tags(context_tags, "context_tags")
     if missing:
         raise MemoryNotFoundError(f"no memory with id(s) {missing}; nothing was recorded")

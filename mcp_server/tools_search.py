@@ -121,7 +121,8 @@ def open_memories(
     if not isinstance(memory_ids, str) and len(memory_ids) > 100:
         raise InvalidInputError(f"at most 100 memory_ids per call, got {len(memory_ids)}")
     store = state_of(ctx).store
-    ids, not_found = resolved_ids(store, unique_ids(memory_ids))
+    not_found: list[str] = []
+    ids = resolved_ids(store, unique_ids(memory_ids), not_found)
     found = store.find_many(ids)
     if not found:
         raise MemoryNotFoundError(f"no memory with id(s) {not_found}")
