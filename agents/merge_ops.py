@@ -20,6 +20,7 @@ from cortexgraph.storage.models import (
     new_id,
 )
 from cortexgraph.storage.protocol import MemoryStore
+from cortexgraph.storage.record_limits import utf8_over
 
 PROVENANCE_KEY = "merge"
 IDS_NAMED = 5  # how many source ids a refusal lists
@@ -115,8 +116,8 @@ def _check_merged_size(
 ) -> None:
     """Refuse, in words about this merge, a merged memory the store would refuse: its save
     said only "content is N bytes ... Split it into smaller memories", naming no merge."""
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > limits.max_content_bytes:
+    size = utf8_over(text, limits.max_content_bytes)  # the store's own measure
+    if size:
         what = f"a text of {size:,} bytes; the limit is {limits.max_content_bytes:,}"
         setting = "CORTEXGRAPH_MAX_CONTENT_BYTES"
     elif context is not None and len(context) > limits.max_context_chars:

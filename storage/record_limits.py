@@ -76,7 +76,7 @@ def _check_line_size(size: int, config: StoreConfig, what: str) -> None:
         )
 
 
-def _utf8_over(text: str, limit: int) -> int:
+def utf8_over(text: str, limit: int) -> int:
     """Bytes of ``text`` in UTF-8 if over ``limit``, else 0 (encodes only when it must)."""
     if len(text) * 4 <= limit:
         return 0
@@ -89,7 +89,7 @@ def _utf8_over(text: str, limit: int) -> int:
 def check_content(content: object, config: StoreConfig) -> None:
     if not isinstance(content, str):
         raise InvalidInputError(f"content must be a string, got {type(content).__name__}")
-    size = _utf8_over(content, config.max_content_bytes)
+    size = utf8_over(content, config.max_content_bytes)
     if size:
         raise ContentTooLargeError(
             f"content is {size:,} bytes; the limit is {config.max_content_bytes:,} "
@@ -143,7 +143,7 @@ def check_object(value: object, what: str, config: StoreConfig) -> None:
         return
     _check_depth(value, what)
     encoded = encode_record(dict(value), what)
-    size = _utf8_over(encoded, config.max_extra_bytes)
+    size = utf8_over(encoded, config.max_extra_bytes)
     if size:
         raise InvalidInputError(
             f"{what} is {size:,} bytes as JSON; the limit is {config.max_extra_bytes:,} "
@@ -291,4 +291,5 @@ __all__ = [
     "line_bytes",
     "lines_pass_rules",
     "plain_objects",
+    "utf8_over",
 ]
