@@ -365,10 +365,7 @@ def unique_note_path(
     the caller keeps them (else the folder is listed); ``reserved``: lower-cased stems another
     folder's notes have (EntityStems.taken)."""
     if taken is None:
-        try:
-            taken = {entry.lower() for entry in os.listdir(directory)}
-        except FileNotFoundError:
-            taken = set()
+        taken = _listing(directory).keys()
     candidate, n = stem, 2
     while note_file_name(candidate).lower() in taken or candidate.lower() in reserved:
         candidate, n = f"{stem} {n}", n + 1
@@ -390,9 +387,7 @@ class FreeNames:
     def new_note_path(self, directory: Path, stem: str, reserved: Collection[str] = ()) -> Path:
         """A free name for ``stem`` in ``directory``, none of the ``reserved`` stems
         (lower-cased); recorded as taken."""
-        taken = self._taken.get(directory)
-        if taken is None:
-            taken = self._taken[directory] = _listing(directory)
+        taken = self._names(directory)
         while True:
             if self._freed(directory, stem, taken):
                 taken = self._taken[directory] = _listing(directory)
@@ -405,10 +400,14 @@ class FreeNames:
 
     def holds(self, directory: Path, stem: str) -> bool:
         """A note of ``directory`` (as listed, and named since) has ``stem``, in any case."""
+        return note_file_name(stem).lower() in self._names(directory)
+
+    def _names(self, directory: Path) -> dict[str, str]:
+        """The folder's names as listed once (and given since)."""
         taken = self._taken.get(directory)
         if taken is None:
             taken = self._taken[directory] = _listing(directory)
-        return note_file_name(stem).lower() in taken
+        return taken
 
     @staticmethod
     def _freed(directory: Path, stem: str, taken: dict[str, str]) -> bool:
