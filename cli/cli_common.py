@@ -145,11 +145,18 @@ def require_vault(settings: Settings, vault: Path | None) -> Path:
     return path
 
 
+def check_named_vault(settings: Settings, vault: Path | None) -> None:
+    """A vault the user named (--vault, LTM_VAULT_PATH) must exist (``require_vault``): a
+    mistyped path is refused, never created nor read as an empty vault. The default one
+    (beside the store) may be missing: its first note creates it."""
+    if not settings.vault_may_be_created:
+        require_vault(settings, vault)
+
+
 def writable_vault(settings: Settings, vault: Path | None) -> Path:
-    """The vault a command writes notes to: the default one (beside the store) is created by
-    its first note; a vault the user named (--vault, LTM_VAULT_PATH) must exist already
-    (``require_vault``), so a mistyped path never becomes a new, empty vault."""
-    return settings.vault_path if settings.vault_may_be_created else require_vault(settings, vault)
+    """The vault a command writes notes to (``check_named_vault``)."""
+    check_named_vault(settings, vault)
+    return settings.vault_path
 
 
 def _vault_variable() -> str:
@@ -198,6 +205,7 @@ __all__ = [
     "MemoryIdArg",
     "StorageOpt",
     "VaultOpt",
+    "check_named_vault",
     "cli_errors",
     "cli_store",
     "dense_index",

@@ -35,7 +35,7 @@ def context(
     vault: Annotated[Path | None, typer.Option("--vault", help="Obsidian vault")] = None,
 ) -> None:
     """Print the context memory_retrieve would send for QUERY (token count on stderr)."""
-    from cortexgraph.cli.cli_common import existing_store_path, require_vault
+    from cortexgraph.cli.cli_common import check_named_vault, existing_store_path
     from cortexgraph.retrieval.context import RetrievalFilters, memory_retrieve
     from cortexgraph.settings import load_settings
     from cortexgraph.storage.errors import CortexGraphError
@@ -47,8 +47,7 @@ def context(
             {"memory_types": types, "after": after, "before": before}
         )
         existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
-        if not settings.vault_may_be_created:
-            require_vault(settings, vault)  # so is a mistyped vault, not read as an empty one
+        check_named_vault(settings, vault)  # so is a mistyped vault, not read as an empty one
         store = open_user_store(settings)
         index, embedder = None, None
         if settings.vault_path.is_dir():

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cortexgraph.cli.cli_common import existing_store_path, require_vault
+from cortexgraph.cli.cli_common import check_named_vault, existing_store_path
 from cortexgraph.settings import load_settings
 from cortexgraph.storage.errors import CortexGraphError
 from cortexgraph.user_store import open_user_store
@@ -52,8 +52,7 @@ def graph(
     try:
         # A mistyped store or vault is refused, not drawn as an empty one.
         existing_store_path(settings, storage_path)
-        if not settings.vault_may_be_created:
-            require_vault(settings, vault)
+        check_named_vault(settings, vault)
         index = LTMIndex.open(settings.vault_path) if settings.vault_path.is_dir() else None
         mems, rels = [], []
         if memories and settings.storage_path.is_dir():

@@ -10,10 +10,10 @@ import typer
 from cortexgraph.cli.cli_common import (
     StorageOpt,
     VaultOpt,
+    check_named_vault,
     cli_errors,
     err,
     existing_store_path,
-    require_vault,
     settings_for,
 )
 
@@ -40,8 +40,7 @@ def serve(
     with cli_errors():
         settings = settings_for(storage_path, vault)
         existing_store_path(settings, storage_path)  # a mistyped path is refused, not created
-        if not settings.vault_may_be_created:  # so is a mistyped vault, not shown empty
-            require_vault(settings, vault)
+        check_named_vault(settings, vault)  # so is a mistyped vault, not shown empty
         app = create_app(settings, use_embeddings=embeddings)
     # Bound here, so the address printed is the one served (--port 0: the port the system
     # chose) and a port in use is one line, not uvicorn's log.

@@ -17,6 +17,7 @@ from cortexgraph.cli.cli_common import (
     JsonOpt,
     StorageOpt,
     VaultOpt,
+    check_named_vault,
     cli_errors,
     cli_store,
     open_cli_store,
@@ -24,7 +25,6 @@ from cortexgraph.cli.cli_common import (
     print_json,
     read_tracker,
     report_done,
-    require_vault,
     settings_for,
 )
 
@@ -42,8 +42,7 @@ def export(
 
     with cli_errors():
         settings, store = cli_store(storage_path, vault)
-        if not settings.vault_may_be_created:  # a mistyped vault: refused, not "0 notes"
-            require_vault(settings, vault)
+        check_named_vault(settings, vault)  # a mistyped vault: refused, not "0 notes"
         bundle = collect_bundle(store, settings.vault_path, read_tracker(settings))
         write_bundle(bundle, output)
         counts = bundle.counts()
